@@ -1,0 +1,43 @@
+# masklens — two set-up commands: `make run` and `make test` (both bootstrap .venv).
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.masklens-installed
+
+.PHONY: setup run test bench bench-gpu lint demo clean
+
+setup: $(STAMP)
+
+# torch/torchvision first (the index has no CPU-only torchvision; the regular build
+# runs on CPU too), then the project, then Meta's sam2 built against that torch.
+$(STAMP): pyproject.toml Makefile
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
+	$(BIN)/python -m pip install -q --disable-pip-version-check torch torchvision
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@$(BIN)/python -c "import importlib.util,sys; sys.exit(importlib.util.find_spec('sam2') is None)" || \
+	  SAM2_BUILD_CUDA=0 $(BIN)/python -m pip install -q --disable-pip-version-check --no-build-isolation sam2
+	@touch $(STAMP)
+
+run: setup
+	$(BIN)/masklens gui --demo
+
+test: setup
+	@QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(BIN)/python -m pytest -q; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests — that is a failure" >&2; fi; exit $$rc
+
+bench: setup
+	@for f in tests/benchmarks/bench_*.py; do \
+	  echo "== $$f"; QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(BIN)/python $$f || exit 1; done
+
+bench-gpu: setup
+	$(BIN)/python tests/benchmarks/gpu_models.py
+
+lint: setup
+	$(BIN)/ruff check core gui tests packaging
+
+demo: setup
+	$(BIN)/python packaging/make_demo.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

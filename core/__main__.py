@@ -1,0 +1,5 @@
+import sys
+
+from masklens.core.cli import main
+
+sys.exit(main())

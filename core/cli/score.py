@@ -1,0 +1,53 @@
+"""`masklens score KIND …`: score a whole benchmark headless."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from masklens.core.io import atomic_write_json
+from masklens.core.scoring import BenchmarkKind, Scorer, get_kind, kind_names
+from masklens.core.tables import format_summary
+
+
+def add_param_flags(parser: argparse.ArgumentParser, kind: BenchmarkKind) -> None:
+    for p in kind.params:
+        parser.add_argument(
+            p.flag,
+            dest=p.name,
+            type=float,
+            default=None,
+            metavar=p.symbol or "X",
+            help=f"{p.help} (default {p.default:g})",
+        )
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("score", help="score predictions against a benchmark")
+    kinds = parser.add_subparsers(dest="kind", metavar="KIND")
+    kinds.required = True
+    for name in kind_names():
+        try:
+            kind = get_kind(name)
+        except ModuleNotFoundError:  # a kind whose module is not built yet
+            continue
+        p = kinds.add_parser(name, help=f"score {kind.title or name}")
+        kind.add_arguments(p)
+        add_param_flags(p, kind)
+        p.add_argument("--out", help="write JSON results here (default: a table on stdout)")
+        p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    kind = get_kind(args.kind)
+    params = {p.name: getattr(args, p.name, None) for p in kind.params}
+    resolved = kind.resolve_params(params)
+    benchmark = kind.load_benchmark(args)
+    predictions = kind.load_predictions(args, benchmark)
+    result = Scorer(kind, benchmark, predictions).rescore(resolved)
+    if args.out:
+        atomic_write_json(args.out, result.to_json())
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        print(format_summary(result, kind))
+    return 0

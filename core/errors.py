@@ -1,0 +1,54 @@
+"""User-facing errors: one clear message naming the file, the record and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class MasklensError(Exception):
+    """An error caused by the user's input or environment, shown without a traceback.
+
+    The message names where the problem is (file, record, field) and, where possible,
+    what to do about it.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        record: str | int | None = None,
+        field: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.path = str(path) if path is not None else None
+        self.record = record
+        self.field = field
+        self.hint = hint
+        self.detail = message
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        where = []
+        if self.path is not None:
+            where.append(self.path)
+        if self.record is not None:
+            where.append(f"record {self.record}")
+        if self.field is not None:
+            where.append(f"field '{self.field}'")
+        text = f"{': '.join([', '.join(where)]) + ': ' if where else ''}{self.detail}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class DataFormatError(MasklensError):
+    """A benchmark, annotation or prediction file does not have the expected shape."""
+
+
+class ModelError(MasklensError):
+    """A model cannot be found, loaded or run (missing weights, unknown name, no CUDA)."""
+
+
+class Cancelled(Exception):
+    """A long job was cancelled cooperatively (Ctrl-C in the CLI, Cancel in the GUI)."""

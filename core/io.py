@@ -1,0 +1,98 @@
+"""File helpers: atomic writes and JSON reading with clear errors."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from masklens.core.errors import DataFormatError
+
+
+def read_json(path: str | Path) -> Any:
+    """Read a JSON file; a missing or malformed file raises DataFormatError naming it."""
+    p = Path(path)
+    if not p.exists():
+        raise DataFormatError("file not found", path=p)
+    if p.is_dir():
+        raise DataFormatError("expected a JSON file, found a directory", path=p)
+    try:
+        with p.open("rb") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise DataFormatError(
+            f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", path=p
+        ) from None
+    except UnicodeDecodeError:
+        raise DataFormatError("not a UTF-8 text file", path=p) from None
+    except OSError as exc:
+        raise DataFormatError(f"cannot read file ({exc.strerror})", path=p) from None
+
+
+def json_safe(value: Any) -> Any:
+    """Replace NaN/inf floats (recursively) by None so the JSON is standard."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return json_safe(value.item())
+    return value
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write `data` to `path` via a temp file in the same directory and an atomic rename."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 2) -> None:
+    """Write standard JSON (NaN → null) atomically."""
+    text = json.dumps(json_safe(obj), indent=indent, allow_nan=False)
+    atomic_write_text(path, text + "\n")
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | Path) -> Iterator[Path]:
+    """Yield a temp directory beside `path`; on success it replaces `path` atomically.
+
+    On any exception the temp directory is removed and `path` is left untouched.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = None
+    if target.exists():
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        os.replace(target, old)
+    os.replace(tmp, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

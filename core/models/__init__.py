@@ -1,0 +1,1 @@
+"""Segmenters behind one interface, registered by name (see :mod:`.registry`)."""

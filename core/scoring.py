@@ -1,0 +1,233 @@
+"""The scorer contract shared by the CLI, the GUI and the reports.
+
+Each benchmark kind (CAFE, PCS/SA-Co, HalluSegBench, CGEBench, R2SM, OVS) is one
+module that subclasses :class:`BenchmarkKind`. Scoring has two stages:
+
+1. :meth:`BenchmarkKind.sample_overlaps` touches masks once per sample and returns
+   a small, threshold-free cache (IoUs, areas, prefix-union intersections, …);
+2. :meth:`BenchmarkKind.sample_readout` and :meth:`BenchmarkKind.summarize` turn
+   those caches into readouts for given parameters (score threshold t, IoU
+   threshold τ, α, …) without touching masks again.
+
+:class:`Scorer` keeps the caches so that moving a slider only re-runs stage 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from masklens.core.errors import MasklensError
+from masklens.core.schema import Benchmark, PredictionSet, Sample
+
+Value = float | int | None
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """A tunable scoring parameter: its key, CLI flag, default, valid range and meaning."""
+
+    name: str  # key in params dicts, e.g. "score_threshold"
+    flag: str  # CLI flag, e.g. "--score-threshold"
+    default: float
+    minimum: float = 0.0
+    maximum: float = 1.0
+    help: str = ""
+    symbol: str = ""  # short label for sliders, e.g. "t", "τ", "α"
+
+
+@dataclass
+class ScoreResult:
+    """What `masklens score --out` writes: benchmark, params, summary per group, per-sample records."""
+
+    benchmark: str
+    params: dict[str, Any]
+    summary: dict[str, dict[str, Value]]
+    samples: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "benchmark": self.benchmark,
+            "params": self.params,
+            "summary": self.summary,
+            "samples": self.samples,
+        }
+        if self.notes:
+            out["notes"] = self.notes
+        return out
+
+
+class BenchmarkKind(ABC):
+    """One benchmark family: how to load it, score a sample, and aggregate."""
+
+    #: registry key and CLI word, e.g. "cafe"
+    name: str = ""
+    #: human-readable name, e.g. "CAFE"
+    title: str = ""
+    #: summary group names in display order, e.g. ("Overall", "SM", "CC", "OC")
+    groups: tuple[str, ...] = ()
+    #: tunable parameters (sliders in the GUI, flags on the CLI)
+    params: tuple[ParamSpec, ...] = ()
+    #: metric definitions for tooltips and docs: key -> one-line definition
+    metric_help: Mapping[str, str] = {}
+
+    # ------------------------------------------------------------ loading
+    @abstractmethod
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add the benchmark's file arguments (ground truth, predictions) to a CLI parser."""
+
+    @abstractmethod
+    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
+        """Load the ground truth named by the parsed CLI arguments."""
+
+    @abstractmethod
+    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
+        """Load the predictions named by the parsed CLI arguments, keyed by prompt id."""
+
+    # ------------------------------------------------------------ scoring
+    @abstractmethod
+    def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> Any:
+        """Threshold-free cache for one sample; the only stage that touches masks."""
+
+    @abstractmethod
+    def sample_readout(
+        self, sample: Sample, overlaps: Any, params: Mapping[str, float]
+    ) -> dict[str, Any]:
+        """Per-sample record (JSON-ready, no NaN) for given parameters."""
+
+    @abstractmethod
+    def summarize(
+        self,
+        samples: list[Sample],
+        overlaps: list[Any],
+        readouts: list[dict[str, Any]],
+        params: Mapping[str, float],
+    ) -> dict[str, dict[str, Value]]:
+        """Aggregate metrics per group for given parameters."""
+
+    # ------------------------------------------------------------ helpers
+    def default_params(self) -> dict[str, float]:
+        return {p.name: p.default for p in self.params}
+
+    def resolve_params(self, given: Mapping[str, Any] | None = None) -> dict[str, float]:
+        """Defaults overlaid with the given values (unknown keys are an error)."""
+        out = self.default_params()
+        for key, value in (given or {}).items():
+            if value is None:
+                continue
+            if key not in out:
+                raise MasklensError(f"unknown parameter '{key}' for {self.title or self.name}")
+            out[key] = float(value)
+        return out
+
+    def notes(self, samples: list[Sample], overlaps: list[Any]) -> list[str]:
+        """Optional notes about the run (e.g. how many predictions were missing)."""
+        return []
+
+
+class Scorer:
+    """Scores one benchmark against one prediction set, caching the overlaps.
+
+    ``rescore(params)`` re-derives every readout and the summary from the cache.
+    """
+
+    def __init__(
+        self,
+        kind: BenchmarkKind,
+        benchmark: Benchmark,
+        predictions: PredictionSet,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.kind = kind
+        self.benchmark = benchmark
+        self.predictions = predictions
+        n = len(benchmark.samples)
+        self.overlaps: list[Any] = []
+        for i, sample in enumerate(benchmark.samples):
+            self.overlaps.append(kind.sample_overlaps(sample, predictions))
+            if progress is not None:
+                progress(i + 1, n)
+
+    def update_sample(self, index: int, predictions: PredictionSet) -> None:
+        """Recompute one sample's cache after its predictions changed (e.g. a live prompt)."""
+        self.overlaps[index] = self.kind.sample_overlaps(self.benchmark.samples[index], predictions)
+
+    def readouts(self, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        p = self.kind.resolve_params(params)
+        return [
+            self.kind.sample_readout(s, o, p)
+            for s, o in zip(self.benchmark.samples, self.overlaps, strict=True)
+        ]
+
+    def rescore(self, params: Mapping[str, Any] | None = None) -> ScoreResult:
+        p = self.kind.resolve_params(params)
+        readouts = self.readouts(p)
+        summary = self.kind.summarize(self.benchmark.samples, self.overlaps, readouts, p)
+        return ScoreResult(
+            benchmark=self.kind.name,
+            params=dict(p),
+            summary=summary,
+            samples=readouts,
+            notes=self.kind.notes(self.benchmark.samples, self.overlaps),
+        )
+
+
+def score(
+    kind: BenchmarkKind,
+    benchmark: Benchmark,
+    predictions: PredictionSet,
+    params: Mapping[str, Any] | None = None,
+) -> ScoreResult:
+    """One-shot scoring (overlaps + readouts + summary)."""
+    return Scorer(kind, benchmark, predictions).rescore(params)
+
+
+# ------------------------------------------------------------------ registry
+#: kind name -> module that defines ``KIND`` (imported lazily, so the CLI starts fast)
+_KIND_MODULES: dict[str, str] = {
+    "cafe": "masklens.core.benchmarks.cafe",
+    "pcs": "masklens.core.benchmarks.pcs",
+    "hallusegbench": "masklens.core.benchmarks.hallusegbench",
+    "cgebench": "masklens.core.benchmarks.cgebench",
+    "r2sm": "masklens.core.benchmarks.r2sm",
+    "ovs": "masklens.core.benchmarks.ovs",
+}
+_KINDS: dict[str, BenchmarkKind] = {}
+
+
+def register_kind(name: str, module_or_kind: str | BenchmarkKind) -> None:
+    """Register a benchmark kind by module path (lazy) or instance."""
+    if isinstance(module_or_kind, str):
+        _KIND_MODULES[name] = module_or_kind
+        _KINDS.pop(name, None)
+    else:
+        _KINDS[name] = module_or_kind
+
+
+def kind_names() -> list[str]:
+    return list(dict.fromkeys([*_KIND_MODULES, *_KINDS]))
+
+
+def get_kind(name: str) -> BenchmarkKind:
+    """The benchmark kind registered under ``name``; unknown names raise MasklensError."""
+    if name in _KINDS:
+        return _KINDS[name]
+    module = _KIND_MODULES.get(name)
+    if module is None:
+        raise MasklensError(
+            f"unknown benchmark kind '{name}'", hint=f"known kinds: {', '.join(kind_names())}"
+        )
+    kind = importlib.import_module(module).KIND
+    _KINDS[name] = kind
+    return kind
+
+
+def iter_kinds(names: Iterable[str] | None = None) -> Iterable[BenchmarkKind]:
+    for n in names or kind_names():
+        yield get_kind(n)

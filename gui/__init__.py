@@ -1,0 +1,1 @@
+"""masklens.gui: the PySide6 inspection window. The only package that imports Qt."""
