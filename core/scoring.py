@@ -19,6 +19,7 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import MasklensError
@@ -88,6 +89,13 @@ class BenchmarkKind(ABC):
     @abstractmethod
     def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
         """Load the predictions named by the parsed CLI arguments, keyed by prompt id."""
+
+    def write_predictions(
+        self, benchmark: Benchmark, predictions: PredictionSet, out: Path
+    ) -> list[Path]:
+        """Write predictions in the benchmark's own prediction format (read back by
+        :meth:`load_predictions`); returns the files written. Used by `masklens predict`."""
+        raise NotImplementedError(f"{self.name} cannot write predictions yet")
 
     # ------------------------------------------------------------ scoring
     @abstractmethod

@@ -1,0 +1,1 @@
+"""Loaders, one module per release format; each defines ``KIND`` (see masklens.core.scoring)."""

@@ -1,0 +1,163 @@
+"""COCO-style JSON shared by the CAFE, SA-Co/Gold, CGEBench and R2SM loaders.
+
+Validates as it indexes, so a malformed file fails with one message naming the
+file, the record and the field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from masklens.core.errors import DataFormatError
+from masklens.core.io import read_json
+from masklens.core.masks import Mask
+
+
+@dataclass
+class CocoImage:
+    id: int | str
+    file_name: str | None
+    height: int
+    width: int
+    raw: dict[str, Any]
+
+
+@dataclass
+class CocoDataset:
+    """A validated COCO annotation file: images by id, annotations grouped by image id."""
+
+    path: Path
+    images: dict[int | str, CocoImage]
+    annotations: dict[int | str, list[dict[str, Any]]] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def mask_of(self, ann: dict[str, Any], key: str = "segmentation") -> Mask:
+        """Decode an annotation's mask field (RLE or polygons) at its image's size."""
+        img = self.images[ann["image_id"]]
+        return Mask.from_coco(
+            ann.get(key),
+            img.height,
+            img.width,
+            path=self.path,
+            record=f"annotation id {ann.get('id', '?')}",
+            field=key,
+        )
+
+
+def _require(obj: dict[str, Any], key: str, types: type | tuple[type, ...], *, path: Path, record: str) -> Any:
+    if key not in obj:
+        raise DataFormatError("missing field", path=path, record=record, field=key)
+    value = obj[key]
+    if not isinstance(value, types) or isinstance(value, bool):
+        raise DataFormatError(
+            f"expected {getattr(types, '__name__', types)}, got {type(value).__name__}",
+            path=path,
+            record=record,
+            field=key,
+        )
+    return value
+
+
+def load_coco(path: str | Path) -> CocoDataset:
+    """Read and index a COCO annotation file (``images`` required, ``annotations`` optional)."""
+    p = Path(path)
+    data = read_json(p)
+    if not isinstance(data, dict):
+        raise DataFormatError("expected a JSON object with 'images' and 'annotations'", path=p)
+    images_raw = data.get("images")
+    if not isinstance(images_raw, list):
+        raise DataFormatError("missing or non-list field", path=p, field="images")
+    images: dict[int | str, CocoImage] = {}
+    for i, img in enumerate(images_raw):
+        rec = f"images[{i}]"
+        if not isinstance(img, dict):
+            raise DataFormatError("expected an object", path=p, record=rec)
+        img_id = _require(img, "id", (int, str), path=p, record=rec)
+        rec = f"image id {img_id}"
+        h = _require(img, "height", int, path=p, record=rec)
+        w = _require(img, "width", int, path=p, record=rec)
+        if img_id in images:
+            raise DataFormatError("duplicate image id", path=p, record=rec, field="id")
+        images[img_id] = CocoImage(img_id, img.get("file_name"), h, w, img)
+    anns: dict[int | str, list[dict[str, Any]]] = defaultdict(list)
+    anns_raw = data.get("annotations", [])
+    if not isinstance(anns_raw, list):
+        raise DataFormatError("expected a list", path=p, field="annotations")
+    for i, ann in enumerate(anns_raw):
+        rec = f"annotations[{i}]"
+        if not isinstance(ann, dict):
+            raise DataFormatError("expected an object", path=p, record=rec)
+        img_id = _require(ann, "image_id", (int, str), path=p, record=rec)
+        if img_id not in images:
+            raise DataFormatError(
+                f"image_id {img_id!r} points to no image", path=p, record=rec, field="image_id"
+            )
+        anns[img_id].append(ann)
+    return CocoDataset(p, images, dict(anns), data)
+
+
+@dataclass
+class ResultRecord:
+    """One COCO-results record: the keys it was filed under, its mask and score."""
+
+    index: int
+    keys: dict[str, Any]
+    mask: Mask
+    score: float
+    raw: dict[str, Any]
+
+
+def load_results(
+    path: str | Path,
+    *,
+    key_fields: Iterable[str] = ("image_id",),
+    size_of: Callable[[dict[str, Any]], tuple[int, int] | None],
+    score_required: bool = True,
+) -> list[ResultRecord]:
+    """Read COCO results ``[{image_id, segmentation, score, …}]``.
+
+    ``size_of(record)`` returns the ground-truth (height, width) the record refers
+    to, or None when its keys point nowhere (an error naming the record).
+    Predictions of another size are resized with nearest neighbour.
+    """
+    p = Path(path)
+    data = read_json(p)
+    if isinstance(data, dict) and isinstance(data.get("annotations"), list):
+        data = data["annotations"]  # tolerate {"annotations": [...]} wrappers
+    if not isinstance(data, list):
+        raise DataFormatError("expected a JSON list of result records", path=p)
+    keys = tuple(key_fields)
+    out: list[ResultRecord] = []
+    for i, rec in enumerate(data):
+        where = f"[{i}]"
+        if not isinstance(rec, dict):
+            raise DataFormatError("expected an object", path=p, record=where)
+        found = {}
+        for k in keys:
+            if k not in rec:
+                raise DataFormatError("missing field", path=p, record=where, field=k)
+            found[k] = rec[k]
+        where = f"[{i}] ({', '.join(f'{k}={v!r}' for k, v in found.items())})"
+        size = size_of(rec)
+        if size is None:
+            raise DataFormatError(
+                "points to no image or prompt of the benchmark", path=p, record=where, field=keys[0]
+            )
+        score = rec.get("score")
+        if score is None and not score_required:
+            score = 1.0
+        if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
+            raise DataFormatError(f"score must be a finite number, got {score!r}", path=p, record=where, field="score")
+        seg = rec.get("segmentation")
+        if seg is None:
+            raise DataFormatError("missing field", path=p, record=where, field="segmentation")
+        mask = Mask.from_coco(seg, size[0], size[1], path=p, record=where)
+        if mask.shape != tuple(size):
+            mask = mask.resized(size[0], size[1])
+        out.append(ResultRecord(i, found, mask, float(score), rec))
+    return out
