@@ -1,0 +1,435 @@
+"""Caches for model work: image encodings in memory, predictions on disk.
+
+- :class:`EncodingCache` — a thread-safe LRU of image encodings (e.g. SAM 3
+  ``vision_embeds``) bounded by *bytes*, not by entry count.
+- :func:`image_key` — a content hash of an image array (shape, dtype and pixels).
+- :class:`PredictionCache` — a SQLite database (WAL mode) mapping
+  (backend, checkpoint hash, image content hash, prompt text, role, parameters)
+  to a :class:`~masklens.core.models.base.SegmentResult`, so that re-opening a
+  sample or re-running `masklens predict` costs nothing. Each entry is committed
+  in its own transaction, so a crash or Ctrl-C leaves every finished entry
+  readable and no half-written one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+
+from masklens.core.errors import MasklensError
+
+if TYPE_CHECKING:
+    from masklens.core.models.base import SegmentRequest, SegmentResult
+
+T = TypeVar("T")
+
+#: environment variable that overrides the default cache directory
+CACHE_DIR_ENV = "MASKLENS_CACHE_DIR"
+
+
+# ---------------------------------------------------------------- image keys
+def image_key(array: np.ndarray) -> str:
+    """Content hash of an image array: equal pixels (and shape, dtype) give equal keys."""
+    arr = np.ascontiguousarray(array)
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{arr.dtype.str}{arr.shape}".encode())
+    h.update(memoryview(arr).cast("B"))
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------- in memory
+@dataclass(frozen=True)
+class CacheStats:
+    """Counters of an :class:`EncodingCache`."""
+
+    hits: int
+    misses: int
+    bytes: int
+    entries: int
+    evictions: int
+    max_bytes: int
+
+
+class EncodingCache:
+    """In-memory LRU of image encodings, bounded by the sum of their sizes in bytes.
+
+    Thread-safe. An entry larger than ``max_bytes`` is returned but not kept.
+    :meth:`get_or_compute` computes a missing key once even when several threads
+    ask for it at the same time.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        if max_bytes < 0:
+            raise ValueError("max_bytes must be >= 0")
+        self.max_bytes = int(max_bytes)
+        self._items: OrderedDict[str, tuple[Any, int]] = OrderedDict()
+        self._bytes = 0
+        self._hits = 0
+        self._misses = 0
+        self._evictions = 0
+        self._lock = threading.RLock()
+        self._inflight: dict[str, threading.Lock] = {}
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return key in self._items
+
+    def get(self, key: str) -> Any | None:
+        """The value for ``key`` (marking it most recently used), or None; counts a hit/miss."""
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                self._misses += 1
+                return None
+            self._items.move_to_end(key)
+            self._hits += 1
+            return item[0]
+
+    def put(self, key: str, value: Any, nbytes: int) -> None:
+        """Store ``value`` of size ``nbytes``, evicting least recently used entries to fit."""
+        nbytes = int(nbytes)
+        if nbytes < 0:
+            raise ValueError("nbytes must be >= 0")
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            if nbytes > self.max_bytes:
+                return
+            while self._items and self._bytes + nbytes > self.max_bytes:
+                _, (_, size) = self._items.popitem(last=False)
+                self._bytes -= size
+                self._evictions += 1
+            self._items[key] = (value, nbytes)
+            self._bytes += nbytes
+
+    def get_or_compute(
+        self, key: str, compute: Callable[[], T], nbytes_of: Callable[[T], int]
+    ) -> T:
+        """The cached value for ``key``, or ``compute()`` stored with size ``nbytes_of(value)``."""
+        value = self.get(key)
+        if value is not None:
+            return value
+        with self._lock:
+            key_lock = self._inflight.setdefault(key, threading.Lock())
+        with key_lock:
+            with self._lock:  # another thread may have computed it meanwhile
+                item = self._items.get(key)
+                if item is not None:
+                    self._items.move_to_end(key)
+                    return item[0]
+            try:
+                value = compute()
+                self.put(key, value, nbytes_of(value))
+            finally:
+                with self._lock:
+                    self._inflight.pop(key, None)
+        return value
+
+    def discard(self, key: str) -> None:
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+
+    def clear(self) -> None:
+        """Drop every entry (counters are kept)."""
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
+    @property
+    def stats(self) -> CacheStats:
+        with self._lock:
+            return CacheStats(
+                hits=self._hits,
+                misses=self._misses,
+                bytes=self._bytes,
+                entries=len(self._items),
+                evictions=self._evictions,
+                max_bytes=self.max_bytes,
+            )
+
+
+def nbytes_of(value: Any) -> int:
+    """Best-effort size in bytes of an encoding: arrays, tensors, and containers of them."""
+    if value is None:
+        return 0
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if hasattr(value, "element_size") and hasattr(value, "nelement"):  # torch.Tensor
+        return int(value.element_size() * value.nelement())
+    if isinstance(value, Mapping):
+        return sum(nbytes_of(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(nbytes_of(v) for v in value)
+    if hasattr(value, "to_tuple"):  # transformers ModelOutput
+        return sum(nbytes_of(v) for v in value.to_tuple())
+    return 0
+
+
+# ---------------------------------------------------------------- on disk
+def default_cache_dir() -> Path:
+    """``$MASKLENS_CACHE_DIR`` or the platform's user cache dir for ``masklens``."""
+    env = os.environ.get(CACHE_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("masklens", appauthor=False))
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True)
+class PredictionKey:
+    """What a cached prediction depends on. ``params`` is canonical JSON."""
+
+    backend: str
+    checkpoint: str
+    image: str
+    prompt: str
+    role: str = ""
+    params: str = "{}"
+
+    @classmethod
+    def make(
+        cls,
+        backend: str,
+        checkpoint: str | None,
+        image: str,
+        prompt: str,
+        role: str | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> PredictionKey:
+        return cls(backend, checkpoint or "", image, prompt, role or "", _canonical(dict(params or {})))
+
+    @classmethod
+    def for_request(
+        cls,
+        backend: str,
+        checkpoint: str | None,
+        image: str,
+        request: SegmentRequest,
+        params: Mapping[str, Any] | None = None,
+    ) -> PredictionKey:
+        """Key for a :class:`SegmentRequest` (its boxes/points join the parameters)."""
+        p = dict(params or {})
+        if request.boxes:
+            p["_boxes"] = [list(map(float, b)) for b in request.boxes]
+        if request.points:
+            p["_points"] = [list(map(float, q)) for q in request.points]
+        return cls.make(backend, checkpoint, image, request.text, request.role, p)
+
+    @property
+    def digest(self) -> str:
+        h = hashlib.blake2b(digest_size=20)
+        for part in (self.backend, self.checkpoint, self.image, self.prompt, self.role, self.params):
+            h.update(part.encode("utf-8"))
+            h.update(b"\x00")
+        return h.hexdigest()
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS predictions (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    checkpoint TEXT NOT NULL,
+    image TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    role TEXT NOT NULL,
+    params TEXT NOT NULL,
+    result TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS predictions_image ON predictions(backend, checkpoint, image);
+"""
+_FORMAT = 1
+
+
+def result_to_json(result: SegmentResult) -> dict[str, Any]:
+    """A SegmentResult as JSON-ready data (masks as compressed RLE strings)."""
+    from masklens.core.io import json_safe
+
+    return {
+        "v": _FORMAT,
+        "masks": [m.to_coco() for m in result.masks],
+        "scores": [float(s) for s in result.scores],
+        "presence": None if result.presence is None else float(result.presence),
+        "provenance": json_safe(result.provenance),
+    }
+
+
+def result_from_json(data: Mapping[str, Any]) -> SegmentResult:
+    from masklens.core.masks import Mask
+    from masklens.core.models.base import SegmentResult
+
+    return SegmentResult(
+        masks=[Mask.from_coco(m) for m in data["masks"]],
+        scores=[float(s) for s in data["scores"]],
+        presence=data.get("presence"),
+        provenance=dict(data.get("provenance") or {}),
+    )
+
+
+class PredictionCache:
+    """On-disk cache of SegmentResults in one SQLite database (WAL mode) under ``root``.
+
+    Safe to share between threads (one connection behind a lock) and between
+    processes (SQLite locking, 30 s busy timeout). A file that is not a database
+    is moved aside (``*.corrupt-<time>``) and a fresh cache started.
+    """
+
+    FILENAME = "predictions.sqlite3"
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root is not None else default_cache_dir()
+        self.path = self.root / self.FILENAME
+        self._lock = threading.RLock()
+        self.hits = 0
+        self.misses = 0
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MasklensError(
+                f"cannot create the prediction cache directory ({exc.strerror})",
+                path=self.root,
+                hint=f"set {CACHE_DIR_ENV} to a writable directory",
+            ) from None
+        self._conn = self._open()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.executescript(_SCHEMA)
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            return self._connect()
+        except sqlite3.DatabaseError as exc:
+            if "not a database" not in str(exc) and "malformed" not in str(exc):
+                raise MasklensError(
+                    f"cannot open the prediction cache ({exc})",
+                    path=self.path,
+                    hint=f"delete it or set {CACHE_DIR_ENV} to another directory",
+                ) from None
+        aside = self.path.with_name(f"{self.FILENAME}.corrupt-{int(time.time())}")
+        for suffix in ("", "-wal", "-shm"):
+            src = Path(f"{self.path}{suffix}")
+            if src.exists():
+                os.replace(src, f"{aside}{suffix}")
+        return self._connect()
+
+    # ------------------------------------------------------------ access
+    def get(self, key: PredictionKey) -> SegmentResult | None:
+        """The cached result for ``key`` or None (an unreadable entry counts as missing)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT result FROM predictions WHERE key = ?", (key.digest,)
+            ).fetchone()
+        if row is not None:
+            try:
+                result = result_from_json(json.loads(row[0]))
+            except (ValueError, KeyError, TypeError, MasklensError):
+                result = None
+            if result is not None:
+                self.hits += 1
+                return result
+        self.misses += 1
+        return None
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, PredictionKey):
+            return False
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT 1 FROM predictions WHERE key = ?", (key.digest,)
+            ).fetchone()
+        return row is not None
+
+    def put(self, key: PredictionKey, result: SegmentResult) -> None:
+        """Store ``result`` under ``key`` (replacing any previous entry), committed at once."""
+        text = json.dumps(result_to_json(result), separators=(",", ":"), allow_nan=False)
+        self.put_many([(key, text)])
+
+    def put_many(self, items: Iterable[tuple[PredictionKey, SegmentResult | str]]) -> None:
+        """Store several results in one transaction (all or none)."""
+        rows = []
+        now = time.time()
+        for key, result in items:
+            text = (
+                result
+                if isinstance(result, str)
+                else json.dumps(result_to_json(result), separators=(",", ":"), allow_nan=False)
+            )
+            rows.append(
+                (key.digest, key.backend, key.checkpoint, key.image, key.prompt, key.role,
+                 key.params, text, now)
+            )
+        if not rows:
+            return
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO predictions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+                )
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def delete(self, key: PredictionKey) -> None:
+        with self._lock:
+            self._conn.execute("DELETE FROM predictions WHERE key = ?", (key.digest,))
+
+    def clear(self, backend: str | None = None) -> int:
+        """Remove all entries (or those of one backend); returns how many were removed."""
+        with self._lock:
+            if backend is None:
+                cur = self._conn.execute("DELETE FROM predictions")
+            else:
+                cur = self._conn.execute("DELETE FROM predictions WHERE backend = ?", (backend,))
+            return cur.rowcount
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM predictions").fetchone()[0])
+
+    def size_bytes(self) -> int:
+        """Bytes on disk (database plus write-ahead log)."""
+        return sum(
+            Path(f"{self.path}{s}").stat().st_size
+            for s in ("", "-wal")
+            if Path(f"{self.path}{s}").exists()
+        )
+
+    def close(self) -> None:
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self._conn.close()
+
+    def __enter__(self) -> PredictionCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
