@@ -1,0 +1,74 @@
+"""A reviewer's process killed with SIGKILL loses no committed verdict; two writers don't corrupt."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+from masklens.core.review import ReviewStore
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from masklens.core.review import ReviewStore
+    st = ReviewStore(sys.argv[1], reviewer=sys.argv[2])
+    i = 0
+    while True:
+        v = st.record("b", f"{sys.argv[2]}-{i}", ("fine", "model_wrong")[i % 2], note="n" * 50)
+        print(v.uid, flush=True)  # printed only after the commit returned
+        i += 1
+        if len(sys.argv) > 3 and i >= int(sys.argv[3]):
+            break
+    """
+)
+
+
+def test_sigkill_mid_review_loses_no_committed_verdict(tmp_path):
+    db = tmp_path / "reviews.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(db), "ann"], stdout=subprocess.PIPE, text=True
+    )
+    committed = []
+    deadline = time.monotonic() + 60
+    while len(committed) < 40 and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if line:
+            committed.append(line.strip())
+    os.kill(proc.pid, signal.SIGKILL)  # in the middle of writing further verdicts
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert len(committed) >= 40
+    with ReviewStore(db) as st:
+        stored = {v.uid for v in st.history()}
+    assert set(committed) <= stored
+    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_two_processes_write_the_same_store(tmp_path):
+    db = tmp_path / "reviews.sqlite"
+    ReviewStore(db).close()  # create the schema first
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(db), who, "60"],
+                         stdout=subprocess.PIPE, text=True)
+        for who in ("ann", "bob")
+    ]
+    outs = [p.communicate(timeout=120)[0].split() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    with ReviewStore(db) as st:
+        assert {v.uid for v in st.history()} == set(outs[0]) | set(outs[1])
+        assert len(st.current("b")) == 120
+    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_two_connections_in_one_process_see_each_other(tmp_path):
+    db = tmp_path / "reviews.sqlite"
+    a, b = ReviewStore(db, reviewer="ann"), ReviewStore(db, reviewer="bob")
+    a.record("b", "s1", "fine")
+    assert b.verdict_of("b", "s1", reviewer="ann").verdict == "fine"
+    b.record("b", "s1", "gt_wrong")
+    assert {v.reviewer for v in a.current("b")} == {"ann", "bob"}
+    a.close()
+    b.close()
