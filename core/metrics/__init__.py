@@ -1,0 +1,1 @@
+"""Metric families, one module per benchmark family: pure functions on numbers and arrays."""
