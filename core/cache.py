@@ -261,6 +261,12 @@ CREATE TABLE IF NOT EXISTS predictions (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS predictions_image ON predictions(backend, checkpoint, image);
+CREATE TABLE IF NOT EXISTS image_files (
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    image TEXT NOT NULL
+);
 """
 _FORMAT = 1
 
@@ -399,6 +405,34 @@ class PredictionCache:
                 raise
             self._conn.execute("COMMIT")
 
+    # ------------------------------------------------------------ image files
+    @staticmethod
+    def _file_stamp(path: str | Path) -> tuple[str, int, int] | None:
+        try:
+            st = Path(path).stat()
+        except OSError:
+            return None
+        return str(Path(path).resolve()), st.st_mtime_ns, st.st_size
+
+    def file_image_key(self, path: str | Path) -> str | None:
+        """The remembered :func:`image_key` of an image file, if it is unchanged since
+        (same modification time and size); lets a re-run skip reading cached images."""
+        stamp = self._file_stamp(path)
+        if stamp is None:
+            return None
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT image FROM image_files WHERE path = ? AND mtime_ns = ? AND size = ?", stamp
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def remember_file_image_key(self, path: str | Path, key: str) -> None:
+        stamp = self._file_stamp(path)
+        if stamp is None:
+            return
+        with self._lock:
+            self._conn.execute("INSERT OR REPLACE INTO image_files VALUES (?, ?, ?, ?)", (*stamp, key))
+
     def delete(self, key: PredictionKey) -> None:
         with self._lock:
             self._conn.execute("DELETE FROM predictions WHERE key = ?", (key.digest,))
@@ -407,6 +441,7 @@ class PredictionCache:
         """Remove all entries (or those of one backend); returns how many were removed."""
         with self._lock:
             if backend is None:
+                self._conn.execute("DELETE FROM image_files")
                 cur = self._conn.execute("DELETE FROM predictions")
             else:
                 cur = self._conn.execute("DELETE FROM predictions WHERE backend = ?", (backend,))

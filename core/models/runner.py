@@ -1,0 +1,246 @@
+"""Run a segmenter over a benchmark's prompts: each image read and encoded once, cached, cancellable.
+
+:func:`run_benchmark` groups the prompts by image file, so a segmenter with an
+encoding cache encodes every image once however many prompts (or samples) ask
+about it. Before calling the model it looks every prompt up in the
+:class:`~masklens.core.cache.PredictionCache`; what the model computes is
+stored there image by image, *before* progress is reported. A run interrupted
+at any point (Ctrl-C, :class:`~masklens.core.errors.Cancelled` raised by the
+progress callback or a cancel check) therefore leaves every finished image in
+the cache, and a re-run continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from masklens.core.cache import PredictionCache, PredictionKey, image_key
+from masklens.core.errors import Cancelled, DataFormatError
+from masklens.core.models.base import Segmenter, SegmentRequest, SegmentResult
+from masklens.core.schema import Benchmark, ImageRef, Instance, Prediction, PredictionSet, Prompt
+
+#: progress(done_prompts, total_prompts)
+Progress = Callable[[int, int], None]
+#: a cancel check: an Event (cancelled when set) or a callable returning True to stop
+CancelCheck = threading.Event | Callable[[], bool] | None
+
+#: provenance flag a backend sets on a result that means "no prediction for this prompt"
+#: (e.g. replay without a recorded answer): the prompt is listed in PredictionSet.missing
+MISSING_FLAG = "missing"
+
+
+def load_image(path: str | Path) -> np.ndarray:
+    """Read an image file as H×W×3 uint8 RGB; a missing or undecodable file -> DataFormatError."""
+    import cv2
+
+    p = Path(path)
+    if not p.is_file():
+        raise DataFormatError("image file not found", path=p, hint="check --images / the benchmark's image root")
+    data = np.fromfile(str(p), dtype=np.uint8)
+    img = cv2.imdecode(data, cv2.IMREAD_UNCHANGED) if data.size else None
+    if img is None:
+        raise DataFormatError("cannot decode image (not a readable PNG/JPEG/...)", path=p)
+    if img.dtype != np.uint8:  # 16-bit PNGs etc.
+        img = cv2.normalize(img, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
+    if img.ndim == 2:
+        return cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
+    if img.shape[2] == 4:
+        return cv2.cvtColor(img, cv2.COLOR_BGRA2RGB)
+    return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+
+
+def resolve_image_path(ref: ImageRef, images_dir: str | Path | None = None, *, sample: str = "") -> Path:
+    """Where the pixels of ``ref`` are: its own path, else looked up under ``images_dir``."""
+    candidates: list[Path] = []
+    if ref.path is not None:
+        candidates.append(Path(ref.path))
+        if images_dir is not None and not Path(ref.path).is_absolute():
+            candidates.append(Path(images_dir) / ref.path)
+        if images_dir is not None:
+            candidates.append(Path(images_dir) / Path(ref.path).name)
+    for c in candidates:
+        if c.is_file():
+            return c
+    if not candidates:
+        raise DataFormatError(
+            f"the benchmark names no image file for image '{ref.key}'",
+            record=f"sample {sample}" if sample else None,
+            hint="pass --images DIR (the folder holding the benchmark's images)",
+        )
+    raise DataFormatError(
+        "image file not found",
+        path=candidates[-1],
+        record=f"sample {sample}" if sample else None,
+        hint="pass --images DIR (the folder holding the benchmark's images)",
+    )
+
+
+@dataclass
+class RunStats:
+    """What a run did: prompts answered from the cache vs. computed, images read."""
+
+    prompts: int = 0
+    cached: int = 0
+    computed: int = 0
+    images: int = 0
+    images_read: int = 0
+    seconds: float = 0.0
+    model_calls: int = 0
+
+
+@dataclass
+class _ImageJob:
+    path: Path
+    prompts: list[Prompt] = field(default_factory=list)
+
+
+def _is_cancelled(cancel: CancelCheck) -> bool:
+    if cancel is None:
+        return False
+    if isinstance(cancel, threading.Event):
+        return cancel.is_set()
+    return bool(cancel())
+
+
+def request_for(prompt: Prompt) -> SegmentRequest:
+    """The model request for a benchmark prompt (text and role)."""
+    return SegmentRequest(text=prompt.text, role=str(prompt.role))
+
+
+def to_prediction(prompt_id: str, result: SegmentResult) -> Prediction:
+    return Prediction(
+        prompt_id=prompt_id,
+        instances=[Instance(m, float(s)) for m, s in zip(result.masks, result.scores, strict=True)],
+        presence=result.presence,
+        provenance=dict(result.provenance),
+    )
+
+
+def checkpoint_identity(segmenter: Segmenter, options: Mapping[str, Any] | None = None) -> str:
+    """What identifies a segmenter's weights for the prediction cache, without loading them.
+
+    A backend may expose ``cache_identity() -> str`` (e.g. a checkpoint content
+    hash or a Hugging Face revision); otherwise the weights option (or the
+    backend's default checkpoint) names them.
+    """
+    fn = getattr(segmenter, "cache_identity", None)
+    if callable(fn):
+        ident = fn()
+        if ident:
+            return str(ident)
+    weights = (options or {}).get("weights") or getattr(segmenter.info, "default_weights", None)
+    return str(weights or "")
+
+
+def plan_images(
+    benchmark: Benchmark, images_dir: str | Path | None = None
+) -> list[_ImageJob]:
+    """Prompts grouped by the image file they are asked on, in benchmark order."""
+    jobs: dict[Path, _ImageJob] = {}
+    for sample in benchmark.samples:
+        for prompt in sample.prompts:
+            ref = sample.images.get(prompt.image)
+            if ref is None:
+                raise DataFormatError(
+                    f"prompt '{prompt.id}' refers to image '{prompt.image}' that the sample lacks",
+                    record=f"sample {sample.id}",
+                )
+            path = resolve_image_path(ref, images_dir, sample=sample.id).resolve()
+            jobs.setdefault(path, _ImageJob(path)).prompts.append(prompt)
+    return list(jobs.values())
+
+
+def run_benchmark(
+    segmenter: Segmenter,
+    benchmark: Benchmark,
+    *,
+    backend: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    cache: PredictionCache | None = None,
+    images_dir: str | Path | None = None,
+    progress: Progress | None = None,
+    cancel: CancelCheck = None,
+    image_loader: Callable[[Path], np.ndarray] = load_image,
+    stats: RunStats | None = None,
+) -> PredictionSet:
+    """Answer every prompt of ``benchmark`` with ``segmenter``; returns a PredictionSet.
+
+    ``options`` are the options the segmenter was created with; those that change
+    its output (everything but ``device``) join the cache key, with the checkpoint
+    identity (:func:`checkpoint_identity`). ``cache=None`` disables caching.
+    ``progress(done, total)`` is called after each image (and once at the start);
+    it may raise :class:`Cancelled`/KeyboardInterrupt to stop. ``cancel`` is
+    checked before each image; when it fires, :class:`Cancelled` is raised.
+    """
+    t0 = time.perf_counter()
+    stats = stats if stats is not None else RunStats()
+    name = backend or segmenter.info.name
+    opts = dict(options or {})
+    key_params = {k: v for k, v in opts.items() if k not in ("device", "weights")}
+    ckpt = checkpoint_identity(segmenter, opts) if cache is not None else ""
+    jobs = plan_images(benchmark, images_dir)
+    total = sum(len(j.prompts) for j in jobs)
+    stats.prompts, stats.images = total, len(jobs)
+    out = PredictionSet(name=name, provenance={"model": name, **{k: v for k, v in opts.items()}})
+    done = 0
+    if progress is not None:
+        progress(0, total)
+    for job in jobs:
+        if _is_cancelled(cancel):
+            raise Cancelled(f"cancelled after {done} of {total} prompts")
+        image: np.ndarray | None = None
+        ikey = ""
+        if cache is not None:
+            ikey = cache.file_image_key(job.path) or ""
+            if not ikey:
+                image = image_loader(job.path)
+                stats.images_read += 1
+                ikey = image_key(image)
+                cache.remember_file_image_key(job.path, ikey)
+        todo: list[tuple[Prompt, SegmentRequest, PredictionKey | None]] = []
+        for prompt in job.prompts:
+            req = request_for(prompt)
+            key = PredictionKey.for_request(name, ckpt, ikey, req, key_params) if cache else None
+            hit = cache.get(key) if cache is not None and key is not None else None
+            if hit is not None:
+                _store(out, prompt, hit)
+                stats.cached += 1
+            else:
+                todo.append((prompt, req, key))
+        if todo:
+            if image is None:
+                image = image_loader(job.path)
+                stats.images_read += 1
+            results = segmenter.segment_many(image, [r for _, r, _ in todo])
+            stats.model_calls += 1
+            if len(results) != len(todo):
+                raise RuntimeError(f"{name}: segment_many returned {len(results)} results for {len(todo)} requests")
+            if cache is not None:
+                cache.put_many(
+                    (k, res)
+                    for (_, _, k), res in zip(todo, results, strict=True)
+                    if k is not None and not res.provenance.get(MISSING_FLAG)
+                )
+            for (prompt, _, _), res in zip(todo, results, strict=True):
+                _store(out, prompt, res)
+            stats.computed += len(todo)
+        done += len(job.prompts)
+        if progress is not None:
+            progress(done, total)
+    stats.seconds = time.perf_counter() - t0
+    return out
+
+
+def _store(out: PredictionSet, prompt: Prompt, result: SegmentResult) -> None:
+    if result.provenance.get(MISSING_FLAG):
+        out.by_prompt.pop(prompt.id, None)
+        out.missing.add(prompt.id)
+    else:
+        out.add(to_prediction(prompt.id, result))
