@@ -291,3 +291,19 @@ def intersect_all(masks: Sequence[Mask]) -> Mask:
         return masks[0]
     merged = mask_utils.merge(_rles(masks), intersect=True)
     return Mask({"size": list(masks[0].shape), "counts": merged["counts"]})
+
+
+def resize_nearest_floor(mask: Mask, height: int, width: int) -> Mask:
+    """Nearest-neighbour resize with ``cv2.INTER_NEAREST`` (source index = floor(dst · src/dst)).
+
+    This is what the HalluSegBench scripts use; it differs from the pixel-centre
+    sampling of :func:`resize_nearest` by up to one source pixel. No-op when the
+    size matches.
+    """
+    if mask.shape == (height, width):
+        return mask
+    import cv2
+
+    arr = mask.to_array().astype(np.uint8)
+    out = cv2.resize(arr, (width, height), interpolation=cv2.INTER_NEAREST)
+    return Mask.from_array(out)
