@@ -1,0 +1,1 @@
+"""masklens.core.reports."""
