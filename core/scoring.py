@@ -50,6 +50,8 @@ class ScoreResult:
     summary: dict[str, dict[str, Value]]
     samples: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
+    #: optional structured results beyond the per-group numbers (e.g. OVS's ambiguity graph)
+    extras: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -60,6 +62,8 @@ class ScoreResult:
         }
         if self.notes:
             out["notes"] = self.notes
+        if self.extras:
+            out["extras"] = self.extras
         return out
 
 
@@ -137,6 +141,16 @@ class BenchmarkKind(ABC):
         """Optional notes about the run (e.g. how many predictions were missing)."""
         return []
 
+    def extras(
+        self,
+        samples: list[Sample],
+        overlaps: list[Any],
+        readouts: list[dict[str, Any]],
+        params: Mapping[str, float],
+    ) -> dict[str, Any]:
+        """Optional JSON-ready structured results (written under "extras"); none by default."""
+        return {}
+
 
 class Scorer:
     """Scores one benchmark against one prediction set, caching the overlaps.
@@ -183,6 +197,7 @@ class Scorer:
             summary=summary,
             samples=readouts,
             notes=self.kind.notes(self.benchmark.samples, self.overlaps),
+            extras=self.kind.extras(self.benchmark.samples, self.overlaps, readouts, p),
         )
 
 
