@@ -451,6 +451,9 @@ class PredictionCache:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM predictions").fetchone()[0])
 
+    def __bool__(self) -> bool:  # an empty cache is still a cache
+        return True
+
     def size_bytes(self) -> int:
         """Bytes on disk (database plus write-ahead log)."""
         return sum(

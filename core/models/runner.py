@@ -172,6 +172,7 @@ def run_benchmark(
 ) -> PredictionSet:
     """Answer every prompt of ``benchmark`` with ``segmenter``; returns a PredictionSet.
 
+    Segmenters with ``cacheable = False`` (replay) bypass the cache.
     ``options`` are the options the segmenter was created with; those that change
     its output (everything but ``device``) join the cache key, with the checkpoint
     identity (:func:`checkpoint_identity`). ``cache=None`` disables caching.
@@ -180,6 +181,8 @@ def run_benchmark(
     checked before each image; when it fires, :class:`Cancelled` is raised.
     """
     t0 = time.perf_counter()
+    if not getattr(segmenter, "cacheable", True):  # e.g. replay: already a file of answers
+        cache = None
     stats = stats if stats is not None else RunStats()
     name = backend or segmenter.info.name
     opts = dict(options or {})
@@ -207,7 +210,7 @@ def run_benchmark(
         todo: list[tuple[Prompt, SegmentRequest, PredictionKey | None]] = []
         for prompt in job.prompts:
             req = request_for(prompt)
-            key = PredictionKey.for_request(name, ckpt, ikey, req, key_params) if cache else None
+            key = PredictionKey.for_request(name, ckpt, ikey, req, key_params) if cache is not None else None
             hit = cache.get(key) if cache is not None and key is not None else None
             if hit is not None:
                 _store(out, prompt, hit)

@@ -160,12 +160,17 @@ def make_toy_benchmark(root: Path) -> Path:
     return ann
 
 
-@pytest.fixture
-def toy(tmp_path: Path) -> tuple[ToyKind, argparse.Namespace, Benchmark]:
+def build_toy(tmp_path: Path) -> tuple[ToyKind, argparse.Namespace, Benchmark]:
+    """The toy kind, its parsed arguments (no predictions) and the loaded benchmark."""
     ann = make_toy_benchmark(tmp_path / "bench")
     args = argparse.Namespace(ann=str(ann), pred=None, images=None)
     kind = ToyKind()
     return kind, args, kind.load_benchmark(args)
+
+
+@pytest.fixture
+def toy(tmp_path: Path) -> tuple[ToyKind, argparse.Namespace, Benchmark]:
+    return build_toy(tmp_path)
 
 
 def test_toy_kind_round_trip(toy, tmp_path):
