@@ -1,0 +1,236 @@
+"""CGEBench: SA-Co/Gold-style COCO JSON with a hypernym chain per image entry.
+
+Ground truth: ``images[]`` entries carry ``text_input`` (p_base) and ``hypernyms:
+[p1, p2, p3]``; G is the union of the entry's non-crowd annotations.
+Predictions: COCO results ``{image_id, level, segmentation, score}`` with ``level``
+0 (p_base) … 3. One sample per image entry; its prompts are p_base (positive,
+level 0) and the three hypernyms (Role.HYPERNYM, level k), all scored against G.
+Metrics: :mod:`masklens.core.metrics.cge`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from masklens.core.benchmarks.coco import CocoDataset, load_coco, load_results
+from masklens.core.errors import DataFormatError
+from masklens.core.io import atomic_write_json
+from masklens.core.metrics import cge
+from masklens.core.schema import (
+    Benchmark,
+    GroundTruth,
+    ImageRef,
+    Instance,
+    Prediction,
+    PredictionSet,
+    Prompt,
+    Role,
+    Sample,
+)
+from masklens.core.scoring import BenchmarkKind, ParamSpec, Value
+
+LEVELS = 4  # p_base, p1, p2, p3
+GT_KEY = "G"
+IMAGE_KEY = "image"
+
+
+def prompt_id(image_id: Any, level: int) -> str:
+    return f"{image_id}/p{level}"
+
+
+def resolve_image_path(ann_path: Path, images_dir: str | Path | None, file_name: Any) -> Path | None:
+    """Where an image file would be: ``--images`` DIR, else ``images/`` or the folder beside the JSON."""
+    if not isinstance(file_name, str) or not file_name:
+        return None
+    if images_dir is not None:
+        return Path(images_dir) / file_name
+    for base in (ann_path.parent / "images", ann_path.parent):
+        if (base / file_name).exists():
+            return base / file_name
+    return None
+
+
+def _hypernyms(raw: dict[str, Any], path: Path, record: str) -> list[str]:
+    hyp = raw.get("hypernyms")
+    if hyp is None:
+        raise DataFormatError("missing field", path=path, record=record, field="hypernyms",
+                              hint="CGEBench entries need hypernyms: [p1, p2, p3]")
+    if not isinstance(hyp, list) or len(hyp) != LEVELS - 1 or not all(isinstance(h, str) and h.strip() for h in hyp):
+        raise DataFormatError(f"expected a list of {LEVELS - 1} non-empty strings [p1, p2, p3], got {hyp!r}",
+                              path=path, record=record, field="hypernyms")
+    return hyp
+
+
+def load_cgebench(ann: str | Path, images_dir: str | Path | None = None) -> Benchmark:
+    """Load a CGEBench annotation file into one Sample per image entry."""
+    ds: CocoDataset = load_coco(ann)
+    samples: list[Sample] = []
+    for img_id, img in ds.images.items():
+        record = f"image id {img_id}"
+        text = img.raw.get("text_input")
+        if not isinstance(text, str) or not text.strip():
+            raise DataFormatError("missing or empty text (p_base)", path=ds.path, record=record, field="text_input")
+        chain = [text, *_hypernyms(img.raw, ds.path, record)]
+        masks, crowd = [], []
+        for a in ds.annotations.get(img_id, []):
+            masks.append(ds.mask_of(a))
+            flag = a.get("iscrowd", 0)
+            if flag not in (0, 1, True, False):
+                raise DataFormatError(f"iscrowd must be 0 or 1, got {flag!r}", path=ds.path,
+                                      record=f"annotation id {a.get('id', '?')}", field="iscrowd")
+            crowd.append(bool(flag))
+        gt = GroundTruth(GT_KEY, masks, img.height, img.width, label=text, crowd=crowd,
+                         meta={"image_id": img_id})
+        prompts = [
+            Prompt(
+                id=prompt_id(img_id, k),
+                text=chain[k],
+                role=Role.POSITIVE if k == 0 else Role.HYPERNYM,
+                image=IMAGE_KEY,
+                gt=GT_KEY,
+                level=k,
+                source_id=img_id,
+            )
+            for k in range(LEVELS)
+        ]
+        path = resolve_image_path(ds.path, images_dir, img.file_name)
+        samples.append(Sample(
+            id=str(img_id),
+            images={IMAGE_KEY: ImageRef(IMAGE_KEY, path, img.height, img.width, source_id=img_id)},
+            gts={GT_KEY: gt},
+            prompts=prompts,
+            meta={"image_id": img_id, "file_name": img.file_name, "hypernyms": chain[1:]},
+        ))
+    return Benchmark("cgebench", ds.path.stem, samples, sources={"ann": ds.path})
+
+
+def load_cgebench_predictions(pred: str | Path, benchmark: Benchmark) -> PredictionSet:
+    """Read COCO results with ``level``; every prompt gets a (possibly empty) Prediction."""
+    p = Path(pred)
+    sizes: dict[Any, tuple[int, int]] = {}
+    for s in benchmark.samples:
+        ref = s.images[IMAGE_KEY]
+        sizes[ref.source_id] = (ref.height, ref.width)
+
+    def size_of(rec: dict[str, Any]) -> tuple[int, int] | None:
+        img_id, level = rec.get("image_id"), rec.get("level")
+        if not isinstance(level, int) or isinstance(level, bool) or not 0 <= level < LEVELS:
+            raise DataFormatError(f"level must be an integer 0..{LEVELS - 1}, got {level!r}",
+                                  path=p, record=f"image_id={img_id!r}, level={level!r}", field="level")
+        try:
+            return sizes.get(img_id)
+        except TypeError:  # unhashable id
+            return None
+
+    records = load_results(p, key_fields=("image_id", "level"), size_of=size_of)
+    out = PredictionSet(name=p.stem, provenance={"file": str(p)})
+    for s in benchmark.samples:
+        for pr in s.prompts:
+            out.add(Prediction(pr.id, []))
+    for r in records:
+        out.by_prompt[prompt_id(r.keys["image_id"], r.keys["level"])].instances.append(
+            Instance(r.mask, r.score)
+        )
+    return out
+
+
+class CGEBenchKind(BenchmarkKind):
+    name = "cgebench"
+    title = "CGEBench"
+    groups = tuple(f"p{k}" for k in range(LEVELS))
+    params = (
+        ParamSpec("score_threshold", "--score-threshold", 0.5, help="keep instances with score ≥ t", symbol="t"),
+    )
+    metric_help = {
+        "IoGT": "mean |M(p_k) ∩ G| / |G| (M = union of instances with s ≥ t)",
+        "cumulative": "mean c(i) = |(∩_{k≤i} M(p_k)) ∩ G| / |G|",
+        "zero": "fraction of entries with IoGT exactly 0",
+        "full": "fraction of entries with IoGT exactly 1",
+        "partial": "fraction of entries with 0 < IoGT < 1",
+        "N": "entries scored (|G| > 0)",
+    }
+
+    # ------------------------------------------------------------ loading
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--ann", required=True, help="CGEBench annotation JSON (SA-Co/Gold style + hypernyms)")
+        parser.add_argument("--pred", required=True, help="COCO results JSON with image_id, level, segmentation, score")
+        parser.add_argument("--images", default=None, help="folder of the image files (optional; scoring needs none)")
+
+    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
+        return load_cgebench(args.ann, getattr(args, "images", None))
+
+    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
+        return load_cgebench_predictions(args.pred, benchmark)
+
+    def write_predictions(self, benchmark: Benchmark, predictions: PredictionSet, out: Path) -> list[Path]:
+        """COCO results JSON with ``level``; ``out`` is a file, or a folder that gets ``pred.json``."""
+        target = Path(out) / "pred.json" if Path(out).is_dir() else Path(out)
+        records = []
+        for s in benchmark.samples:
+            for pr in s.prompts:
+                pred = predictions.get(pr.id)
+                for inst in pred.instances if pred else []:
+                    records.append({"image_id": pr.source_id, "level": pr.level, "category_id": 1,
+                                    "segmentation": inst.mask.to_coco(), "score": float(inst.score)})
+        atomic_write_json(target, records, indent=None)
+        return [target]
+
+    # ------------------------------------------------------------ scoring
+    def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> cge.CgeAreas:
+        g = sample.gts[GT_KEY]
+        union = g.union()
+        levels = []
+        for pr in sorted(sample.prompts, key=lambda p: p.level or 0):
+            pred = predictions.get(pr.id)
+            insts = pred.instances if pred else []
+            levels.append(([_fit(i.mask, g.height, g.width) for i in insts], [i.score for i in insts]))
+        return cge.cge_areas(union, levels)
+
+    def sample_readout(self, sample: Sample, overlaps: cge.CgeAreas, params: Mapping[str, float]) -> dict[str, Any]:
+        j = overlaps.row(params["score_threshold"])
+        g = overlaps.gt_area
+        rec: dict[str, Any] = {"sample": sample.id, "image_id": sample.meta.get("image_id"), "gt_area": g}
+        levels = []
+        for k, pr in enumerate(sorted(sample.prompts, key=lambda p: p.level or 0)):
+            inter, cum = int(overlaps.inter[j, k]), int(overlaps.cumulative[j, k])
+            rec[f"IoGT_p{k}"] = cge.iogt(inter, g)
+            rec[f"cumulative_p{k}"] = cge.iogt(cum, g)
+            levels.append({
+                "level": k, "prompt_id": pr.id, "text": pr.text,
+                "IoGT": cge.iogt(inter, g), "cumulative": cge.iogt(cum, g), "outcome": cge.outcome(inter, g),
+                "kept": int(overlaps.kept[j, k]), "instances": overlaps.n_instances[k],
+                "pred_area": int(overlaps.pred_area[j, k]), "inter_area": inter, "cumulative_area": cum,
+            })
+        rec["levels"] = levels
+        if g <= 0:
+            rec["reason"] = cge.EMPTY_GT_REASON
+        return rec
+
+    def summarize(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],
+                  params: Mapping[str, float]) -> dict[str, dict[str, Value]]:
+        out: dict[str, dict[str, Value]] = {}
+        for k in range(LEVELS):
+            inter = [r["levels"][k]["inter_area"] for r in readouts]
+            cum = [r["levels"][k]["cumulative_area"] for r in readouts]
+            gt = [r["gt_area"] for r in readouts]
+            out[f"p{k}"] = cge.level_summary(inter, cum, gt)
+        return out
+
+    def notes(self, samples: list[Sample], overlaps: list[Any]) -> list[str]:
+        empty = sum(1 for o in overlaps if o.gt_area <= 0)
+        if not empty:
+            return []
+        return [f"{empty} of {len(overlaps)} entries have an empty ground truth (|G| = 0) and are not scored"]
+
+
+def _fit(mask: Any, height: int, width: int) -> Any:
+    """Predictions made live may come at another size: nearest-neighbour resize to G's size."""
+    return mask if mask.shape == (height, width) else mask.resized(height, width)
+
+
+KIND = CGEBenchKind()
+
+__all__ = ["KIND", "CGEBenchKind", "load_cgebench", "load_cgebench_predictions"]
