@@ -1,0 +1,364 @@
+"""Torch runtime for the model backends: lazy import, device and dtype choice, inference context,
+image intake, and the small conversions every backend shares.
+
+Nothing here imports torch at module import time; every function that needs it imports it lazily.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from masklens.core.errors import ModelError
+from masklens.core.masks import Mask
+from masklens.core.models.base import Segmenter, SegmentRequest, SegmentResult
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def import_torch() -> Any:
+    """Import torch, or say how to get it."""
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - torch is a dependency
+        raise ModelError(
+            f"PyTorch is not importable ({exc})",
+            hint="install the project with `make setup` (it installs torch and torchvision)",
+        ) from exc
+    return torch
+
+
+def resolve_device(requested: str | None = "auto") -> str:
+    """``auto`` -> cuda, then mps, then cpu; an explicit cuda/mps request fails clearly when absent."""
+    torch = import_torch()
+    req = (requested or "auto").strip().lower()
+    base = req.split(":", 1)[0]
+    if base not in DEVICES:
+        raise ModelError(f"unknown device '{requested}'", hint=f"choose one of: {', '.join(DEVICES)}")
+    mps_ok = bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
+    if base == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        return "mps" if mps_ok else "cpu"
+    if base == "cuda":
+        if not torch.cuda.is_available():
+            raise ModelError(
+                f"device '{requested}' was requested but CUDA is not available on this machine "
+                f"(torch {torch.__version__}, torch.cuda.is_available() is False)",
+                hint="run with --device cpu (or auto); for a GPU, install a CUDA build of torch "
+                "and check `nvidia-smi`",
+            )
+        if ":" in req:
+            index = int(req.split(":", 1)[1]) if req.split(":", 1)[1].isdigit() else -1
+            if not 0 <= index < torch.cuda.device_count():
+                raise ModelError(
+                    f"device '{requested}' does not exist ({torch.cuda.device_count()} CUDA device(s))",
+                    hint="use --device cuda (the first GPU) or cuda:N with a valid N",
+                )
+        return req
+    if base == "mps" and not mps_ok:
+        raise ModelError(
+            "device 'mps' was requested but Apple's Metal backend is not available here",
+            hint="run with --device cpu (or auto)",
+        )
+    return req
+
+
+def resolve_dtype(device: str, requested: str | None = "auto") -> str:
+    """The compute dtype: ``auto`` is bfloat16 on CUDA with bf16 support, float16 on other CUDA, else float32."""
+    req = (requested or "auto").strip().lower()
+    if req not in DTYPES:
+        raise ModelError(f"unknown dtype '{requested}'", hint=f"choose one of: {', '.join(DTYPES)}")
+    if not device.startswith("cuda"):
+        if req in ("bfloat16", "float16") and device == "cpu":
+            raise ModelError(
+                f"dtype '{req}' autocast is only used on a GPU; on the CPU models run in float32",
+                hint="leave the dtype at auto or float32 when running on the CPU",
+            )
+        return "float32"
+    if req != "auto":
+        return req
+    torch = import_torch()
+    return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+
+
+@dataclass
+class Runtime:
+    """Where and how a backend computes: device plus compute dtype (weights stay float32)."""
+
+    device: str
+    dtype: str
+
+    @classmethod
+    def create(cls, device: str | None = "auto", dtype: str | None = "auto") -> Runtime:
+        dev = resolve_device(device)
+        return cls(dev, resolve_dtype(dev, dtype))
+
+    @contextlib.contextmanager
+    def inference(self) -> Iterator[None]:
+        """``torch.inference_mode`` plus bf16/fp16 autocast on a GPU."""
+        torch = import_torch()
+        with torch.inference_mode():
+            if self.device.startswith("cuda") and self.dtype != "float32":
+                with torch.autocast("cuda", dtype=getattr(torch, self.dtype)):
+                    yield
+            else:
+                yield
+
+    def to_device(self, batch: Any) -> Any:
+        """Move every tensor of a processor output (dict-like) to the device."""
+        torch = import_torch()
+        if isinstance(batch, torch.Tensor):
+            return batch.to(self.device)
+        return {k: (v.to(self.device) if isinstance(v, torch.Tensor) else v) for k, v in batch.items()}
+
+
+def as_rgb_image(image: np.ndarray | str | Path) -> np.ndarray:
+    """An H×W×3 uint8 RGB array from an array or an image file; a clear ModelError otherwise."""
+    if isinstance(image, (str, Path)):
+        path = Path(image)
+        if not path.is_file():
+            raise ModelError("image file not found", path=path, hint="check the images folder (--images)")
+        try:
+            from PIL import Image, UnidentifiedImageError
+
+            with Image.open(path) as im:
+                im.load()
+                array = np.asarray(im.convert("RGB"))
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+            raise ModelError(
+                f"the image cannot be decoded ({type(exc).__name__}: {exc})",
+                path=path,
+                hint="re-export it as PNG or JPEG; the file may be truncated or not an image",
+            ) from exc
+        return array
+    array = np.asarray(image)
+    if array.ndim == 2:
+        array = np.repeat(array[:, :, None], 3, axis=2)
+    if array.ndim != 3 or array.shape[2] not in (3, 4) or array.shape[0] == 0 or array.shape[1] == 0:
+        raise ModelError(
+            f"the image array has shape {array.shape}; expected H×W×3 (RGB) or H×W×4 (RGBA)",
+            hint="decode images to RGB before segmenting them",
+        )
+    if array.dtype != np.uint8:
+        if np.issubdtype(array.dtype, np.floating) and array.size and float(np.nanmax(array)) <= 1.0:
+            array = array * 255.0
+        array = np.clip(np.nan_to_num(array), 0, 255).astype(np.uint8)
+    return np.ascontiguousarray(array[:, :, :3])
+
+
+def tensor_nbytes(value: Any) -> int:
+    """Bytes held by the tensors inside ``value`` (tensor, mapping, sequence, or model output)."""
+    torch = import_torch()
+    seen: set[int] = set()
+
+    def walk(v: Any) -> int:
+        if isinstance(v, torch.Tensor):
+            key = id(v)
+            if key in seen:
+                return 0
+            seen.add(key)
+            return v.numel() * v.element_size()
+        if isinstance(v, dict):
+            return sum(walk(x) for x in v.values())
+        if isinstance(v, (list, tuple)):
+            return sum(walk(x) for x in v)
+        if hasattr(v, "to_tuple"):  # transformers ModelOutput
+            return sum(walk(x) for x in v.to_tuple())
+        return 0
+
+    return walk(value)
+
+
+class Stopwatch:
+    """Wall-clock milliseconds, synchronising CUDA so GPU latencies are real."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        self.device = device
+        self.start = time.perf_counter()
+
+    def ms(self) -> float:
+        if self.device.startswith("cuda"):
+            import_torch().cuda.synchronize()
+        return (time.perf_counter() - self.start) * 1000.0
+
+
+def box_nms(boxes: np.ndarray, scores: np.ndarray, iou: float | None) -> np.ndarray:
+    """Indices kept by non-maximum suppression (torchvision), highest score first; all when ``iou`` is None."""
+    order = np.argsort(-scores, kind="stable")
+    if iou is None or len(order) <= 1:
+        return order
+    torch = import_torch()
+    from torchvision.ops import nms
+
+    keep = nms(torch.as_tensor(boxes, dtype=torch.float32), torch.as_tensor(scores, dtype=torch.float32), iou)
+    return keep.cpu().numpy()
+
+
+def free_accelerator_memory(device: str) -> None:
+    """Return cached GPU memory to the driver after weights are dropped."""
+    import gc
+
+    gc.collect()
+    if device.startswith("cuda"):
+        import_torch().cuda.empty_cache()
+
+
+#: default size of a backend's in-memory encoding cache (several 1008 px SAM 3 encodings)
+DEFAULT_CACHE_BYTES = 1 << 30
+
+
+class TorchSegmenter(Segmenter):
+    """Shared shape of the torch backends: options checked at creation, weights loaded on the first
+    segment call, image encodings kept in a byte-bounded LRU keyed on the image content, provenance
+    and latency on every result, ``unload()`` frees weights and encodings.
+
+    Subclasses set ``info`` and ``OPTIONS`` (their extra option names with defaults), and implement
+    ``_load()`` and ``_segment(image, request)``.
+    """
+
+    OPTIONS: dict[str, Any] = {}
+
+    def __init__(
+        self,
+        *,
+        weights: str | Path | None = None,
+        device: str | None = "auto",
+        dtype: str | None = "auto",
+        score_threshold: float | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        **options: Any,
+    ) -> None:
+        from masklens.core.cache import EncodingCache
+
+        unknown = sorted(set(options) - set(self.OPTIONS))
+        if unknown:
+            known = ["weights", "device", "dtype", "score_threshold", "cache_bytes", *self.OPTIONS]
+            raise ModelError(
+                f"{self.info.name}: unknown option(s) {', '.join(unknown)}",
+                hint=f"options of this backend: {', '.join(known)}",
+            )
+        self.options = {**self.OPTIONS, **options}
+        self.weights_spec = str(weights or self.info.default_weights or "")
+        self.score_threshold = float(
+            self.info.default_score_threshold if score_threshold is None else score_threshold
+        )
+        if not 0.0 <= self.score_threshold <= 1.0:
+            raise ModelError(
+                f"{self.info.name}: score threshold {self.score_threshold} is outside [0, 1]"
+            )
+        self.runtime = Runtime.create(device, dtype)
+        self.encodings = EncodingCache(int(cache_bytes))
+        self._loaded = False
+
+    # ------------------------------------------------------------ to implement
+    def _load(self) -> None:
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Drop references to loaded models (default: attributes named in ``_model_attrs``)."""
+        for name in getattr(self, "_model_attrs", ()):
+            setattr(self, name, None)
+
+    def _segment(self, image: np.ndarray, request: SegmentRequest) -> SegmentResult:
+        raise NotImplementedError
+
+    def _checkpoints(self) -> list[Any]:
+        """The resolved checkpoints (``ResolvedWeights``) this backend uses, main one first."""
+        return []
+
+    def _extra_provenance(self) -> dict[str, Any]:
+        return {}
+
+    # ------------------------------------------------------------ shared
+    def ensure_loaded(self) -> None:
+        if not self._loaded:
+            self._load()
+            self._loaded = True
+
+    def segment(self, image: np.ndarray | str | Path, request: SegmentRequest) -> SegmentResult:
+        rgb = as_rgb_image(image)
+        self.ensure_loaded()
+        watch = Stopwatch(self.runtime.device)
+        with self.runtime.inference():
+            result = self._segment(rgb, request)
+        result.provenance = {**self.provenance(), **result.provenance, "latency_ms": round(watch.ms(), 3)}
+        return result
+
+    def encoding(self, tag: str, image: np.ndarray, compute: Any) -> Any:
+        """The cached encoding ``tag`` of ``image``, computed once per image content."""
+        from masklens.core.cache import image_key
+
+        return self.encodings.get_or_compute(f"{tag}:{image_key(image)}", compute, tensor_nbytes)
+
+    def provenance(self) -> dict[str, Any]:
+        prov: dict[str, Any] = {
+            "model": self.info.name,
+            "device": self.runtime.device,
+            "dtype": self.runtime.dtype,
+            "score_threshold": self.score_threshold,
+        }
+        checkpoints = self._checkpoints()
+        for i, ckpt in enumerate(checkpoints):
+            prov.update(ckpt.provenance("checkpoint" if i == 0 else ckpt_role(self, i)))
+        prov.update(self._extra_provenance())
+        return prov
+
+    def cache_identity(self) -> str:
+        """Checkpoint content hashes (resolved without loading the model) for the prediction cache."""
+        self._resolve()
+        return "+".join(c.sha256 for c in self._checkpoints())
+
+    def _resolve(self) -> None:
+        """Resolve checkpoint paths (subclasses; cheap, no model load)."""
+
+    def unload(self) -> None:
+        self._release()
+        self.encodings.clear()
+        self._loaded = False
+        free_accelerator_memory(self.runtime.device)
+
+    def finish(
+        self,
+        probs: Any,
+        scores: np.ndarray,
+        image: np.ndarray,
+        *,
+        mask_threshold: float = 0.5,
+        presence: float | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> SegmentResult:
+        """Keep instances with score ≥ threshold (inclusive), best first, and turn their mask
+        probabilities (N×h×w tensor, any size) into binary masks at the image's size."""
+        torch = import_torch()
+        scores = np.asarray(scores, dtype=np.float64).reshape(-1)
+        keep = [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] >= self.score_threshold]
+        height, width = image.shape[:2]
+        masks: list[Mask] = []
+        if keep:
+            sel = probs[torch.as_tensor(keep, device=probs.device)].float()
+            if tuple(sel.shape[-2:]) != (height, width):
+                sel = torch.nn.functional.interpolate(
+                    sel[:, None], size=(height, width), mode="bilinear", align_corners=False
+                )[:, 0]
+            binary = (sel > mask_threshold).cpu().numpy()
+            masks = [Mask.from_array(b) for b in binary]
+        return SegmentResult(
+            masks=masks,
+            scores=[float(scores[i]) for i in keep],
+            presence=presence,
+            provenance={"mask_threshold": mask_threshold, **(extra or {})},
+        )
+
+
+def ckpt_role(segmenter: TorchSegmenter, index: int) -> str:
+    """Provenance prefix of a backend's secondary checkpoint (``ROLES`` on the class)."""
+    roles = getattr(segmenter, "CHECKPOINT_ROLES", ())
+    return roles[index] if index < len(roles) else f"checkpoint{index}"

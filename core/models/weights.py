@@ -1,0 +1,233 @@
+"""Checkpoint resolution and safe loading.
+
+A weights spec is a local directory (a ``save_pretrained`` folder), a local file (an original ``.pt``
+checkpoint), or a Hugging Face model id resolved through the normal cache (``HF_HOME``), offline mode
+respected. Loading never executes code from a checkpoint: safetensors are preferred, ``.pt`` files are
+read with ``torch.load(weights_only=True)``, and ``trust_remote_code`` is never set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from masklens.core.errors import ModelError
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+#: files fetched for a hub model: configs, safetensors weights and tokenizer data; never code or pickles
+HUB_ALLOW_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken"]
+_HASHED_SUFFIXES = (".safetensors", ".pt", ".pth", ".bin", ".json", ".txt", ".model", ".yaml")
+_HASH_MEMO: dict[tuple[str, int, int], str] = {}
+
+
+@dataclass
+class ResolvedWeights:
+    """Where a checkpoint lives on disk, what the user asked for, and (lazily) its content hash."""
+
+    spec: str
+    path: Path
+    hub_id: str | None = None
+    _sha256: str | None = field(default=None, repr=False)
+
+    @property
+    def is_dir(self) -> bool:
+        return self.path.is_dir()
+
+    @property
+    def sha256(self) -> str:
+        if self._sha256 is None:
+            self._sha256 = checkpoint_hash(self.path)
+        return self._sha256
+
+    def provenance(self, prefix: str = "checkpoint") -> dict[str, Any]:
+        return {prefix: self.spec, f"{prefix}_path": str(self.path), f"{prefix}_sha256": self.sha256}
+
+
+def _fetch_hint(hub_id: str) -> str:
+    return (
+        f"fetch it once with `huggingface-cli download {hub_id}` (gated models need "
+        "`huggingface-cli login` and accepting the licence on the model page), point HF_HOME at the "
+        "cache that holds it, or pass a local folder with --weights"
+    )
+
+
+def is_offline() -> bool:
+    """True when the hub must not be contacted (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE)."""
+    truthy = {"1", "on", "yes", "true"}
+    return any(os.environ.get(v, "").strip().lower() in truthy for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def looks_like_path(spec: str) -> bool:
+    return spec.startswith(("/", "./", "../", "~")) or os.sep + os.sep in spec or spec.endswith(
+        (".pt", ".pth", ".safetensors", ".bin", ".yaml")
+    ) or (os.altsep is not None and os.altsep in spec) or spec.count("/") > 1
+
+
+def resolve_weights(spec: str | Path, *, backend: str, what: str = "weights") -> ResolvedWeights:
+    """Resolve ``spec`` to a local path; a clear ModelError naming it and how to get it otherwise."""
+    text = str(spec).strip()
+    if not text:
+        raise ModelError(f"{backend}: no {what} given", hint="pass --weights PATH_OR_HF_ID")
+    path = Path(text).expanduser()
+    if path.exists():
+        if path.is_dir() and not any(path.iterdir()):
+            raise ModelError(f"{backend}: the {what} folder is empty", path=path, hint=_local_hint(what))
+        if not os.access(path, os.R_OK):
+            raise ModelError(f"{backend}: the {what} cannot be read (permission denied)", path=path)
+        return ResolvedWeights(text, path.resolve())
+    if looks_like_path(text) or not _HUB_ID.match(text):
+        raise ModelError(f"{backend}: {what} not found", path=path, hint=_local_hint(what))
+    return ResolvedWeights(text, _from_hub(text, backend, what), hub_id=text)
+
+
+def _local_hint(what: str) -> str:
+    return (
+        f"give an existing folder saved with save_pretrained, an original .pt checkpoint, or a "
+        f"Hugging Face model id for the {what}"
+    )
+
+
+def _from_hub(hub_id: str, backend: str, what: str) -> Path:
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import (
+            GatedRepoError,
+            HfHubHTTPError,
+            LocalEntryNotFoundError,
+            RepositoryNotFoundError,
+        )
+    except ImportError as exc:  # pragma: no cover - dependency
+        raise ModelError(f"{backend}: huggingface_hub is not installed ({exc})") from exc
+    try:
+        return Path(snapshot_download(hub_id, local_files_only=True, allow_patterns=HUB_ALLOW_PATTERNS))
+    except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):
+        pass
+    if is_offline():
+        raise ModelError(
+            f"{backend}: {what} '{hub_id}' are not in the Hugging Face cache and offline mode is on "
+            "(HF_HUB_OFFLINE)",
+            hint=_fetch_hint(hub_id),
+        )
+    try:
+        return Path(snapshot_download(hub_id, allow_patterns=HUB_ALLOW_PATTERNS))
+    except GatedRepoError as exc:
+        raise ModelError(
+            f"{backend}: '{hub_id}' is a gated model and this machine has no access to it",
+            hint=_fetch_hint(hub_id),
+        ) from exc
+    except RepositoryNotFoundError as exc:
+        raise ModelError(
+            f"{backend}: no Hugging Face model '{hub_id}' (or it is private)", hint=_fetch_hint(hub_id)
+        ) from exc
+    except (HfHubHTTPError, OSError, ValueError) as exc:
+        raise ModelError(
+            f"{backend}: could not fetch {what} '{hub_id}' ({type(exc).__name__}: {exc})",
+            hint=_fetch_hint(hub_id),
+        ) from exc
+
+
+def require_hf_folder(weights: ResolvedWeights, *, backend: str, what: str = "weights") -> Path:
+    """A transformers checkpoint folder: has config.json and a weights file."""
+    path = weights.path
+    if not path.is_dir():
+        raise ModelError(
+            f"{backend}: expected a Hugging Face checkpoint folder (config.json + weights), got a file",
+            path=path,
+            hint=_local_hint(what),
+        )
+    if not (path / "config.json").is_file():
+        raise ModelError(
+            f"{backend}: the {what} folder has no config.json", path=path, hint=_local_hint(what)
+        )
+    if not any(path.glob("*.safetensors")) and not any(path.glob("*.bin")):
+        raise ModelError(
+            f"{backend}: the {what} folder has no weights (*.safetensors)",
+            path=path,
+            hint=_fetch_hint(weights.hub_id) if weights.hub_id else _local_hint(what),
+        )
+    return path
+
+
+def pretrained_kwargs(folder: Path) -> dict[str, Any]:
+    """Keyword arguments for ``from_pretrained`` that never run checkpoint code.
+
+    Safetensors are required when the folder has them; otherwise transformers reads ``.bin`` files
+    with ``torch.load(weights_only=True)`` (its only mode in transformers 5).
+    """
+    kwargs: dict[str, Any] = {"trust_remote_code": False}
+    if any(folder.glob("*.safetensors")):
+        kwargs["use_safetensors"] = True
+    return kwargs
+
+
+def load_pretrained(cls: Any, folder: Path, *, backend: str, what: str = "weights", **extra: Any) -> Any:
+    """``cls.from_pretrained(folder)`` with safe options and load errors turned into a ModelError."""
+    try:
+        return cls.from_pretrained(str(folder), **pretrained_kwargs(folder), **extra)
+    except (OSError, ValueError, KeyError, RuntimeError, TypeError) as exc:
+        raise ModelError(
+            f"{backend}: the {what} in this folder cannot be loaded as {cls.__name__} "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+            path=folder,
+            hint="check that the folder holds a checkpoint of this model family and is complete",
+        ) from exc
+
+
+def safe_torch_load(path: Path, *, backend: str) -> Any:
+    """Read a ``.pt`` checkpoint with ``weights_only=True``: tensors and plain containers, never code."""
+    import pickle
+
+    from masklens.core.models.torch_runtime import import_torch
+
+    torch = import_torch()
+    try:
+        return torch.load(str(path), map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise ModelError(
+            f"{backend}: refusing to load this checkpoint: it holds Python objects other than tensors, "
+            "which could run code when unpickled",
+            path=path,
+            hint="use the official checkpoint, or re-save it as a plain state_dict / safetensors",
+        ) from exc
+    except (OSError, RuntimeError, EOFError, ValueError) as exc:
+        raise ModelError(
+            f"{backend}: the checkpoint cannot be read ({type(exc).__name__}: {exc})",
+            path=path,
+            hint="the file may be truncated; download it again",
+        ) from exc
+
+
+def _file_hash(path: Path) -> str:
+    """sha256 of a file; for a hub-cache symlink to a sha256-named blob, that name (no re-read)."""
+    if path.is_symlink():
+        target = Path(os.path.realpath(path))
+        if target.parent.name == "blobs" and re.fullmatch(r"[0-9a-f]{64}", target.name):
+            return target.name
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _HASH_MEMO:
+        digest = hashlib.sha256()
+        with path.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 22), b""):
+                digest.update(chunk)
+        _HASH_MEMO[key] = digest.hexdigest()
+    return _HASH_MEMO[key]
+
+
+def checkpoint_hash(path: Path) -> str:
+    """Content hash of a checkpoint file, or of a folder's weight/config files (names + contents)."""
+    path = Path(path)
+    if path.is_file():
+        return _file_hash(path)
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in _HASHED_SUFFIXES)
+    for file in files:
+        digest.update(file.relative_to(path).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(_file_hash(file).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
