@@ -1,0 +1,178 @@
+"""R2SM kind: loader, golden gIoU/cIoU/wrong-type values worked out by hand, AP wiring, CLI, round-trip."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from masklens.core.cli import main
+from masklens.core.masks import Mask
+from masklens.core.metrics.r2sm import coco_ap
+from masklens.core.schema import Role
+from masklens.core.scoring import Scorer, get_kind
+
+H = W = 10
+
+
+def box(r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
+    a = np.zeros((H, W), dtype=np.uint8)
+    a[r0:r1, c0:c1] = 1
+    return a
+
+
+def rle(a: np.ndarray) -> dict:
+    return Mask.from_array(a).to_coco()
+
+
+A_AMODAL, A_MODAL = box(2, 6, 2, 8), box(2, 6, 2, 5)  # 24 px, 12 px (cols 5-7 hidden)
+B = box(7, 10, 0, 10)  # 30 px, unoccluded (modal = amodal)
+C_AMODAL, C_MODAL = box(0, 4, 0, 2), box(0, 2, 0, 2)  # 8 px, 4 px
+CROWD = box(8, 10, 8, 10)
+
+
+def build(tmp: Path) -> tuple[Path, Path]:
+    images = [{"id": i, "file_name": f"{i}.png", "height": H, "width": W} for i in (1, 2, 3)]
+    anns = [
+        {"id": 101, "image_id": 1, "segmentation": rle(A_MODAL), "amodal_segmentation": rle(A_AMODAL)},
+        {"id": 102, "image_id": 1, "segmentation": rle(B), "amodal_segmentation": rle(B)},
+        {"id": 201, "image_id": 2, "segmentation": rle(C_MODAL), "amodal_segmentation": rle(C_AMODAL)},
+        {"id": 202, "image_id": 2, "segmentation": rle(CROWD), "amodal_segmentation": rle(CROWD), "iscrowd": 1},
+    ]
+    queries = [
+        {"id": 1, "image_id": 1, "text": "the whole A, even the hidden part", "amodal": True, "ann_ids": [101]},
+        {"id": 2, "image_id": 1, "text": "the visible part of A", "amodal": False, "ann_ids": [101]},
+        {"id": 3, "image_id": 1, "text": "all of B", "amodal": True, "ann_ids": [102]},
+        {"id": 4, "image_id": 2, "text": "visible C and the crowd", "amodal": False, "ann_ids": [201, 202]},
+        {"id": 5, "image_id": 2, "text": "the hidden unicorn", "amodal": True, "ann_ids": []},
+        {"id": 6, "image_id": 2, "text": "the whole C", "amodal": True, "ann_ids": [201]},
+    ]
+    preds = [
+        {"query_id": 1, "image_id": 1, "segmentation": rle(A_MODAL), "score": 0.8},  # modal answer to amodal query
+        {"query_id": 2, "segmentation": rle(A_MODAL), "score": 0.9},
+        {"query_id": 3, "segmentation": rle(box(7, 10, 0, 5)), "score": 0.6},
+        {"query_id": 3, "segmentation": rle(box(7, 10, 5, 10)), "score": 0.2},
+        {"query_id": 6, "segmentation": rle(C_AMODAL), "score": 0.0},  # exactly at the default t = 0
+    ]
+    ann, pred = tmp / "ann.json", tmp / "pred.json"
+    ann.write_text(json.dumps({"images": images, "annotations": anns, "queries": queries}))
+    pred.write_text(json.dumps(preds))
+    return ann, pred
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    return build(tmp_path)
+
+
+def ns(files, **kw):
+    d = {"ann": str(files[0]), "pred": str(files[1]), "images": None, **kw}
+    return type("NS", (), d)()
+
+
+def scorer(files) -> Scorer:
+    kind = get_kind("r2sm")
+    bench = kind.load_benchmark(ns(files))
+    return Scorer(kind, bench, kind.load_predictions(ns(files), bench))
+
+
+def test_loader(files):
+    bench = get_kind("r2sm").load_benchmark(ns(files))
+    assert [s.id for s in bench] == ["1", "2"]  # image 3 has no query
+    s = bench.sample("1")
+    assert [(p.id, p.role, p.gt, p.source_id) for p in s.prompts] == [
+        ("q1", Role.AMODAL, "q1/amodal", 1), ("q2", Role.MODAL, "q2/modal", 2), ("q3", Role.AMODAL, "q3/amodal", 3),
+    ]
+    assert s.gts["q1/amodal"].union().area == 24 and s.gts["q1/modal"].union().area == 12
+    s2 = bench.sample("2")
+    assert s2.gts["q4/modal"].union().area == 4  # crowd annotation left out of the union
+    assert s2.gts["q4/modal"].union(include_crowd=True).area == 8
+    assert s2.gts["q5/amodal"].masks == []
+
+
+def test_golden_default_threshold(files):
+    res = scorer(files).rescore()
+    assert res.params == {"score_threshold": 0.0}
+    by_q = {q["query_id"]: q for r in res.samples for q in r["queries"]}
+    assert [by_q[i]["IoU"] for i in range(1, 7)] == [0.5, 1.0, 1.0, 0.0, 1.0, 1.0]
+    assert [by_q[i]["IoU_other"] for i in range(1, 7)] == [1.0, 0.5, 1.0, 0.0, 1.0, 0.5]
+    assert [by_q[i]["wrong_type"] for i in range(1, 7)] == [True, False, False, False, False, False]
+    assert by_q[5]["empty_union"] and by_q[5]["U"] == 0
+    assert by_q[6]["kept"] == 1  # score 0.0 is kept at t = 0.0 (inclusive)
+    s = res.summary
+    # I = 12, 12, 30, 0, 0, 8 ; U = 24, 12, 30, 4, 0, 8
+    assert s["all"]["gIoU"] == pytest.approx(4.5 / 6)
+    assert s["all"]["cIoU"] == pytest.approx(62 / 78)
+    assert s["amodal"]["gIoU"] == pytest.approx(3.5 / 4) and s["amodal"]["cIoU"] == pytest.approx(50 / 62)
+    assert s["modal"]["gIoU"] == pytest.approx(0.5) and s["modal"]["cIoU"] == pytest.approx(12 / 16)
+    assert (s["all"]["N"], s["amodal"]["N"], s["modal"]["N"]) == (6, 4, 2)
+    # wrong_type counts only queries whose modal and amodal masks differ: q1, q2, q4, q6
+    assert (s["all"]["wrong_type"], s["amodal"]["wrong_type"], s["modal"]["wrong_type"]) == (0.25, 0.5, 0.0)
+    r1 = res.samples[0]
+    assert r1["gIoU"] == pytest.approx(2.5 / 3) and r1["wrong_type"] == 1 and r1["N"] == 3
+    json.dumps(res.to_json(), allow_nan=False)
+
+
+def test_threshold_rescore_touches_no_mask(files, monkeypatch):
+    sc = scorer(files)
+    sc.rescore()  # fills the AP cache
+    from pycocotools import mask as mask_utils
+
+    def boom(*a, **k):
+        raise AssertionError("a mask was touched while re-scoring")
+
+    for fn in ("merge", "iou", "area", "decode", "encode", "frPyObjects", "toBbox"):
+        monkeypatch.setattr(mask_utils, fn, boom)
+    res = sc.rescore({"score_threshold": 0.5})
+    by_q = {q["query_id"]: q for r in res.samples for q in r["queries"]}
+    # q3 keeps only the 0.6 half (15/30); q6's 0.0 instance is dropped
+    assert [by_q[i]["IoU"] for i in range(1, 7)] == [0.5, 1.0, 0.5, 0.0, 1.0, 0.0]
+    assert res.summary["all"]["gIoU"] == pytest.approx(3 / 6)
+    assert res.summary["all"]["cIoU"] == pytest.approx((12 + 12 + 15 + 0 + 0 + 0) / (24 + 12 + 30 + 4 + 0 + 8))
+
+
+def test_ap_matches_direct_cocoeval_and_ignores_t(files):
+    sc = scorer(files)
+    s0 = sc.rescore().summary
+    s9 = sc.rescore({"score_threshold": 0.9}).summary
+    for g in ("all", "amodal", "modal"):
+        assert {k: s0[g][k] for k in ("AP", "AR")} == {k: s9[g][k] for k in ("AP", "AR")}
+    units = [q.unit for o in sc.overlaps for q in o.queries]
+    direct = coco_ap(units, use_cache=False)
+    assert {k: s0["all"][k] for k in direct} == direct
+    # modal group: q2 perfect, q4 missed with no detection -> at every IoU threshold P = [1], R = 1/2
+    assert s0["modal"]["AP"] == pytest.approx(51 / 101) and s0["modal"]["AR"] == pytest.approx(0.5)
+    assert s0["modal"]["APm"] is None and s0["modal"]["APl"] is None  # no gt of that size
+
+
+def test_cli_json_and_table(files, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert main(["score", "r2sm", "--ann", str(files[0]), "--pred", str(files[1]), "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert list(data["summary"]) == ["all", "amodal", "modal"]
+    assert set(data["summary"]["all"]) >= {"gIoU", "cIoU", "AP", "AP50", "AP75", "APs", "APm", "APl", "AR", "N"}
+    assert main(["score", "r2sm", "--ann", str(files[0]), "--pred", str(files[1])]) == 0
+    text = capsys.readouterr().out
+    assert "gIoU" in text and "amodal" in text and "Running per image" not in text
+
+
+def test_write_predictions_round_trip(files, tmp_path):
+    sc = scorer(files)
+    written = sc.kind.write_predictions(sc.benchmark, sc.predictions, tmp_path / "rt.json")
+    back = sc.kind.load_predictions(ns(files, pred=str(written[0])), sc.benchmark)
+    for pid, pred in sc.predictions.by_prompt.items():
+        assert [(i.mask, i.score) for i in pred.instances] == [(i.mask, i.score) for i in back.get(pid).instances]
+    assert Scorer(sc.kind, sc.benchmark, back).rescore().summary == sc.rescore().summary
+
+
+def test_size_mismatch_prediction_is_resized(files, tmp_path):
+    big = np.zeros((20, 20), dtype=np.uint8)
+    big[4:12, 4:10] = 1  # nearest -> rows 2-5 × cols 2-4 = A_MODAL
+    pred = tmp_path / "p.json"
+    pred.write_text(json.dumps([{"query_id": 2, "segmentation": Mask.from_array(big).to_coco(), "score": 1.0}]))
+    kind = get_kind("r2sm")
+    bench = kind.load_benchmark(ns(files))
+    res = Scorer(kind, bench, kind.load_predictions(ns(files, pred=str(pred)), bench)).rescore()
+    assert res.samples[0]["queries"][1]["IoU"] == 1.0
