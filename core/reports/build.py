@@ -1,0 +1,162 @@
+"""Assemble and write a report directory atomically: report.html, summary.csv, samples.csv, summary.json."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from masklens.core.errors import MasklensError
+from masklens.core.io import atomic_directory, atomic_write_text, json_safe
+from masklens.core.reports.compare import differences
+from masklens.core.reports.gallery import gallery
+from masklens.core.reports.html import render_html
+from masklens.core.reports.layout import Figure, Table, get_layout, paper_table
+from masklens.core.reports.provenance import provenance
+from masklens.core.reports.reviews import review_section
+from masklens.core.reports.runs import ModelRun, ReportContext, score_runs
+from masklens.core.reports.sweep import sweep, sweep_figures
+from masklens.core.reports.writers import (
+    write_samples_csv,
+    write_summary_csv,
+    write_summary_json,
+)
+from masklens.core.review import Verdict
+from masklens.core.schema import Benchmark, PredictionSet
+from masklens.core.scoring import BenchmarkKind
+
+FILES = ("report.html", "summary.csv", "samples.csv", "summary.json")
+
+
+@dataclass
+class ReportOptions:
+    title: str | None = None
+    images_dir: str | Path | None = None
+    gallery_per_kind: int = 4
+    sweep: bool = True
+    command: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def build_report(
+    kind: BenchmarkKind,
+    benchmark: Benchmark,
+    predictions: Sequence[PredictionSet] | Sequence[ModelRun],
+    out: str | Path,
+    *,
+    params: Mapping[str, Any] | None = None,
+    names: Sequence[str] | None = None,
+    verdicts: Sequence[Verdict] = (),
+    options: ReportOptions | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Path:
+    """Score (unless runs are given), lay out and write the report directory ``out`` atomically.
+
+    ``progress(stage, done, total)`` is called as work proceeds and may raise
+    :class:`~masklens.core.errors.Cancelled`; a cancelled or failed build leaves
+    ``out`` as it was.
+    """
+    opts = options or ReportOptions()
+    if not predictions:
+        raise MasklensError("a report needs at least one prediction set (--pred)")
+    p = kind.resolve_params(params)
+    step = progress or (lambda *_: None)
+    if isinstance(predictions[0], ModelRun):
+        runs = list(predictions)  # type: ignore[arg-type]
+        for r in runs:
+            if r.result.params != p:
+                r.result = r.scorer.rescore(p)
+    else:
+        runs = score_runs(
+            kind, benchmark, predictions, p, names=names,  # type: ignore[arg-type]
+            progress=lambda d, n: step("scoring", d, n),
+        )
+    ctx = ReportContext(
+        kind, benchmark, runs, p, list(verdicts),
+        title=opts.title or f"{kind.title or kind.name} report — {benchmark.name}",
+        command=opts.command,
+    )
+    step("layout", 0, 5)
+    data = assemble(ctx, opts, step)
+    html = render_html(data["html"])
+    out = Path(out)
+    with atomic_directory(out) as tmp:
+        atomic_write_text(tmp / "report.html", html)
+        write_summary_csv(tmp / "summary.csv", ctx)
+        write_samples_csv(tmp / "samples.csv", ctx)
+        write_summary_json(tmp / "summary.json", data["json"])
+        step("writing", 5, 5)
+    return out
+
+
+def assemble(
+    ctx: ReportContext, opts: ReportOptions, step: Callable[[str, int, int], None]
+) -> dict[str, Any]:
+    """The HTML context and the summary.json document of a report."""
+    layout = get_layout(ctx.kind.name)
+    tables: list[Table] = layout.tables(ctx)
+    comparison = None
+    if len(ctx.runs) > 1:
+        comparison = paper_table(
+            "Headline metrics, models side by side",
+            ctx.runs,
+            [(g, layout.headline_metrics(ctx)) for g in ctx.kind.groups],
+            id="comparison",
+        )
+    figures: list[Figure] = layout.figures(ctx)
+    step("sweep", 1, 5)
+    sweep_data = sweep(ctx, layout) if opts.sweep else {}
+    sweep_figs = sweep_figures(sweep_data)
+    step("gallery", 2, 5)
+    gal = gallery(ctx, layout, per_kind=opts.gallery_per_kind, images_dir=opts.images_dir)
+    diffs = differences(ctx, layout)
+    step("reviews", 3, 5)
+    reviews = review_section(ctx, layout)
+    prov = provenance(ctx)
+    notes = [(r.name, n) for r in ctx.runs for n in r.result.notes]
+    html_ctx = {
+        "title": ctx.title,
+        "kind_title": ctx.kind.title or ctx.kind.name,
+        "n_samples": len(ctx.benchmark.samples),
+        "models": [r.name for r in ctx.runs],
+        "params": ctx.params,
+        "tables": tables,
+        "comparison": comparison,
+        "differences": diffs,
+        "figures": figures,
+        "sweep_figures": sweep_figs,
+        "gallery": gal,
+        "reviews": reviews,
+        "notes": notes,
+        "provenance": prov,
+    }
+    doc = {
+        "benchmark": ctx.kind.name,
+        "params": ctx.params,
+        "models": {
+            r.name: {"summary": r.result.summary, "notes": r.result.notes} for r in ctx.runs
+        },
+        "tables": [t.to_json() for t in tables] + ([comparison.to_json()] if comparison else []),
+        "sweep": sweep_data,
+        "differences": diffs,
+        "failures": [
+            {"model": s["model"], "kind": s["kind"], "count": s["count"],
+             "worst": [it["sample"] for it in s["items"]]}
+            for s in gal
+        ],
+        "reviews": _reviews_json(reviews),
+        "provenance": prov,
+    }
+    step("render", 4, 5)
+    return {"html": html_ctx, "json": json_safe(doc)}
+
+
+def _reviews_json(reviews: dict[str, Any] | None) -> dict[str, Any] | None:
+    if reviews is None:
+        return None
+    out = dict(reviews)
+    out["counts"] = reviews["counts"].to_json()
+    if reviews["recomputed"] is not None:
+        out["recomputed"] = reviews["recomputed"].to_json()
+    return out

@@ -1,0 +1,218 @@
+"""How a report lays out one benchmark kind: tables like the paper's, figures, failures.
+
+Each kind has one small module ``masklens.core.reports.kind_<name>`` exposing
+``LAYOUT`` (a :class:`KindLayout`); the registry below imports it lazily. A kind
+without its own module gets the generic layout (metrics × groups per model).
+
+Tables follow the papers: one row per model, columns grouped by subset
+(e.g. CAFE's SM | CC | OC | Overall, each with cgF1, IL_MCC, pmF1), so several
+models sit side by side in the same table. Cells hold raw values (plain
+fractions, as ``masklens score`` writes them); formatting happens in the HTML.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from masklens.core.reports.runs import ModelRun, ReportContext
+    from masklens.core.schema import Sample
+
+
+@dataclass
+class Table:
+    """A table: optional spanning header row, header, rows (first cell is the row label)."""
+
+    title: str
+    header: list[str]
+    rows: list[list[Any]]
+    header_groups: list[tuple[str, int]] = field(default_factory=list)
+    caption: str = ""
+    id: str = ""
+    #: (row index, column index) -> (group, metric) of the summary value behind a cell
+    sources: dict[tuple[int, int], tuple[str, str]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "header_groups": [list(g) for g in self.header_groups],
+            "header": self.header,
+            "rows": self.rows,
+            "caption": self.caption,
+        }
+
+
+@dataclass
+class Figure:
+    """A rendered plot (PNG bytes) with a title and caption."""
+
+    title: str
+    png: bytes
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failing sample of a model: its failure kind, how bad (higher = worse), which prompts."""
+
+    kind: str
+    severity: float
+    prompt_ids: tuple[str, ...] = ()
+    detail: str = ""
+
+
+def value_of(summary: dict[str, dict[str, Any]], group: str, metric: str) -> Any:
+    return summary.get(group, {}).get(metric)
+
+
+def paper_table(
+    title: str,
+    runs: Sequence[ModelRun],
+    columns: Sequence[tuple[str, Sequence[str]]],
+    *,
+    labels: dict[str, str] | None = None,
+    caption: str = "",
+    id: str = "",
+) -> Table:
+    """Models as rows; ``columns`` = [(group, [metric, …]), …] as spanning column groups.
+    Groups absent from every run are left out; missing metrics show as empty cells."""
+    labels = labels or {}
+    present = [
+        (g, ms) for g, ms in columns if any(g in r.result.summary for r in runs)
+    ]
+    header = ["Model"] + [labels.get(m, m) for _, ms in present for m in ms]
+    groups = [(g, len(ms)) for g, ms in present] if len(present) > 1 else []
+    if groups:
+        groups = [("", 1), *groups]
+    rows: list[list[Any]] = []
+    sources: dict[tuple[int, int], tuple[str, str]] = {}
+    for i, run in enumerate(runs):
+        row: list[Any] = [run.name]
+        for g, ms in present:
+            for m in ms:
+                sources[(i, len(row))] = (g, m)
+                row.append(value_of(run.result.summary, g, m))
+        rows.append(row)
+    return Table(title, header, rows, groups, caption, id or _slug(title), sources)
+
+
+def metric_rows_table(title: str, run: ModelRun, groups: Sequence[str], *, id: str = "") -> Table:
+    """Metrics as rows, groups as columns (the generic layout, one table per model)."""
+    summary = run.result.summary
+    gs = [g for g in groups if g in summary] + [g for g in summary if g not in groups]
+    metrics: list[str] = []
+    for g in gs:
+        metrics += [m for m in summary[g] if m not in metrics]
+    sources = {}
+    rows = []
+    for i, m in enumerate(metrics):
+        rows.append([m, *[summary[g].get(m) for g in gs]])
+        sources.update({(i, j + 1): (g, m) for j, g in enumerate(gs)})
+    return Table(title, ["metric", *gs], rows, [], "", id or _slug(title), sources)
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
+
+
+class KindLayout:
+    """The generic layout; kind modules subclass it and override what their paper does."""
+
+    #: group whose metrics are the headline (None: the kind's first group)
+    headline_group: str | None = None
+    #: headline metrics: comparison table, threshold sweep, model differences
+    headline: tuple[str, ...] = ()
+    #: parameters swept in the threshold sweep (those the kind has)
+    sweep_params: tuple[str, ...] = ("score_threshold", "iou_threshold")
+    #: the grid each swept parameter takes
+    sweep_values: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+    def group_of(self, ctx: ReportContext) -> str:
+        return self.headline_group or (ctx.kind.groups[0] if ctx.kind.groups else "all")
+
+    def headline_metrics(self, ctx: ReportContext) -> list[str]:
+        if self.headline:
+            return list(self.headline)
+        g = self.group_of(ctx)
+        first = ctx.runs[0].result.summary.get(g, {}) if ctx.runs else {}
+        return [m for m, v in first.items() if isinstance(v, float)][:4]
+
+    def tables(self, ctx: ReportContext) -> list[Table]:
+        """Paper-style tables (all models side by side)."""
+        return [
+            metric_rows_table(f"{ctx.kind.title or ctx.kind.name} — {run.name}", run, ctx.kind.groups)
+            for run in ctx.runs
+        ]
+
+    def figures(self, ctx: ReportContext) -> list[Figure]:
+        """Plots particular to the kind (the sweep and galleries are added by the report)."""
+        from masklens.core.reports.plots import grouped_bars
+
+        g_metrics = self.headline_metrics(ctx)
+        groups = [g for g in ctx.kind.groups if any(g in r.result.summary for r in ctx.runs)]
+        if not g_metrics or not groups:
+            return []
+        return [
+            grouped_bars(
+                f"{m} per group",
+                groups,
+                {r.name: [_num(r.result.summary.get(g, {}).get(m)) for g in groups] for r in ctx.runs},
+                ylabel=m,
+            )
+            for m in g_metrics[:2]
+        ]
+
+    def failures(self, sample: Sample, readout: dict[str, Any]) -> list[Failure]:
+        """Failure kinds of one sample (generic: none — kinds know what failing means)."""
+        return []
+
+    def sample_ok(self, sample: Sample, readout: dict[str, Any]) -> bool | None:
+        """Whether a sample passes (for fixes/breaks between models); None when not decidable."""
+        fails = self.failures(sample, readout)
+        return not fails
+
+    def gallery_prompts(self, sample: Sample, failure: Failure) -> list[str]:
+        """Prompts to draw for a failure (default: those it names, else every prompt)."""
+        return list(failure.prompt_ids) or [p.id for p in sample.prompts]
+
+
+def _num(v: Any) -> float:
+    return float(v) if isinstance(v, (int, float)) else float("nan")
+
+
+#: kind name -> module with ``LAYOUT``
+_LAYOUT_MODULES: dict[str, str] = {
+    "cafe": "masklens.core.reports.kind_cafe",
+    "pcs": "masklens.core.reports.kind_pcs",
+    "hallusegbench": "masklens.core.reports.kind_hallusegbench",
+    "cgebench": "masklens.core.reports.kind_cgebench",
+    "r2sm": "masklens.core.reports.kind_r2sm",
+    "ovs": "masklens.core.reports.kind_ovs",
+}
+_LAYOUTS: dict[str, KindLayout] = {}
+
+
+def register_layout(kind: str, layout: KindLayout | str) -> None:
+    if isinstance(layout, str):
+        _LAYOUT_MODULES[kind] = layout
+        _LAYOUTS.pop(kind, None)
+    else:
+        _LAYOUTS[kind] = layout
+
+
+def get_layout(kind: str) -> KindLayout:
+    """The layout registered for ``kind``; the generic one when there is none."""
+    if kind not in _LAYOUTS:
+        module = _LAYOUT_MODULES.get(kind)
+        layout = None
+        if module:
+            try:
+                layout = importlib.import_module(module).LAYOUT
+            except ModuleNotFoundError as exc:
+                if exc.name != module:
+                    raise
+        _LAYOUTS[kind] = layout or KindLayout()
+    return _LAYOUTS[kind]

@@ -1,0 +1,109 @@
+"""Plots for reports, rendered to PNG bytes with matplotlib's Agg canvas (no pyplot state)."""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping, Sequence
+
+from masklens.core.reports.layout import Figure
+
+#: Okabe–Ito, colour-blind safe
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+
+
+def _new(width: float = 6.4, height: float = 3.4):  # -> (Figure, Axes)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(width, height), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.grid(axis="y", alpha=0.3)
+    return fig, ax
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def _clean(values: Sequence[float | None]) -> list[float]:
+    return [float("nan") if v is None or not math.isfinite(float(v)) else float(v) for v in values]
+
+
+def grouped_bars(
+    title: str,
+    categories: Sequence[str],
+    series: Mapping[str, Sequence[float | None]],
+    *,
+    ylabel: str = "",
+    caption: str = "",
+) -> Figure:
+    """One bar per (category, series), series side by side."""
+    fig, ax = _new()
+    n = max(len(series), 1)
+    width = 0.8 / n
+    for i, (name, values) in enumerate(series.items()):
+        xs = [c + (i - (n - 1) / 2) * width for c in range(len(categories))]
+        vals = _clean(values)
+        bars = ax.bar(xs, vals, width, label=name, color=PALETTE[i % len(PALETTE)])
+        ax.bar_label(bars, labels=["" if math.isnan(v) else f"{v:.2f}" for v in vals],
+                     fontsize=7, padding=1)
+    ax.set_xticks(range(len(categories)), list(categories))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    if len(series) > 1:
+        ax.legend(fontsize=8, frameon=False)
+    return Figure(title, _png(fig), caption)
+
+
+def lines(
+    title: str,
+    x: Sequence[float] | Sequence[str],
+    series: Mapping[str, Sequence[float | None]],
+    *,
+    xlabel: str = "",
+    ylabel: str = "",
+    caption: str = "",
+    marker_at: float | None = None,
+) -> Figure:
+    """Line plot of several series over a shared x axis (thresholds, levels)."""
+    fig, ax = _new()
+    styles = ("-", "--", ":", "-.")
+    for i, (name, values) in enumerate(series.items()):
+        ax.plot(list(x), _clean(values), marker="o", ms=3, label=name,
+                color=PALETTE[i % len(PALETTE)], linestyle=styles[(i // len(PALETTE)) % 4])
+    if marker_at is not None:
+        ax.axvline(marker_at, color="#888", lw=0.8, ls=":")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, frameon=False, ncol=2)
+    return Figure(title, _png(fig), caption)
+
+
+def stacked_bars(
+    title: str,
+    categories: Sequence[str],
+    parts: Mapping[str, Sequence[float | None]],
+    *,
+    ylabel: str = "",
+    caption: str = "",
+) -> Figure:
+    """Stacked shares per category (e.g. zero / partial / full IoGT per level)."""
+    fig, ax = _new()
+    bottom = [0.0] * len(categories)
+    for i, (name, values) in enumerate(parts.items()):
+        vals = [0.0 if math.isnan(v) else v for v in _clean(values)]
+        ax.bar(range(len(categories)), vals, 0.6, bottom=bottom, label=name,
+               color=PALETTE[i % len(PALETTE)])
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+    ax.set_xticks(range(len(categories)), list(categories))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, frameon=False)
+    return Figure(title, _png(fig), caption)

@@ -1,0 +1,48 @@
+"""Provenance of a report: masklens version, models and checkpoints, thresholds, sources, date."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from masklens.core import __version__
+from masklens.core.reports.runs import ReportContext
+
+
+def file_sha256(path: Path, limit: int = 1 << 30) -> str | None:
+    """SHA-256 of a file (None for folders, missing files and files over ``limit`` bytes)."""
+    try:
+        if not path.is_file() or path.stat().st_size > limit:
+            return None
+        h = hashlib.sha256()
+        with path.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+def provenance(ctx: ReportContext) -> dict[str, Any]:
+    return {
+        "masklens_version": __version__,
+        "created_utc": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(terse=True),
+        "benchmark": {
+            "kind": ctx.kind.name,
+            "name": ctx.benchmark.name,
+            "samples": len(ctx.benchmark.samples),
+            "sources": {
+                k: {"path": str(p), "sha256": file_sha256(Path(p))}
+                for k, p in ctx.benchmark.sources.items()
+            },
+        },
+        "params": dict(ctx.params),
+        "models": {run.name: run.provenance for run in ctx.runs},
+        "command": ctx.command,
+    }

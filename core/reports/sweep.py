@@ -1,0 +1,63 @@
+"""Threshold sweep: headline metrics over t, τ, … re-derived from cached overlaps (Scorer.rescore)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from masklens.core.reports.layout import Figure, KindLayout
+from masklens.core.reports.plots import lines
+from masklens.core.reports.runs import ReportContext
+
+
+def sweep(ctx: ReportContext, layout: KindLayout) -> dict[str, Any]:
+    """{param: {"values": [...], "group": g, "series": {model: {metric: [...]}}}}.
+
+    Each point is ``scorer.rescore`` with one parameter moved and the others at
+    the report's values; no mask is touched again.
+    """
+    group = layout.group_of(ctx)
+    metrics = layout.headline_metrics(ctx)
+    specs = {p.name: p for p in ctx.kind.params}
+    out: dict[str, Any] = {}
+    for name in layout.sweep_params:
+        spec = specs.get(name)
+        if spec is None:
+            continue
+        values = [v for v in layout.sweep_values if spec.minimum <= v <= spec.maximum]
+        series: dict[str, dict[str, list[Any]]] = {}
+        for run in ctx.runs:
+            per_metric: dict[str, list[Any]] = {m: [] for m in metrics}
+            for v in values:
+                summary = run.scorer.rescore({**ctx.params, name: v}).summary.get(group, {})
+                for m in metrics:
+                    per_metric[m].append(summary.get(m))
+            series[run.name] = per_metric
+        out[name] = {
+            "symbol": spec.symbol or name,
+            "values": values,
+            "current": ctx.params.get(name),
+            "group": group,
+            "series": series,
+        }
+    return out
+
+
+def sweep_figures(data: dict[str, Any]) -> list[Figure]:
+    figs = []
+    for name, d in data.items():
+        flat = {}
+        for model, per_metric in d["series"].items():
+            for m, vals in per_metric.items():
+                flat[f"{m}" if len(d["series"]) == 1 else f"{model}: {m}"] = vals
+        figs.append(
+            lines(
+                f"Sweep of {d['symbol']} ({name}), group {d['group']}",
+                d["values"],
+                flat,
+                xlabel=f"{d['symbol']} ({name})",
+                ylabel="value",
+                marker_at=d.get("current"),
+                caption="other parameters at the report's values; dotted line: the report's value",
+            )
+        )
+    return figs
