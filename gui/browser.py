@@ -1,0 +1,321 @@
+"""The sample browser: a table model of samples × per-sample metrics, a filter proxy, and the
+widget with a search box, the filter presets and a free filter expression."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from masklens.core.errors import MasklensError
+from masklens.core.schema import Sample
+from masklens.gui.filters import Expression, Filter, Row, flatten, presets_for
+
+FIXED = ("#", "sample", "group", "prompts", "verdict")
+MAX_METRIC_COLUMNS = 60
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+_SKIP = {"id", "sample_id", "sample"}
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+class SampleTableModel(QAbstractTableModel):
+    """Rows are samples; metric columns come from the flattened readout records."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.samples: list[Sample] = []
+        self.rows: list[dict[str, Any]] = []
+        self.columns: list[str] = []
+        self.verdicts: dict[str, str] = {}
+        self.help: dict[str, str] = {}
+        self._prompt_text: dict[int, str] = {}
+
+    def set_samples(self, samples: list[Sample], help_: dict[str, str] | None = None) -> None:
+        self.beginResetModel()
+        self.samples, self.rows, self.columns = samples, [{} for _ in samples], []
+        self.help = dict(help_ or {})
+        self._prompt_text = {}
+        self.endResetModel()
+
+    def set_readouts(self, readouts: list[dict[str, Any]] | None) -> None:
+        """New readouts: same columns → dataChanged only (cheap); new columns → reset."""
+        rows = [flatten(r) for r in readouts] if readouts else [{} for _ in self.samples]
+        cols: dict[str, None] = {}
+        for r in rows[:200]:
+            for k, v in r.items():
+                if k not in _SKIP and not (isinstance(v, str) and len(v) > 40):
+                    cols.setdefault(k)
+        columns = list(cols)[:MAX_METRIC_COLUMNS]
+        if columns == self.columns and len(rows) == len(self.rows):
+            self.rows = rows
+            if self.rows and self.columns:
+                self.dataChanged.emit(self.index(0, len(FIXED)),
+                                      self.index(len(rows) - 1, self.columnCount() - 1))
+            return
+        self.beginResetModel()
+        self.rows, self.columns = rows, columns
+        self.endResetModel()
+
+    def set_verdicts(self, verdicts: dict[str, str]) -> None:
+        self.verdicts = verdicts
+        if self.samples:
+            col = FIXED.index("verdict")
+            self.dataChanged.emit(self.index(0, col), self.index(len(self.samples) - 1, col))
+
+    def row_of(self, i: int) -> Row:
+        return Row(self.samples[i], self.rows[i] if i < len(self.rows) else {},
+                   self.verdicts.get(self.samples[i].id))
+
+    def value(self, row: int, col: int) -> Any:
+        s = self.samples[row]
+        if col == 0:
+            return row + 1
+        if col == 1:
+            return s.id
+        if col == 2:
+            return s.group or ""
+        if col == 3:
+            if row not in self._prompt_text:
+                self._prompt_text[row] = " | ".join(p.text for p in s.prompts)
+            return self._prompt_text[row]
+        if col == 4:
+            return self.verdicts.get(s.id, "")
+        return self.rows[row].get(self.columns[col - len(FIXED)]) if row < len(self.rows) else None
+
+    # ------------------------------------------------------------ Qt model API
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.samples)
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(FIXED) + len(self.columns)
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return _fmt(self.value(index.row(), index.column()))
+        if role == SORT_ROLE:
+            v = self.value(index.row(), index.column())
+            if isinstance(v, bool):
+                return float(v)
+            return v if isinstance(v, (int, float)) else (float("-inf") if v is None else str(v))
+        if role == Qt.ItemDataRole.TextAlignmentRole and index.column() >= len(FIXED):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        name = FIXED[section] if section < len(FIXED) else self.columns[section - len(FIXED)]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return name
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return metric_tooltip(name, self.help)
+        return None
+
+
+def metric_tooltip(name: str, help_: dict[str, str]) -> str | None:
+    """The definition of a (possibly dotted/indexed) metric key from a kind's metric_help."""
+    if name in help_:
+        return f"{name}: {help_[name]}"
+    leaf = name.replace("]", "").replace("[", ".").split(".")
+    for part in reversed(leaf):
+        if part in help_:
+            return f"{name}: {help_[part]}"
+    return None
+
+
+class SampleFilterProxy(QSortFilterProxyModel):
+    """Search text over id/group/prompts plus one :class:`Filter`."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.filter: Filter = Filter()
+        self.search = ""
+        self.setSortRole(SORT_ROLE)
+
+    def refilter(self) -> None:
+        """Re-run the row filter (Qt ≥ 6.9 API, falling back to invalidateFilter)."""
+        if hasattr(self, "beginFilterChange"):
+            self.beginFilterChange()
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:  # pragma: no cover - older Qt
+            self.invalidateFilter()
+
+    def set_filter(self, f: Filter) -> None:
+        self.filter = f
+        self.refilter()
+
+    def set_search(self, text: str) -> None:
+        self.search = text.strip().lower()
+        self.refilter()
+
+    def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:  # noqa: N802
+        model: SampleTableModel = self.sourceModel()
+        if self.search:
+            hay = f"{model.value(row, 1)} {model.value(row, 2)} {model.value(row, 3)}".lower()
+            if self.search not in hay:
+                return False
+        return self.filter(model.row_of(row))
+
+    def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:  # noqa: N802
+        a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            return a < b
+        return str(a) < str(b)
+
+
+class SampleBrowser(QWidget):
+    """Search box, filter presets, free filter expression and the sample table."""
+
+    sampleActivated = Signal(int)  # source row
+    message = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = SampleTableModel(self)
+        self.proxy = SampleFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.search = QLineEdit(placeholderText="search id, group, prompt…")
+        self.search.textChanged.connect(self.proxy.set_search)
+        self.presets = QComboBox()
+        self.presets.currentIndexChanged.connect(self._preset_chosen)
+        self.expression = QLineEdit(placeholderText="filter, e.g. IoU_fact < 0.5 (Enter)")
+        self.expression.returnPressed.connect(self._expression_entered)
+        self.count = QLabel("")
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(20)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.setAlternatingRowColors(True)
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self._filters: list[Filter] = []
+        self._kind: str | None = None
+        top = QHBoxLayout()
+        top.addWidget(self.presets, 1)
+        top.addWidget(self.count)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.search)
+        lay.addLayout(top)
+        lay.addWidget(self.expression)
+        lay.addWidget(self.table, 1)
+        self.proxy.layoutChanged.connect(self._update_count)
+        self.proxy.rowsInserted.connect(self._update_count)
+        self.proxy.rowsRemoved.connect(self._update_count)
+        self.proxy.modelReset.connect(self._update_count)
+
+    # ------------------------------------------------------------ content
+    def set_benchmark(self, kind: str | None, samples: list[Sample], help_: dict[str, str]) -> None:
+        self._kind = kind
+        self.model.set_samples(samples, help_)
+        self._refresh_presets()
+
+    def set_readouts(self, readouts: list[dict[str, Any]] | None) -> None:
+        before = list(self.model.columns)
+        self.model.set_readouts(readouts)
+        if self.model.columns != before:
+            self._refresh_presets()
+        self.proxy.refilter()
+        self._update_count()
+
+    def _refresh_presets(self) -> None:
+        current = self.presets.currentText()
+        self._filters = presets_for(self._kind, self.model.columns)
+        self.presets.blockSignals(True)
+        self.presets.clear()
+        self.presets.addItems([f.label for f in self._filters])
+        idx = self.presets.findText(current)
+        self.presets.setCurrentIndex(max(idx, 0))
+        self.presets.blockSignals(False)
+        self.proxy.set_filter(self._filters[max(idx, 0)])
+
+    def _preset_chosen(self, i: int) -> None:
+        if 0 <= i < len(self._filters):
+            self.expression.clear()
+            self.proxy.set_filter(self._filters[i])
+            self._update_count()
+
+    def set_expression(self, text: str) -> bool:
+        """Apply a typed filter expression; an unreadable one is reported, not applied."""
+        try:
+            f = Expression(text)
+        except MasklensError as exc:
+            self.message.emit(str(exc))
+            return False
+        missing = f.bind(self.model.columns)
+        if missing:
+            self.message.emit(f"no column named {', '.join(missing)} (see the table's headers)")
+            return False
+        self.proxy.set_filter(f)
+        self._update_count()
+        return True
+
+    def _expression_entered(self) -> None:
+        text = self.expression.text().strip()
+        if text:
+            self.set_expression(text)
+        else:
+            self._preset_chosen(self.presets.currentIndex())
+
+    def _update_count(self, *_: Any) -> None:
+        self.count.setText(f"{self.proxy.rowCount()} / {self.model.rowCount()}")
+
+    # ------------------------------------------------------------ navigation
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            self.sampleActivated.emit(self.proxy.mapToSource(current).row())
+
+    def select_source_row(self, row: int) -> None:
+        idx = self.proxy.mapFromSource(self.model.index(row, 0))
+        if idx.isValid() and self.table.currentIndex().row() != idx.row():
+            self.table.selectRow(idx.row())
+            self.table.scrollTo(idx)
+
+    def step(self, delta: int) -> bool:
+        """Move to the next/previous visible row (i.e. the next match of the current filter)."""
+        n = self.proxy.rowCount()
+        if not n:
+            return False
+        cur = self.table.currentIndex()
+        row = (cur.row() + delta) if cur.isValid() else (0 if delta > 0 else n - 1)
+        if not 0 <= row < n:
+            return False
+        self.table.selectRow(row)
+        self.table.scrollTo(self.proxy.index(row, 0))
+        return True
+
+    def next_match_after(self, source_row: int) -> int | None:
+        """The next visible source row after ``source_row`` (view order when it is visible,
+        benchmark order otherwise); None when there is none."""
+        cur = self.proxy.mapFromSource(self.model.index(source_row, 0))
+        rows = [self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in range(self.proxy.rowCount())]
+        if cur.isValid():
+            return rows[cur.row() + 1] if cur.row() + 1 < len(rows) else None
+        later = [r for r in rows if r > source_row]
+        return min(later) if later else None

@@ -1,0 +1,299 @@
+"""The main window: wires the state, browser, views, prompt bar, readouts, jobs and settings."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget, QVBoxLayout, QWidget
+
+from masklens.core.errors import MasklensError
+from masklens.core.scoring import get_kind
+from masklens.gui import integrations
+from masklens.gui.browser import SampleBrowser
+from masklens.gui.images import ImageStore
+from masklens.gui.live_list import LiveList
+from masklens.gui.message_bar import MessageBar
+from masklens.gui.open_dialog import has_predictions, parse_kind_args
+from masklens.gui.prompt_bar import PromptBar
+from masklens.gui.readout_panel import ReadoutPanel
+from masklens.gui.sample_view import LayerToggles, RenderContext, SampleViewWidget
+from masklens.gui.settings import Settings
+from masklens.gui.state import AppState
+from masklens.gui.status import StatusBar
+from masklens.gui.view_toolbar import ViewToolbar
+from masklens.gui.views import view_for
+from masklens.gui.window_actions import WindowActions
+from masklens.gui.workers import JobRunner
+
+log = logging.getLogger(__name__)
+
+
+class MainWindow(WindowActions, QMainWindow):
+    def __init__(self, settings: Settings | None = None, *, settings_path: Path | None = None) -> None:
+        super().__init__()
+        self.setWindowTitle("masklens")
+        self.setAcceptDrops(True)
+        self.settings_path = settings_path
+        if settings is None:
+            settings, warn = Settings.load(settings_path)
+        else:
+            warn = None
+        self.settings = settings
+        self.state = AppState()
+        self.store = ImageStore()
+        self.jobs = JobRunner(self)
+        self.segmenters: dict[str, Any] = {}
+        self.toggles = LayerToggles(gt_opacity=settings.gt_opacity, pred_opacity=settings.pred_opacity,
+                                    outlines=settings.outlines, colours=dict(settings.colours))
+        self._build_widgets()
+        self._build_menus()
+        self._connect()
+        self.resize(1500, 950)
+        if settings.geometry:
+            self.restoreGeometry(QByteArray.fromBase64(settings.geometry.encode()))
+        if settings.window_state:
+            self.restoreState(QByteArray.fromBase64(settings.window_state.encode()))
+        if warn:
+            self.message_bar.show_message(warn, "warning")
+
+    # ------------------------------------------------------------ layout
+    def _build_widgets(self) -> None:
+        self.message_bar = MessageBar()
+        self.prompt_bar = PromptBar()
+        self.prompt_bar.history = list(self.settings.prompt_history)
+        self.prompt_bar.select_model(self.settings.model)
+        self.sample_view = SampleViewWidget()
+        self.compare_view = SampleViewWidget()
+        self.compare_view.empty.setText("Typed prompts appear here side by side: type a prompt above and Run.")
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.sample_view, "Sample")
+        self.tabs.addTab(self.compare_view, "Compare typed prompts")
+        central = QWidget()
+        lay = QVBoxLayout(central)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.message_bar)
+        lay.addWidget(self.prompt_bar)
+        lay.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+        self.view_toolbar = ViewToolbar(self.toggles, self)
+        self.addToolBar(self.view_toolbar)
+        self.browser = SampleBrowser()
+        self.readout_panel = ReadoutPanel()
+        self.live_list = LiveList()
+        self.browser_dock = self._dock("Samples", self.browser, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.readout_dock = self._dock("Readout", self.readout_panel, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.live_dock = self._dock("Typed prompts", self.live_list, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.review_panel = integrations.review_panel(self)
+        if self.review_panel is not None:
+            self.review_dock = self._dock("Review", self.review_panel, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.resizeDocks([self.browser_dock, self.readout_dock], [380, 330], Qt.Orientation.Horizontal)
+        self.status = StatusBar(self)
+        self.setStatusBar(self.status)
+
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title.lower().replace(' ', '-')}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_menus(self) -> None:
+        m = self.menuBar().addMenu("&File")
+        m.addAction(QAction("Open &benchmark…", self, shortcut=QKeySequence.StandardKey.Open,
+                            triggered=lambda: self.open_benchmark_dialog()))
+        m.addAction(QAction("Open &predictions…", self, shortcut="Ctrl+Shift+O",
+                            triggered=self.open_predictions_dialog))
+        m.addAction(QAction("Open &demo", self, triggered=lambda: self.open_demo()))
+        self.recent_menu = m.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        report = integrations.report_action(self)
+        if report is not None:
+            m.addSeparator()
+            m.addAction(report)
+        m.addSeparator()
+        m.addAction(QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit, triggered=self.close))
+        nav = self.menuBar().addMenu("&Navigate")
+        self.nav_actions = {
+            "next": QAction("Next sample", self, shortcuts=[QKeySequence("PgDown"), QKeySequence("Alt+Right")],
+                            triggered=lambda: self.step_sample(1)),
+            "previous": QAction("Previous sample", self, shortcuts=[QKeySequence("PgUp"), QKeySequence("Alt+Left")],
+                                triggered=lambda: self.step_sample(-1)),
+            "next_match": QAction("Next failure (match of the current filter)", self, shortcut="F3",
+                                  triggered=self.next_match),
+        }
+        for a in self.nav_actions.values():
+            nav.addAction(a)
+            self.addAction(a)
+        ev = integrations.evaluate_action(self)
+        if ev is not None:
+            self.menuBar().addMenu("&Evaluate").addAction(ev)
+        view = self.menuBar().addMenu("&View")
+        for d in self.findChildren(QDockWidget):
+            view.addAction(d.toggleViewAction())
+        if self.review_panel is not None:
+            for a in integrations.review_shortcuts(self.review_panel):
+                self.addAction(a)
+
+    def _connect(self) -> None:
+        s = self.state
+        s.benchmarkChanged.connect(self._benchmark_changed)
+        s.sampleChanged.connect(self._sample_changed)
+        s.readoutsChanged.connect(self._readouts_changed)
+        s.predictionsChanged.connect(self._predictions_changed)
+        s.liveChanged.connect(self._live_changed)
+        self.browser.sampleActivated.connect(self.state.set_index)
+        self.browser.message.connect(lambda t: self.message_bar.show_message(t, "warning"))
+        self.readout_panel.sliders.paramsChanged.connect(self.set_params)
+        self.prompt_bar.runRequested.connect(self.run_prompt)
+        self.prompt_bar.cancelRequested.connect(self.jobs.cancel_all)
+        self.view_toolbar.togglesChanged.connect(self.render)
+        self.view_toolbar.activeSetChanged.connect(self.state.set_active)
+        self.view_toolbar.fitRequested.connect(lambda: self._current_view().fit())
+        self.view_toolbar.oneToOneRequested.connect(lambda: self._current_view().one_to_one())
+        self.live_list.changed.connect(self._live_changed)
+        self.jobs.started.connect(lambda n: self._jobs_changed())
+        self.jobs.finished.connect(lambda n: self._jobs_changed())
+        self.jobs.progressed.connect(self.status.show_progress)
+        self.jobs.failed.connect(lambda n, msg: self.message_bar.show_message(f"{n}: {msg}", "error"))
+        self.jobs.cancelled.connect(lambda n: self.message_bar.show_message(f"{n}: cancelled", "info"))
+        self.status.cancel.clicked.connect(self.jobs.cancel_all)
+        self.tabs.currentChanged.connect(lambda _: self.render())
+
+    def _current_view(self) -> SampleViewWidget:
+        return self.compare_view if self.tabs.currentIndex() == 1 else self.sample_view
+
+    def _jobs_changed(self) -> None:
+        self.status.set_busy(self.jobs.busy)
+        self.prompt_bar.set_busy(self.jobs.busy)
+        self.status.update_device()
+
+    # ------------------------------------------------------------ state → widgets
+    def _benchmark_changed(self) -> None:
+        kind, bench = self.state.kind, self.state.benchmark
+        self.readout_panel.help = dict(kind.metric_help) if kind else {}
+        self.readout_panel.sliders.set_specs(kind.params if kind else (), self.state.params)
+        self.browser.set_benchmark(kind.name if kind else None, bench.samples if bench else [],
+                                   dict(kind.metric_help) if kind else {})
+        self.view_toolbar.set_sets([], None)
+        self.setWindowTitle(f"masklens — {kind.title or kind.name}: {bench.name}" if kind and bench else "masklens")
+        integrations.attach_review_store(self)
+
+    def _predictions_changed(self) -> None:
+        self.view_toolbar.set_sets(list(self.state.prediction_sets), self.state.active)
+
+    def _readouts_changed(self) -> None:
+        self.browser.set_readouts(self.state.readouts.get(self.state.active or ""))
+        self.render()
+
+    def _sample_changed(self, index: int) -> None:
+        self.browser.select_source_row(index)
+        sample = self.state.sample
+        self.prompt_bar.set_sample(sample)
+        if self.review_panel is not None and sample is not None and self.state.benchmark is not None:
+            integrations.review_set_sample(self)
+        self.render()
+
+    def _live_changed(self) -> None:
+        self.live_list.set_results(self.state.live_for_sample())
+        self.render()
+
+    def render(self) -> None:
+        """Redraw the visible view and the readout panel for the current sample."""
+        sample, kind = self.state.sample, self.state.kind
+        if sample is None or kind is None:
+            self.sample_view.show_panels([], None, 1)
+            return
+        t = self.state.params.get("score_threshold", 0.5)
+        preds = self.state.predictions()
+        live = {f"live:{r.id}": r for r in self.state.live_for_sample()}
+
+        def prediction(pid: str | None) -> Any:
+            if pid is None:
+                return None
+            if pid in live:
+                return live[pid].prediction
+            return preds.get(pid) if preds else None
+
+        ctx = RenderContext(self.store, sample, prediction, t, self.toggles, self._caption(live, prediction, t))
+        if self.tabs.currentIndex() == 1:
+            specs = self.live_list.panel_specs(sample)
+            self.compare_view.show_panels(specs, ctx, min(3, max(1, len(specs))))
+        else:
+            view = view_for(kind.name)
+            specs = view.panels(sample)
+            self.sample_view.show_panels(specs, ctx, view.grid_columns(len(specs)))
+        self._show_readout()
+        n = len(self.state.benchmark.samples)
+        self.status.set_sample(f"sample {self.state.index + 1}/{n}: {sample.id}"
+                               + (f" · {sample.group}" if sample.group else ""))
+
+    def _caption(self, live: dict, prediction, t: float):
+        from masklens.core.readout import generic_readout
+
+        sample = self.state.sample
+
+        def caption(spec) -> str:
+            pred = prediction(spec.prompt_id)
+            if spec.prompt_id is None:
+                return ""
+            if pred is None:
+                return "no prediction"
+            prompt = live[spec.prompt_id].prompt if spec.prompt_id in live else sample.prompt(spec.prompt_id)
+            g = generic_readout(sample, prompt, pred, t)
+            iou = "–" if g["iou"] is None else f"{g['iou']:.3f}"
+            return (f"IoU(∪ s≥{t:.2f}) {iou} · kept {g['n_accepted']}/{g['n_instances']}"
+                    f" · max s {g['max_score']:.2f}")
+
+        return caption
+
+    def _show_readout(self) -> None:
+        sections: list[tuple[str, Any]] = []
+        rec = self.state.readout()
+        if rec is not None:
+            sections.append((f"{self.state.kind.title or self.state.kind.name} · {self.state.active}", rec))
+        elif self.state.sample is not None:
+            sections.append(("benchmark readout", "open predictions or run a prompt"))
+        for r in self.state.live_for_sample():
+            sections.append((f"typed #{r.id} {r.label}", {
+                "generic": r.generic,
+                "benchmark (prompt replaced)": r.benchmark if r.benchmark is not None
+                else "no benchmark prompt of this role",
+            }))
+        self.readout_panel.show_readouts(sections)
+
+    # ------------------------------------------------------------ params
+    def set_params(self, params: dict[str, float]) -> None:
+        self.state.set_params(params)
+        if self.state.kind is not None:
+            self.settings.params[self.state.kind.name] = dict(self.state.params)
+
+    # ------------------------------------------------------------ opening
+    def open_benchmark(self, kind_name: str, argv: list[str], *, sync: bool = False) -> bool:
+        """Open ``kind_name`` with its CLI arguments; errors go to the message bar."""
+        try:
+            kind = get_kind(kind_name)
+            ns = parse_kind_args(kind, argv)
+        except (MasklensError, ImportError) as exc:
+            self.message_bar.show_message(f"cannot open {kind_name}: {exc}", "error")
+            return False
+        from masklens.gui import tasks
+
+        def loaded(res: tasks.Loaded) -> None:
+            self._loaded(res)
+            if has_predictions(kind, ns):
+                self.attach_predictions(ns, Path(str(next(iter(self._pred_values(kind, ns).values()), "predictions"))).name, sync=sync)
+
+        return self.start("open benchmark", tasks.load_benchmark, kind, ns, argv, on_done=loaded, sync=sync)
+
+    def _loaded(self, res: Any) -> None:
+        label = f"{res.kind.title or res.kind.name}: {res.benchmark.name}"
+        if res.argv:
+            self.settings.add_recent(res.kind.name, res.argv, label)
+        self.state.set_benchmark(res.kind, res.benchmark, res.namespace, res.argv,
+                                 self.settings.params.get(res.kind.name))
+        self.message_bar.show_message(f"opened {label} ({len(res.benchmark.samples)} samples)", "info")

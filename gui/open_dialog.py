@@ -1,0 +1,211 @@
+"""File › Open benchmark… / Open predictions…: a form generated from the kind's argparse arguments.
+
+The form asks for exactly what ``kind.add_arguments`` declares (files, folders, lists of
+files, flags, choices); the result is an argv list parsed by the same parser, so what the
+GUI opens is what ``masklens score KIND argv…`` scores. Prediction arguments (dest contains
+"pred") are optional here: a benchmark can be opened without predictions.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from masklens.core.errors import MasklensError
+from masklens.core.scoring import BenchmarkKind, get_kind, kind_names
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise MasklensError(message)
+
+
+def is_prediction_arg(action: argparse.Action) -> bool:
+    return "pred" in action.dest.lower()
+
+
+def kind_parser(kind: BenchmarkKind, *, predictions_optional: bool = True) -> _Parser:
+    """The kind's argument parser (errors raise MasklensError instead of exiting)."""
+    parser = _Parser(prog=f"masklens score {kind.name}", add_help=False)
+    kind.add_arguments(parser)
+    if predictions_optional:
+        for a in parser._actions:
+            if is_prediction_arg(a):
+                a.required = False
+    return parser
+
+
+def file_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in parser._actions if not isinstance(a, argparse._HelpAction)]
+
+
+def parse_kind_args(kind: BenchmarkKind, argv: list[str]) -> argparse.Namespace:
+    return kind_parser(kind).parse_args(argv)
+
+
+def has_predictions(kind: BenchmarkKind, ns: argparse.Namespace) -> bool:
+    return any(is_prediction_arg(a) and getattr(ns, a.dest, None) for a in file_actions(kind_parser(kind)))
+
+
+def _is_dir(action: argparse.Action) -> bool:
+    text = f"{action.dest} {action.metavar or ''} {action.help or ''}".lower()
+    return any(w in text for w in ("dir", "folder", "root"))
+
+
+def _is_multi(action: argparse.Action) -> bool:
+    return isinstance(action, argparse._AppendAction) or action.nargs in ("+", "*")
+
+
+@dataclass
+class Field:
+    action: argparse.Action
+    widget: QWidget
+
+    def argv(self) -> list[str]:
+        a, w = self.action, self.widget
+        flag = a.option_strings[-1] if a.option_strings else None
+        if isinstance(w, QCheckBox):
+            return [flag] if w.isChecked() and flag else []
+        text = w.currentText() if isinstance(w, QComboBox) else w.findChild(QLineEdit).text()
+        values = [v.strip() for v in text.split(";") if v.strip()] if _is_multi(a) else (
+            [text.strip()] if text.strip() else [])
+        if not values:
+            return []
+        if flag is None:
+            return values
+        if isinstance(a, argparse._AppendAction):
+            return [x for v in values for x in (flag, v)]
+        return [flag, *values]
+
+
+def _path_widget(action: argparse.Action) -> QWidget:
+    box = QWidget()
+    edit = QLineEdit()
+    edit.setPlaceholderText("folder" if _is_dir(action) else ("files, separated by ;" if _is_multi(action) else "file"))
+    browse = QPushButton("Browse…")
+
+    def pick() -> None:
+        if _is_dir(action):
+            path = QFileDialog.getExistingDirectory(box, action.help or action.dest)
+            picked = [path] if path else []
+        elif _is_multi(action):
+            picked, _ = QFileDialog.getOpenFileNames(box, action.help or action.dest)
+        else:
+            path, _ = QFileDialog.getOpenFileName(box, action.help or action.dest)
+            picked = [path] if path else []
+        if picked:
+            edit.setText(";".join(picked))
+
+    browse.clicked.connect(pick)
+    lay = QHBoxLayout(box)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.addWidget(edit, 1)
+    lay.addWidget(browse)
+    return box
+
+
+class OpenDialog(QDialog):
+    """Choose a kind, fill its arguments; ``result_argv()`` is the argv for its parser."""
+
+    def __init__(self, parent: QWidget | None = None, *, kind: str | None = None,
+                 predictions_only: bool = False, preset: dict[str, str] | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Open predictions" if predictions_only else "Open benchmark")
+        self.predictions_only = predictions_only
+        self.kinds = QComboBox()
+        for name in kind_names():
+            try:
+                k = get_kind(name)
+            except (ImportError, MasklensError):
+                continue
+            self.kinds.addItem(f"{k.title or name} ({name})", name)
+        if kind:
+            self.kinds.setCurrentIndex(max(0, self.kinds.findData(kind)))
+        self.kinds.setEnabled(not predictions_only)
+        self.form_host = QWidget()
+        self.form = QFormLayout(self.form_host)
+        self.error = QLabel("")
+        self.error.setStyleSheet("color: #D55E00;")
+        self.error.setWordWrap(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._accept)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.kinds)
+        lay.addWidget(self.form_host)
+        lay.addWidget(self.error)
+        lay.addWidget(buttons)
+        self.fields: list[Field] = []
+        self.preset = dict(preset or {})
+        self.kinds.currentIndexChanged.connect(self._build)
+        self._build()
+        self.resize(640, self.sizeHint().height())
+
+    def kind(self) -> BenchmarkKind:
+        return get_kind(self.kinds.currentData())
+
+    def _build(self, *_: object) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.fields = []
+        if self.kinds.currentData() is None:
+            return
+        for a in file_actions(kind_parser(self.kind())):
+            if self.predictions_only and not is_prediction_arg(a):
+                continue
+            if isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+                w: QWidget = QCheckBox(a.help or "")
+            elif a.choices:
+                w = QComboBox()
+                w.addItems([str(c) for c in a.choices])
+            else:
+                w = _path_widget(a)
+                if a.dest in self.preset:
+                    w.findChild(QLineEdit).setText(self.preset[a.dest])
+            required = a.required and not is_prediction_arg(a)
+            label = (a.option_strings[-1] if a.option_strings else a.dest) + (" *" if required else "")
+            w.setToolTip(a.help or "")
+            self.form.addRow(label, w)
+            lbl = self.form.labelForField(w)
+            if lbl is not None:
+                lbl.setToolTip(a.help or "")
+            self.fields.append(Field(a, w))
+
+    def set_value(self, dest: str, text: str) -> None:
+        for f in self.fields:
+            if f.action.dest == dest:
+                if isinstance(f.widget, QComboBox):
+                    f.widget.setCurrentText(text)
+                elif isinstance(f.widget, QCheckBox):
+                    f.widget.setChecked(bool(text))
+                else:
+                    f.widget.findChild(QLineEdit).setText(text)
+
+    def result_argv(self) -> list[str]:
+        return [x for f in self.fields for x in f.argv()]
+
+    def _accept(self) -> None:
+        if self.predictions_only:
+            self.accept()
+            return
+        try:
+            parse_kind_args(self.kind(), self.result_argv())
+        except MasklensError as exc:
+            self.error.setText(str(exc))
+            return
+        self.accept()

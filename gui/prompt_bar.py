@@ -1,0 +1,176 @@
+"""The prompt bar: role (and hypernym level), image, prompt text with history, model, Run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+from masklens.core.errors import MasklensError
+from masklens.core.models.registry import backend_info, backend_names
+from masklens.core.schema import Role, Sample
+
+ROLES = [Role.POSITIVE, Role.NEGATIVE, Role.HYPERNYM, Role.MODAL, Role.AMODAL, Role.VOCABULARY]
+
+
+@dataclass
+class PromptRequest:
+    text: str
+    role: Role
+    level: int | None
+    image: str | None
+    model: str
+
+
+def model_availability() -> list[tuple[str, str, bool]]:
+    """(name, label, usable) for every registered backend."""
+    out = []
+    for name in backend_names():
+        try:
+            info = backend_info(name)
+        except (MasklensError, ImportError) as exc:
+            why = "not installed" if isinstance(exc, ImportError) else "unavailable"
+            out.append((name, f"{name} ({why})", False))
+            continue
+        note = " — needs weights" if info.needs_weights else ""
+        out.append((name, f"{info.title or name}{note}", True))
+    return out
+
+
+class PromptBar(QWidget):
+    runRequested = Signal(object)  # PromptRequest
+    cancelRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.role = QComboBox()
+        for r in ROLES:
+            self.role.addItem(r.value, r)
+        self.level = QSpinBox(minimum=1, maximum=9, prefix="p")
+        self.image = QComboBox()
+        self.text = QComboBox(editable=True)
+        self.text.setMinimumWidth(260)
+        self.text.lineEdit().setPlaceholderText("type a prompt…")
+        self.text.lineEdit().returnPressed.connect(self.request_run)
+        self.model = QComboBox()
+        self.run = QPushButton("Run")
+        self.run.setDefault(True)
+        self.run.clicked.connect(self.request_run)
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setEnabled(False)
+        self.cancel.clicked.connect(self.cancelRequested)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 2)
+        for w in (QLabel("Role"), self.role, self.level, self.image, QLabel("Prompt"), self.text,
+                  QLabel("Model"), self.model, self.run, self.cancel):
+            lay.addWidget(w, 1 if w is self.text else 0)
+        self.role.currentIndexChanged.connect(self._role_changed)
+        self.level.valueChanged.connect(lambda _: self._prefill())
+        self.image.currentIndexChanged.connect(lambda _: self._prefill())
+        self._sample: Sample | None = None
+        self.history: list[str] = []
+        self.refresh_models()
+        self._role_changed()
+
+    # ------------------------------------------------------------ models
+    def refresh_models(self, selected: str | None = None) -> None:
+        current = selected or self.model.currentData()
+        self.model.clear()
+        items: QStandardItemModel = self.model.model()
+        for name, label, usable in model_availability():
+            self.model.addItem(label, name)
+            items.item(self.model.count() - 1).setEnabled(usable)
+        idx = self.model.findData(current) if current else -1
+        if idx < 0:
+            idx = self.model.findData("demo")
+        self.model.setCurrentIndex(max(idx, 0))
+
+    def select_model(self, name: str) -> bool:
+        idx = self.model.findData(name)
+        if idx >= 0:
+            self.model.setCurrentIndex(idx)
+        return idx >= 0
+
+    # ------------------------------------------------------------ sample
+    def set_sample(self, sample: Sample | None) -> None:
+        self._sample = sample
+        self.image.blockSignals(True)
+        self.image.clear()
+        if sample is not None:
+            for key in sample.images:
+                self.image.addItem(key, key)
+        self.image.setVisible(self.image.count() > 1)
+        self.image.blockSignals(False)
+        if sample is not None and sample.prompts:
+            roles = [p.role for p in sample.prompts]
+            if self.current_role() not in roles:
+                self.set_role(roles[0])
+        self._prefill()
+
+    def current_role(self) -> Role:
+        return self.role.currentData()
+
+    def set_role(self, role: Role | str, level: int | None = None) -> None:
+        self.role.setCurrentIndex(self.role.findData(Role(role)))
+        if level is not None:
+            self.level.setValue(level)
+
+    def _role_changed(self, *_: object) -> None:
+        self.level.setVisible(self.current_role() == Role.HYPERNYM)
+        self._prefill()
+
+    def _prefill(self) -> None:
+        """Offer the sample's prompts of the chosen role first, then the history."""
+        role = self.current_role()
+        level = self.level.value() if role == Role.HYPERNYM else None
+        image = self.image.currentData()
+        ours: list[str] = []
+        if self._sample is not None:
+            for p in self._sample.prompts:
+                if p.role == role and (level is None or p.level == level) and (
+                    image is None or p.image == image or len(self._sample.images) < 2
+                ):
+                    ours.append(p.text)
+        items = list(dict.fromkeys(ours + self.history))
+        self.text.blockSignals(True)
+        self.text.clear()
+        self.text.addItems(items)
+        self.text.setCurrentIndex(0 if ours else -1)
+        if not ours:
+            self.text.setEditText("")
+        self.text.blockSignals(False)
+
+    def set_text(self, text: str) -> None:
+        self.text.setEditText(text)
+
+    def request(self) -> PromptRequest | None:
+        text = self.text.currentText().strip()
+        if not text:
+            return None
+        role = self.current_role()
+        return PromptRequest(
+            text=text,
+            role=role,
+            level=self.level.value() if role == Role.HYPERNYM else None,
+            image=self.image.currentData() if self.image.count() > 1 else None,
+            model=self.model.currentData() or "demo",
+        )
+
+    def request_run(self) -> None:
+        req = self.request()
+        if req is not None:
+            self.history = [req.text] + [t for t in self.history if t != req.text][:49]
+            self.runRequested.emit(req)
+
+    def set_busy(self, busy: bool) -> None:
+        self.run.setEnabled(not busy)
+        self.cancel.setEnabled(busy)

@@ -1,0 +1,100 @@
+"""Persistent GUI settings: a versioned JSON file in the platform's config directory.
+
+Written atomically (``core/io.py``); a missing, unreadable or older file yields the
+defaults merged with whatever could be read, never an exception.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from masklens.core.errors import MasklensError
+from masklens.core.io import atomic_write_json, read_json
+
+SETTINGS_VERSION = 1
+MAX_RECENT = 10
+MAX_HISTORY = 50
+
+#: Okabe–Ito colours (colour-blind safe): TP, FP, FN, ground truth, and per-layer colours
+DEFAULT_COLOURS: dict[str, str] = {
+    "tp": "#009E73",
+    "fp": "#D55E00",
+    "fn": "#56B4E9",
+    "gt": "#F0E442",
+    "gt2": "#CC79A7",
+    "pred": "#0072B2",
+    "pred2": "#E69F00",
+}
+
+
+def config_dir() -> Path:
+    """``$MASKLENS_CONFIG_DIR`` or platformdirs' user config dir for masklens."""
+    env = os.environ.get("MASKLENS_CONFIG_DIR")
+    if env:
+        return Path(env)
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("masklens", appauthor=False))
+
+
+@dataclass
+class Settings:
+    """Everything the window remembers between sessions."""
+
+    version: int = SETTINGS_VERSION
+    geometry: str = ""  # QMainWindow.saveGeometry() as base64
+    window_state: str = ""  # QMainWindow.saveState() (docks, toolbars) as base64
+    recent: list[dict[str, Any]] = field(default_factory=list)  # {"kind", "argv", "label"}
+    model: str = "demo"
+    model_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    params: dict[str, dict[str, float]] = field(default_factory=dict)  # kind -> {param: value}
+    colours: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_COLOURS))
+    gt_opacity: float = 0.45
+    pred_opacity: float = 0.55
+    outlines: bool = True
+    prompt_history: list[str] = field(default_factory=list)
+
+    @classmethod
+    def path(cls) -> Path:
+        return config_dir() / "gui-settings.json"
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> tuple[Settings, str | None]:
+        """Settings from disk plus a warning (None when all went well)."""
+        p = path or cls.path()
+        if not p.exists():
+            return cls(), None
+        try:
+            data = read_json(p)
+        except MasklensError as exc:
+            return cls(), f"settings ignored: {exc}"
+        if not isinstance(data, dict):
+            return cls(), f"settings ignored: {p}: expected a JSON object"
+        known = {f.name for f in fields(cls)}
+        out = cls()
+        for key, value in data.items():
+            if key in known and key != "version" and isinstance(value, type(getattr(out, key))):
+                setattr(out, key, value)
+        out.colours = {**DEFAULT_COLOURS, **{k: v for k, v in out.colours.items() if isinstance(v, str)}}
+        warn = None
+        if data.get("version") != SETTINGS_VERSION:
+            warn = f"settings from version {data.get('version')!r} migrated to {SETTINGS_VERSION}"
+        return out, warn
+
+    def save(self, path: Path | None = None) -> None:
+        atomic_write_json(path or self.path(), asdict(self))
+
+    # ------------------------------------------------------------ helpers
+    def add_recent(self, kind: str, argv: list[str], label: str) -> None:
+        entry = {"kind": kind, "argv": list(argv), "label": label}
+        self.recent = [entry] + [r for r in self.recent if r.get("argv") != entry["argv"]]
+        del self.recent[MAX_RECENT:]
+
+    def add_history(self, text: str) -> None:
+        text = text.strip()
+        if text:
+            self.prompt_history = [text] + [t for t in self.prompt_history if t != text]
+            del self.prompt_history[MAX_HISTORY:]

@@ -1,0 +1,163 @@
+"""The GUI's shared state, passed to panels and to the review/evaluate/report dialogs.
+
+Attributes (read them; change them through the methods so that views follow):
+
+* ``kind`` – the :class:`~masklens.core.scoring.BenchmarkKind` of the open benchmark (or None)
+* ``benchmark`` – the loaded :class:`~masklens.core.schema.Benchmark` (or None)
+* ``namespace`` / ``argv`` – the parsed arguments / command-line words it was opened with
+  (``masklens score <kind> <argv…>`` reproduces the scoring)
+* ``prediction_sets`` – name → :class:`~masklens.core.schema.PredictionSet` (replay files, model runs)
+* ``scorers`` – name → :class:`~masklens.core.scoring.Scorer` (cached overlaps per prediction set)
+* ``active`` – name of the prediction set shown on the canvas and in the browser (or None)
+* ``params`` – current scoring parameters (slider values), e.g. ``{"score_threshold": 0.5}``
+* ``readouts`` – name → per-sample readout records for ``params`` (same order as the samples)
+* ``index`` – index of the current sample in ``benchmark.samples``
+* ``live`` – typed-prompt results (:class:`LiveResult`) of this session, newest last
+* ``review_store`` – a ``masklens.core.review.ReviewStore`` when one is open, else None
+* ``model`` – the model (backend name) selected in the prompt bar
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from masklens.core.schema import Benchmark, Prediction, PredictionSet, Prompt, Sample
+from masklens.core.scoring import BenchmarkKind, Scorer
+
+
+@dataclass
+class LiveResult:
+    """One typed prompt run on one model: the prediction and both readouts."""
+
+    id: int
+    sample_id: str
+    prompt: Prompt
+    model: str
+    prediction: Prediction
+    generic: dict[str, Any]
+    benchmark: dict[str, Any] | None
+    replaced: str | None = None  # id of the benchmark prompt it replaces (None: none)
+    shown: bool = True
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        lvl = f" p{self.prompt.level}" if self.prompt.level is not None else ""
+        return f"{self.model}: “{self.prompt.text}” ({self.prompt.role.value}{lvl})"
+
+
+class AppState(QObject):
+    """Current benchmark, prediction sets, parameters and sample; emits when they change."""
+
+    benchmarkChanged = Signal()
+    sampleChanged = Signal(int)
+    predictionsChanged = Signal()
+    readoutsChanged = Signal()
+    liveChanged = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kind: BenchmarkKind | None = None
+        self.benchmark: Benchmark | None = None
+        self.namespace: argparse.Namespace | None = None
+        self.argv: list[str] = []
+        self.prediction_sets: dict[str, PredictionSet] = {}
+        self.scorers: dict[str, Scorer] = {}
+        self.active: str | None = None
+        self.params: dict[str, float] = {}
+        self.readouts: dict[str, list[dict[str, Any]]] = {}
+        self.index = 0
+        self.live: list[LiveResult] = []
+        self.review_store: Any = None
+        self.model = "demo"
+        self._live_ids = 0
+
+    # ------------------------------------------------------------ benchmark
+    def set_benchmark(
+        self, kind: BenchmarkKind, benchmark: Benchmark, namespace: argparse.Namespace | None,
+        argv: list[str] | None = None, params: dict[str, float] | None = None,
+    ) -> None:
+        self.kind, self.benchmark = kind, benchmark
+        self.namespace, self.argv = namespace, list(argv or [])
+        self.prediction_sets, self.scorers, self.readouts = {}, {}, {}
+        self.active, self.index, self.live = None, 0, []
+        self.params = kind.resolve_params({k: v for k, v in (params or {}).items()
+                                           if k in kind.default_params()})
+        self.benchmarkChanged.emit()
+        self.sampleChanged.emit(0)
+
+    def add_predictions(self, name: str, predictions: PredictionSet, scorer: Scorer) -> None:
+        """Attach a scored prediction set (becomes active) and derive its readouts."""
+        self.prediction_sets[name] = predictions
+        self.scorers[name] = scorer
+        self.readouts[name] = scorer.readouts(self.params)
+        self.active = name
+        self.predictionsChanged.emit()
+        self.readoutsChanged.emit()
+
+    def set_active(self, name: str | None) -> None:
+        if name != self.active and (name is None or name in self.prediction_sets):
+            self.active = name
+            self.predictionsChanged.emit()
+            self.readoutsChanged.emit()
+
+    def set_params(self, params: dict[str, float]) -> None:
+        """New slider values: every readout re-derived from cached overlaps (no mask touched)."""
+        if self.kind is None:
+            return
+        self.params = self.kind.resolve_params(params)
+        for name, scorer in self.scorers.items():
+            self.readouts[name] = scorer.readouts(self.params)
+        for r in self.live:
+            self._rescore_live(r)
+        self.readoutsChanged.emit()
+
+    # ------------------------------------------------------------ samples
+    @property
+    def sample(self) -> Sample | None:
+        if self.benchmark is None or not self.benchmark.samples:
+            return None
+        return self.benchmark.samples[self.index]
+
+    def set_index(self, index: int) -> None:
+        if self.benchmark is None or not self.benchmark.samples:
+            return
+        index = max(0, min(index, len(self.benchmark.samples) - 1))
+        if index != self.index:
+            self.index = index
+            self.sampleChanged.emit(index)
+
+    def predictions(self) -> PredictionSet | None:
+        return self.prediction_sets.get(self.active) if self.active else None
+
+    def readout(self, index: int | None = None) -> dict[str, Any] | None:
+        rows = self.readouts.get(self.active or "")
+        i = self.index if index is None else index
+        return rows[i] if rows is not None and i < len(rows) else None
+
+    # ------------------------------------------------------------ live prompts
+    def add_live(self, result: LiveResult) -> None:
+        self._live_ids += 1
+        result.id = self._live_ids
+        self.live.append(result)
+        self.liveChanged.emit()
+
+    def live_for_sample(self, sample_id: str | None = None) -> list[LiveResult]:
+        sid = sample_id or (self.sample.id if self.sample else None)
+        return [r for r in self.live if r.sample_id == sid]
+
+    def _rescore_live(self, r: LiveResult) -> None:
+        from masklens.core.readout import benchmark_readout, generic_readout
+
+        sample = self.benchmark.sample(r.sample_id) if self.benchmark else None
+        if sample is None or self.kind is None:
+            return
+        t = self.params.get("score_threshold", 0.5)
+        r.generic = generic_readout(sample, r.prompt, r.prediction, t)
+        r.benchmark = benchmark_readout(self.kind, sample, r.prompt, r.prediction, self.params,
+                                        self.predictions())

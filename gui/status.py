@@ -1,0 +1,63 @@
+"""The status bar: current sample, job progress with Cancel, device and GPU memory."""
+
+from __future__ import annotations
+
+import sys
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
+
+
+def device_text() -> str:
+    """"cpu", or the CUDA device with memory in use — without importing torch ourselves."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return "device: cpu (no model loaded)"
+    try:
+        if torch.cuda.is_available():
+            i = torch.cuda.current_device()
+            used = torch.cuda.memory_allocated(i) / 2**20
+            total = torch.cuda.get_device_properties(i).total_memory / 2**20
+            return f"device: cuda:{i} {torch.cuda.get_device_name(i)} · GPU mem {used:.0f}/{total:.0f} MiB"
+        if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+            return "device: mps"
+    except Exception:  # noqa: BLE001 - a status line must never fail
+        return "device: unknown"
+    return "device: cpu"
+
+
+class StatusBar(QStatusBar):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.sample = QLabel("")
+        self.progress = QProgressBar()
+        self.progress.setFixedWidth(220)
+        self.progress.setTextVisible(True)
+        self.progress.hide()
+        self.cancel = QPushButton("Cancel")
+        self.cancel.hide()
+        self.device = QLabel(device_text())
+        self.addWidget(self.sample, 1)
+        self.addPermanentWidget(self.progress)
+        self.addPermanentWidget(self.cancel)
+        self.addPermanentWidget(self.device)
+        self._timer = QTimer(self, interval=2000)
+        self._timer.timeout.connect(self.update_device)
+        self._timer.start()
+
+    def set_sample(self, text: str) -> None:
+        self.sample.setText(text)
+
+    def show_progress(self, name: str, done: int, total: int, text: str) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.progress.setFormat(f"{name}: {text} %v/%m" if total > 1 else f"{name}: {text}")
+
+    def set_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.cancel.setVisible(busy)
+        if not busy:
+            self.progress.reset()
+
+    def update_device(self) -> None:
+        self.device.setText(device_text())

@@ -1,0 +1,121 @@
+"""Job functions run on the thread pool (no widgets touched here): loading, scoring, inference.
+
+Each takes a :class:`~masklens.gui.workers.JobContext` first, reports progress through it
+(which raises Cancelled once the user cancelled) and returns plain data for the GUI thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from masklens.core.errors import MasklensError
+from masklens.core.models.base import Segmenter
+from masklens.core.readout import (
+    benchmark_readout,
+    generic_readout,
+    make_typed_prompt,
+    replaced_prompt,
+)
+from masklens.core.schema import Benchmark, PredictionSet, Role, Sample
+from masklens.core.scoring import BenchmarkKind, Scorer
+
+
+@dataclass
+class Loaded:
+    kind: BenchmarkKind
+    benchmark: Benchmark
+    namespace: argparse.Namespace
+    argv: list[str]
+
+
+def load_benchmark(ctx: Any, kind: BenchmarkKind, namespace: argparse.Namespace, argv: list[str]) -> Loaded:
+    ctx.progress(0, 1, f"loading {kind.title or kind.name}…")
+    bench = kind.load_benchmark(namespace)
+    if not bench.samples:
+        raise MasklensError(f"{kind.title or kind.name}: the benchmark has no samples",
+                            path=next(iter(bench.sources.values()), None))
+    ctx.progress(1, 1, f"{len(bench.samples)} samples")
+    return Loaded(kind, bench, namespace, argv)
+
+
+def score_predictions(
+    ctx: Any, kind: BenchmarkKind, benchmark: Benchmark, namespace: argparse.Namespace | None,
+    predictions: PredictionSet | None = None,
+) -> tuple[PredictionSet, Scorer]:
+    """Load predictions (unless given) and compute every sample's overlaps, with progress."""
+    if predictions is None:
+        ctx.progress(0, 1, "reading predictions…")
+        predictions = kind.load_predictions(namespace, benchmark)
+    n = len(benchmark.samples)
+    step = max(1, n // 200)
+
+    def progress(i: int, total: int) -> None:
+        if i % step == 0 or i == total:
+            ctx.progress(i, total, "scoring")
+        else:
+            ctx.check()
+
+    scorer = Scorer(kind, benchmark, predictions, progress=progress)
+    return predictions, scorer
+
+
+def with_predictions(namespace: argparse.Namespace, dest_values: dict[str, Any]) -> argparse.Namespace:
+    ns = copy.copy(namespace)
+    for k, v in dest_values.items():
+        setattr(ns, k, v)
+    return ns
+
+
+@dataclass
+class PromptRun:
+    sample_id: str
+    prompt: Any
+    model: str
+    prediction: Any
+    generic: dict[str, Any]
+    benchmark: dict[str, Any] | None
+    replaced: str | None
+    seconds: float
+    device: str | None
+
+
+def run_prompt(
+    ctx: Any,
+    segmenter: Segmenter,
+    model: str,
+    image: np.ndarray,
+    kind: BenchmarkKind,
+    sample: Sample,
+    text: str,
+    role: Role,
+    level: int | None,
+    image_key: str | None,
+    params: dict[str, float],
+    base: PredictionSet | None,
+    serial: int,
+) -> PromptRun:
+    """Run one typed prompt on one model and derive both readouts."""
+    from masklens.core.models.runner import request_for, to_prediction
+
+    prompt = make_typed_prompt(sample, text, role, level=level, image=image_key,
+                               prompt_id=f"live:{serial}")
+    ctx.progress(0, 2, f"{model}: “{text}”")
+    t0 = time.perf_counter()
+    result = segmenter.segment(image, request_for(prompt))
+    seconds = time.perf_counter() - t0
+    ctx.progress(1, 2, "scoring")
+    prediction = to_prediction(prompt.id, result)
+    t = params.get("score_threshold", 0.5)
+    generic = generic_readout(sample, prompt, prediction, t)
+    bench = benchmark_readout(kind, sample, prompt, prediction, params, base)
+    replaced = replaced_prompt(sample, prompt.role, prompt.level, prompt.image)
+    device = (segmenter.provenance() or {}).get("device")
+    ctx.progress(2, 2, "done")
+    return PromptRun(sample.id, prompt, model, prediction, generic, bench,
+                     replaced.id if replaced else None, seconds, device)

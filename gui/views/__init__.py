@@ -1,0 +1,76 @@
+"""Per-benchmark sample views: which panels (image, prompt, ground truths) a sample shows.
+
+A view is a small class registered under a kind name; the generic renderer
+(:mod:`masklens.gui.sample_view`) draws its panels with synchronised pan/zoom.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from masklens.core.schema import Prompt, Sample
+
+
+@dataclass
+class PanelSpec:
+    """One canvas: an image, the prompt whose prediction is drawn, and ground truths.
+
+    ``gts[0]`` is the ground truth the prompt is scored against (filled, and used by the
+    TP/FP/FN error view); further keys are drawn as outlines (e.g. R2SM's other mask).
+    """
+
+    title: str
+    image: str
+    prompt_id: str | None = None
+    gts: list[str] = field(default_factory=list)
+
+
+class SampleView:
+    """Default view: one panel per prompt (at most ``max_panels``), in benchmark order."""
+
+    columns = 3
+    max_panels = 6
+
+    def prompts(self, sample: Sample) -> list[Prompt]:
+        return list(sample.prompts)
+
+    def panels(self, sample: Sample) -> list[PanelSpec]:
+        out = []
+        for p in self.prompts(sample)[: self.max_panels]:
+            out.append(PanelSpec(title=prompt_title(p, sample), image=p.image, prompt_id=p.id,
+                                 gts=self.gts_for(sample, p)))
+        if not out:
+            for key in list(sample.images)[: self.max_panels]:
+                out.append(PanelSpec(title=key, image=key, gts=list(sample.gts)[:1]))
+        return out
+
+    def gts_for(self, sample: Sample, prompt: Prompt) -> list[str]:
+        return [prompt.gt] if prompt.gt in sample.gts else []
+
+    def grid_columns(self, n_panels: int) -> int:
+        return max(1, min(self.columns, n_panels))
+
+
+def prompt_title(p: Prompt, sample: Sample) -> str:
+    role = p.role.value if p.level is None or p.role.value != "hypernym" else f"hypernym p{p.level}"
+    where = f" · on {p.image}" if len(sample.images) > 1 else ""
+    return f"{role}: “{p.text}”{where}"
+
+
+_VIEWS: dict[str, type[SampleView]] = {}
+
+
+def register_view(kind: str):
+    """Class decorator: use this view for benchmark kind ``kind``."""
+
+    def deco(cls: type[SampleView]) -> type[SampleView]:
+        _VIEWS[kind] = cls
+        return cls
+
+    return deco
+
+
+def view_for(kind: str | None) -> SampleView:
+    from masklens.gui.views import builtin  # noqa: F401 - registers the built-in views
+
+    return _VIEWS.get(kind or "", SampleView)()

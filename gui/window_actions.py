@@ -1,0 +1,234 @@
+"""The main window's commands (a mixin): opening, predictions, typed prompts, navigation, jobs,
+drag-and-drop and settings. Kept apart from the layout code in main_window.py."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import QDialog
+
+from masklens.core.errors import Cancelled, MasklensError
+from masklens.core.scoring import get_kind
+from masklens.gui.open_dialog import OpenDialog, file_actions, is_prediction_arg, kind_parser
+from masklens.gui.workers import error_message
+
+
+class _SyncContext:
+    def progress(self, done: int, total: int, text: str = "") -> None:
+        pass
+
+    def check(self) -> None:
+        pass
+
+
+class WindowActions:
+    """Mixed into MainWindow; uses its attributes (state, jobs, settings, widgets)."""
+
+    # ------------------------------------------------------------ jobs
+    def start(self, name: str, func: Any, *args: Any, on_done: Any = None, sync: bool = False) -> bool:
+        """Run ``func(ctx, *args)`` on the pool (or inline when ``sync``, e.g. for --screenshot)."""
+        if not sync:
+            self.jobs.run(name, func, *args, on_done=on_done)
+            return True
+        try:
+            value = func(_SyncContext(), *args)
+            if on_done is not None:
+                on_done(value)
+            return True
+        except Cancelled:
+            return False
+        except Exception as exc:  # noqa: BLE001 - shown, never a crash
+            self.message_bar.show_message(f"{name}: {error_message(exc)}", "error")
+            return False
+
+    # ------------------------------------------------------------ opening
+    def open_benchmark_dialog(self, kind: str | None = None, first_path: str | None = None) -> bool:
+        dlg = OpenDialog(self, kind=kind or (self.state.kind.name if self.state.kind else None))
+        if first_path:
+            required = [a for a in file_actions(kind_parser(dlg.kind())) if a.required]
+            if required:
+                dlg.set_value(required[0].dest, first_path)
+        if dlg.exec() != QDialog.DialogCode.Accepted:
+            return False
+        return self.open_benchmark(dlg.kinds.currentData(), dlg.result_argv())
+
+    def open_demo(self, kind: str | None = None, *, sync: bool = False) -> bool:
+        try:
+            from masklens.core.benchmarks.demo import demo_kinds, demo_namespace
+        except ImportError:
+            self.message_bar.show_message("the bundled demo benchmark is not installed", "error")
+            return False
+        kinds = demo_kinds()
+        name = kind or kinds[0]
+        if name not in kinds:
+            self.message_bar.show_message(f"no demo for '{name}' (demos: {', '.join(kinds)})", "error")
+            return False
+        try:
+            ns = demo_namespace(name, with_predictions=True)
+        except MasklensError as exc:
+            self.message_bar.show_message(str(exc), "error")
+            return False
+        from masklens.gui import tasks
+
+        kind_obj = get_kind(name)
+
+        def loaded(res: Any) -> None:
+            self._loaded(res)
+            if self._pred_values(kind_obj, ns):
+                self.attach_predictions(ns, "demo predictions", sync=sync)
+
+        return self.start("open demo", tasks.load_benchmark, kind_obj, ns, [], on_done=loaded, sync=sync)
+
+    @staticmethod
+    def _pred_values(kind: Any, ns: argparse.Namespace) -> dict[str, Any]:
+        return {a.dest: getattr(ns, a.dest) for a in file_actions(kind_parser(kind))
+                if is_prediction_arg(a) and getattr(ns, a.dest, None)}
+
+    def attach_predictions(self, namespace: argparse.Namespace, name: str, *, sync: bool = False) -> bool:
+        """Load and score a prediction set (a replay layer) named ``name``."""
+        from masklens.gui import tasks
+
+        kind, bench = self.state.kind, self.state.benchmark
+        if kind is None or bench is None:
+            self.message_bar.show_message("open a benchmark first", "warning")
+            return False
+        base, i = name, 2
+        while name in self.state.prediction_sets:
+            name, i = f"{base} ({i})", i + 1
+
+        def done(value: Any) -> None:
+            if self.state.benchmark is bench:
+                self.state.add_predictions(name, *value)
+                self.message_bar.show_message(f"predictions '{name}' scored", "info")
+
+        return self.start("score predictions", tasks.score_predictions, kind, bench, namespace,
+                          on_done=done, sync=sync)
+
+    def open_predictions_dialog(self) -> bool:
+        if self.state.kind is None or self.state.namespace is None:
+            self.message_bar.show_message("open a benchmark first", "warning")
+            return False
+        dlg = OpenDialog(self, kind=self.state.kind.name, predictions_only=True)
+        if dlg.exec() != QDialog.DialogCode.Accepted:
+            return False
+        return self.open_predictions(dlg.result_argv())
+
+    def open_predictions(self, pred_argv: list[str], name: str | None = None, *, sync: bool = False) -> bool:
+        """Attach predictions given as the kind's prediction arguments (e.g. ``["--pred", FILE]``)."""
+        kind = self.state.kind
+        try:
+            parsed = kind_parser(kind).parse_known_args(pred_argv)[0]
+        except MasklensError as exc:
+            self.message_bar.show_message(str(exc), "error")
+            return False
+        values = self._pred_values(kind, parsed)
+        if not values:
+            self.message_bar.show_message("no prediction file given", "warning")
+            return False
+        from masklens.gui.tasks import with_predictions
+
+        ns = with_predictions(self.state.namespace, values)
+        first = next(iter(values.values()))
+        label = name or Path(str(first[0] if isinstance(first, list) else first)).name
+        return self.attach_predictions(ns, label, sync=sync)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for r in self.settings.recent:
+            act = self.recent_menu.addAction(r.get("label", r.get("kind", "?")))
+            act.setToolTip(" ".join(r.get("argv", [])))
+            act.triggered.connect(lambda _=False, r=r: self.open_benchmark(r["kind"], list(r["argv"])))
+        if not self.settings.recent:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+
+    # ------------------------------------------------------------ typed prompts
+    def segmenter(self, name: str) -> Any:
+        """The backend ``name`` (created once; weights load lazily on first use)."""
+        from masklens.core.models.registry import create_segmenter
+
+        if name not in self.segmenters:
+            for other in list(self.segmenters):  # one model at a time: free the previous one
+                self.segmenters.pop(other).unload()
+            self.segmenters[name] = create_segmenter(name, **self.settings.model_options.get(name, {}))
+        return self.segmenters[name]
+
+    def run_prompt(self, req: Any, *, sync: bool = False) -> bool:
+        """Run a typed prompt (PromptRequest) on the current sample; the result becomes a layer."""
+        from masklens.gui import tasks
+        from masklens.gui.state import LiveResult
+
+        sample, kind = self.state.sample, self.state.kind
+        if sample is None or kind is None:
+            self.message_bar.show_message("open a benchmark first", "warning")
+            return False
+        try:
+            from masklens.core.readout import make_typed_prompt
+
+            image_key = make_typed_prompt(sample, req.text, req.role, level=req.level, image=req.image).image
+            rgb = self.store.rgb_for_model(sample.images[image_key])
+            seg = self.segmenter(req.model)
+        except (MasklensError, KeyError) as exc:
+            self.message_bar.show_message(f"cannot run {req.model}: {exc}", "error")
+            return False
+        self.settings.add_history(req.text)
+        self.settings.model = req.model
+        self.state.model = req.model
+
+        def done(run: tasks.PromptRun) -> None:
+            self.state.add_live(LiveResult(0, run.sample_id, run.prompt, run.model, run.prediction,
+                                           run.generic, run.benchmark, run.replaced, seconds=run.seconds))
+            self.status.update_device()
+
+        self._serial = getattr(self, "_serial", 0) + 1
+        serial = self._serial
+        return self.start(f"run {req.model}", tasks.run_prompt, seg, req.model, rgb, kind, sample,
+                          req.text, req.role, req.level, image_key, dict(self.state.params),
+                          self.state.predictions(), serial, on_done=done, sync=sync)
+
+    # ------------------------------------------------------------ navigation
+    def step_sample(self, delta: int) -> None:
+        self.state.set_index(self.state.index + delta)
+
+    def next_match(self) -> bool:
+        """Jump to the next sample that matches the browser's current filter (e.g. a failure)."""
+        row = self.browser.next_match_after(self.state.index)
+        if row is None:
+            self.message_bar.show_message("no further sample matches the current filter", "info")
+            return False
+        self.state.set_index(row)
+        return True
+
+    # ------------------------------------------------------------ drag and drop
+    def dragEnterEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_benchmark_dialog(first_path=paths[0])
+
+    # ------------------------------------------------------------ settings
+    def save_settings(self) -> None:
+        s = self.settings
+        s.geometry = bytes(self.saveGeometry().toBase64()).decode()
+        s.window_state = bytes(self.saveState().toBase64()).decode()
+        s.gt_opacity, s.pred_opacity = self.toggles.gt_opacity, self.toggles.pred_opacity
+        s.outlines, s.colours = self.toggles.outlines, dict(self.toggles.colours)
+        s.model = self.prompt_bar.model.currentData() or s.model
+        try:
+            s.save(self.settings_path)
+        except OSError as exc:
+            self.message_bar.show_message(f"settings not saved: {exc}", "warning")
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        self.jobs.cancel_all()
+        self.save_settings()
+        for seg in self.segmenters.values():
+            seg.unload()
+        if self.state.review_store is not None and hasattr(self.state.review_store, "close"):
+            self.state.review_store.close()
+        event.accept()
