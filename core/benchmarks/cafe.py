@@ -1,0 +1,363 @@
+"""CAFE (counterfactual attribute factuality): loader and scoring kind.
+
+Release format (COCO JSON): positive-prompt images carry ``text_input`` and
+``edit_type``; each negative-prompt image carries ``fp_source_id`` (its positive
+image's id), its own ``text_input`` and, in the release, the same ``edit_type``
+(the official script reads it from the negative entry; masklens falls back to the
+positive's). One pair — one ``Sample`` — per negative image, as the official script
+builds them. The target is the first annotation of the positive image; a positive
+image without annotation drops its pair. Both prompts are asked on the edited
+image (the positive entry's file; the negative entry's own ``file_name``, if any,
+is kept in the prompt's meta).
+
+Schema: ``images = {"image"}``; ``gts = {"target", "pos_entry", "neg_entry"}``
+(target = the first annotation; the entries' full annotation lists feed cgF1);
+prompts: positive (``source_id`` = positive image id) and negative (``source_id`` =
+negative image id), both scored against ``target``. Groups ``Overall``, ``SM``,
+``CC``, ``OC``. Metrics: :mod:`masklens.core.metrics.cafe` and, over the groups'
+image entries, :mod:`masklens.core.metrics.pcs`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from masklens.core.benchmarks.coco import load_coco
+from masklens.core.benchmarks.pcs import (
+    PCS_HELP,
+    SCORE_THRESHOLD,
+    StackCache,
+    add_images_flag,
+    entry_gt,
+    entry_overlaps,
+    exhaustive,
+    image_path,
+    instances_of,
+    load_coco_predictions,
+    non_crowd,
+    text_of,
+    write_coco_results,
+)
+from masklens.core.errors import DataFormatError
+from masklens.core.masks import Mask, iou_matrix
+from masklens.core.metrics.cafe import PairScores, aggregate, classify_pair
+from masklens.core.metrics.pcs import EntryStack, EntryTable, entry_table, summarize_entries
+from masklens.core.schema import (
+    Benchmark,
+    GroundTruth,
+    ImageRef,
+    PredictionSet,
+    Prompt,
+    Role,
+    Sample,
+)
+from masklens.core.scoring import BenchmarkKind, ParamSpec, Value
+
+EDIT_TYPES: dict[str, str] = {
+    "Superficial Mimicry": "SM",
+    "Context Conflict": "CC",
+    "Ontological Conflict": "OC",
+}
+GROUPS = ("Overall", "SM", "CC", "OC")
+
+IOU_THRESHOLD = ParamSpec(
+    "iou_threshold",
+    "--iou-threshold",
+    0.3,
+    help="an instance is target-aligned when its IoU with the target is ≥ τ",
+    symbol="τ",
+)
+
+CAFE_HELP: dict[str, str] = {
+    "N": "pairs (= negative prompts)",
+    "TA_TP": "positive prompts with an instance s ≥ t and IoU ≥ τ",
+    "TA_FN": "positive prompts that are not TA-TP (official script's TA-FN: UA_P + TA_FN_paper + UA_FN)",
+    "UA_P": "paper: positive accepted (s ≥ t) but no accepted instance aligned",
+    "TA_FN_paper": "paper: positive with no accepted instance but an aligned one (IoU ≥ τ, s < t)",
+    "UA_FN": "paper: positive with no accepted and no aligned instance",
+    "TA_FP": "negative prompts with an accepted, aligned instance",
+    "UA_FP": "negative prompts with accepted instances, none aligned",
+    "TN": "negative prompts with no accepted instance",
+    "AFPR": "TA_FP / N",
+    "UFPR": "UA_FP / N",
+    "IL_FPR": "AFPR + UFPR (CAFE's image-level FPR over negative prompts)",
+    "ACSR": "pairs with positive not TA-TP and negative TA-FP, / N",
+    "UCSR": "pairs with positive not TA-TP and negative UA-FP, / N",
+    "CSR": "ACSR + UCSR",
+    "SoftSwap": "pairs whose max negative score > max positive score (strict), / N",
+    **{k: v for k, v in PCS_HELP.items() if k not in ("N", "IL_FPR")},
+    "N_entries": "image entries (positive and negative) in the group's cgF1",
+    "IL_FPR_pcs": "SAM 3's IL_FPR over the group's image entries: IL_FP / (IL_FP + IL_TN + 1e-6)",
+}
+
+
+def edit_group(value: Any, path: Path, record: str) -> str:
+    """Map an ``edit_type`` (full name or SM/CC/OC) to its group."""
+    if isinstance(value, str):
+        if value in EDIT_TYPES:
+            return EDIT_TYPES[value]
+        if value in GROUPS[1:]:
+            return value
+    raise DataFormatError(
+        f"unknown edit_type {value!r}",
+        path=path,
+        record=record,
+        field="edit_type",
+        hint=f"expected one of {', '.join(EDIT_TYPES)}",
+    )
+
+
+def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
+    """Load a CAFE annotation file into one Sample per (positive, negative) pair."""
+    ds = load_coco(path)
+    p = ds.path
+    negatives = [im for im in ds.images.values() if "fp_source_id" in im.raw]
+    positives = {k: im for k, im in ds.images.items() if "fp_source_id" not in im.raw}
+    if not negatives:
+        raise DataFormatError(
+            "no negative-prompt image (an entry with 'fp_source_id'): not a CAFE annotation file",
+            path=p,
+            field="images",
+        )
+    cache: dict[Any, Mask] = {}
+    info: dict[str, Any] = {"dropped_pairs": 0}
+    samples: list[Sample] = []
+    paired: set[Any] = set()
+    for neg in negatives:
+        rec = f"image id {neg.id}"
+        pos_id = neg.raw["fp_source_id"]
+        pos = positives.get(pos_id) if isinstance(pos_id, (int, str)) else None
+        if pos is None:
+            raise DataFormatError(
+                f"fp_source_id {pos_id!r} points to no positive image",
+                path=p,
+                record=rec,
+                field="fp_source_id",
+            )
+        edit = neg.raw.get("edit_type", pos.raw.get("edit_type"))
+        if edit is None:
+            raise DataFormatError(
+                "missing field", path=p, record=f"image id {pos.id}", field="edit_type"
+            )
+        group = edit_group(edit, p, rec if "edit_type" in neg.raw else f"image id {pos.id}")
+        pos_text = text_of(pos, p, required=True)
+        neg_text = text_of(neg, p, required=True)
+        if (neg.height, neg.width) != (pos.height, pos.width):
+            raise DataFormatError(
+                f"size {neg.height}x{neg.width} differs from its positive image's {pos.height}x{pos.width}",
+                path=p,
+                record=rec,
+            )
+        pos_gt = entry_gt(ds, pos, "pos_entry", pos_text, cache)
+        if not pos_gt.masks:
+            info["dropped_pairs"] += 1
+            continue
+        paired.add(pos.id)
+        neg_gt = entry_gt(ds, neg, "neg_entry", neg_text, cache)
+        target = pos_gt.masks[0]
+        gts = {
+            "target": GroundTruth("target", [target], pos.height, pos.width, label=pos_text),
+            "pos_entry": pos_gt,
+            "neg_entry": neg_gt,
+        }
+        prompts = [
+            Prompt(
+                str(pos.id), pos_text, Role.POSITIVE, "image", "target", source_id=pos.id,
+                meta={"entry_gt": "pos_entry", "exhaustive": exhaustive(pos, p)},
+            ),
+            Prompt(
+                str(neg.id), neg_text, Role.NEGATIVE, "image", "target", source_id=neg.id,
+                meta={"entry_gt": "neg_entry", "exhaustive": exhaustive(neg, p),
+                      "file_name": neg.file_name},
+            ),
+        ]  # fmt: skip
+        samples.append(
+            Sample(
+                id=f"{pos.id}/{neg.id}",
+                images={
+                    "image": ImageRef(
+                        "image", image_path(images, pos), pos.height, pos.width, pos.id
+                    )
+                },
+                gts=gts,
+                prompts=prompts,
+                group=group,
+                meta={"edit_type": edit, "load_info": info},
+            )
+        )
+    info["unpaired_positives"] = sum(1 for k in positives if k not in paired)
+    sources = {"ann": p} | ({"images": Path(images)} if images is not None else {})
+    meta = dict(info, image_sizes={k: (im.height, im.width) for k, im in ds.images.items()})
+    return Benchmark("cafe", p.stem, samples, sources=sources, meta=meta)
+
+
+@dataclass
+class CafeOverlaps:
+    """Threshold-free cache of one pair."""
+
+    pair: PairScores
+    pos_table: EntryTable
+    neg_table: EntryTable
+    pos_entry: tuple[Any, bool]  # (image id, counts in cgF1)
+    neg_entry: tuple[Any, bool]
+    pos_instances: list[dict[str, float]]
+    neg_instances: list[dict[str, float]]
+    pos_missing: bool
+    neg_missing: bool
+
+
+def _prompt(sample: Sample, role: Role) -> Prompt:
+    for pr in sample.prompts:
+        if pr.role == role:
+            return pr
+    raise DataFormatError(f"CAFE sample has no {role.value} prompt", record=sample.id)
+
+
+class CafeKind(BenchmarkKind):
+    name = "cafe"
+    title = "CAFE"
+    groups = GROUPS
+    params = (SCORE_THRESHOLD, IOU_THRESHOLD)
+    metric_help = CAFE_HELP
+
+    def __init__(self) -> None:
+        self._cache = StackCache()
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--ann", required=True, metavar="FILE", help="CAFE annotation JSON")
+        parser.add_argument("--pred", required=True, metavar="FILE", help="COCO results JSON")
+        add_images_flag(parser)
+
+    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
+        return load_cafe(args.ann, getattr(args, "images", None))
+
+    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
+        # records on images of the file that are in no pair are read, then ignored
+        sizes = benchmark.meta.get("image_sizes", {})
+        return load_coco_predictions(args.pred, benchmark, ignorable=sizes)
+
+    def write_predictions(
+        self, benchmark: Benchmark, predictions: PredictionSet, out: Path
+    ) -> list[Path]:
+        return write_coco_results(benchmark, predictions, out, "cafe_results.json")
+
+    # ---------------------------------------------------------------- stage 1
+    def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> CafeOverlaps:
+        pos, neg = _prompt(sample, Role.POSITIVE), _prompt(sample, Role.NEGATIVE)
+        target = sample.gts[pos.gt or "target"]
+        h, w = target.height, target.width
+        pos_pred, neg_pred = predictions.get(pos.id), predictions.get(neg.id)
+        pos_masks, pos_scores = instances_of(pos_pred, h, w)
+        neg_masks, neg_scores = instances_of(neg_pred, h, w)
+        # one RLE IoU call for both prompts against the one target
+        col = iou_matrix(pos_masks + neg_masks, target.masks[:1])[:, 0] if target.masks else None
+        ious = (
+            [float(v) for v in col]
+            if col is not None
+            else [0.0] * (len(pos_masks) + len(neg_masks))
+        )
+        pos_ious, neg_ious = tuple(ious[: len(pos_masks)]), tuple(ious[len(pos_masks) :])
+        pos_gt = sample.gts.get(pos.meta.get("entry_gt", ""), target)
+        neg_gt = sample.gts.get(neg.meta.get("entry_gt", ""))
+        pos_nc = non_crowd(pos_gt)
+        if col is not None and len(pos_nc) == 1 and pos_nc[0] is target.masks[0]:
+            pos_table = entry_table(
+                pos_scores, [col[: len(pos_masks), None]]
+            )  # reuse the target IoUs
+        else:
+            pos_table = entry_overlaps(pos_masks, pos_scores, [pos_gt])[0]
+        if neg_gt is None or not non_crowd(neg_gt):
+            neg_table = entry_table(neg_scores, [iou_matrix(neg_masks, [])])
+        else:
+            neg_table = entry_overlaps(neg_masks, neg_scores, [neg_gt])[0]
+        return CafeOverlaps(
+            pair=PairScores(pos_scores, pos_ious, neg_scores, neg_ious),
+            pos_table=pos_table,
+            neg_table=neg_table,
+            pos_entry=(pos.source_id, bool(pos.meta.get("exhaustive", True))),
+            neg_entry=(neg.source_id, bool(neg.meta.get("exhaustive", True))),
+            pos_instances=[
+                {"score": s, "iou": v} for s, v in zip(pos_scores, pos_ious, strict=True)
+            ],
+            neg_instances=[
+                {"score": s, "iou": v} for s, v in zip(neg_scores, neg_ious, strict=True)
+            ],
+            pos_missing=pos_pred is None,
+            neg_missing=neg_pred is None,
+        )
+
+    # ---------------------------------------------------------------- stage 2
+    def sample_readout(
+        self, sample: Sample, overlaps: CafeOverlaps, params: Mapping[str, float]
+    ) -> dict[str, Any]:
+        pair = overlaps.pair
+        rec: dict[str, Any] = {
+            "id": sample.id,
+            "edit_type": sample.group,
+            "pos_image_id": overlaps.pos_entry[0],
+            "neg_image_id": overlaps.neg_entry[0],
+        }
+        rec.update(classify_pair(pair, params["score_threshold"], params["iou_threshold"]))
+        rec.update(
+            pos_max_score=pair.pos_max,
+            neg_max_score=pair.neg_max,
+            pos_max_iou=max(pair.pos_ious, default=0.0),
+            neg_max_iou=max(pair.neg_ious, default=0.0),
+            pos_missing=overlaps.pos_missing,
+            neg_missing=overlaps.neg_missing,
+            pos_instances=overlaps.pos_instances,
+            neg_instances=overlaps.neg_instances,
+        )
+        return rec
+
+    def _stacks(self, samples: list[Sample], overlaps: list[CafeOverlaps]) -> dict[str, EntryStack]:
+        tables: dict[str, dict[Any, EntryTable]] = {g: {} for g in GROUPS}
+        for s, o in zip(samples, overlaps, strict=True):
+            for (key, counts), table in ((o.pos_entry, o.pos_table), (o.neg_entry, o.neg_table)):
+                if counts:
+                    for g in ("Overall", s.group):
+                        if g in tables:
+                            tables[g].setdefault(key, table)
+        return {g: EntryStack.build(list(t.values())) for g, t in tables.items()}
+
+    def summarize(
+        self,
+        samples: list[Sample],
+        overlaps: list[CafeOverlaps],
+        readouts: list[dict[str, Any]],
+        params: Mapping[str, float],
+    ) -> dict[str, dict[str, Value]]:
+        stacks = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))
+        by_group: dict[str, list[dict[str, Any]]] = {g: [] for g in GROUPS}
+        for s, r in zip(samples, readouts, strict=True):
+            by_group["Overall"].append(r)
+            if s.group in by_group:
+                by_group[s.group].append(r)
+        out: dict[str, dict[str, Value]] = {}
+        for g in GROUPS:
+            summary = aggregate(by_group[g])
+            pcs = summarize_entries(stacks[g], params["score_threshold"])
+            pcs["N_entries"] = pcs.pop("N")
+            pcs["IL_FPR_pcs"] = pcs.pop("IL_FPR")
+            summary.update(pcs)
+            out[g] = summary
+        return out
+
+    def notes(self, samples: list[Sample], overlaps: list[CafeOverlaps]) -> list[str]:
+        out = []
+        info = samples[0].meta.get("load_info", {}) if samples else {}
+        if info.get("dropped_pairs"):
+            out.append(
+                f"{info['dropped_pairs']} pairs dropped: their positive image has no annotation"
+            )
+        missing = sum(o.pos_missing + o.neg_missing for o in overlaps)
+        if missing:
+            out.append(f"{missing} prompts have no prediction entry at all (scored as empty)")
+        return out
+
+
+KIND = CafeKind()
