@@ -183,8 +183,8 @@ class CGEBenchKind(BenchmarkKind):
         g = sample.gts[GT_KEY]
         union = g.union()
         levels = []
-        for pr in sorted(sample.prompts, key=lambda p: p.level or 0):
-            pred = predictions.get(pr.id)
+        for pr in level_prompts(sample):
+            pred = predictions.get(pr.id) if pr is not None else None
             insts = pred.instances if pred else []
             levels.append(([_fit(i.mask, g.height, g.width) for i in insts], [i.score for i in insts]))
         return cge.cge_areas(union, levels)
@@ -194,12 +194,12 @@ class CGEBenchKind(BenchmarkKind):
         g = overlaps.gt_area
         rec: dict[str, Any] = {"sample": sample.id, "image_id": sample.meta.get("image_id"), "gt_area": g}
         levels = []
-        for k, pr in enumerate(sorted(sample.prompts, key=lambda p: p.level or 0)):
+        for k, pr in enumerate(level_prompts(sample)):
             inter, cum = int(overlaps.inter[j, k]), int(overlaps.cumulative[j, k])
             rec[f"IoGT_p{k}"] = cge.iogt(inter, g)
             rec[f"cumulative_p{k}"] = cge.iogt(cum, g)
             levels.append({
-                "level": k, "prompt_id": pr.id, "text": pr.text,
+                "level": k, "prompt_id": pr.id if pr else None, "text": pr.text if pr else None,
                 "IoGT": cge.iogt(inter, g), "cumulative": cge.iogt(cum, g), "outcome": cge.outcome(inter, g),
                 "kept": int(overlaps.kept[j, k]), "instances": overlaps.n_instances[k],
                 "pred_area": int(overlaps.pred_area[j, k]), "inter_area": inter, "cumulative_area": cum,
@@ -224,6 +224,16 @@ class CGEBenchKind(BenchmarkKind):
         if not empty:
             return []
         return [f"{empty} of {len(overlaps)} entries have an empty ground truth (|G| = 0) and are not scored"]
+
+
+def level_prompts(sample: Sample) -> list[Prompt | None]:
+    """The prompt of each level 0..3 (the last one of a level wins; a missing level is None)."""
+    out: list[Prompt | None] = [None] * LEVELS
+    for p in sample.prompts:
+        k = 0 if p.level is None and p.role == Role.POSITIVE else p.level
+        if isinstance(k, int) and 0 <= k < LEVELS:
+            out[k] = p
+    return out
 
 
 def _fit(mask: Any, height: int, width: int) -> Any:

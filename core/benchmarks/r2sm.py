@@ -185,6 +185,16 @@ def load_r2sm_predictions(pred: str | Path, benchmark: Benchmark) -> PredictionS
     return out
 
 
+def _query_of(sample: Sample, prompt: Prompt) -> Any:
+    """The query a prompt is scored for: its ground truth's query, else its source id."""
+    gt = sample.gts.get(prompt.gt or "")
+    if gt is not None and "query_id" in gt.meta:
+        return gt.meta["query_id"]
+    if gt_key(prompt.source_id, False) in sample.gts:
+        return prompt.source_id
+    raise DataFormatError(f"prompt {prompt.id!r} names no query of sample {sample.id!r}", field="gt")
+
+
 class R2SMKind(BenchmarkKind):
     name = "r2sm"
     title = "R2SM"
@@ -237,12 +247,13 @@ class R2SMKind(BenchmarkKind):
         h, w = ref.height, ref.width
         queries = []
         for pr in sample.prompts:
-            amodal = pr.role == Role.AMODAL
-            req, oth = sample.gts[gt_key(pr.source_id, amodal)], sample.gts[gt_key(pr.source_id, not amodal)]
+            qid = _query_of(sample, pr)
+            amodal = pr.role == Role.AMODAL  # the role decides the mask type (typed prompts included)
+            req, oth = sample.gts[gt_key(qid, amodal)], sample.gts[gt_key(qid, not amodal)]
             pred = predictions.get(pr.id)
             insts = pred.instances if pred else []
             queries.append(m.query_areas(
-                pr.source_id, pr.id, pr.text, amodal, req.masks, oth.masks,
+                qid, pr.id, pr.text, amodal, req.masks, oth.masks,
                 req.crowd or [False] * len(req.masks),
                 [i.mask if i.mask.shape == (h, w) else i.mask.resized(h, w) for i in insts],
                 [i.score for i in insts], h, w,

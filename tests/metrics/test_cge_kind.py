@@ -186,3 +186,20 @@ def test_images_dir_resolves_paths(files, tmp_path):
     # without --images and without files: no path (scoring needs none)
     ns.images = None
     assert kind.load_benchmark(ns).sample("1").images["image"].path is None
+
+
+def test_typed_prompt_replaces_its_level(files):
+    """A copy of a sample whose level-2 prompt is a typed one (new id) scores the typed prediction at p2."""
+    import dataclasses
+
+    from masklens.core.schema import Instance, Prediction, PredictionSet
+
+    sc = scorer(files)
+    sample = sc.benchmark.sample("1")
+    typed = dataclasses.replace(sample.prompts[2], id="typed", text="shape")
+    copy = dataclasses.replace(sample, prompts=[*sample.prompts[:2], typed, sample.prompts[3]])
+    preds = PredictionSet()
+    preds.add(Prediction("typed", [Instance(Mask.from_array(box(0, 4, 0, 5)), 0.9)]))
+    rec = sc.kind.sample_readout(copy, sc.kind.sample_overlaps(copy, preds), {"score_threshold": 0.5})
+    assert rec["IoGT_p2"] == 1.0 and rec["levels"][2]["prompt_id"] == "typed"
+    assert rec["IoGT_p0"] == 0.0  # the other levels had no prediction in this set

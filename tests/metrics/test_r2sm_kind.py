@@ -176,3 +176,20 @@ def test_size_mismatch_prediction_is_resized(files, tmp_path):
     bench = kind.load_benchmark(ns(files))
     res = Scorer(kind, bench, kind.load_predictions(ns(files, pred=str(pred)), bench)).rescore()
     assert res.samples[0]["queries"][1]["IoU"] == 1.0
+
+
+def test_typed_prompt_role_decides_the_mask_type(files):
+    """A prompt typed in the GUI for query 1 with the MODAL role is scored against the modal mask."""
+    import dataclasses
+
+    from masklens.core.schema import Instance, Prediction, PredictionSet
+
+    sc = scorer(files)
+    sample = sc.benchmark.sample("1")
+    typed = dataclasses.replace(sample.prompts[0], id="typed", role=Role.MODAL, text="just the visible A")
+    copy = dataclasses.replace(sample, prompts=[typed])
+    preds = PredictionSet()
+    preds.add(Prediction("typed", [Instance(Mask.from_array(A_MODAL), 0.7)]))
+    rec = sc.kind.sample_readout(copy, sc.kind.sample_overlaps(copy, preds), {"score_threshold": 0.0})
+    q = rec["queries"][0]
+    assert (q["query_id"], q["requested"], q["IoU"], q["IoU_other"], q["wrong_type"]) == (1, "modal", 1.0, 0.5, False)
