@@ -1,0 +1,75 @@
+"""Regenerate the bundled demo benchmark under resources/demo/ (deterministic).
+
+    python packaging/make_demo.py [--out DIR] [--seed N] [--only cafe,pcs,...]
+
+Each benchmark's folder is written to a temporary directory and swapped in
+atomically. The demo model's predictions are produced by running the `demo`
+segmenter on the generated pixels. The OVS part comes from
+``packaging/demo_ovs.py`` (``write_ovs_demo(out_dir, seed)``) when that module exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))  # packaging/ is a folder of scripts, not a package
+
+from masklens.core.io import atomic_directory  # noqa: E402
+from masklens.core.models.demo import DemoSegmenter  # noqa: E402
+from masklens.resources import DEMO_DIR  # noqa: E402
+
+SEED = 20260521
+#: folder -> (generator module, function name); each writes into an empty folder
+GENERATORS: dict[str, tuple[str, str]] = {
+    "cafe": ("demo_cafe", "write_cafe"),
+    "pcs": ("demo_pcs", "write_pcs"),
+    "hallusegbench": ("demo_hallu", "write_hallu"),
+    "cgebench": ("demo_cge", "write_cge"),
+    "r2sm": ("demo_r2sm", "write_r2sm"),
+}
+
+
+def _generator(name: str) -> Callable[..., None]:
+    module, func = GENERATORS[name]
+    return getattr(importlib.import_module(module), func)
+
+
+def make_demo(out: Path = DEMO_DIR, seed: int = SEED, only: list[str] | None = None) -> list[str]:
+    """Write every demo benchmark under ``out``; returns the folders written."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for offset, name in enumerate(GENERATORS):
+        if only and name not in only:
+            continue
+        with atomic_directory(out / name) as tmp:
+            _generator(name)(tmp, seed + offset, DemoSegmenter())
+        written.append(name)
+    if (not only or "ovs" in only) and (HERE / "demo_ovs.py").exists():
+        ovs = importlib.import_module("demo_ovs")
+        with atomic_directory(out / "ovs") as tmp:
+            ovs.write_ovs_demo(tmp, seed - SEED)  # the OVS module's own default seed is 0
+        written.append("ovs")
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEMO_DIR, help="output folder (default: resources/demo)")
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--only", default="", help="comma-separated subset, e.g. cafe,r2sm")
+    args = parser.parse_args(argv)
+    only = [s for s in args.only.split(",") if s] or None
+    for name in make_demo(args.out, args.seed, only):
+        print(f"wrote {args.out / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
