@@ -47,8 +47,8 @@ def test_report_files_and_numbers_match_the_scorer(toy, tmp_path):
     assert doc["models"]["A"]["summary"] == expected
     html = (out / "report.html").read_text()
     # the generic table shows every summary value with 4 decimals
-    for g, metrics in expected.items():
-        for m, v in metrics.items():
+    for metrics in expected.values():
+        for v in metrics.values():
             assert (f"{v:.4f}" if isinstance(v, float) else str(v)) in html
     rows = list(csv.DictReader((out / "samples.csv").open()))
     assert [r["sample_id"] for r in rows] == ["s1", "s2", "s3", "s4"]

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from masklens.core.io import atomic_write_json, read_json
 from masklens.core.masks import Mask, iou_matrix, union_all
+from masklens.core.models.base import BackendInfo, Segmenter, SegmentResult
 from masklens.core.reports.layout import Failure, KindLayout, register_layout
 from masklens.core.schema import (
     Benchmark,
@@ -45,14 +47,14 @@ class ToyKind(BenchmarkKind):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--ann", required=True)
-        parser.add_argument("--pred", action="append")
+        parser.add_argument("--pred")
 
     def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
         data = read_json(args.ann)
         samples = []
         for s in data["samples"]:
             gt = GroundTruth("target", [box(*s["gt"])], H, W)
-            img = ImageRef("img", None, H, W)
+            img = ImageRef("img", Path(s["image"]) if s.get("image") else None, H, W)
             prompts = [
                 Prompt(f"{s['id']}/pos", s["pos"], Role.POSITIVE, "img", "target"),
                 Prompt(f"{s['id']}/neg", s["neg"], Role.NEGATIVE, "img", "target"),
@@ -61,11 +63,17 @@ class ToyKind(BenchmarkKind):
         return Benchmark("toy", "toybench", samples, sources={"ann": args.ann})
 
     def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
-        return load_toy_predictions(args.pred[0])
+        return load_toy_predictions(args.pred)
 
     def write_predictions(self, benchmark, predictions, out):
+        out = Path(out) / "pred.json" if Path(out).is_dir() else Path(out)
+
+        def xyxy(m):
+            x, y, w, h = m.bbox
+            return [int(x), int(y), int(x + w), int(y + h)]
+
         atomic_write_json(out, {
-            pid: [[list(map(int, i.mask.bbox)), i.score] for i in p.instances]
+            pid: [[xyxy(i.mask), i.score] for i in p.instances]
             for pid, p in predictions.by_prompt.items()
         })
         return [out]
@@ -148,6 +156,15 @@ def write_fixture(tmp, *, pos_text="red square", note_prompt=None) -> dict[str, 
         {"id": "s3", "group": "B", "gt": [0, 0, 16, 32], "pos": "bar", "neg": "wall"},
         {"id": "s4", "group": "B", "gt": [20, 0, 32, 10], "pos": "tab", "neg": "lid"},
     ]
+    import cv2
+
+    (tmp / "images").mkdir(exist_ok=True)
+    for s in samples:  # white box on black where the target is
+        arr = np.zeros((H, W, 3), np.uint8)
+        x0, y0, x1, y1 = s["gt"]
+        arr[y0:y1, x0:x1] = 255
+        s["image"] = str(tmp / "images" / f"{s['id']}.png")
+        cv2.imwrite(s["image"], arr)
     ann = tmp / "ann.json"
     atomic_write_json(ann, {"samples": samples})
     a = {
@@ -164,3 +181,28 @@ def write_fixture(tmp, *, pos_text="red square", note_prompt=None) -> dict[str, 
     atomic_write_json(pa, a)
     atomic_write_json(pb, b)
     return {"ann": ann, "pred_a": pa, "pred_b": pb}
+
+
+class BrightSegmenter(Segmenter):
+    """A real, weight-free Segmenter: the bright pixels, scored 0.9 — except for prompts in
+    ``reject`` (scored 0.1). Counts its calls so tests can prove cache resumption."""
+
+    info = BackendInfo("bright", "Bright pixels (test)", None, 0.5, needs_weights=False)
+    calls = 0
+
+    def __init__(self, reject=("blue", "sun", "wall", "lid"), weights=None, **_):
+        self.reject, self.weights = set(reject), weights
+
+    def segment(self, image, request):
+        type(self).calls += 1
+        m = Mask.from_array(image.max(axis=2) > 128)
+        return SegmentResult([m], [0.1 if request.text in self.reject else 0.9])
+
+    def cache_identity(self):
+        return f"bright:{self.weights}"
+
+
+def install_backend() -> None:
+    from masklens.core.models.registry import register_backend
+
+    register_backend(BrightSegmenter.info, BrightSegmenter)

@@ -1,0 +1,122 @@
+"""`masklens report KIND <benchmark args> --pred P [--pred P2 …] [--reviews DB] --out DIR`."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from masklens.core.errors import MasklensError
+from masklens.core.scoring import BenchmarkKind, get_kind, kind_names
+
+
+def prediction_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The kind's prediction inputs (destinations ``pred…``: ``--pred``, ``--pred-dir``)."""
+    return [a for a in parser._actions if a.dest.startswith("pred") and a.option_strings]
+
+
+def add_repeatable_predictions(parser: argparse.ArgumentParser, kind: BenchmarkKind) -> list[str]:
+    """Add the kind's arguments, its prediction inputs made repeatable (one per model)."""
+    kind.add_arguments(parser)
+    dests = []
+    for a in prediction_actions(parser):
+        if type(a) is argparse._StoreAction and a.nargs is None:
+            a.__class__ = argparse._AppendAction  # same fields; appends instead of replacing
+            a.help = f"{a.help or ''} (repeat for several models)".strip()
+            dests.append(a.dest)
+    return dests
+
+
+def load_prediction_sets(kind: BenchmarkKind, args: argparse.Namespace, benchmark, dests):
+    """One PredictionSet per repeated prediction argument (the kind's loader reads each)."""
+    given = {d: getattr(args, d) for d in dests if getattr(args, d, None)}
+    if not given:
+        flags = ", ".join("--" + d.replace("_", "-") for d in dests)
+        raise MasklensError(f"no predictions given ({flags})")
+    n = max(len(v) for v in given.values())
+    if any(len(v) not in (1, n) for v in given.values()):
+        raise MasklensError("repeat each prediction argument once per model, in the same order")
+    sets = []
+    for i in range(n):
+        ns = argparse.Namespace(**vars(args))
+        for d, values in given.items():
+            setattr(ns, d, values[i] if len(values) == n else values[0])
+        sets.append(kind.load_predictions(ns, benchmark))
+    labels = list(getattr(args, "label", None) or [])
+    if labels and len(labels) != n:
+        raise MasklensError(f"--label given {len(labels)} times for {n} prediction sets")
+    if not labels:
+        first = next(iter(given.values()))
+        labels = [Path(str(first[i] if len(first) == n else first[0]).rstrip("/")).stem
+                  for i in range(n)]
+    return sets, labels
+
+
+def load_verdicts(paths: list[str], benchmark) -> list:
+    """Current verdicts of the benchmark from one or more review databases."""
+    from masklens.core.review import ReviewStore, benchmark_key
+
+    key = benchmark_key(benchmark)
+    out = []
+    for p in paths or []:
+        if not Path(p).is_file():
+            raise MasklensError("review database not found", path=p)
+        with ReviewStore(p) as st:
+            vs = st.current(key)
+            keys = st.benchmarks()
+            if not vs and len(keys) == 1:  # a store of one benchmark under another name
+                vs = st.current(keys[0])
+            out += vs
+    seen, unique = set(), []
+    for v in out:  # the same verdict merged into several files counts once
+        if v.uid not in seen:
+            seen.add(v.uid)
+            unique.append(v)
+    return unique
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from masklens.core.cli.score import add_param_flags
+
+    parser = sub.add_parser("report", help="write an HTML/CSV/JSON report of one or more models")
+    kinds = parser.add_subparsers(dest="kind", metavar="KIND")
+    kinds.required = True
+    for name in kind_names():
+        try:
+            kind = get_kind(name)
+        except ModuleNotFoundError:
+            continue
+        p = kinds.add_parser(name, help=f"report on {kind.title or name}")
+        dests = add_repeatable_predictions(p, kind)
+        add_param_flags(p, kind)
+        g = p.add_argument_group("report")
+        g.add_argument("--label", action="append", help="model name for each prediction set (in order)")
+        g.add_argument("--reviews", action="append", metavar="DB",
+                       help="reviewers' verdicts (SQLite written by masklens; repeatable)")
+        if "--images" not in p._option_string_actions:
+            g.add_argument("--images", metavar="DIR", help="image folder for the failure gallery")
+        g.add_argument("--title", help="report title")
+        g.add_argument("--gallery", type=int, default=4, metavar="N",
+                       help="worst failures shown per failure kind and model (default 4)")
+        g.add_argument("--no-sweep", action="store_true", help="skip the threshold sweep")
+        g.add_argument("--out", required=True, metavar="DIR", help="report folder (replaced atomically)")
+        p.set_defaults(func=run, prediction_dests=dests)
+
+
+def run(args: argparse.Namespace) -> int:
+    from masklens.core.reports import ReportOptions, build_report
+
+    kind = get_kind(args.kind)
+    params = kind.resolve_params({p.name: getattr(args, p.name, None) for p in kind.params})
+    benchmark = kind.load_benchmark(args)
+    sets, labels = load_prediction_sets(kind, args, benchmark, args.prediction_dests)
+    verdicts = load_verdicts(args.reviews, benchmark)
+    opts = ReportOptions(
+        title=args.title, images_dir=getattr(args, "images", None), gallery_per_kind=args.gallery,
+        sweep=not args.no_sweep, command="masklens " + shlex.join(sys.argv[1:]),
+    )
+    out = build_report(kind, benchmark, sets, args.out, params=params, names=labels,
+                       verdicts=verdicts, options=opts)
+    print(f"wrote {out}/report.html (+ summary.csv, samples.csv, summary.json)", file=sys.stderr)
+    return 0

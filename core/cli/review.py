@@ -1,0 +1,104 @@
+"""`masklens review export|merge|agreement|summary DB …`: reviewers' verdicts outside the GUI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from masklens.core.errors import MasklensError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("review", help="export, merge and compare reviewers' verdicts")
+    acts = parser.add_subparsers(dest="review_command", metavar="ACTION")
+    acts.required = True
+    e = acts.add_parser("export", help="write the verdicts as CSV or JSON (by the file suffix)")
+    e.add_argument("db", help="review database (.sqlite)")
+    e.add_argument("--out", required=True, help="FILE.csv or FILE.json")
+    e.add_argument("--benchmark", help="only this benchmark key (kind:name)")
+    e.add_argument("--history", action="store_true", help="every recorded row, not just the current")
+    e.set_defaults(func=_export)
+    m = acts.add_parser("merge", help="merge other reviewers' databases into DB (idempotent)")
+    m.add_argument("db", help="target database (created when missing)")
+    m.add_argument("others", nargs="+", help="databases to merge in")
+    m.set_defaults(func=_merge)
+    a = acts.add_parser("agreement", help="Cohen's κ per pair of reviewers and Fleiss' κ")
+    a.add_argument("db", nargs="+", help="one merged database or several reviewers' databases")
+    a.add_argument("--benchmark", help="only this benchmark key (kind:name)")
+    a.add_argument("--json", action="store_true", help="print JSON")
+    a.set_defaults(func=_agreement)
+    s = acts.add_parser("summary", help="verdict counts per benchmark and reviewer")
+    s.add_argument("db")
+    s.set_defaults(func=_summary)
+
+
+def _open(path: str):
+    from pathlib import Path
+
+    from masklens.core.review import ReviewStore
+
+    if not Path(path).is_file():
+        raise MasklensError("review database not found", path=path)
+    return ReviewStore(path)
+
+
+def _export(args: argparse.Namespace) -> int:
+    with _open(args.db) as st:
+        out = st.export(args.out, benchmark=args.benchmark, history=args.history)
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from masklens.core.review import ReviewStore
+
+    for o in args.others:
+        _open(o).close()  # a missing file is an error, not a new empty store
+    with ReviewStore(args.db) as st:
+        added = st.merge(*args.others)
+        total = len(st.history())
+    print(f"merged {added} new verdict row(s) into {args.db} ({total} in all)", file=sys.stderr)
+    return 0
+
+
+def _agreement(args: argparse.Namespace) -> int:
+    from masklens.core.review_agreement import agreement
+    from masklens.core.tables import format_table
+
+    verdicts, seen = [], set()
+    for db in args.db:
+        with _open(db) as st:
+            for v in st.current(args.benchmark):
+                if v.uid not in seen:
+                    seen.add(v.uid)
+                    verdicts.append(v)
+    ag = agreement(verdicts)
+    if args.json:
+        print(json.dumps(ag.to_json(), indent=2))
+        return 0
+    if len(ag.reviewers) < 2:
+        raise MasklensError(f"agreement needs two reviewers; found {len(ag.reviewers)}",
+                            hint="merge the reviewers' databases or pass them all")
+    print(f"reviewers: {', '.join(ag.reviewers)}; items rated: {ag.items_total}; "
+          f"rated by all: {ag.items_complete}")
+    print(f"Fleiss' kappa: {_f(ag.fleiss)}   observed agreement: {_f(ag.observed)}")
+    print(format_table(["pair", "items", "Cohen's kappa"],
+                       [[f"{p['a']} / {p['b']}", p["items"], p["cohen_kappa"]] for p in ag.pairs]))
+    return 0
+
+
+def _summary(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from masklens.core.tables import format_table
+
+    with _open(args.db) as st:
+        c = Counter((v.benchmark, v.reviewer, v.verdict) for v in st.current())
+    rows = [[b, r, v, n] for (b, r, v), n in sorted(c.items())]
+    print(format_table(["benchmark", "reviewer", "verdict", "count"], rows))
+    return 0
+
+
+def _f(v: float | None) -> str:
+    return "undefined" if v is None else f"{v:.4f}"
