@@ -120,23 +120,36 @@ def benchmark_key(benchmark: object) -> str:
 
 def default_store_path(benchmark_sources: Mapping[str, Path] | Iterable[str | Path]) -> Path:
     """Where a benchmark's verdicts live: beside its first source file (e.g. the annotation
-    file), as ``<stem>.masklens-reviews.sqlite``; in the user data dir when that folder is
-    not writable or there is no source."""
+    file), as ``<stem>.masklens-reviews.sqlite``. When that folder is not writable, there is
+    no source, or the source is a file bundled with masklens (the demo), the store goes to
+    the user data dir (``$MASKLENS_DATA_DIR`` overrides it), named after the source's path."""
     import os
 
     sources = list(benchmark_sources.values() if isinstance(benchmark_sources, Mapping)
                    else benchmark_sources)
     first = Path(sources[0]) if sources else None
-    if first is not None:
+    if first is not None and not _bundled(first):
         folder = first if first.is_dir() else first.parent
         stem = first.name if first.is_dir() else first.stem
         if folder.is_dir() and os.access(folder, os.W_OK):
             return folder / f"{stem}.masklens-reviews.sqlite"
-    import platformdirs
-
     digest = hashlib.sha256(str(first.resolve() if first else "").encode()).hexdigest()[:16]
-    base = Path(platformdirs.user_data_dir("masklens")) / "reviews"
-    return base / f"{(first.stem if first else 'unsaved')}-{digest}.sqlite"
+    base = os.environ.get("MASKLENS_DATA_DIR")
+    if not base:
+        import platformdirs
+
+        base = platformdirs.user_data_dir("masklens")
+    return Path(base) / "reviews" / f"{(first.stem if first else 'unsaved')}-{digest}.sqlite"
+
+
+def _bundled(path: Path) -> bool:
+    """Whether ``path`` is inside the installed masklens resources (never written to)."""
+    import masklens.resources as res
+
+    try:
+        return path.resolve().is_relative_to(Path(res.__file__).resolve().parent)
+    except OSError:
+        return False
 
 
 # ------------------------------------------------------------------ schema

@@ -129,3 +129,11 @@ def test_default_store_path_beside_annotations(tmp_path):
             assert p.parent != ro and p.name.startswith("data-")
     finally:
         ro.chmod(0o700)
+
+
+def test_demo_reviews_never_go_into_the_package(tmp_path, monkeypatch):
+    from masklens.resources import DEMO_DIR
+
+    monkeypatch.setenv("MASKLENS_DATA_DIR", str(tmp_path))
+    p = default_store_path({"ann": DEMO_DIR / "cafe" / "ann.json"})
+    assert p.parent == tmp_path / "reviews" and p.name.startswith("ann-")
