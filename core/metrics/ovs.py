@@ -177,15 +177,22 @@ def best_threshold(fronts: Sequence[float | None], errs: Sequence[float | None])
 def auc_front_err(fronts: Sequence[float | None], errs: Sequence[float | None]) -> float | None:
     """ROC-like area under front (y) against err (x), in [0, 1].
 
-    The nine (err_τ, front_τ) points are sorted by err (then front), anchored at
-    (0, 0) — τ → 1, nothing predicted — and extended flat from the last point to
-    err = 1; trapezoidal rule. A model with no error and front f scores f.
+    Points (err_τ, front_τ); where several thresholds share one err the best
+    front is kept (upper envelope). The curve starts at (0, 0) — τ → 1, nothing
+    predicted — runs through the points by increasing err and is extended flat
+    from the last point to err = 1; trapezoidal rule. A model with no error and
+    front f at every threshold scores f; error pulls the area down.
     """
-    pts = sorted((e, f) for f, e in zip(fronts, errs, strict=True) if f is not None and e is not None)
-    if not pts:
+    best: dict[float, float] = {}
+    for f, e in zip(fronts, errs, strict=True):
+        if f is not None and e is not None:
+            x = min(max(float(e), 0.0), 1.0)
+            best[x] = max(best.get(x, 0.0), float(f))
+    if not best:
         return None
-    xs = [0.0] + [min(max(e, 0.0), 1.0) for e, _ in pts] + [1.0]
-    ys = [0.0] + [f for _, f in pts] + [pts[-1][1]]
+    pts = sorted(best.items())
+    xs = [0.0] + [x for x, _ in pts] + [1.0]
+    ys = [0.0] + [y for _, y in pts] + [pts[-1][1]]
     return float(math.fsum((xs[j + 1] - xs[j]) * (ys[j + 1] + ys[j]) / 2 for j in range(len(xs) - 1)))
 
 
