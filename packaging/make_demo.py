@@ -56,6 +56,9 @@ def make_demo(out: Path = DEMO_DIR, seed: int = SEED, only: list[str] | None = N
         with atomic_directory(out / "ovs") as tmp:
             ovs.write_ovs_demo(tmp, seed - SEED)  # the OVS module's own default seed is 0
         written.append("ovs")
+    for name in written:  # temp files/dirs are created private; the demo is for everyone to read
+        for p in [out / name, *(out / name).rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
     return written
 
 
