@@ -248,7 +248,7 @@ class OvsKind(BenchmarkKind):
         "err_mask_mean": "mean err_{i,c} over the unmatched non-GT masks (masklens extra)",
         "outmatched": "out-matched pairs (IoU > τ_AV with a GT mask of another class)",
         "tau_star": "argmax_τ √(front² + (1 − err)²), lowest τ on ties",
-        "AUC": "area under front vs err (anchored at (0,0), flat to err = 1)",
+        "AUC": "area under front vs err (best front per err, from (0,0), flat to err = 1)",
         "communities": "greedy-modularity communities of the ambiguity graph at τ*",
         "modularity": "modularity Q of those communities",
         "community_rate": "communities / vocabulary size",
