@@ -16,9 +16,13 @@ def run_app(args: argparse.Namespace) -> int:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("masklens")
-    window = MainWindow()
+    if shot := getattr(args, "screenshot", None):  # reproducible: default settings, nothing saved
+        from masklens.gui.settings import Settings
+
+        window = MainWindow(Settings(), persist=False)
+    else:
+        window = MainWindow()
     kind = getattr(args, "kind", None)
-    shot = getattr(args, "screenshot", None)
     if getattr(args, "demo", False) or not (kind or shot):
         window.open_demo(kind, sync=bool(shot))
     elif kind:

@@ -235,14 +235,23 @@ class SampleBrowser(QWidget):
         self._kind = kind
         self.model.set_samples(samples, help_)
         self._refresh_presets()
+        self._widths()
 
     def set_readouts(self, readouts: list[dict[str, Any]] | None) -> None:
         before = list(self.model.columns)
         self.model.set_readouts(readouts)
         if self.model.columns != before:
             self._refresh_presets()
+            self._widths()
         self.proxy.refilter()
         self._update_count()
+
+    def _widths(self) -> None:
+        header = self.table.horizontalHeader()
+        for col, width in enumerate((34, 90, 44, 110)):
+            header.resizeSection(col, width)
+        for col in range(len(FIXED), self.model.columnCount()):
+            header.resizeSection(col, 64)
 
     def _refresh_presets(self) -> None:
         current = self.presets.currentText()

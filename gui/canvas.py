@@ -83,7 +83,8 @@ class Canvas(QGraphicsView):
         self._labels = []
         for x, y, text, colour in labels:
             item = QGraphicsTextItem()
-            item.setHtml(f"<span style='background-color:rgba(0,0,0,170); color:{colour};"
+            ink = "black" if QColor(colour).lightnessF() > 0.45 else "white"
+            item.setHtml(f"<span style='background-color:{colour}; color:{ink};"
                          f" font-weight:bold'>&nbsp;{text}&nbsp;</span>")
             item.setFlag(item.GraphicsItemFlag.ItemIgnoresTransformations)
             item.setPos(QPointF(x, y))

@@ -30,7 +30,19 @@ def review_panel(window: Any) -> Any:
         return None
     if hasattr(panel, "verdictRecorded"):
         panel.verdictRecorded.connect(lambda *_: refresh_verdicts(window))
+    if hasattr(panel, "nextUnreviewedRequested"):
+        panel.nextUnreviewedRequested.connect(lambda sid: _goto_sample(window, sid))
     return panel
+
+
+def _goto_sample(window: Any, sample_id: str) -> None:
+    bench = window.state.benchmark
+    if not sample_id or bench is None:
+        window.message_bar.show_message("every sample has a verdict of this reviewer", "info")
+        return
+    ids = [s.id for s in bench.samples]
+    if sample_id in ids:
+        window.state.set_index(ids.index(sample_id))
 
 
 def review_shortcuts(panel: Any) -> list[QAction]:
@@ -59,6 +71,8 @@ def attach_review_store(window: Any) -> None:
     window.state.review_store = store
     if window.review_panel is not None:
         window.review_panel.set_store(store)
+        if hasattr(window.review_panel, "sample_order"):
+            window.review_panel.sample_order = [s.id for s in bench.samples]
     refresh_verdicts(window)
 
 

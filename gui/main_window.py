@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
@@ -33,8 +33,10 @@ log = logging.getLogger(__name__)
 
 
 class MainWindow(WindowActions, QMainWindow):
-    def __init__(self, settings: Settings | None = None, *, settings_path: Path | None = None) -> None:
+    def __init__(self, settings: Settings | None = None, *, settings_path: Path | None = None,
+                 persist: bool = True) -> None:
         super().__init__()
+        self.persist = persist  # False: never write the settings file (screenshots)
         self.setWindowTitle("masklens")
         self.setAcceptDrops(True)
         self.settings_path = settings_path
@@ -91,9 +93,15 @@ class MainWindow(WindowActions, QMainWindow):
         self.review_panel = integrations.review_panel(self)
         if self.review_panel is not None:
             self.review_dock = self._dock("Review", self.review_panel, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.resizeDocks([self.browser_dock, self.readout_dock], [380, 330], Qt.Orientation.Horizontal)
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if not getattr(self, "_docks_sized", False) and not self.settings.window_state:
+            self._docks_sized = True
+            QTimer.singleShot(0, lambda: self.resizeDocks(
+                [self.browser_dock, self.readout_dock], [470, 360], Qt.Orientation.Horizontal))
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -208,7 +216,7 @@ class MainWindow(WindowActions, QMainWindow):
         if sample is None or kind is None:
             self.sample_view.show_panels([], None, 1)
             return
-        t = self.state.params.get("score_threshold", 0.5)
+        t = self.state.score_threshold
         preds = self.state.predictions()
         live = {f"live:{r.id}": r for r in self.state.live_for_sample()}
 
@@ -219,12 +227,13 @@ class MainWindow(WindowActions, QMainWindow):
                 return live[pid].prediction
             return preds.get(pid) if preds else None
 
-        ctx = RenderContext(self.store, sample, prediction, t, self.toggles, self._caption(live, prediction, t))
+        view = view_for(kind.name)
+        ctx = RenderContext(self.store, sample, prediction, t, self.toggles, self._caption(live, prediction, t),
+                            score_labels=view.score_labels)
         if self.tabs.currentIndex() == 1:
             specs = self.live_list.panel_specs(sample)
             self.compare_view.show_panels(specs, ctx, min(3, max(1, len(specs))))
         else:
-            view = view_for(kind.name)
             specs = view.panels(sample)
             self.sample_view.show_panels(specs, ctx, view.grid_columns(len(specs)))
         self._show_readout()

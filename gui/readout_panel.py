@@ -85,7 +85,7 @@ class ReadoutPanel(QWidget):
         self.sliders = ParamSliders(self)
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["metric", "value"])
-        self.tree.setColumnWidth(0, 190)
+        self.tree.setColumnWidth(0, 200)
         self.tree.setAlternatingRowColors(True)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)

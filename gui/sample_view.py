@@ -47,6 +47,7 @@ class RenderContext:
     score_threshold: float
     toggles: LayerToggles
     caption: Callable[[PanelSpec], str] = lambda spec: ""
+    score_labels: bool = True
 
 
 def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
@@ -76,18 +77,22 @@ def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
     else:
         if tg.gt:
             for i, m in enumerate(gts):
-                if i == 0:
-                    table = layer_table(colours["gt"], tg.gt_opacity)
-                    canvas.set_layer("gt", to_pixmap(layer_labels(m, tg.outlines), table), z=1)
-                else:  # further ground truths: outline only, dashed look by colour
+                if i == 0:  # fill below the prediction, outline above it
+                    labels0 = layer_labels(m, tg.outlines)
+                    canvas.set_layer("gt", to_pixmap(labels0, layer_table(colours["gt"], tg.gt_opacity, 0.0)), z=1)
+                    if tg.outlines:
+                        canvas.set_layer("gt-outline", to_pixmap(labels0, layer_table(colours["gt"], 0.0)), z=8)
+                else:  # further ground truths (e.g. R2SM's other mask): outline only
                     table = layer_table(colours["gt2"], 0.0)
-                    canvas.set_layer(f"gt{i + 1}", to_pixmap(layer_labels(m, True, 3), table), z=2 + i)
+                    canvas.set_layer(f"gt{i + 1}", to_pixmap(layer_labels(m, True, 3), table), z=8 + i)
         if tg.pred and inst:
             canvas.set_layer("pred", to_pixmap(instance_labels(inst, tg.outlines),
                                                instance_table(tg.pred_opacity)), z=5)
     labels = []
-    if tg.scores and tg.pred:
+    if tg.scores and tg.pred and ctx.score_labels:
         for k, i in enumerate(accepted):
+            if i.mask.area == 0:
+                continue
             x, y, _bw, _bh = i.mask.bbox
             sx, sy = w / i.mask.width, h / i.mask.height
             labels.append((x * sx, y * sy, f"{i.score:.2f}", INSTANCE_PALETTE[k % len(INSTANCE_PALETTE)]))

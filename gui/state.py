@@ -117,6 +117,11 @@ class AppState(QObject):
             self._rescore_live(r)
         self.readoutsChanged.emit()
 
+    @property
+    def score_threshold(self) -> float:
+        """t of the kind (0 when the kind has none, e.g. OVS: every instance counts)."""
+        return float(self.params.get("score_threshold", 0.0))
+
     # ------------------------------------------------------------ samples
     @property
     def sample(self) -> Sample | None:
@@ -157,7 +162,7 @@ class AppState(QObject):
         sample = self.benchmark.sample(r.sample_id) if self.benchmark else None
         if sample is None or self.kind is None:
             return
-        t = self.params.get("score_threshold", 0.5)
+        t = self.score_threshold
         r.generic = generic_readout(sample, r.prompt, r.prediction, t)
         r.benchmark = benchmark_readout(self.kind, sample, r.prompt, r.prediction, self.params,
                                         self.predictions())

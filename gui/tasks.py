@@ -111,7 +111,7 @@ def run_prompt(
     seconds = time.perf_counter() - t0
     ctx.progress(1, 2, "scoring")
     prediction = to_prediction(prompt.id, result)
-    t = params.get("score_threshold", 0.5)
+    t = params.get("score_threshold", 0.0)
     generic = generic_readout(sample, prompt, prediction, t)
     bench = benchmark_readout(kind, sample, prompt, prediction, params, base)
     replaced = replaced_prompt(sample, prompt.role, prompt.level, prompt.image)

@@ -213,6 +213,8 @@ class WindowActions:
 
     # ------------------------------------------------------------ settings
     def save_settings(self) -> None:
+        if not self.persist:
+            return
         s = self.settings
         s.geometry = bytes(self.saveGeometry().toBase64()).decode()
         s.window_state = bytes(self.saveState().toBase64()).decode()

@@ -30,6 +30,7 @@ class SampleView:
 
     columns = 3
     max_panels = 6
+    score_labels = True  # label each drawn instance with its score
 
     def prompts(self, sample: Sample) -> list[Prompt]:
         return list(sample.prompts)

@@ -59,3 +59,10 @@ class R2smView(SampleView):
             if gt is not None and gt.key not in keys:
                 keys.append(gt.key)
         return keys
+
+
+@register_view("ovs")
+class OvsView(SampleView):
+    """One panel per vocabulary entry; its per-threshold masks drawn nested (no score labels)."""
+
+    score_labels = False
