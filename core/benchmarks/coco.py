@@ -158,6 +158,14 @@ def load_results(
             raise DataFormatError("missing field", path=p, record=where, field="segmentation")
         mask = Mask.from_coco(seg, size[0], size[1], path=p, record=where)
         if mask.shape != tuple(size):
+            if mask.height == 0 or mask.width == 0:
+                raise DataFormatError(
+                    f"mask of size {mask.height}x{mask.width} cannot be resized to the image's "
+                    f"{size[0]}x{size[1]}",
+                    path=p,
+                    record=where,
+                    field="segmentation",
+                )
             mask = mask.resized(size[0], size[1])
         out.append(ResultRecord(i, found, mask, float(score), rec))
     return out
