@@ -233,6 +233,7 @@ class HalluSegBenchKind(BenchmarkKind):
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> hallu.ItemOverlaps:
         gts = {k: g.union() for k, g in sample.gts.items()}
         preds: dict[str, tuple[int, int] | None] = {}
+        resized: list[str] = []
         for prompt in sample.prompts:
             pred = predictions.get(prompt.id)
             folder = prompt.meta["folder"]
@@ -240,10 +241,13 @@ class HalluSegBenchKind(BenchmarkKind):
                 preds[folder] = None
                 continue
             gt = gts[str(prompt.gt)]
+            size = pred.provenance.get("size")
+            if any(i.mask.shape != gt.shape for i in pred.instances) or (size and tuple(size) != gt.shape):
+                resized.append(folder)
             masks = [resize_nearest_floor(i.mask, gt.height, gt.width) for i in pred.instances]
             p = union_all(masks, gt.height, gt.width)
             preds[folder] = (p.area, intersect_all([p, gt]).area)
-        return hallu.ItemOverlaps({k: g.area for k, g in gts.items()}, preds)
+        return hallu.ItemOverlaps({k: g.area for k, g in gts.items()}, preds, tuple(resized))
 
     def sample_readout(self, sample: Sample, overlaps: hallu.ItemOverlaps, params: Mapping[str, float]) -> dict[str, Any]:
         alpha = float(params["alpha"])
@@ -273,12 +277,17 @@ class HalluSegBenchKind(BenchmarkKind):
         return out
 
     def notes(self, samples: list[Sample], overlaps: list[Any]) -> list[str]:
+        notes = []
         counts = {f: sum(1 for o in overlaps if o.pred(f) is None) for f in hallu.FOLDERS}
         missing = {f: n for f, n in counts.items() if n}
-        if not missing:
-            return []
-        text = ", ".join(f"{f}: {n}" for f, n in missing.items())
-        return [f"missing prediction PNGs (skipped by the metrics that need them) — {text}"]
+        if missing:
+            text = ", ".join(f"{f}: {n}" for f, n in missing.items())
+            notes.append(f"missing prediction PNGs (skipped by the metrics that need them) — {text}")
+        n_resized = sum(len(o.resized) for o in overlaps)
+        if n_resized:
+            notes.append(f"{n_resized} predictions had another size and were resized to their ground truth "
+                         "(cv2 INTER_NEAREST, as the official scripts)")
+        return notes
 
 
 KIND = HalluSegBenchKind()

@@ -80,6 +80,7 @@ class ItemOverlaps:
 
     gt_area: Mapping[str, int]  # "factual" -> |M_c|, "counterfactual" -> |M'_c'|
     preds: Mapping[str, tuple[int, int] | None] = field(default_factory=dict)
+    resized: tuple[str, ...] = ()  # folders whose prediction was resized to its ground truth
 
     def pred(self, folder: str) -> tuple[int, int] | None:
         return self.preds.get(folder)
