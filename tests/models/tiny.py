@@ -223,3 +223,51 @@ def build_clipseg(folder: Path) -> Path:
         image_processor=ViTImageProcessor(size={"height": 64, "width": 64}), tokenizer=tok
     ).save_pretrained(folder)
     return folder
+
+
+#: hydra overrides that shrink Meta's sam2.1 Hiera-T config to a few thousand parameters
+SAM2_META_TINY_OVERRIDES = [
+    "++model.image_size=128",
+    "model.image_encoder.trunk.embed_dim=8",
+    "model.image_encoder.trunk.stages=[1,1,2,1]",
+    "model.image_encoder.trunk.global_att_blocks=[3]",
+    "model.image_encoder.trunk.window_pos_embed_bkg_spatial_size=[4,4]",
+    "++model.image_encoder.trunk.window_spec=[4,4,4,2]",
+    "model.image_encoder.neck.d_model=32",
+    "model.image_encoder.neck.backbone_channel_list=[64,32,16,8]",
+    "model.image_encoder.neck.position_encoding.num_pos_feats=32",
+    "model.memory_attention.d_model=32",
+    "model.memory_attention.num_layers=1",
+    "model.memory_attention.layer.d_model=32",
+    "model.memory_attention.layer.dim_feedforward=32",
+    "model.memory_attention.layer.self_attention.embedding_dim=32",
+    "model.memory_attention.layer.self_attention.feat_sizes=[8,8]",
+    "model.memory_attention.layer.cross_attention.embedding_dim=32",
+    "model.memory_attention.layer.cross_attention.feat_sizes=[8,8]",
+    "model.memory_attention.layer.cross_attention.kv_in_dim=16",
+    "model.memory_encoder.out_dim=16",
+    "model.memory_encoder.position_encoding.num_pos_feats=16",
+    "++model.memory_encoder.mask_downsampler.embed_dim=32",
+    "++model.memory_encoder.in_dim=32",
+    "model.memory_encoder.fuser.layer.dim=32",
+    "model.memory_encoder.fuser.num_layers=1",
+]
+
+
+def build_sam2_meta(folder: Path) -> tuple[Path, Path]:
+    """A tiny SAM 2 from Meta's package: ``build_sam2`` with hydra overrides; returns the ``.pt``
+    checkpoint ({"model": state_dict}, as Meta ships them) and the resolved config YAML."""
+    import sam2  # noqa: F401 - initialises hydra's config module
+    import torch
+    from hydra import compose
+    from omegaconf import OmegaConf
+    from sam2.build_sam import build_sam2
+
+    name = "configs/sam2.1/sam2.1_hiera_t.yaml"
+    model = build_sam2(name, ckpt_path=None, device="cpu", hydra_overrides_extra=SAM2_META_TINY_OVERRIDES)
+    cfg = compose(config_name=name, overrides=SAM2_META_TINY_OVERRIDES)
+    config_path = folder / "sam2_tiny.yaml"
+    config_path.write_text(OmegaConf.to_yaml(cfg))
+    ckpt = folder / "sam2_tiny.pt"
+    torch.save({"model": model.state_dict()}, ckpt)
+    return ckpt, config_path

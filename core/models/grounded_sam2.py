@@ -1,0 +1,78 @@
+"""Grounded SAM 2: Grounding DINO (transformers) boxes for the text prompt, then SAM 2 masks.
+
+The box score is Grounding DINO's: the maximum over the prompt's tokens of sigmoid(logit), as in
+``post_process_grounded_object_detection``; boxes with score ≥ the threshold (0.2, CAFE's
+calibrated value) are kept. SAM 2 encodes each image once (see :mod:`.sam2_masks`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from masklens.core.models.base import BackendInfo
+from masklens.core.models.sam2_masks import DetectorSam2Segmenter
+from masklens.core.models.torch_runtime import import_torch
+from masklens.core.models.weights import load_pretrained, require_hf_folder
+
+INFO = BackendInfo(
+    name="grounded-sam2",
+    title="Grounded SAM 2",
+    default_weights="IDEA-Research/grounding-dino-base",
+    default_score_threshold=0.2,
+    description="Grounding DINO boxes (transformers) -> SAM 2.1 masks (transformers, or Meta's sam2 "
+    "package for original .pt checkpoints). Box threshold 0.2 as calibrated in CAFE.",
+)
+
+
+def grounding_text(text: str) -> str:
+    """Grounding DINO's prompt convention: lower case, ending with a period."""
+    text = " ".join(text.strip().lower().split())
+    return text if text.endswith(".") else text + "."
+
+
+class GroundedSam2Segmenter(DetectorSam2Segmenter):
+    info = INFO
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.detector: Any = None
+        self.detector_processor: Any = None
+
+    def _load_detector(self) -> None:
+        from transformers import GroundingDinoForObjectDetection, GroundingDinoProcessor
+
+        assert self.detector_weights is not None
+        folder = require_hf_folder(self.detector_weights, backend=INFO.name, what="Grounding DINO weights")
+        self.detector_processor = load_pretrained(
+            GroundingDinoProcessor, folder, backend=INFO.name, what="Grounding DINO processor"
+        )
+        model = load_pretrained(
+            GroundingDinoForObjectDetection, folder, backend=INFO.name, what="Grounding DINO weights"
+        )
+        self.detector = model.to(self.runtime.device).eval()
+
+    def _release_detector(self) -> None:
+        self.detector = self.detector_processor = None
+
+    def _detect(self, image: np.ndarray, text: str) -> tuple[np.ndarray, np.ndarray]:
+        torch = import_torch()
+        inputs = self.detector_processor(images=image, text=grounding_text(text), return_tensors="pt")
+        out = self.detector(**self.runtime.to_device(inputs))
+        probs = torch.sigmoid(out.logits[0].float())  # (queries, max_text_len); padding is -inf
+        scores = probs.max(dim=-1).values
+        cx, cy, w, h = out.pred_boxes[0].float().unbind(-1)
+        height, width = image.shape[:2]
+        boxes = torch.stack(
+            [(cx - w / 2) * width, (cy - h / 2) * height, (cx + w / 2) * width, (cy + h / 2) * height],
+            dim=-1,
+        )
+        return boxes.cpu().numpy(), scores.cpu().numpy()
+
+
+def create(**options: Any) -> GroundedSam2Segmenter:
+    return GroundedSam2Segmenter(**options)
+
+
+__all__ = ["INFO", "GroundedSam2Segmenter", "create", "grounding_text"]
