@@ -56,10 +56,11 @@ def register_verdict_type(vt: VerdictType) -> None:
     VERDICT_TYPES[vt.key] = vt
 
 
+# one-key shortcuts avoid the canvas keys (G, R, E, O, S, F, 1) and N (next unreviewed)
 for _vt in (
     VerdictType("model_wrong", "Model wrong", "M", description="the model's answer is wrong"),
     VerdictType(
-        "gt_wrong", "Ground truth wrong", "G", True, "the benchmark's mask or label is wrong"
+        "gt_wrong", "Ground truth wrong", "W", True, "the benchmark's mask or label is wrong"
     ),
     VerdictType(
         "prompt_ambiguous", "Prompt ambiguous", "A", description="the prompt admits several readings"
@@ -67,11 +68,11 @@ for _vt in (
     VerdictType(
         "edit_invalid",
         "Edit invalid",
-        "E",
+        "I",
         True,
         "the counterfactual does not show what it claims",
     ),
-    VerdictType("fine", "Fine", "F", description="nothing wrong here"),
+    VerdictType("fine", "Fine", "K", description="nothing wrong here"),
 ):
     register_verdict_type(_vt)
 

@@ -1,0 +1,186 @@
+"""File › Export report…: write the HTML/CSV/JSON report of the window's prediction sets.
+
+The report reuses the window's scorers (their cached overlaps) at the current
+slider values, so exporting never re-runs a model and never re-reads a mask
+for scoring; it runs off the GUI thread with progress and cancel, and the
+folder is written atomically (a cancelled export leaves no half report).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from masklens.core.errors import MasklensError
+from masklens.core.reports import ReportOptions, build_report
+from masklens.core.reports.runs import ModelRun, run_provenance
+from masklens.gui.workers import JobContext, JobRunner
+
+
+class ReportDialog(QDialog):
+    def __init__(self, parent: QWidget | None, state: Any) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Export report")
+        self.setMinimumWidth(560)
+        self.state = state
+        self.written: Path | None = None
+        self.runner = JobRunner(self)
+        self.runner.progressed.connect(self._progress)
+        self.runner.cancelled.connect(self._cancelled)
+        self.job = None
+        self.models = QListWidget()
+        for name in state.scorers:
+            item = QListWidgetItem(name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            self.models.addItem(item)
+        self.models.setMaximumHeight(110)
+        src = next(iter(state.benchmark.sources.values()), None)
+        default_dir = (Path(src).parent if src else Path.home()) / f"{state.benchmark.name}-report"
+        self.out = QLineEdit(str(default_dir))
+        browse = QPushButton("…")
+        browse.clicked.connect(self._browse)
+        out_row = QHBoxLayout()
+        out_row.addWidget(self.out)
+        out_row.addWidget(browse)
+        self.title = QLineEdit(f"{state.kind.title or state.kind.name} report — {state.benchmark.name}")
+        self.gallery = QSpinBox()
+        self.gallery.setRange(0, 50)
+        self.gallery.setValue(4)
+        self.sweep = QCheckBox("threshold sweep")
+        self.sweep.setChecked(True)
+        self.reviews = QCheckBox("reviewers' verdicts")
+        self.reviews.setChecked(getattr(state, "review_store", None) is not None)
+        self.reviews.setEnabled(getattr(state, "review_store", None) is not None)
+        params = ", ".join(f"{k} = {v:g}" for k, v in (state.params or {}).items())
+        form = QFormLayout()
+        form.addRow("Models", self.models)
+        form.addRow("Thresholds", QLabel(params or "defaults"))
+        form.addRow("Title", self.title)
+        form.addRow("Folder", out_row)
+        form.addRow("Failures shown per kind", self.gallery)
+        form.addRow("", self.sweep)
+        form.addRow("", self.reviews)
+        self.progress = QProgressBar()
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.buttons = QDialogButtonBox()
+        self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.open_button = self.buttons.addButton("Open report", QDialogButtonBox.ButtonRole.ActionRole)
+        self.open_button.setEnabled(False)
+        self.close_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        self.export_button.clicked.connect(self.start)
+        self.open_button.clicked.connect(self.open_report)
+        self.close_button.clicked.connect(self.cancel_or_close)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addWidget(self.progress)
+        lay.addWidget(self.status)
+        lay.addWidget(self.buttons)
+
+    def _browse(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Report folder (created or replaced)")
+        if d:
+            self.out.setText(d)
+
+    def selected(self) -> list[str]:
+        return [self.models.item(i).text() for i in range(self.models.count())
+                if self.models.item(i).checkState() == Qt.CheckState.Checked]
+
+    def start(self) -> None:
+        if self.job is not None:
+            return
+        names = self.selected()
+        if not names:
+            self.status.setText("choose at least one prediction set (open predictions or run a model)")
+            return
+        st = self.state
+        runs = [ModelRun(n, st.prediction_sets[n], st.scorers[n], st.scorers[n].rescore(st.params),
+                         run_provenance(st.prediction_sets[n])) for n in names]
+        verdicts = []
+        if self.reviews.isChecked() and st.review_store is not None:
+            from masklens.core.review import benchmark_key
+
+            verdicts = st.review_store.current(benchmark_key(st.benchmark))
+        opts = ReportOptions(title=self.title.text().strip() or None,
+                             images_dir=getattr(getattr(st, "namespace", None), "images", None),
+                             gallery_per_kind=self.gallery.value(), sweep=self.sweep.isChecked(),
+                             command="masklens gui › File › Export report")
+        out = Path(self.out.text().strip())
+
+        def work(ctx: JobContext) -> Path:
+            return build_report(st.kind, st.benchmark, runs, out, params=st.params,
+                                verdicts=verdicts, options=opts,
+                                progress=lambda stage, d, n: ctx.progress(d, n, stage))
+
+        self.export_button.setEnabled(False)
+        self.close_button.setText("Cancel")
+        self.status.setText("writing…")
+        self.job = self.runner.run("report", work, on_done=self._done, on_error=self._failed)
+
+    def _progress(self, _name: str, done: int, total: int, text: str) -> None:
+        self.progress.setMaximum(max(total, 1))
+        self.progress.setValue(done)
+        self.status.setText(text)
+
+    def _done(self, path: Path) -> None:
+        self.job, self.written = None, Path(path)
+        self.status.setText(f"wrote {path}/report.html (+ summary.csv, samples.csv, summary.json)")
+        self.open_button.setEnabled(True)
+        self._idle()
+
+    def _failed(self, message: str) -> None:
+        self.job = None
+        self.status.setText(f"failed: {message}")
+        self._idle()
+
+    def _cancelled(self, _name: str) -> None:
+        self.job = None
+        self.status.setText("cancelled — nothing was written")
+        self._idle()
+
+    def _idle(self) -> None:
+        self.export_button.setEnabled(True)
+        self.close_button.setText("Close")
+
+    def open_report(self) -> None:
+        if self.written is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.written / "report.html")))
+
+    def cancel_or_close(self) -> None:
+        if self.job is not None:
+            self.runner.cancel_all()
+        else:
+            self.reject()
+
+
+def open_report_dialog(parent: QWidget | None, state: Any) -> ReportDialog:
+    """Show the export dialog for the window's benchmark and prediction sets (non-modal)."""
+    if getattr(state, "benchmark", None) is None or getattr(state, "kind", None) is None:
+        raise MasklensError("open a benchmark first (File › Open benchmark…)")
+    if not getattr(state, "scorers", None):
+        raise MasklensError("no predictions to report on",
+                            hint="File › Open predictions… or Evaluate › Run benchmark… first")
+    dlg = ReportDialog(parent, state)
+    dlg.show()
+    return dlg
