@@ -190,19 +190,19 @@ class CGEBenchKind(BenchmarkKind):
         return cge.cge_areas(union, levels)
 
     def sample_readout(self, sample: Sample, overlaps: cge.CgeAreas, params: Mapping[str, float]) -> dict[str, Any]:
-        j = overlaps.row(params["score_threshold"])
+        row = overlaps.rows[overlaps.row(params["score_threshold"])]
         g = overlaps.gt_area
         rec: dict[str, Any] = {"sample": sample.id, "image_id": sample.meta.get("image_id"), "gt_area": g}
         levels = []
         for k, pr in enumerate(level_prompts(sample)):
-            inter, cum = int(overlaps.inter[j, k]), int(overlaps.cumulative[j, k])
+            inter, cum, pred_area, kept = row[k]
             rec[f"IoGT_p{k}"] = cge.iogt(inter, g)
             rec[f"cumulative_p{k}"] = cge.iogt(cum, g)
             levels.append({
                 "level": k, "prompt_id": pr.id if pr else None, "text": pr.text if pr else None,
                 "IoGT": cge.iogt(inter, g), "cumulative": cge.iogt(cum, g), "outcome": cge.outcome(inter, g),
-                "kept": int(overlaps.kept[j, k]), "instances": overlaps.n_instances[k],
-                "pred_area": int(overlaps.pred_area[j, k]), "inter_area": inter, "cumulative_area": cum,
+                "kept": kept, "instances": overlaps.n_instances[k],
+                "pred_area": pred_area, "inter_area": inter, "cumulative_area": cum,
             })
         rec["levels"] = levels
         if g <= 0:

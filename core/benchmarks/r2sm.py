@@ -292,12 +292,13 @@ class R2SMKind(BenchmarkKind):
         for k, v in self._ap_cache:
             if len(k) == len(key) and all(a is b for a, b in zip(k, key, strict=True)):
                 return v
-        units: dict[str, list[m.EvalUnit]] = {g: [] for g in GROUPS}
-        for o in overlaps:
-            for q in o.queries:
-                units["all"].append(q.unit)
-                units["amodal" if q.amodal else "modal"].append(q.unit)
-        result = {g: m.coco_ap(u) for g, u in units.items()}
+        queries = [q for o in overlaps for q in o.queries]
+        groups = {
+            "all": range(len(queries)),
+            "amodal": [i for i, q in enumerate(queries) if q.amodal],
+            "modal": [i for i, q in enumerate(queries) if not q.amodal],
+        }
+        result = m.coco_ap_groups([q.unit for q in queries], groups)
         self._ap_cache = [(key, result), *self._ap_cache[:1]]
         return result
 

@@ -19,15 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from masklens.core.masks import Mask, intersect_all
 from masklens.core.metrics.prefix_union import (
+    RowLookup,
     joint_cuts,
     map_rows,
     prefix_unions,
-    row_for,
 )
 from masklens.core.metrics.stats import mean_or_none
 
@@ -70,7 +71,7 @@ def level_summary(
 
 
 @dataclass(frozen=True)
-class CgeAreas:
+class CgeAreas(RowLookup):
     """Threshold-free cache of one CGEBench entry (integer areas only).
 
     Row j of every array is the state at the j-th shared score cut (row 0: nothing kept).
@@ -84,12 +85,15 @@ class CgeAreas:
     kept: np.ndarray  # (K + 1, L) instances kept
     n_instances: tuple[int, ...]  # per level, before thresholding
 
-    def row(self, threshold: float) -> int:
-        return row_for(self.cuts, threshold)
-
     @property
     def levels(self) -> int:
         return self.inter.shape[1]
+
+    @cached_property
+    def rows(self) -> list[list[tuple[int, int, int, int]]]:
+        """Per row, per level (inter, cumulative, pred_area, kept) as plain ints (fast readouts)."""
+        arr = np.stack([self.inter, self.cumulative, self.pred_area, self.kept], axis=2)
+        return [[tuple(v) for v in row] for row in arr.tolist()]
 
 
 def cge_areas(

@@ -12,8 +12,10 @@ Row j ≥ 1 is "kept every instance with s ≥ cuts[j-1]".
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -36,16 +38,27 @@ def row_for(cuts: np.ndarray, threshold: float) -> int:
     return int(rows_for(cuts, threshold))
 
 
+class RowLookup:
+    """Scalar row lookups on Python lists (much faster than numpy for a handful of cuts)."""
+
+    cuts: np.ndarray
+
+    @cached_property
+    def _neg_cuts(self) -> list[float]:
+        return (-np.asarray(self.cuts, dtype=np.float64)).tolist()
+
+    def row(self, threshold: float) -> int:
+        """Number of cuts ≥ t: the row of the state at threshold t."""
+        return bisect_right(self._neg_cuts, -float(threshold))
+
+
 @dataclass(frozen=True)
-class PrefixUnions:
+class PrefixUnions(RowLookup):
     """The prefix unions themselves (masks), one per row; used while building caches."""
 
     cuts: np.ndarray  # (K,) distinct scores, descending
     unions: list[Mask]  # (K + 1,) row 0 empty
     kept: np.ndarray  # (K + 1,) number of instances kept at each row
-
-    def row(self, threshold: float) -> int:
-        return row_for(self.cuts, threshold)
 
 
 def prefix_unions(
@@ -74,7 +87,7 @@ def prefix_unions(
 
 
 @dataclass(frozen=True)
-class PrefixAreas:
+class PrefixAreas(RowLookup):
     """Threshold-free cache of a prefix-union family: areas only, no masks.
 
     ``area[j]`` = |U_j|, ``inter[j, m]`` = |U_j ∩ targets[m]|, ``kept[j]`` = instances kept.
@@ -85,12 +98,14 @@ class PrefixAreas:
     area: np.ndarray  # (K + 1,) int64
     inter: np.ndarray  # (K + 1, T) int64
 
-    def row(self, threshold: float) -> int:
-        return row_for(self.cuts, threshold)
-
     @property
     def n_instances(self) -> int:
         return int(self.kept[-1])
+
+    @cached_property
+    def rows(self) -> list[tuple[int, int, tuple[int, ...]]]:
+        """Per row (kept, area, intersections) as plain ints, for fast scalar readouts."""
+        return [(k, a, tuple(i)) for k, a, i in zip(self.kept.tolist(), self.area.tolist(), self.inter.tolist(), strict=True)]
 
 
 def areas_of(pu: PrefixUnions, targets: Sequence[Mask]) -> PrefixAreas:

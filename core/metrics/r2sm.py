@@ -18,8 +18,9 @@ no mask.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,27 +112,35 @@ def coco_ap(units: Sequence[EvalUnit], *, use_cache: bool = True) -> dict[str, f
 
     ``use_cache=False`` lets COCOeval compute the IoUs itself (used to test the cache).
     """
+    return coco_ap_groups(units, {"all": range(len(units))}, use_cache=use_cache)["all"]
+
+
+def coco_ap_groups(
+    units: Sequence[EvalUnit], groups: Mapping[str, Sequence[int]], *, use_cache: bool = True
+) -> dict[str, dict[str, float | None]]:
+    """COCO AP/AR of several subsets of the units (index lists), with ONE per-image evaluation.
+
+    ``COCOeval.evaluate`` (the slow, per-image part) runs once over all units; each group is
+    then accumulated from its own images by handing ``accumulate`` a copy of the parameters
+    whose image list keeps the group's ids in place and masks the others — exactly what
+    evaluating the subset alone gives, since per-image results do not depend on other images.
+    """
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
 
+    out: dict[str, dict[str, float | None]] = {g: dict.fromkeys(AP_KEYS) for g in groups}
     if not units:
-        return dict.fromkeys(AP_KEYS)
+        return out
     images, gts, dts = [], [], []
     for n, u in enumerate(units, start=1):
         h, w = (u.gt_masks or u.dt_masks or (Mask.empty(1, 1),))[0].shape
         images.append({"id": n, "height": h, "width": w})
         for col, (m, crowd) in enumerate(zip(u.gt_masks, u.gt_crowd, strict=True)):
-            x, y, bw, bh = m.bbox
-            gts.append({
-                "id": len(gts) + 1, "image_id": n, "category_id": 1, "segmentation": m.rle,
-                "area": float(m.area), "bbox": [x, y, bw, bh], "iscrowd": int(crowd), "_col": col,
-            })
+            gts.append({"id": len(gts) + 1, "image_id": n, "category_id": 1, "segmentation": m.rle,
+                        "area": float(m.area), "iscrowd": int(crowd), "_col": col})
         for row, (m, s) in enumerate(zip(u.dt_masks, u.dt_scores, strict=True)):
-            x, y, bw, bh = m.bbox
-            dts.append({
-                "id": len(dts) + 1, "image_id": n, "category_id": 1, "segmentation": m.rle,
-                "area": float(m.area), "bbox": [x, y, bw, bh], "score": float(s), "iscrowd": 0, "_row": row,
-            })
+            dts.append({"id": len(dts) + 1, "image_id": n, "category_id": 1, "segmentation": m.rle,
+                        "area": float(m.area), "score": float(s), "iscrowd": 0, "_row": row})
     cats = [{"id": 1, "name": "object"}]
     with contextlib.redirect_stdout(io.StringIO()):
         coco_gt, coco_dt = COCO(), COCO()
@@ -140,12 +149,19 @@ def coco_ap(units: Sequence[EvalUnit], *, use_cache: bool = True) -> dict[str, f
         coco_gt.createIndex()
         coco_dt.createIndex()
         ev = _coco_eval_class()(coco_gt, coco_dt, units) if use_cache else COCOeval(coco_gt, coco_dt, "segm")
-        ev.params.imgIds = list(range(1, len(units) + 1))
+        all_ids = list(range(1, len(units) + 1))
+        ev.params.imgIds = all_ids
         ev.evaluate()
-        ev.accumulate()
-        ev.summarize()
-    stats = ev.stats
-    return {k: (None if stats[i] < 0 else float(stats[i])) for k, i in AP_KEYS.items()}
+        for name, idx in groups.items():
+            keep = {int(i) + 1 for i in idx}
+            if not keep:
+                continue
+            p = copy.deepcopy(ev.params)
+            p.imgIds = [i if i in keep else -1 for i in all_ids]  # -1: not evaluated, skipped
+            ev.accumulate(p)
+            ev.summarize()
+            out[name] = {k: (None if ev.stats[i] < 0 else float(ev.stats[i])) for k, i in AP_KEYS.items()}
+    return out
 
 
 @dataclass(frozen=True)
@@ -167,9 +183,7 @@ class QueryAreas:
 
     def readout(self, threshold: float) -> dict[str, Any]:
         """Per-query record at score threshold t (JSON-ready)."""
-        j = self.prefix.row(threshold)
-        a = int(self.prefix.area[j])
-        i_req, i_oth = (int(v) for v in self.prefix.inter[j])
+        kept, a, (i_req, i_oth) = self.prefix.rows[self.prefix.row(threshold)]
         iou = query_iou(i_req, a, self.gt_area)
         iou_other = query_iou(i_oth, a, self.other_area)
         return {
@@ -179,7 +193,7 @@ class QueryAreas:
             "wrong_type": bool(self.types_differ and iou_other > iou),
             "types_differ": self.types_differ,
             "I": i_req, "U": a + self.gt_area - i_req, "pred_area": a, "gt_area": self.gt_area,
-            "kept": int(self.prefix.kept[j]), "instances": self.prefix.n_instances,
+            "kept": kept, "instances": self.prefix.n_instances,
             "empty_union": a + self.gt_area - i_req == 0,
         }
 

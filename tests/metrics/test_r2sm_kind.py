@@ -139,9 +139,13 @@ def test_ap_matches_direct_cocoeval_and_ignores_t(files):
     s9 = sc.rescore({"score_threshold": 0.9}).summary
     for g in ("all", "amodal", "modal"):
         assert {k: s0[g][k] for k in ("AP", "AR")} == {k: s9[g][k] for k in ("AP", "AR")}
-    units = [q.unit for o in sc.overlaps for q in o.queries]
-    direct = coco_ap(units, use_cache=False)
+    queries = [q for o in sc.overlaps for q in o.queries]
+    direct = coco_ap([q.unit for q in queries], use_cache=False)
     assert {k: s0["all"][k] for k in direct} == direct
+    # the groups come from one per-image evaluation; each equals evaluating its queries alone
+    for g, want in (("amodal", True), ("modal", False)):
+        alone = coco_ap([q.unit for q in queries if q.amodal == want], use_cache=False)
+        assert {k: s0[g][k] for k in alone} == alone
     # modal group: q2 perfect, q4 missed with no detection -> at every IoU threshold P = [1], R = 1/2
     assert s0["modal"]["AP"] == pytest.approx(51 / 101) and s0["modal"]["AR"] == pytest.approx(0.5)
     assert s0["modal"]["APm"] is None and s0["modal"]["APl"] is None  # no gt of that size

@@ -123,3 +123,14 @@ def test_cached_iou_eval_equals_plain_cocoeval(spec):
         for gts, dts, c in spec
     ]
     assert r2sm.coco_ap(units) == r2sm.coco_ap(units, use_cache=False)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(st.tuples(st.lists(masks_st, min_size=1, max_size=2), st.lists(st.tuples(masks_st, score_st), max_size=3)),
+                min_size=2, max_size=5), st.data())
+def test_group_accumulation_equals_separate_evaluation(spec, data):
+    units = [unit([Mask.from_array(g) for g in gts], [(Mask.from_array(d), s) for d, s in dts]) for gts, dts in spec]
+    subset = data.draw(st.lists(st.sampled_from(range(len(units))), unique=True))
+    got = r2sm.coco_ap_groups(units, {"sub": subset, "all": range(len(units))})
+    assert got["sub"] == r2sm.coco_ap([units[i] for i in sorted(subset)], use_cache=False)
+    assert got["all"] == r2sm.coco_ap(units, use_cache=False)
