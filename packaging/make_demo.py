@@ -25,6 +25,8 @@ from masklens.core.models.demo import DemoSegmenter  # noqa: E402
 from masklens.resources import DEMO_DIR  # noqa: E402
 
 SEED = 20260521
+#: the committed predictions keep instances down to this score, so threshold sliders have material
+DEMO_FLOOR = 0.05
 #: folder -> (generator module, function name); each writes into an empty folder
 GENERATORS: dict[str, tuple[str, str]] = {
     "cafe": ("demo_cafe", "write_cafe"),
@@ -49,7 +51,7 @@ def make_demo(out: Path = DEMO_DIR, seed: int = SEED, only: list[str] | None = N
         if only and name not in only:
             continue
         with atomic_directory(out / name) as tmp:
-            _generator(name)(tmp, seed + offset, DemoSegmenter())
+            _generator(name)(tmp, seed + offset, DemoSegmenter(score_threshold=DEMO_FLOOR))
         written.append(name)
     if (not only or "ovs" in only) and (HERE / "demo_ovs.py").exists():
         ovs = importlib.import_module("demo_ovs")

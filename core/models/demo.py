@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from masklens.core.errors import ModelError
 from masklens.core.masks import Mask
 from masklens.core.models.base import BackendInfo, Segmenter, SegmentRequest, SegmentResult
 
@@ -375,9 +376,15 @@ class DemoSegmenter(Segmenter):
 
     info = INFO
 
-    def __init__(self, *, min_score: float = 0.05, max_instances: int = 8, cache_size: int = 8,
-                 **_: Any) -> None:
-        self.min_score = min_score
+    def __init__(self, *, score_threshold: float | None = None, max_instances: int = 8,
+                 cache_size: int = 8, device: str | None = None) -> None:
+        t = INFO.default_score_threshold if score_threshold is None else float(score_threshold)
+        if not 0.0 <= t <= 1.0:
+            raise ModelError(f"demo: score threshold {t} is outside [0, 1]")
+        if device not in (None, "auto", "cpu"):
+            raise ModelError(f"the demo model runs on the CPU only, not on '{device}'",
+                             hint="drop --device or use --device cpu")
+        self.score_threshold = t
         self.max_instances = max_instances
         self._cache: OrderedDict[bytes, list[Region]] = OrderedDict()
         self._cache_size = cache_size
@@ -407,16 +414,17 @@ class DemoSegmenter(Segmenter):
         if q.head is not None:
             for r in self._regions(img):
                 s, shape = _region_score(r, q)
-                if s >= self.min_score:
+                if s > 0.0:
                     scored.append((round(s, 4), r, shape))
         scored.sort(key=lambda t: (-t[0], t[1].roi))
-        scored = scored[: self.max_instances]
+        best = scored[0][0] if scored else (0.02 if q.head is None else 0.05)
+        scored = [t for t in scored if t[0] >= self.score_threshold][: self.max_instances]
         masks, scores = [], []
         for s, r, shape in scored:
             local = r.fits[shape or r.best_shape][1] if q.amodal else r.mask
             masks.append(Mask.from_array(r.full(local, img.shape[:2])))
             scores.append(s)
-        presence = max(scores, default=0.02 if q.head is None else 0.05)
+        presence = best  # image-level: the best candidate, whether or not it passed the threshold
         prov = self.provenance()
         prov.update(latency_ms=round(1000 * (time.perf_counter() - start), 2),
                     parsed_head=q.head, amodal=q.amodal)
@@ -424,12 +432,18 @@ class DemoSegmenter(Segmenter):
 
     def provenance(self) -> dict[str, Any]:
         return {"model": "demo", "version": VERSION, "checkpoint": None, "device": "cpu",
-                "score_threshold": INFO.default_score_threshold}
+                "score_threshold": self.score_threshold}
 
     def unload(self) -> None:
         self._cache.clear()
 
 
 def create(**options: Any) -> Segmenter:
-    """The demo segmenter (no weights; options: min_score, max_instances, cache_size)."""
+    """The demo segmenter (no weights). Options: ``score_threshold`` (keep instances scored
+    ≥ it; default 0.5), ``max_instances`` (8), ``cache_size`` (images, 8), ``device`` (cpu)."""
+    known = {"score_threshold", "max_instances", "cache_size", "device"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ModelError(f"demo: unknown option(s) {', '.join(unknown)}",
+                         hint=f"known options: {', '.join(sorted(known))}")
     return DemoSegmenter(**options)

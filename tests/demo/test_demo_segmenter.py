@@ -13,7 +13,8 @@ from masklens.core.models.registry import backend_info, create_segmenter
 
 @pytest.fixture(scope="module")
 def model():
-    return create_segmenter("demo")
+    """Keeps low-scored instances too, so tests can see what the default threshold rejects."""
+    return create_segmenter("demo", score_threshold=0.05)
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +140,26 @@ def test_encodes_each_image_once(scenes, scene):
     assert m.analyses == 1
     m.segment(scene.image[::-1].copy(), SegmentRequest(text="red circle"))
     assert m.analyses == 2
+
+
+def test_default_threshold_drops_weak_instances_but_presence_remains(scene):
+    m = create_segmenter("demo")
+    assert m.provenance()["score_threshold"] == 0.5
+    res = m.segment(scene.image, SegmentRequest(text="object"))
+    assert res.scores and all(s >= 0.5 for s in res.scores)
+    weak = m.segment(scene.image, SegmentRequest(text="dalmatian"))  # stripes, not spots
+    assert weak.masks == [] and 0.0 < weak.presence < 0.5
+
+
+def test_bad_options_are_clear_errors():
+    from masklens.core.errors import ModelError
+
+    with pytest.raises(ModelError, match="unknown option"):
+        create_segmenter("demo", colour_space="hsv")
+    with pytest.raises(ModelError, match="CPU only"):
+        create_segmenter("demo", device="cuda")
+    with pytest.raises(ModelError, match="outside"):
+        create_segmenter("demo", score_threshold=1.5)
 
 
 def test_provenance_and_mask_size(model, scene):
