@@ -203,3 +203,10 @@ def test_typed_prompt_replaces_its_level(files):
     rec = sc.kind.sample_readout(copy, sc.kind.sample_overlaps(copy, preds), {"score_threshold": 0.5})
     assert rec["IoGT_p2"] == 1.0 and rec["levels"][2]["prompt_id"] == "typed"
     assert rec["IoGT_p0"] == 0.0  # the other levels had no prediction in this set
+
+
+def test_empty_prediction_file_scores_zero(files):
+    files[1].write_text("[]")
+    s = scorer(files).rescore().summary
+    assert all(s[g] == {"IoGT": 0.0, "cumulative": 0.0, "zero": 1.0, "full": 0.0, "partial": 0.0, "N": 2}
+               for g in ("p0", "p1", "p2", "p3"))

@@ -197,3 +197,25 @@ def test_typed_prompt_role_decides_the_mask_type(files):
     rec = sc.kind.sample_readout(copy, sc.kind.sample_overlaps(copy, preds), {"score_threshold": 0.0})
     q = rec["queries"][0]
     assert (q["query_id"], q["requested"], q["IoU"], q["IoU_other"], q["wrong_type"]) == (1, "modal", 1.0, 0.5, False)
+
+
+def test_multi_annotation_query_and_empty_prediction_file(files, tmp_path):
+    ann, _ = files
+    data = json.loads(ann.read_text())
+    data["queries"].append({"id": 7, "image_id": 1, "text": "A and B as seen", "amodal": False, "ann_ids": [101, 102]})
+    ann.write_text(json.dumps(data))
+    pred = tmp_path / "p7.json"
+    pred.write_text(json.dumps([{"query_id": 7, "segmentation": rle(B), "score": 0.5}]))
+    kind = get_kind("r2sm")
+    bench = kind.load_benchmark(ns(files))
+    res = Scorer(kind, bench, kind.load_predictions(ns(files, pred=str(pred)), bench)).rescore()
+    q7 = res.samples[0]["queries"][3]
+    assert (q7["query_id"], q7["gt_area"], q7["I"], q7["U"]) == (7, 42, 30, 42)  # union of 12 + 30 px
+    assert q7["IoU"] == pytest.approx(30 / 42) and q7["IoU_other"] == pytest.approx(30 / 54)
+    # an empty prediction file: every query empty -> IoU 0, except the no-object query (1.0)
+    pred.write_text("[]")
+    res = Scorer(kind, bench, kind.load_predictions(ns(files, pred=str(pred)), bench)).rescore()
+    ious = {q["query_id"]: q["IoU"] for r in res.samples for q in r["queries"]}
+    assert ious == {1: 0.0, 2: 0.0, 3: 0.0, 7: 0.0, 4: 0.0, 5: 1.0, 6: 0.0}
+    assert res.summary["all"]["gIoU"] == pytest.approx(1 / 7) and res.summary["all"]["cIoU"] == 0.0
+    assert res.summary["all"]["AP"] == 0.0 and res.summary["all"]["AR"] == 0.0
