@@ -82,9 +82,16 @@ class SampleTableModel(QAbstractTableModel):
             col = FIXED.index("verdict")
             self.dataChanged.emit(self.index(0, col), self.index(len(self.samples) - 1, col))
 
+    def filter_columns(self) -> list[str]:
+        """Keys a filter expression may use: sample, group, verdict and the metric columns."""
+        return ["sample", "group", "verdict", *self.columns]
+
     def row_of(self, i: int) -> Row:
-        return Row(self.samples[i], self.rows[i] if i < len(self.rows) else {},
-                   self.verdicts.get(self.samples[i].id))
+        s = self.samples[i]
+        verdict = self.verdicts.get(s.id)
+        values = {"sample": s.id, "group": s.group, "verdict": verdict or "",
+                  **(self.rows[i] if i < len(self.rows) else {})}
+        return Row(s, values, verdict)
 
     def value(self, row: int, col: int) -> Any:
         s = self.samples[row]
@@ -202,6 +209,7 @@ class SampleBrowser(QWidget):
         self.presets.currentIndexChanged.connect(self._preset_chosen)
         self.expression = QLineEdit(placeholderText="filter, e.g. IoU_fact < 0.5 (Enter)")
         self.expression.returnPressed.connect(self._expression_entered)
+        self.expression.textChanged.connect(lambda t: t.strip() or self._expression_entered())
         self.count = QLabel("")
         self.table = QTableView()
         self.table.setModel(self.proxy)
@@ -255,7 +263,7 @@ class SampleBrowser(QWidget):
 
     def _refresh_presets(self) -> None:
         current = self.presets.currentText()
-        self._filters = presets_for(self._kind, self.model.columns)
+        self._filters = presets_for(self._kind, self.model.filter_columns())
         self.presets.blockSignals(True)
         self.presets.clear()
         self.presets.addItems([f.label for f in self._filters])
@@ -277,10 +285,14 @@ class SampleBrowser(QWidget):
         except MasklensError as exc:
             self.message.emit(str(exc))
             return False
-        missing = f.bind(self.model.columns)
+        missing = f.bind(self.model.filter_columns())
         if missing:
             self.message.emit(f"no column named {', '.join(missing)} (see the table's headers)")
             return False
+        if self.expression.text().strip() != text.strip():
+            self.expression.blockSignals(True)
+            self.expression.setText(text)
+            self.expression.blockSignals(False)
         self.proxy.set_filter(f)
         self._update_count()
         return True
