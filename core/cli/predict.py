@@ -157,6 +157,66 @@ class _Bar:
             self.bar.close()
 
 
+def output_threshold(kind: BenchmarkKind, args: argparse.Namespace) -> float | None:
+    """The score below which instances are left out of the output, or None to keep all.
+
+    Backends already drop instances below their score threshold (``--score-threshold``
+    or their calibrated default); an explicit ``--score-threshold`` is applied once more
+    to the output so that it holds for every backend alike.
+    """
+    explicit = getattr(args, "model_score_threshold", None)
+    return None if explicit is None else float(explicit)
+
+
+def keep_scored(predictions: Any, threshold: float) -> Any:
+    """A copy of a PredictionSet keeping only instances scored >= threshold (inclusive)."""
+    from masklens.core.schema import Prediction, PredictionSet
+
+    out = PredictionSet(name=predictions.name, missing=set(predictions.missing),
+                        provenance={**predictions.provenance, "output_score_threshold": threshold})
+    for pid, p in predictions.by_prompt.items():
+        out.by_prompt[pid] = Prediction(pid, [i for i in p.instances if i.score >= threshold],
+                                        p.presence, p.provenance)
+    return out
+
+
+def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out: Path) -> list[Path]:
+    """``kind.write_predictions`` into a temporary sibling, then moved onto ``out`` in one step
+    (a file or a whole folder), so an interrupted write never leaves a half-written output."""
+    import os
+    import shutil
+    import tempfile
+
+    out = out.absolute()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        staged = tmp / out.name
+        written = kind.write_predictions(benchmark, predictions, staged)
+        if staged.is_dir() and out.is_dir():
+            old = tmp / ".previous"
+            os.replace(out, old)
+            os.replace(staged, out)
+        elif staged.exists():
+            if out.is_dir() and not staged.is_dir():
+                raise MasklensError("the output is a folder but this benchmark writes a file", path=out)
+            os.replace(staged, out)
+        else:
+            raise MasklensError(f"{kind.name} wrote nothing at the output path", path=out)
+    except OSError as exc:
+        raise MasklensError(f"cannot write the output ({exc.strerror})", path=out) from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    def final(w: Path) -> Path:
+        try:
+            return out / Path(w).relative_to(staged)
+        except ValueError:
+            return Path(w)
+
+    return [final(w) for w in written]
+
+
 def run(args: argparse.Namespace) -> int:
     from masklens.core.cache import PredictionCache
     from masklens.core.models.manager import ModelManager
@@ -186,10 +246,14 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
         if cache is not None:
             cache.close()
+    threshold = output_threshold(kind, args)
+    if threshold is not None:
+        predictions = keep_scored(predictions, threshold)
     out = Path(args.out)
-    written = kind.write_predictions(benchmark, predictions, out)
+    written = write_atomically(kind, benchmark, predictions, out)
+    where = ", ".join(map(str, written)) if len(written) <= 3 else f"{out} ({len(written)} files)"
     print(
-        f"wrote {', '.join(map(str, written)) or out}: {stats.prompts} prompts on {stats.images} images "
+        f"wrote {where}: {stats.prompts} prompts on {stats.images} images "
         f"({stats.cached} from the cache, {stats.computed} computed, {len(predictions.missing)} missing) "
         f"in {time.perf_counter() - t0:.1f} s",
         file=sys.stderr,

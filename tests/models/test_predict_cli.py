@@ -150,3 +150,30 @@ def test_missing_weights_for_a_real_backend(cli, capsys, tmp_path, monkeypatch):
     assert main(cmd) == 2
     err = _error(capsys)
     assert "facebook/sam3" in err and "huggingface-cli download" in err
+
+
+def test_explicit_score_threshold_applies_to_the_output(cli, capsys):
+    base, made, hooks, args, tmp = cli
+    out = tmp / "p.json"
+    assert main([*base, "--score-threshold", "0.95", "--out", str(out)]) == 0
+    assert json.loads(out.read_text()) == []  # every instance scored 0.9 < 0.95
+    assert made[-1].options["score_threshold"] == 0.95  # and the backend was told
+    assert main([*base, "--score-threshold", "0.9", "--out", str(out)]) == 0
+    assert len(json.loads(out.read_text())) == 3  # inclusive
+
+
+def test_output_folder_is_replaced_in_one_step(tmp_path, capsys):
+    """A folder output (HalluSegBench) replaces the previous folder whole; a failed write keeps it."""
+    from masklens.core.benchmarks.demo import demo_argv, demo_kinds
+
+    if "hallusegbench" not in demo_kinds():
+        pytest.skip("no HalluSegBench demo")
+    out = tmp_path / "pred"
+    (out / "orgl_orgi").mkdir(parents=True)
+    (out / "stale.txt").write_text("from an older run")
+    argv = demo_argv("hallusegbench", with_predictions=False)
+    assert main(["predict", "hallusegbench", "--model", "demo", *argv, "--no-cache", "--quiet",
+                 "--out", str(out)]) == 0
+    assert not (out / "stale.txt").exists()
+    assert len(list(out.rglob("*.png"))) == 40
+    assert [p.name for p in tmp_path.iterdir()] == ["pred"]  # no temporary left behind
