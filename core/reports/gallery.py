@@ -115,11 +115,13 @@ def _load_image(ref: ImageRef | None, images_dir: str | Path | None, h: int, w: 
     return np.full((h, w, 3), 235, np.uint8)  # blank canvas
 
 
-def overlay_png(image: np.ndarray, gt: np.ndarray, pred: np.ndarray, *, alpha: float = 0.55) -> bytes:
-    """Blend TP/FP/FN colours onto ``image``, shrink to a thumbnail, encode as PNG."""
+def overlay_png(image: np.ndarray, gt: np.ndarray, pred: np.ndarray, *, alpha: float = 0.7) -> bytes:
+    """Blend TP/FP/FN colours onto a faded grey copy of ``image`` (so the colours stand out
+    whatever the scene's own colours), shrink to a thumbnail, encode as PNG."""
     import cv2
 
-    out = image.astype(np.float32)
+    grey = image.astype(np.float32).mean(axis=2, keepdims=True)
+    out = np.repeat(0.55 * grey + 0.45 * 255.0, 3, axis=2)
     for sel, colour in ((gt & pred, TP), (pred & ~gt, FP), (gt & ~pred, FN)):
         out[sel] = (1 - alpha) * out[sel] + alpha * np.asarray(colour, np.float32)
     out8 = out.astype(np.uint8)

@@ -36,7 +36,10 @@ def render_html(context: dict[str, Any]) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    from masklens.core.reports.layout import split_wide
+
     env.filters["fmt"] = fmt
+    env.filters["split_wide"] = split_wide
     env.filters["data_uri"] = data_uri
     env.filters["pretty"] = lambda v: json.dumps(json_safe(v), indent=2, ensure_ascii=False)
     return env.get_template("report.html.j2").render(**context)

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from masklens.core.reports.layout import Failure, KindLayout, Table, paper_table
+from masklens.core.reports.layout import (
+    Failure,
+    KindLayout,
+    Table,
+    group_columns_table,
+    paper_table,
+)
 from masklens.core.reports.runs import ReportContext
 from masklens.core.schema import Role, Sample
 
@@ -37,9 +43,9 @@ class CafeLayout(KindLayout):
                         [(g, ("IL_FPR", "AFPR", "ACSR", "UFPR", "UCSR")) for g in ORDER],
                         labels=LABELS, id="cafe-fpr",
                         caption="rates divide by the number of pairs N; FPR = AFPR + UFPR"),
-            paper_table("Target-aware classification counts", runs,
-                        [(g, ("N", "TA_TP", "UA_P", "TA_FN_paper", "UA_FN", "TA_FP", "UA_FP", "TN"))
-                         for g in ORDER], labels=LABELS, id="cafe-counts",
+            group_columns_table("Target-aware classification counts", runs, ORDER,
+                        ("N", "TA_TP", "UA_P", "TA_FN_paper", "UA_FN", "TA_FP", "UA_FP", "TN"),
+                        labels=LABELS, id="cafe-counts",
                         caption="UA-P: accepted but unaligned positive (the paper counts it as a "
                                 "false negative); TA-FN: aligned but below t"),
             paper_table("Swap rates", runs, [(g, ("CSR", "SoftSwap")) for g in ORDER], id="cafe-swap",

@@ -42,6 +42,7 @@ class Table:
             "header": self.header,
             "rows": self.rows,
             "caption": self.caption,
+            "sources": [[r, c, g, m] for (r, c), (g, m) in sorted(self.sources.items())],
         }
 
 
@@ -62,6 +63,34 @@ class Failure:
     severity: float
     prompt_ids: tuple[str, ...] = ()
     detail: str = ""
+
+
+def split_wide(table: Table, max_cols: int = 16) -> list[Table]:
+    """Split a table with spanning column groups into several that fit a page width
+    (each keeps the row labels); other tables come back unchanged."""
+    if len(table.header) <= max_cols or not table.header_groups:
+        return [table]
+    chunks: list[list[tuple[str, int, int]]] = [[]]  # (label, span, first column)
+    col, width = 1, 1
+    for label, span in table.header_groups[1:]:
+        if chunks[-1] and width + span > max_cols:
+            chunks.append([])
+            width = 1
+        chunks[-1].append((label, span, col))
+        col += span
+        width += span
+    out = []
+    for k, chunk in enumerate(chunks):
+        cols = [0] + [c for _, span, first in chunk for c in range(first, first + span)]
+        out.append(Table(
+            f"{table.title} ({k + 1}/{len(chunks)})" if len(chunks) > 1 else table.title,
+            [table.header[c] for c in cols],
+            [[row[c] for c in cols] for row in table.rows],
+            [table.header_groups[0], *[(label, span) for label, span, _ in chunk]],
+            table.caption if k == len(chunks) - 1 else "",
+            f"{table.id}-{k + 1}",
+        ))
+    return out
 
 
 def value_of(summary: dict[str, dict[str, Any]], group: str, metric: str) -> Any:
@@ -97,6 +126,31 @@ def paper_table(
                 row.append(value_of(run.result.summary, g, m))
         rows.append(row)
     return Table(title, header, rows, groups, caption, id or _slug(title), sources)
+
+
+def group_columns_table(
+    title: str,
+    runs: Sequence[ModelRun],
+    groups: Sequence[str],
+    metrics: Sequence[str],
+    *,
+    labels: dict[str, str] | None = None,
+    caption: str = "",
+    id: str = "",
+) -> Table:
+    """Metrics as rows (prefixed with the model when there are several), groups as columns —
+    for tables too wide to put every (group, metric) pair in one row."""
+    labels = labels or {}
+    gs = [g for g in groups if any(g in r.result.summary for r in runs)]
+    rows, sources = [], {}
+    for run in runs:
+        for m in metrics:
+            label = labels.get(m, m)
+            i = len(rows)
+            rows.append([label if len(runs) == 1 else f"{run.name} · {label}",
+                         *[value_of(run.result.summary, g, m) for g in gs]])
+            sources.update({(i, j + 1): (g, m) for j, g in enumerate(gs)})
+    return Table(title, ["metric", *gs], rows, [], caption, id or _slug(title), sources)
 
 
 def metric_rows_table(title: str, run: ModelRun, groups: Sequence[str], *, id: str = "") -> Table:

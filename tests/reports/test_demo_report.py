@@ -1,0 +1,63 @@
+"""A report of each bundled demo benchmark: its tables' numbers equal `masklens score`'s."""
+
+import csv
+import json
+import math
+import re
+
+import pytest
+
+from masklens.core.benchmarks.demo import demo_argv, demo_kinds
+from masklens.core.cli import main
+from masklens.core.reports.html import fmt
+
+KINDS = demo_kinds()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_demo_report_matches_score(kind, tmp_path, capsys):
+    argv = demo_argv(kind)
+    assert main(["score", kind, *argv, "--out", str(tmp_path / "score.json")]) == 0
+    score = json.loads((tmp_path / "score.json").read_text())
+    extra = [] if kind == "cafe" else ["--no-sweep"]  # the sweep is checked once, on CAFE
+    assert main(["report", kind, *argv, "--label", "demo", "--out", str(tmp_path / "rep"),
+                 *extra]) == 0
+    rep = tmp_path / "rep"
+    doc = json.loads((rep / "summary.json").read_text())
+    assert doc["models"]["demo"]["summary"] == score["summary"]
+    # summary.csv holds every value of the scorer's summary
+    rows = {(r["group"], r["metric"]): r["value"] for r in csv.DictReader((rep / "summary.csv").open())}
+    for g, metrics in score["summary"].items():
+        for m, v in metrics.items():
+            got = rows[(g, m)]
+            if v is None:
+                assert got == ""
+            else:
+                assert float(got) == pytest.approx(v, rel=1e-12)
+    # every cell of the paper-style tables is the scorer's value, and the HTML shows it
+    html = (rep / "report.html").read_text()
+    cells = 0
+    for t in doc["tables"]:
+        for r, c, g, m in t["sources"]:
+            expected = score["summary"].get(g, {}).get(m)
+            assert t["rows"][r][c] == expected, (t["title"], g, m)
+            if isinstance(expected, float) and math.isfinite(expected):
+                assert fmt(expected) in html
+            cells += 1
+    assert cells >= 8
+    # per-sample records are the scorer's, one row per sample
+    samples = list(csv.DictReader((rep / "samples.csv").open()))
+    assert len(samples) == len(score["samples"])
+    # self-contained: nothing fetched from elsewhere
+    assert not re.search(r'(src|href)="(https?:|//|file:)', html)
+
+
+def test_demo_cafe_tables_laid_out_like_the_paper(tmp_path, capsys):
+    assert main(["report", "cafe", *demo_argv("cafe"), "--label", "demo", "--no-sweep",
+                 "--out", str(tmp_path / "rep")]) == 0
+    doc = json.loads((tmp_path / "rep" / "summary.json").read_text())
+    t2 = next(t for t in doc["tables"] if "Table 2" in t["title"])
+    assert [g for g, _ in t2["header_groups"]] == ["", "SM", "CC", "OC", "Overall"]
+    assert t2["header"][1:4] == ["cgF1", "IL_MCC", "pmF1"]
+    t3 = next(t for t in doc["tables"] if "Table 3" in t["title"])
+    assert t3["header"][1:6] == ["FPR", "AFPR", "ACSR", "UFPR", "UCSR"]
