@@ -39,14 +39,14 @@ def is_prediction_arg(action: argparse.Action) -> bool:
     return "pred" in action.dest.lower()
 
 
-def kind_parser(kind: BenchmarkKind, *, predictions_optional: bool = True) -> _Parser:
+def kind_parser(kind: BenchmarkKind, *, predictions_optional: bool = True,
+                all_optional: bool = False) -> _Parser:
     """The kind's argument parser (errors raise MasklensError instead of exiting)."""
     parser = _Parser(prog=f"masklens score {kind.name}", add_help=False)
     kind.add_arguments(parser)
-    if predictions_optional:
-        for a in parser._actions:
-            if is_prediction_arg(a):
-                a.required = False
+    for a in parser._actions:
+        if all_optional or (predictions_optional and is_prediction_arg(a)):
+            a.required = False
     return parser
 
 

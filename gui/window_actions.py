@@ -119,7 +119,7 @@ class WindowActions:
         """Attach predictions given as the kind's prediction arguments (e.g. ``["--pred", FILE]``)."""
         kind = self.state.kind
         try:
-            parsed = kind_parser(kind).parse_known_args(pred_argv)[0]
+            parsed = kind_parser(kind, all_optional=True).parse_known_args(pred_argv)[0]
         except MasklensError as exc:
             self.message_bar.show_message(str(exc), "error")
             return False

@@ -1,0 +1,170 @@
+"""Overlays, settings, the open dialog, the demo and the screenshot command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+import toykind
+from PySide6.QtGui import QColor, QImage
+
+from masklens.gui import overlays
+from masklens.gui.settings import SETTINGS_VERSION, Settings
+
+
+def test_error_labels_and_colours():
+    gt = np.zeros((4, 4), bool)
+    pred = np.zeros((4, 4), bool)
+    gt[:2] = True
+    pred[1:3] = True
+    lab = overlays.error_labels(gt, pred)
+    assert lab[0, 0] == 1 and lab[1, 0] == 3 and lab[2, 0] == 2 and lab[3, 0] == 0  # FN, TP, FP, none
+    img = overlays.indexed_image(lab, overlays.error_table("#009E73", "#D55E00", "#56B4E9", 1.0))
+    argb = img.convertToFormat(QImage.Format.Format_ARGB32)
+    assert QColor(argb.pixel(0, 1)).name() == "#009e73"  # TP
+    assert QColor(argb.pixel(0, 2)).name() == "#d55e00"  # FP
+    assert QColor(argb.pixel(0, 0)).name() == "#56b4e9"  # FN
+    assert QColor.fromRgba(argb.pixel(0, 3)).alpha() == 0
+
+
+def test_outline_and_instance_labels():
+    m = np.zeros((10, 10), bool)
+    m[2:8, 2:8] = True
+    edge = overlays.outline(m, 1)
+    assert edge[2, 2] and edge[7, 5] and not edge[4, 4] and not edge[0, 0]
+    assert edge.sum() == 36 - 16
+    m2 = np.zeros((10, 10), bool)
+    m2[5:10, 5:10] = True
+    lab = overlays.instance_labels([m, m2], outlines=True, width=1)
+    assert lab[4, 4] == 1 and lab[9, 9] == 128 + 2 and lab[7, 7] == 2  # later instance on top
+    assert lab[0, 0] == 0
+
+
+def test_rgb_image_is_a_copy():
+    rgb = np.zeros((3, 5, 3), np.uint8)
+    rgb[..., 0] = 255
+    img = overlays.rgb_image(rgb)
+    rgb[...] = 0
+    assert (img.width(), img.height()) == (5, 3) and QColor(img.pixel(4, 2)).red() == 255
+
+
+def test_settings_roundtrip_versioned_and_atomic(tmp_path):
+    path = tmp_path / "s.json"
+    s = Settings()
+    s.params["toy"] = {"score_threshold": 0.7}
+    s.add_recent("toy", ["--ann", "a.json"], "Toy: a")
+    s.add_recent("toy", ["--ann", "a.json"], "Toy: a")  # no duplicates
+    s.save(path)
+    data = json.loads(path.read_text())
+    assert data["version"] == SETTINGS_VERSION and len(data["recent"]) == 1
+    assert list(tmp_path.iterdir()) == [path]  # no temp file left behind
+    loaded, warn = Settings.load(path)
+    assert warn is None and loaded.params == {"toy": {"score_threshold": 0.7}}
+
+
+def test_corrupt_or_old_settings_fall_back_with_a_warning(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text("{broken")
+    s, warn = Settings.load(path)
+    assert s == Settings() and "settings ignored" in warn and str(path) in warn
+    path.write_text(json.dumps({"version": 0, "gt_opacity": 0.2, "model": 5}))
+    s, warn = Settings.load(path)
+    assert s.gt_opacity == 0.2 and s.model == "demo" and "migrated" in warn
+
+
+def test_window_persists_thresholds_and_model(qtbot, toy, tmp_path):
+    from masklens.gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])], sync=True)
+    w.readout_panel.sliders.set_value("score_threshold", 0.8)
+    w.prompt_bar.select_model("toy-colour")
+    w.close()
+    assert Settings.path().exists()
+    w2 = MainWindow()
+    qtbot.addWidget(w2)
+    assert w2.prompt_bar.model.currentData() == "toy-colour"
+    assert w2.settings.recent[0]["kind"] == "toy"
+    w2.open_benchmark("toy", w2.settings.recent[0]["argv"], sync=True)
+    assert w2.state.params["score_threshold"] == pytest.approx(0.8)
+    assert w2.readout_panel.sliders.values()["score_threshold"] == pytest.approx(0.8)
+
+
+def test_open_dialog_builds_the_form_from_the_kind_arguments(qtbot, toy):
+    from masklens.gui.open_dialog import OpenDialog, parse_kind_args
+
+    dlg = OpenDialog(kind="toy")
+    qtbot.addWidget(dlg)
+    assert [f.action.dest for f in dlg.fields] == ["ann", "pred", "images"]
+    labels = [dlg.form.labelForField(f.widget).text() for f in dlg.fields]
+    assert labels == ["--ann *", "--pred", "--images"]  # predictions are optional in the GUI
+    dlg.set_value("ann", str(toy["ann"]))
+    assert dlg.result_argv() == ["--ann", str(toy["ann"])]
+    ns = parse_kind_args(toykind.KIND, dlg.result_argv())
+    assert isinstance(ns, argparse.Namespace) and ns.pred is None
+    dlg._accept()
+    assert dlg.result() == dlg.DialogCode.Accepted
+    # a missing required argument is shown in the dialog, which stays open
+    dlg2 = OpenDialog(kind="toy")
+    qtbot.addWidget(dlg2)
+    dlg2._accept()
+    assert "--ann" in dlg2.error.text() and dlg2.result() != dlg2.DialogCode.Accepted
+    pred_only = OpenDialog(kind="toy", predictions_only=True)
+    qtbot.addWidget(pred_only)
+    assert [f.action.dest for f in pred_only.fields] == ["pred"]
+
+
+def test_open_predictions_adds_a_second_replay_layer(toy_window, qtbot, tmp_path):
+    w = toy_window
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([{"sample": "s0", "prompt": 0, "box": [0, 0, 4, 4], "score": 0.99}]))
+    assert w.open_predictions(["--pred", str(other)])
+    qtbot.waitUntil(lambda: "other.json" in w.state.prediction_sets, timeout=10000)
+    assert w.state.active == "other.json"
+    assert [w.view_toolbar.sets.itemText(i) for i in range(2)] == ["toy_pred.json", "other.json"]
+    assert w.state.readout(0)["positive"]["hit"] is False
+    w.view_toolbar.sets.setCurrentText("toy_pred.json")
+    assert w.state.active == "toy_pred.json" and w.state.readout(0)["positive"]["hit"] is True
+
+
+demo = pytest.importorskip("masklens.core.benchmarks.demo")
+
+
+@pytest.mark.parametrize("kind", ["cafe", "hallusegbench", "cgebench", "r2sm"])
+def test_demo_views_and_demo_model(window, qtbot, kind):
+    if kind not in demo.demo_kinds():
+        pytest.skip(f"no {kind} demo")
+    assert window.open_demo(kind, sync=True)
+    s = window.state
+    assert s.kind.name == kind and s.readouts, window.message_bar.text
+    panels = window.sample_view.panels
+    expected = {"cafe": 2, "hallusegbench": 4, "cgebench": 4}.get(kind)
+    if expected:
+        assert len(panels) == expected
+    assert all("gt" in p.canvas.layer_names() for p in panels[:1])
+    # the demo model on one of the sample's own prompts: the readout equals the scorer's
+    p = s.sample.prompts[0]
+    window.prompt_bar.set_role(p.role, p.level)
+    window.prompt_bar.set_text(p.text)
+    window.prompt_bar.select_model("demo")
+    window.prompt_bar.request_run()
+    qtbot.waitUntil(lambda: bool(s.live) and not window.jobs.busy, timeout=30000)
+    r = s.live[-1]
+    assert r.benchmark is not None and r.replaced is not None
+    from masklens.core.readout import benchmark_readout
+
+    assert r.benchmark == benchmark_readout(s.kind, s.sample, r.prompt, r.prediction, s.params,
+                                            s.predictions())
+
+
+def test_screenshot_command(tmp_path, qtbot):
+    from masklens.core.cli import main
+
+    out = tmp_path / "shot.png"
+    assert main(["gui", "--demo", "--kind", "cafe", "--screenshot", str(out)]) == 0
+    img = QImage(str(out))
+    assert img.width() >= 1400 and img.height() >= 900
+    assert not (tmp_path / "config" / "gui-settings.json").exists()  # screenshots save nothing
