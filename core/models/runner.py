@@ -139,6 +139,34 @@ def checkpoint_identity(segmenter: Segmenter, options: Mapping[str, Any] | None 
     return str(weights or "")
 
 
+def segment_cached(
+    segmenter: Segmenter,
+    image: np.ndarray,
+    request: SegmentRequest,
+    *,
+    cache: PredictionCache | None,
+    backend: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> tuple[SegmentResult, bool]:
+    """One prompt through the prediction cache (for live prompts in the GUI):
+    returns the result and whether it came from the cache."""
+    if cache is None or not getattr(segmenter, "cacheable", True):
+        return segmenter.segment(image, request), False
+    opts = dict(options or {})
+    name = backend or segmenter.info.name
+    key = PredictionKey.for_request(
+        name, checkpoint_identity(segmenter, opts), image_key(image), request,
+        {k: v for k, v in opts.items() if k not in ("device", "weights")},
+    )
+    hit = cache.get(key)
+    if hit is not None:
+        return hit, True
+    result = segmenter.segment(image, request)
+    if not result.provenance.get(MISSING_FLAG):
+        cache.put(key, result)
+    return result, False
+
+
 def plan_images(
     benchmark: Benchmark, images_dir: str | Path | None = None
 ) -> list[_ImageJob]:

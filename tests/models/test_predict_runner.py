@@ -168,3 +168,20 @@ def test_load_image_converts_to_rgb(tmp_path):
     assert rgb.shape == (4, 5, 3) and rgb.dtype == np.uint8 and (rgb[..., 2] == 255).all()
     cv2.imwrite(str(tmp_path / "g.png"), np.full((3, 3), 7, np.uint8))
     assert load_image(tmp_path / "g.png").shape == (3, 3, 3)
+
+
+def test_segment_cached_for_live_prompts(toy, tmp_path):
+    from masklens.core.models.base import SegmentRequest
+    from masklens.core.models.runner import segment_cached
+
+    kind, args, bench = toy
+    cache = PredictionCache(tmp_path / "cache")
+    image = load_image(bench.samples[0].images["img"].path)
+    seg = ColourSegmenter()
+    first, hit1 = segment_cached(seg, image, SegmentRequest("red", role="positive"), cache=cache)
+    again, hit2 = segment_cached(seg, image, SegmentRequest("red", role="positive"), cache=cache)
+    assert (hit1, hit2, seg.calls) == (False, True, 1)
+    assert again.masks == first.masks and again.scores == first.scores
+    # the same prompt inside a benchmark run is answered from the same entry
+    run_benchmark(seg, bench, backend="toy-colour", cache=cache)
+    assert seg.calls == 1 + 4
