@@ -334,9 +334,11 @@ class TorchSegmenter(Segmenter):
         mask_threshold: float = 0.5,
         presence: float | None = None,
         extra: dict[str, Any] | None = None,
+        mask_inclusive: bool = False,
     ) -> SegmentResult:
         """Keep instances with score ≥ threshold (inclusive), best first, and turn their mask
-        probabilities (N×h×w tensor, any size) into binary masks at the image's size."""
+        probabilities (N×h×w tensor, any size) into binary masks at the image's size
+        (pixel > mask_threshold, or ≥ with ``mask_inclusive``)."""
         torch = import_torch()
         scores = np.asarray(scores, dtype=np.float64).reshape(-1)
         keep = [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] >= self.score_threshold]
@@ -348,7 +350,7 @@ class TorchSegmenter(Segmenter):
                 sel = torch.nn.functional.interpolate(
                     sel[:, None], size=(height, width), mode="bilinear", align_corners=False
                 )[:, 0]
-            binary = (sel > mask_threshold).cpu().numpy()
+            binary = ((sel >= mask_threshold) if mask_inclusive else (sel > mask_threshold)).cpu().numpy()
             masks = [Mask.from_array(b) for b in binary]
         return SegmentResult(
             masks=masks,

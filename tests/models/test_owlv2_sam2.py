@@ -1,0 +1,76 @@
+"""OWLv2 + SAM 2 on tiny random checkpoints (CPU, no downloads)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from masklens.core.models.base import SegmentRequest
+from masklens.core.models.registry import backend_info, create_segmenter
+
+
+def _hook(module) -> list[int]:
+    calls: list[int] = []
+    module.register_forward_hook(lambda *_: calls.append(1))
+    return calls
+
+
+@pytest.fixture()
+def owl(tiny_owlv2, tiny_sam2_hf):
+    def make(**extra):
+        opts = dict(weights=str(tiny_owlv2), sam2_weights=str(tiny_sam2_hf), device="cpu", score_threshold=0.0)
+        return create_segmenter("owlv2-sam2", **{**opts, **extra})
+
+    return make
+
+
+def test_info_defaults():
+    info = backend_info("owlv2-sam2")
+    assert info.default_weights == "google/owlv2-large-patch14-ensemble"
+    assert info.default_score_threshold == 0.2
+
+
+def test_cached_detection_equals_the_full_forward(owl, rgb_image):
+    """Scores and boxes from the cached image embedding equal Owlv2ForObjectDetection.forward."""
+    import torch
+
+    seg = owl()
+    seg.segment(rgb_image, SegmentRequest("red square"))  # loads and caches
+    with seg.runtime.inference():
+        boxes, scores = seg._detect(rgb_image, "red square")
+    inputs = seg.detector_processor(images=rgb_image, text=[["red square"]], return_tensors="pt")
+    with torch.inference_mode():
+        out = seg.detector(**inputs)
+    ref = seg.detector_processor.post_process_grounded_object_detection(
+        out, threshold=-1.0, target_sizes=[(48, 64)]
+    )[0]
+    np.testing.assert_allclose(scores, ref["scores"].numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(boxes, ref["boxes"].numpy(), rtol=1e-4, atol=1e-3)
+
+
+def test_image_embedder_runs_once_per_image(owl, rgb_image):
+    seg = owl()
+    first = seg.segment(rgb_image, SegmentRequest("red square"))
+    owl_calls = _hook(seg.detector.owlv2.vision_model)
+    sam_calls = _hook(seg.masker.model.vision_encoder)
+    second = seg.segment(rgb_image, SegmentRequest("blue circle"))
+    assert owl_calls == [] and sam_calls == []
+    seg.segment(rgb_image[::-1].copy(), SegmentRequest("blue circle"))
+    assert owl_calls == [1] and sam_calls == [1]
+    for res in (first, second):
+        assert len(res.masks) >= 1
+        assert all(m.shape == (48, 64) for m in res.masks)
+        assert res.scores == sorted(res.scores, reverse=True)
+    assert first.provenance["nms_iou"] == 0.3
+
+
+def test_nms_removes_overlapping_boxes(owl, rgb_image):
+    from masklens.core.models.torch_runtime import box_nms
+
+    without = owl(nms_iou=None).segment(rgb_image, SegmentRequest("red square"))
+    with_nms = owl(nms_iou=0.3).segment(rgb_image, SegmentRequest("red square"))
+    assert len(without.masks) == 16  # one box per patch of the 64 px / 16 px tiny model
+    assert len(with_nms.masks) < len(without.masks)
+    boxes = np.asarray(with_nms.provenance["boxes"], dtype=float)
+    kept = box_nms(boxes, np.asarray(with_nms.scores), 0.3)
+    assert len(kept) == len(boxes)  # what survived does not overlap above 0.3
