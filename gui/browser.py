@@ -63,7 +63,7 @@ class SampleTableModel(QAbstractTableModel):
         cols: dict[str, None] = {}
         for r in rows[:200]:
             for k, v in r.items():
-                if k not in _SKIP and not (isinstance(v, str) and len(v) > 40):
+                if k not in _SKIP and "instances[" not in k and not (isinstance(v, str) and len(v) > 40):
                     cols.setdefault(k)
         columns = list(cols)[:MAX_METRIC_COLUMNS]
         if columns == self.columns and len(rows) == len(self.rows):

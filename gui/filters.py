@@ -157,11 +157,37 @@ class Expression(Filter):
         return all(c.test(row.values, self._resolved.get(c.key, c.key)) for c in self.clauses)
 
 
-#: kind name -> [(label, expression)]
-_PRESETS: dict[str, list[tuple[str, str]]] = {}
+@dataclass
+class AnyItem(Filter):
+    """True when some item of a list in the readout (``queries[i]``, ``levels[i]`` …) satisfies
+    every clause of ``text`` (keys relative to the item)."""
+
+    list_key: str
+    text: str
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        self.inner = Expression(self.text)
+        self.label = self.label or f"any {self.list_key}: {self.text}"
+
+    def __call__(self, row: Row) -> bool:
+        for i in range(64):
+            prefix = f"{self.list_key}[{i}]."
+            if not any(k.startswith(prefix) for k in row.values):
+                return False
+            if all(c.test(row.values, prefix + c.key) for c in self.inner.clauses):
+                return True
+        return False
+
+    def applicable(self, columns: Iterable[str]) -> bool:
+        return any(c.startswith(f"{self.list_key}[") for c in columns)
 
 
-def register_presets(kind: str, presets: Iterable[tuple[str, str]]) -> None:
+#: kind name -> [(label, expression or Filter)]
+_PRESETS: dict[str, list[tuple[str, str | Filter]]] = {}
+
+
+def register_presets(kind: str, presets: Iterable[tuple[str, str | Filter]]) -> None:
     _PRESETS.setdefault(kind, []).extend(presets)
 
 
@@ -172,7 +198,8 @@ def presets_for(kind: str | None, columns: Iterable[str]) -> list[Filter]:
     cols = list(columns)
     out: list[Filter] = [Filter(), Unreviewed()]
     for label, expr in _PRESETS.get(kind or "", []) + _PRESETS.get("*", []):
-        f = Expression(expr, label=label)
+        f = Expression(expr, label=label) if isinstance(expr, str) else expr
+        f.label = label
         if f.applicable(cols):
             out.append(f)
     return out

@@ -168,3 +168,29 @@ def test_screenshot_command(tmp_path, qtbot):
     img = QImage(str(out))
     assert img.width() >= 1400 and img.height() >= 900
     assert not (tmp_path / "config" / "gui-settings.json").exists()  # screenshots save nothing
+
+
+PRESET_CHECKS = {
+    "cafe": ("negative prompt is TA-FP", lambda r: r["neg_class"] == "TA-FP"),
+    "cgebench": ("IoGT < 0.5 at p3", lambda r: r["IoGT_p3"] is not None and r["IoGT_p3"] < 0.5),
+    "r2sm": ("amodal query answered with the modal mask",
+             lambda r: any(q["requested"] == "amodal" and q["wrong_type"] for q in r["queries"])),
+    "hallusegbench": ("hallucinated c on I' (CMS_counterfact > 0.8)",
+                      lambda r: r["CMS_counterfact"] is not None and r["CMS_counterfact"] > 0.8),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PRESET_CHECKS))
+def test_benchmark_language_filters_match_the_readouts(window, kind):
+    if kind not in demo.demo_kinds():
+        pytest.skip(f"no {kind} demo")
+    assert window.open_demo(kind, sync=True)
+    label, check = PRESET_CHECKS[kind]
+    combo = window.browser.presets
+    idx = combo.findText(label)
+    assert idx >= 0, [combo.itemText(i) for i in range(combo.count())]
+    combo.setCurrentIndex(idx)
+    rows = window.state.readouts[window.state.active]
+    expected = sum(map(check, rows))
+    assert 0 < expected < len(rows)  # the demo has both kinds of sample
+    assert window.browser.proxy.rowCount() == expected
