@@ -21,7 +21,7 @@ import contextlib
 import copy
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -66,6 +66,8 @@ class EvalUnit:
     dt_masks: tuple[Mask, ...]
     dt_scores: tuple[float, ...]
     ious: np.ndarray
+    #: COCOeval per-image results, one per area range, keyed by "IoUs from this cache?" (filled lazily)
+    evals: dict[bool, list[Any]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def eval_unit(
@@ -118,21 +120,48 @@ def coco_ap(units: Sequence[EvalUnit], *, use_cache: bool = True) -> dict[str, f
 def coco_ap_groups(
     units: Sequence[EvalUnit], groups: Mapping[str, Sequence[int]], *, use_cache: bool = True
 ) -> dict[str, dict[str, float | None]]:
-    """COCO AP/AR of several subsets of the units (index lists), with ONE per-image evaluation.
+    """COCO AP/AR of several subsets of the units (index lists).
 
-    ``COCOeval.evaluate`` (the slow, per-image part) runs once over all units; each group is
-    then accumulated from its own images by handing ``accumulate`` a copy of the parameters
-    whose image list keeps the group's ids in place and masks the others — exactly what
-    evaluating the subset alone gives, since per-image results do not depend on other images.
+    ``COCOeval.evaluate`` (the slow, per-image part) runs only for units whose per-image
+    results are not stored yet (:func:`evaluate_units`); each group is then accumulated
+    from its units' stored results — exactly what evaluating the subset alone gives, since
+    COCO's per-image results do not depend on other images. Re-scoring after one sample
+    changed (a live prompt in the GUI) therefore evaluates only that sample's queries.
+    """
+    from pycocotools.cocoeval import COCOeval
+
+    out: dict[str, dict[str, float | None]] = {g: dict.fromkeys(AP_KEYS) for g in groups}
+    evaluate_units(units, use_cache=use_cache)
+    for name, idx in groups.items():
+        sel = [units[int(i)] for i in idx]
+        if not sel:
+            continue
+        with contextlib.redirect_stdout(io.StringIO()):
+            ev = COCOeval(iouType="segm")
+            ev.params.imgIds = list(range(1, len(sel) + 1))
+            ev.params.catIds = [1]
+            ev._paramsEval = copy.deepcopy(ev.params)
+            n_area = len(ev.params.areaRng)
+            ev.evalImgs = [u.evals[use_cache][a] for a in range(n_area) for u in sel]  # [cat][area][image]
+            ev.accumulate()
+            ev.summarize()
+        out[name] = {k: (None if ev.stats[i] < 0 else float(ev.stats[i])) for k, i in AP_KEYS.items()}
+    return out
+
+
+def evaluate_units(units: Sequence[EvalUnit], *, use_cache: bool = True) -> None:
+    """Run ``COCOeval.evaluate`` once over the units that lack per-image results; store them.
+
+    Each unit keeps its ``evalImgs`` entries (one per COCO area range) in ``unit.evals``.
     """
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
 
-    out: dict[str, dict[str, float | None]] = {g: dict.fromkeys(AP_KEYS) for g in groups}
-    if not units:
-        return out
+    todo = [u for u in units if use_cache not in u.evals]
+    if not todo:
+        return
     images, gts, dts = [], [], []
-    for n, u in enumerate(units, start=1):
+    for n, u in enumerate(todo, start=1):
         h, w = (u.gt_masks or u.dt_masks or (Mask.empty(1, 1),))[0].shape
         images.append({"id": n, "height": h, "width": w})
         for col, (m, crowd) in enumerate(zip(u.gt_masks, u.gt_crowd, strict=True)):
@@ -148,20 +177,12 @@ def coco_ap_groups(
         coco_dt.dataset = {"images": images, "annotations": dts, "categories": cats}
         coco_gt.createIndex()
         coco_dt.createIndex()
-        ev = _coco_eval_class()(coco_gt, coco_dt, units) if use_cache else COCOeval(coco_gt, coco_dt, "segm")
-        all_ids = list(range(1, len(units) + 1))
-        ev.params.imgIds = all_ids
+        ev = _coco_eval_class()(coco_gt, coco_dt, todo) if use_cache else COCOeval(coco_gt, coco_dt, "segm")
+        ev.params.imgIds = list(range(1, len(todo) + 1))
         ev.evaluate()
-        for name, idx in groups.items():
-            keep = {int(i) + 1 for i in idx}
-            if not keep:
-                continue
-            p = copy.deepcopy(ev.params)
-            p.imgIds = [i if i in keep else -1 for i in all_ids]  # -1: not evaluated, skipped
-            ev.accumulate(p)
-            ev.summarize()
-            out[name] = {k: (None if ev.stats[i] < 0 else float(ev.stats[i])) for k, i in AP_KEYS.items()}
-    return out
+    n_img, n_area = len(todo), len(ev.params.areaRng)
+    for n, u in enumerate(todo):
+        u.evals[use_cache] = [ev.evalImgs[a * n_img + n] for a in range(n_area)]
 
 
 @dataclass(frozen=True)

@@ -219,3 +219,25 @@ def test_multi_annotation_query_and_empty_prediction_file(files, tmp_path):
     assert ious == {1: 0.0, 2: 0.0, 3: 0.0, 7: 0.0, 4: 0.0, 5: 1.0, 6: 0.0}
     assert res.summary["all"]["gIoU"] == pytest.approx(1 / 7) and res.summary["all"]["cIoU"] == 0.0
     assert res.summary["all"]["AP"] == 0.0 and res.summary["all"]["AR"] == 0.0
+
+
+def test_update_sample_reevaluates_only_its_queries(files, monkeypatch):
+    """A live prompt changes one sample: COCO's per-image evaluation runs for its queries only."""
+    from pycocotools.cocoeval import COCOeval
+
+    from masklens.core.schema import Instance, Prediction, PredictionSet
+
+    sc = scorer(files)
+    before = sc.rescore().summary
+    calls = []
+    original = COCOeval.evaluateImg
+    monkeypatch.setattr(COCOeval, "evaluateImg", lambda self, *a: calls.append(a[0]) or original(self, *a))
+    preds = PredictionSet()
+    for pid, p in sc.predictions.by_prompt.items():
+        preds.add(p)
+    preds.add(Prediction("q4", [Instance(Mask.from_array(C_MODAL), 0.5)]))  # q4 now perfect
+    sc.update_sample(1, preds)  # image 2: queries 4, 5, 6
+    after = sc.rescore().summary
+    assert len(calls) == 3 * 4  # 3 queries × 4 COCO area ranges
+    assert after["modal"]["gIoU"] == 1.0 and before["modal"]["gIoU"] == 0.5
+    assert after["modal"]["AP"] == pytest.approx(1.0)
