@@ -173,6 +173,8 @@ def load_ovs_predictions(path: str | Path, benchmark: Benchmark) -> PredictionSe
         if not isinstance(given, list) or [round(float(t), 6) for t in given] != list(ovs.THRESHOLDS):
             raise DataFormatError("thresholds must be [0.1, 0.2, …, 0.9]", path=p, field="thresholds")
     by_image = {s.meta["image_id"]: s for s in benchmark}
+    vocab: dict[Any, str] = benchmark.meta["vocabulary"]
+    prompts = {q.id: q for s in benchmark for q in s.prompts}
     out = PredictionSet(name=p.stem, provenance={"pred": str(p)})
     for i, r in enumerate(records):
         rec = f"[{i}]"
@@ -185,9 +187,10 @@ def load_ovs_predictions(path: str | Path, benchmark: Benchmark) -> PredictionSe
         sample = by_image.get(r["image_id"])
         if sample is None:
             raise DataFormatError("image_id points to no image", path=p, record=rec, field="image_id")
-        prompt = next((q for q in sample.prompts if q.source_id == r["category_id"]), None)
-        if prompt is None:
+        name = vocab.get(r["category_id"]) if isinstance(r["category_id"], (int, str)) else None
+        if name is None:
             raise DataFormatError("category_id is not in the vocabulary", path=p, record=rec, field="category_id")
+        prompt = prompts[f"{sample.id}:{name}"]
         if prompt.id in out.by_prompt:
             raise DataFormatError("duplicate prediction for this (image, class)", path=p, record=rec)
         img = sample.images["image"]
@@ -305,9 +308,23 @@ class OvsKind(BenchmarkKind):
             rec["null_reasons"] = {"front": "image has no ground truth"}
         return rec
 
+    _confusion_cache: tuple[tuple[Any, ...], list[tuple[float | None, float | None, int]]] | None = None
+
+    def _confusion(self, overlaps: list[Any]) -> list[tuple[float | None, float | None, int]]:
+        """front/back per threshold, cached for the same overlap objects (they never change)."""
+        cached = self._confusion_cache
+        if cached is not None and len(cached[0]) == len(overlaps) and all(
+            a is b for a, b in zip(cached[0], overlaps, strict=True)
+        ):
+            return cached[1]
+        scores = [ovs.confusion_scores(overlaps, k) for k in range(len(ovs.THRESHOLDS))]
+        self._confusion_cache = (tuple(overlaps), scores)
+        return scores
+
     def _aggregate(self, samples: list[Sample], overlaps: list[Any], params: Mapping[str, float]) -> ovs.OvsSummary:
         vocab = len(samples[0].prompts) if samples else 0
-        return ovs.summarize(overlaps, self._readouts(overlaps, float(params["av_threshold"])), vocab)
+        readouts = self._readouts(overlaps, float(params["av_threshold"]))
+        return ovs.summarize(overlaps, readouts, vocab, self._confusion(overlaps))
 
     def summarize(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],
                   params: Mapping[str, float]) -> dict[str, dict[str, Value]]:

@@ -48,6 +48,8 @@ class ImageOverlaps:
     n_pixels: int
     gt_area: Mapping[ClassId, int]  # non-empty ground truth only (C_true(i), in order)
     per_threshold: tuple[ThresholdOverlaps, ...]
+    #: (threshold index, τ_AV) -> ImageReadout, ("front", k) -> image front; the rest is immutable
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def gt_classes(self) -> tuple[ClassId, ...]:
@@ -64,13 +66,19 @@ def outmatch(
     """
     if iou.size == 0:
         return []
-    weights = np.where(iou > tau_av, iou, 0.0)
-    if not (weights > 0).any():
+    passing = iou > tau_av
+    if not passing.any():
         return []
-    from scipy.optimize import linear_sum_assignment
+    rows, cols = np.nonzero(passing)
+    if len(set(rows.tolist())) < len(rows) or len(set(cols.tolist())) < len(cols):
+        # competing edges: the assignment decides (otherwise the passing edges already are one-to-one)
+        from scipy.optimize import linear_sum_assignment
 
-    rows, cols = linear_sum_assignment(weights, maximize=True)
-    pairs = [(gt_classes[c], rem_classes[r], float(iou[r, c])) for r, c in zip(rows, cols, strict=True) if weights[r, c] > 0]
+        weights = np.where(passing, iou, 0.0)
+        rows, cols = linear_sum_assignment(weights, maximize=True)
+        keep = passing[rows, cols]
+        rows, cols = rows[keep], cols[keep]
+    pairs = [(gt_classes[c], rem_classes[r], float(iou[r, c])) for r, c in zip(rows.tolist(), cols.tolist(), strict=True)]
     order = {g: k for k, g in enumerate(gt_classes)}
     return sorted(pairs, key=lambda p: order[p[0]])
 
@@ -84,21 +92,33 @@ class ImageReadout:
 
 
 def image_readout(ov: ImageOverlaps, k: int, tau_av: float) -> ImageReadout:
+    """Out-matching and err of one image at threshold index k (memoised per (k, τ_AV))."""
+    key = (k, float(tau_av))
+    hit = ov.memo.get(key)
+    if hit is not None:
+        return hit
     t = ov.per_threshold[k]
     pairs = outmatch(t.rem_classes, ov.gt_classes, t.rem_iou, tau_av)
     matched = {p for _, p, _ in pairs}
     err = {c: t.pred_area[c] / ov.n_pixels for c in t.rem_classes if c not in matched}
-    return ImageReadout(pairs, err)
+    out = ImageReadout(pairs, err)
+    if len(ov.memo) > 96:  # a slider visits many τ_AV values; keep the cache small
+        ov.memo.clear()
+    ov.memo[key] = out
+    return out
 
 
 def image_front(ov: ImageOverlaps, k: int) -> float | None:
     """Mean per-class foreground IoU of one image (its own GT classes); None without GT."""
-    t = ov.per_threshold[k]
-    vals = []
-    for c, g in ov.gt_area.items():
-        i = t.inter.get(c, 0)
-        vals.append(i / (t.pred_area.get(c, 0) + g - i))
-    return mean_or_none(vals)
+    key = ("front", k)
+    if key not in ov.memo:
+        t = ov.per_threshold[k]
+        vals = []
+        for c, g in ov.gt_area.items():
+            i = t.inter.get(c, 0)
+            vals.append(i / (t.pred_area.get(c, 0) + g - i))
+        ov.memo[key] = mean_or_none(vals)
+    return ov.memo[key]
 
 
 @dataclass
@@ -125,10 +145,8 @@ class OvsSummary:
         return None if self.tau_star_index is None else THRESHOLDS[self.tau_star_index]
 
 
-def summarize_threshold(
-    overlaps: Sequence[ImageOverlaps], readouts: Sequence[ImageReadout], k: int, vocabulary_size: int
-) -> ThresholdSummary:
-    """front_τ, back_τ (means over classes of the dataset-level CM), err_τ, AV_τ."""
+def confusion_scores(overlaps: Sequence[ImageOverlaps], k: int) -> tuple[float | None, float | None, int]:
+    """(front_τ, back_τ, |C|) from the dataset-level binary confusion per class (τ_AV-free)."""
     tp: Counter = Counter()
     fp: Counter = Counter()
     fn: Counter = Counter()
@@ -145,6 +163,21 @@ def summarize_threshold(
     classes = list(tp.keys() | fn.keys())
     fronts = [tp[c] / (tp[c] + fp[c] + fn[c]) for c in classes if tp[c] + fp[c] + fn[c] > 0]
     backs = [tn[c] / (tn[c] + fp[c] + fn[c]) for c in classes if tn[c] + fp[c] + fn[c] > 0]
+    return mean_or_none(fronts), mean_or_none(backs), len(classes)
+
+
+def summarize_threshold(
+    overlaps: Sequence[ImageOverlaps],
+    readouts: Sequence[ImageReadout],
+    k: int,
+    vocabulary_size: int,
+    confusion: tuple[float | None, float | None, int] | None = None,
+) -> ThresholdSummary:
+    """front_τ, back_τ (means over classes of the dataset-level CM), err_τ, AV_τ.
+
+    ``confusion`` may pass a cached :func:`confusion_scores` (it does not depend on τ_AV).
+    """
+    front, back, _ = confusion if confusion is not None else confusion_scores(overlaps, k)
     errs = [e for r in readouts for e in r.err.values()]
     av: Counter = Counter()
     for r in readouts:
@@ -153,8 +186,8 @@ def summarize_threshold(
     n = len(overlaps)
     err = math.fsum(errs) / (n * vocabulary_size) if n and vocabulary_size else None
     return ThresholdSummary(
-        front=mean_or_none(fronts),
-        back=mean_or_none(backs),
+        front=front,
+        back=back,
         err=err,
         err_mask_mean=mean_or_none(errs),
         outmatched=sum(av.values()),
@@ -197,11 +230,15 @@ def auc_front_err(fronts: Sequence[float | None], errs: Sequence[float | None]) 
 
 
 def summarize(
-    overlaps: Sequence[ImageOverlaps], readouts: Sequence[Sequence[ImageReadout]], vocabulary_size: int
+    overlaps: Sequence[ImageOverlaps],
+    readouts: Sequence[Sequence[ImageReadout]],
+    vocabulary_size: int,
+    confusion: Sequence[tuple[float | None, float | None, int]] | None = None,
 ) -> OvsSummary:
-    """All thresholds; ``readouts[i][k]`` is image i at threshold k."""
+    """All thresholds; ``readouts[i][k]`` is image i at threshold k; ``confusion[k]`` optional cache."""
     per = [
-        summarize_threshold(overlaps, [r[k] for r in readouts], k, vocabulary_size)
+        summarize_threshold(overlaps, [r[k] for r in readouts], k, vocabulary_size,
+                            confusion[k] if confusion is not None else None)
         for k in range(len(THRESHOLDS))
     ]
     fronts = [s.front for s in per]
