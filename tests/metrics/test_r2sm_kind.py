@@ -233,7 +233,7 @@ def test_update_sample_reevaluates_only_its_queries(files, monkeypatch):
     original = COCOeval.evaluateImg
     monkeypatch.setattr(COCOeval, "evaluateImg", lambda self, *a: calls.append(a[0]) or original(self, *a))
     preds = PredictionSet()
-    for pid, p in sc.predictions.by_prompt.items():
+    for p in sc.predictions.by_prompt.values():
         preds.add(p)
     preds.add(Prediction("q4", [Instance(Mask.from_array(C_MODAL), 0.5)]))  # q4 now perfect
     sc.update_sample(1, preds)  # image 2: queries 4, 5, 6
