@@ -170,3 +170,21 @@ def test_prompts_map_folders_to_queries(golden):
     assert (by_folder["orgl_edti"].text, by_folder["orgl_edti"].image, by_folder["orgl_edti"].gt) == (
         "sheep", "counterfactual", "counterfactual")
     assert by_folder["edtl_edti"].source_id == "edtl_edti/img1_1_mask.png"
+
+
+def test_rescoring_never_touches_masks(golden, monkeypatch):
+    bench, preds = golden
+    from masklens.core.masks import Mask
+    from masklens.core.scoring import Scorer
+
+    scorer = Scorer(KIND, bench, preds)
+
+    def boom(*_a, **_k):
+        raise AssertionError("masks touched while re-scoring")
+
+    import masklens.core.benchmarks.hallusegbench as kind_module
+
+    for name in ("intersect_all", "union_all", "resize_nearest_floor"):
+        monkeypatch.setattr(kind_module, name, boom)
+    monkeypatch.setattr(Mask, "to_array", boom)
+    assert scorer.rescore({"alpha": 2.0}).summary["all"]["CMS_fact"] is not None

@@ -171,3 +171,20 @@ def test_graph_communities_are_deterministic():
     assert g1.communities[0] == ["ball", "circle", "disc"]
     assert 0 < g1.modularity < 1
     assert ovs.ambiguity_graph({}).modularity is None
+
+
+def test_rescoring_never_touches_masks(golden, monkeypatch):
+    bench, preds = golden
+    scorer = Scorer(KIND, bench, preds)
+    first = scorer.rescore({"av_threshold": 0.5}).summary
+
+    def boom(*_a, **_k):
+        raise AssertionError("masks touched while re-scoring")
+
+    import masklens.core.benchmarks.ovs as kind_module
+
+    for name in ("iou_matrix", "intersect_all", "union_all", "resize_nearest"):
+        monkeypatch.setattr(kind_module, name, boom)
+    monkeypatch.setattr(Mask, "to_array", boom)
+    assert scorer.rescore({"av_threshold": 0.5}).summary == first
+    assert scorer.rescore({"av_threshold": 0.95}).summary["0.1"]["outmatched"] == 2
