@@ -210,3 +210,10 @@ def test_empty_prediction_file_scores_zero(files):
     s = scorer(files).rescore().summary
     assert all(s[g] == {"IoGT": 0.0, "cumulative": 0.0, "zero": 1.0, "full": 0.0, "partial": 0.0, "N": 2}
                for g in ("p0", "p1", "p2", "p3"))
+
+
+def test_committed_fixture_matches_builder(tmp_path):
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "cge"
+    ann, pred = build(tmp_path)
+    assert (fixture / "ann.json").read_text() == ann.read_text()
+    assert (fixture / "pred.json").read_text() == pred.read_text()

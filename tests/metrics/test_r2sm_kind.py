@@ -241,3 +241,10 @@ def test_update_sample_reevaluates_only_its_queries(files, monkeypatch):
     assert len(calls) == 3 * 4  # 3 queries × 4 COCO area ranges
     assert after["modal"]["gIoU"] == 1.0 and before["modal"]["gIoU"] == 0.5
     assert after["modal"]["AP"] == pytest.approx(1.0)
+
+
+def test_committed_fixture_matches_builder(tmp_path):
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "r2sm"
+    ann, pred = build(tmp_path)
+    assert (fixture / "ann.json").read_text() == ann.read_text()
+    assert (fixture / "pred.json").read_text() == pred.read_text()
