@@ -166,8 +166,17 @@ def pretrained_kwargs(folder: Path) -> dict[str, Any]:
 
 def load_pretrained(cls: Any, folder: Path, *, backend: str, what: str = "weights", **extra: Any) -> Any:
     """``cls.from_pretrained(folder)`` with safe options and load errors turned into a ModelError."""
+    import pickle
+
     try:
         return cls.from_pretrained(str(folder), **pretrained_kwargs(folder), **extra)
+    except pickle.UnpicklingError as exc:
+        raise ModelError(
+            f"{backend}: refusing to load the {what}: the pickled weights hold Python objects other "
+            "than tensors, which could run code when unpickled",
+            path=folder,
+            hint="use safetensors weights (model.safetensors) from a trusted source",
+        ) from exc
     except (OSError, ValueError, KeyError, RuntimeError, TypeError) as exc:
         raise ModelError(
             f"{backend}: the {what} in this folder cannot be loaded as {cls.__name__} "
