@@ -108,3 +108,36 @@ def test_unload_rebuilds_the_index(recorded):
     assert seg.segment(image, SegmentRequest("red")).provenance["prompt_id"] == "1"
     seg.unload()
     assert seg.segment(image, SegmentRequest("red")).provenance["prompt_id"] == "1"
+
+
+def _demo_kinds():
+    try:
+        from masklens.core.benchmarks.demo import demo_kinds
+    except ImportError:  # pragma: no cover
+        return []
+    return demo_kinds()
+
+
+@pytest.mark.parametrize("kind_name", _demo_kinds())
+def test_replay_of_every_demo_kind_matches_its_loader(kind_name):
+    """Through the real kinds: replaying the bundled predictions via image content + text gives
+    back, prompt by prompt, what the kind's own loader reads (missing stays missing)."""
+    from masklens.core.benchmarks.demo import demo_namespace
+    from masklens.core.scoring import get_kind
+
+    kind = get_kind(kind_name)
+    ns = demo_namespace(kind_name)
+    bench = kind.load_benchmark(ns)
+    direct = kind.load_predictions(ns, bench)
+    replayed = run_benchmark(create(kind=kind_name, args=ns), bench)
+    assert set(replayed.by_prompt) | replayed.missing == {p.id for s in bench for p in s.prompts}
+    for s in bench:
+        for p in s.prompts:
+            want = direct.get(p.id)
+            if want is None:
+                assert p.id in replayed.missing
+                continue
+            got = replayed.get(p.id)
+            assert got is not None, p
+            assert [i.mask for i in got.instances] == [i.mask for i in want.instances], p
+            assert [i.score for i in got.instances] == [i.score for i in want.instances], p
