@@ -56,7 +56,9 @@ def load_image(path: str | Path) -> np.ndarray:
     return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
 
 
-def resolve_image_path(ref: ImageRef, images_dir: str | Path | None = None, *, sample: str = "") -> Path:
+def resolve_image_path(
+    ref: ImageRef, images_dir: str | Path | None = None, *, sample: str = "", source: Path | None = None
+) -> Path:
     """Where the pixels of ``ref`` are: its own path, else looked up under ``images_dir``."""
     candidates: list[Path] = []
     if ref.path is not None:
@@ -71,6 +73,7 @@ def resolve_image_path(ref: ImageRef, images_dir: str | Path | None = None, *, s
     if not candidates:
         raise DataFormatError(
             f"the benchmark names no image file for image '{ref.key}'",
+            path=source,
             record=f"sample {sample}" if sample else None,
             hint="pass --images DIR (the folder holding the benchmark's images)",
         )
@@ -172,6 +175,7 @@ def plan_images(
 ) -> list[_ImageJob]:
     """Prompts grouped by the image file they are asked on, in benchmark order."""
     jobs: dict[Path, _ImageJob] = {}
+    source = next(iter(benchmark.sources.values()), None)
     for sample in benchmark.samples:
         for prompt in sample.prompts:
             ref = sample.images.get(prompt.image)
@@ -180,7 +184,7 @@ def plan_images(
                     f"prompt '{prompt.id}' refers to image '{prompt.image}' that the sample lacks",
                     record=f"sample {sample.id}",
                 )
-            path = resolve_image_path(ref, images_dir, sample=sample.id).resolve()
+            path = resolve_image_path(ref, images_dir, sample=sample.id, source=source).resolve()
             jobs.setdefault(path, _ImageJob(path)).prompts.append(prompt)
     return list(jobs.values())
 

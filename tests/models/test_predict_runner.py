@@ -185,3 +185,21 @@ def test_segment_cached_for_live_prompts(toy, tmp_path):
     # the same prompt inside a benchmark run is answered from the same entry
     run_benchmark(seg, bench, backend="toy-colour", cache=cache)
     assert seg.calls == 1 + 4
+
+
+def test_an_image_without_a_file_name_asks_for_images_dir(tmp_path):
+    import json
+
+    from test_predict_toykind import ToyKind, make_toy_benchmark
+
+    ann = make_toy_benchmark(tmp_path)
+    data = json.loads(ann.read_text())
+    del data["images"][1]["file_name"]
+    ann.write_text(json.dumps(data))
+    import argparse
+
+    bench = ToyKind().load_benchmark(argparse.Namespace(ann=str(ann), pred=None, images=None))
+    with pytest.raises(DataFormatError) as err:
+        run_benchmark(ColourSegmenter(), bench)
+    msg = str(err.value)
+    assert str(ann) in msg and "sample 2" in msg and "--images" in msg
