@@ -19,7 +19,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "packaging"))
 from demo_scenes import Scene, Shape, render  # noqa: E402
 
-from masklens.core.models import demo  # noqa: E402
+from masklens.core.models import demo, demo_vision  # noqa: E402
 from masklens.core.models.base import SegmentRequest  # noqa: E402
 
 PROMPTS = ["red circle", "the whole blue square, including the hidden part", "shape", "zebra",
@@ -41,7 +41,7 @@ def scenes(n: int = 12) -> list[np.ndarray]:
 
 def naive_labels(image: np.ndarray) -> np.ndarray:
     px = image.reshape(-1, 3).astype(np.int32)
-    d = ((px[:, None, :] - demo._PALETTE[None, :, :]) ** 2).sum(axis=2)
+    d = ((px[:, None, :] - demo_vision._PALETTE[None, :, :]) ** 2).sum(axis=2)
     return d.argmin(axis=1).reshape(image.shape[:2])
 
 
@@ -49,7 +49,7 @@ def main() -> None:
     images = scenes()
     model = demo.create(score_threshold=0.0)
     t = time.perf_counter()
-    demo._palette_lut()  # one-time palette lookup table (built on first use)
+    demo_vision._palette_lut()  # one-time palette lookup table (built on first use)
     lut_ms = 1000 * (time.perf_counter() - t)
     first, further = [], []
     for img in images:

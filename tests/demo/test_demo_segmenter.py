@@ -184,3 +184,16 @@ def test_prompt_parsing(text, head, amodal):
         assert q.head is None or q.colours == {"red"}
     else:
         assert q.head == head
+
+
+def test_points_and_boxes_select_regions(model, scene):
+    # a click with no text returns the clicked shape
+    click = model.segment(scene.image, SegmentRequest(text="", points=[(70, 70, 1)]))
+    assert len(click.masks) == 1 and _best_iou(click, scene.modal[0]) > 0.95
+    # a box restricts a text prompt to the shapes mostly inside it
+    box = model.segment(scene.image, SegmentRequest(text="square", boxes=[(180, 20, 280, 120)]))
+    assert _best_iou(box, scene.modal[1]) > 0.9
+    assert all(iou(m, Mask.from_array(scene.modal[4])) == 0 for m in box.masks)
+    # a negative point on the same shape cancels the positive one
+    both = model.segment(scene.image, SegmentRequest(text="", points=[(70, 70, 1), (75, 75, 0)]))
+    assert both.masks == []
