@@ -7,6 +7,7 @@ Nothing here imports torch at module import time; every function that needs it i
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -257,6 +258,7 @@ class TorchSegmenter(Segmenter):
         self.runtime = Runtime.create(device, dtype)
         self.encodings = EncodingCache(int(cache_bytes))
         self._loaded = False
+        self._lock = threading.RLock()  # one call at a time: some stages keep per-image state
 
     # ------------------------------------------------------------ to implement
     def _load(self) -> None:
@@ -285,10 +287,11 @@ class TorchSegmenter(Segmenter):
 
     def segment(self, image: np.ndarray | str | Path, request: SegmentRequest) -> SegmentResult:
         rgb = as_rgb_image(image)
-        self.ensure_loaded()
-        watch = Stopwatch(self.runtime.device)
-        with self.runtime.inference():
-            result = self._segment(rgb, request)
+        with self._lock:
+            self.ensure_loaded()
+            watch = Stopwatch(self.runtime.device)
+            with self.runtime.inference():
+                result = self._segment(rgb, request)
         result.provenance = {**self.provenance(), **result.provenance, "latency_ms": round(watch.ms(), 3)}
         return result
 
@@ -320,9 +323,10 @@ class TorchSegmenter(Segmenter):
         """Resolve checkpoint paths (subclasses; cheap, no model load)."""
 
     def unload(self) -> None:
-        self._release()
-        self.encodings.clear()
-        self._loaded = False
+        with self._lock:
+            self._release()
+            self.encodings.clear()
+            self._loaded = False
         free_accelerator_memory(self.runtime.device)
 
     def finish(
