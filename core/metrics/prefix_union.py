@@ -4,7 +4,8 @@ With instances sorted by score, the set kept at a threshold t (inclusive, s ≥ 
 is a prefix of that order, so the union can only change at the distinct scores
 ("cuts"). :func:`prefix_areas` computes, once, for every cut the union's area
 and its intersection with a few target masks; :meth:`PrefixAreas.row` then
-finds the row for any t with ``searchsorted`` — no mask is touched again.
+finds the row for any t by binary search (``bisect`` on the negated cuts; :func:`rows_for`
+is the vectorised ``searchsorted`` form) — no mask is touched again.
 
 Row 0 is always "nothing kept" (t above every score): area 0, intersections 0.
 Row j ≥ 1 is "kept every instance with s ≥ cuts[j-1]".
