@@ -13,7 +13,6 @@ from PySide6.QtCore import Qt
 from masklens.core.readout import generic_readout
 from masklens.core.schema import Role
 from masklens.core.scoring import Scorer
-from masklens.gui.prompt_bar import PromptRequest
 
 
 def column(window, name):

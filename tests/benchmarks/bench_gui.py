@@ -1,0 +1,163 @@
+"""GUI frame-time benchmark (plain script, run by `make bench`; offscreen Qt).
+
+Prints absolute times, the targets, and ratios against baselines measured in this process:
+
+* overlay redraw at 1024² and 2048²: our indexed-label compositing (ground truth + three
+  instances with outlines → QPixmaps) and a full canvas repaint at fit zoom, against a naive
+  float alpha blend of the same masks in numpy (target: < 16 ms at 2048²);
+* sample switch with cached predictions (target: < 100 ms), cold (image and masks decoded)
+  and warm (from the LRUs), against decoding the sample's PNG alone;
+* opening a 10,000-sample benchmark until the first sample is drawn (target: < 2 s), against
+  the kind's own load_benchmark.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("MASKLENS_CONFIG_DIR", tempfile.mkdtemp(prefix="masklens-bench-"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gui"))
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from masklens.gui import overlays  # noqa: E402
+
+
+def timeit(fn, repeat: int = 15) -> float:
+    """Median wall time of ``fn`` in milliseconds (after one warm-up call)."""
+    fn()
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(out)
+
+
+def discs(size: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    yy, xx = np.ogrid[:size, :size]
+    gt = (yy - size * 0.45) ** 2 + (xx - size * 0.45) ** 2 < (size * 0.25) ** 2
+    inst = [((yy - size * cy) ** 2 + (xx - size * cx) ** 2 < (size * r) ** 2)
+            for cy, cx, r in ((0.5, 0.5, 0.22), (0.2, 0.75, 0.1), (0.8, 0.2, 0.08))]
+    return gt, inst
+
+
+def naive_blend(img: np.ndarray, gt: np.ndarray, inst: list[np.ndarray]) -> np.ndarray:
+    out = img.astype(np.float32)
+    for m, colour in zip([gt, *inst], [(240, 228, 66), (0, 114, 178), (230, 159, 0), (0, 158, 115)], strict=True):
+        out[m] = out[m] * 0.5 + np.array(colour, np.float32) * 0.5
+    rgb = out.astype(np.uint8)
+    return overlays.rgb_image(rgb)
+
+
+def ours(gt: np.ndarray, inst: list[np.ndarray]) -> None:
+    overlays.to_pixmap(overlays.layer_labels(gt), overlays.layer_table("#F0E442", 0.45))
+    overlays.to_pixmap(overlays.instance_labels(inst), overlays.instance_table(0.55))
+
+
+def bench_overlays() -> None:
+    from masklens.gui.canvas import Canvas
+
+    print("overlay redraw (median of 15)")
+    for size in (1024, 2048):
+        rng = np.random.default_rng(0)
+        img = rng.integers(0, 255, (size, size, 3), dtype=np.uint8)
+        gt, inst = discs(size)
+        t_base = timeit(lambda img=img, gt=gt, inst=inst: naive_blend(img, gt, inst))
+        t_comp = timeit(lambda gt=gt, inst=inst: ours(gt, inst))
+        canvas = Canvas()
+        canvas.resize(1100, 1000)
+        canvas.show()
+        canvas.set_image(overlays.rgb_image(img))
+        canvas.set_layer("gt", overlays.to_pixmap(overlays.layer_labels(gt), overlays.layer_table("#F0E442", 0.45)))
+        canvas.set_layer("pred", overlays.to_pixmap(overlays.instance_labels(inst), overlays.instance_table(0.55)), z=5)
+        QApplication.processEvents()
+        t_paint = timeit(lambda c=canvas: c.viewport().repaint())
+
+        def pan_zoom(c=canvas):
+            c.zoom(1.1)
+            c.horizontalScrollBar().setValue(c.horizontalScrollBar().value() + 10)
+            c.viewport().repaint()
+
+        t_pan = timeit(pan_zoom)
+        print(f"  {size}²: compose {t_comp:6.1f} ms | repaint {t_paint:5.1f} ms | zoom+pan+repaint "
+              f"{t_pan:5.1f} ms | naive blend baseline {t_base:6.1f} ms | compose/baseline "
+              f"{t_comp / t_base:.2f}x" + ("  (target < 16 ms)" if size == 2048 else ""))
+        canvas.close()
+
+
+def bench_switch_and_open(tmp: Path) -> None:
+    import toykind
+
+    from masklens.gui.main_window import MainWindow
+    from masklens.gui.settings import Settings
+
+    files = toykind.write_toy(tmp / "switch", n=12)
+    # re-write the toy images at 1024² so decoding costs what a real image costs
+    for i in range(12):
+        img = cv2.resize(cv2.imread(str(tmp / "switch" / f"img{i}.png")), (1024, 1024),
+                         interpolation=cv2.INTER_NEAREST)
+        img = cv2.add(img, np.random.default_rng(i).integers(0, 40, img.shape, dtype=np.uint8))
+        cv2.imwrite(str(tmp / "switch" / f"img{i}.png"), img)
+    w = MainWindow(Settings(), persist=False)
+    w.resize(1600, 1000)
+    w.show()
+    w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
+    QApplication.processEvents()
+    cold, warm = [], []
+    for i in range(1, 12):
+        t0 = time.perf_counter()
+        w.state.set_index(i)
+        QApplication.processEvents()
+        cold.append((time.perf_counter() - t0) * 1000)
+    for i in range(1, 12):
+        t0 = time.perf_counter()
+        w.state.set_index(i)
+        QApplication.processEvents()
+        warm.append((time.perf_counter() - t0) * 1000)
+    t_png = timeit(lambda: cv2.imread(str(tmp / "switch" / "img3.png")))
+    print("sample switch, cached predictions, 5 panels of a 1024² image (median over 11 samples)")
+    print(f"  cold (decode image + masks) {statistics.median(cold):6.1f} ms | warm (LRU) "
+          f"{statistics.median(warm):6.1f} ms | PNG decode baseline {t_png:5.1f} ms | cold/baseline "
+          f"{statistics.median(cold) / t_png:.1f}x  (target < 100 ms)")
+    w.close()
+
+    big = toykind.write_toy(tmp / "big", n=10_000, images=False, predictions=False)
+    import argparse
+
+    t0 = time.perf_counter()
+    toykind.KIND.load_benchmark(argparse.Namespace(ann=str(big["ann"]), images=None, pred=None))
+    t_load = time.perf_counter() - t0
+    w = MainWindow(Settings(), persist=False)
+    w.resize(1600, 1000)
+    w.show()
+    QApplication.processEvents()
+    t0 = time.perf_counter()
+    w.open_benchmark("toy", ["--ann", str(big["ann"])], sync=True)
+    QApplication.processEvents()
+    t_open = time.perf_counter() - t0
+    print("open a 10,000-sample benchmark until the first sample is drawn")
+    print(f"  {t_open:5.2f} s (images decoded: {w.store.images.loads}) | kind.load_benchmark baseline "
+          f"{t_load:5.2f} s | open/baseline {t_open / t_load:.2f}x  (target < 2 s)")
+    w.close()
+
+
+def main() -> int:
+    app = QApplication.instance() or QApplication([])
+    bench_overlays()
+    with tempfile.TemporaryDirectory() as d:
+        bench_switch_and_open(Path(d))
+    app.processEvents()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
