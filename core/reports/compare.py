@@ -14,10 +14,12 @@ def differences(ctx: ReportContext, layout: KindLayout, *, limit: int = 50) -> l
         return []
     ref = ctx.runs[0]
     samples = ctx.benchmark.samples
+    layout.prepare(ctx, ref)
     ref_ok = [layout.sample_ok(s, r) for s, r in zip(samples, ref.result.samples, strict=True)]
     out = []
     for run in ctx.runs[1:]:
         fixes, breaks, both_fail, both_ok = [], [], 0, 0
+        layout.prepare(ctx, run)
         for s, r, a in zip(samples, run.result.samples, ref_ok, strict=True):
             b = layout.sample_ok(s, r)
             if a is None or b is None:

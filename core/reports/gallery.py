@@ -28,6 +28,7 @@ def collect_failures(
 ) -> dict[str, list[tuple[int, Failure]]]:
     """failure kind -> [(sample index, failure)], worst first."""
     out: dict[str, list[tuple[int, Failure]]] = defaultdict(list)
+    layout.prepare(ctx, run)
     for i, (sample, rec) in enumerate(zip(ctx.benchmark.samples, run.result.samples, strict=True)):
         for f in layout.failures(sample, rec):
             out[f.kind].append((i, f))
@@ -45,8 +46,8 @@ def gallery(
 ) -> list[dict[str, Any]]:
     """Sections {model, kind, count, items: [{sample, group, severity, detail, panels}]}."""
     sections = []
-    t = ctx.params.get("score_threshold")
     for run in ctx.runs:
+        t = layout.gallery_threshold(ctx, run)
         for kind, items in collect_failures(ctx, layout, run).items():
             shown = []
             for idx, failure in items[:per_kind]:
@@ -88,7 +89,8 @@ def _panel(
     png = overlay_png(base, gt_arr, pred_arr)
     return {
         "prompt": prompt.text,
-        "role": str(prompt.role) + (f" {prompt.level}" if prompt.level is not None else ""),
+        "role": str(prompt.role) + (f" {prompt.level}" if prompt.level is not None else "")
+        + (f" · {prompt.image} image" if len(sample.images) > 1 else ""),
         "instances": n_inst,
         "missing": pred is None,
         "max_score": pred.max_score if pred is not None else None,
@@ -116,12 +118,11 @@ def _load_image(ref: ImageRef | None, images_dir: str | Path | None, h: int, w: 
 
 
 def overlay_png(image: np.ndarray, gt: np.ndarray, pred: np.ndarray, *, alpha: float = 0.7) -> bytes:
-    """Blend TP/FP/FN colours onto a faded grey copy of ``image`` (so the colours stand out
-    whatever the scene's own colours), shrink to a thumbnail, encode as PNG."""
+    """Blend TP/FP/FN colours onto a faded copy of ``image`` (so the overlay stands out while
+    the scene keeps its colours), shrink to a thumbnail, encode as PNG."""
     import cv2
 
-    grey = image.astype(np.float32).mean(axis=2, keepdims=True)
-    out = np.repeat(0.55 * grey + 0.45 * 255.0, 3, axis=2)
+    out = 0.5 * image.astype(np.float32) + 0.5 * 255.0
     for sel, colour in ((gt & pred, TP), (pred & ~gt, FP), (gt & ~pred, FN)):
         out[sel] = (1 - alpha) * out[sel] + alpha * np.asarray(colour, np.float32)
     out8 = out.astype(np.uint8)

@@ -45,7 +45,7 @@ class CgeLayout(KindLayout):
                 f"IoGT distribution per level — {r.name}", list(LEVELS),
                 {k: [r.result.summary.get(g, {}).get(k) for g in LEVELS]
                  for k in ("zero", "partial", "full")},
-                ylabel="share of entries"))
+                ylabel="share of entries", colors=("#D55E00", "#E69F00", "#009E73")))
         return figs
 
     def failures(self, sample: Sample, readout: dict[str, Any]) -> list[Failure]:

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from masklens.core.reports.layout import Failure, KindLayout, Table, paper_table
+from masklens.core.reports.layout import (
+    Failure,
+    KindLayout,
+    Table,
+    metric_groups_table,
+    paper_table,
+)
 from masklens.core.reports.runs import ReportContext
 from masklens.core.schema import Sample
 
@@ -50,9 +56,9 @@ class HalluLayout(KindLayout):
         tables.append(Table("Means and 95 % confidence intervals (paper Table 2)",
                             ["metric", "mean", "95% CI lower", "95% CI upper", "± half-width"],
                             rows, id="hallu-ci", caption="t-based half-width of the mean"))
-        tables.append(paper_table(
-            "By ground-truth mask size (paper Table 3)", runs,
-            [(g, ("N", *MAIN[:5])) for g in ("S", "M", "L")], labels=LABELS, id="hallu-sml",
+        tables.append(metric_groups_table(
+            "By ground-truth mask size (paper Table 3)", runs, ("N", *MAIN[:5]), ("S", "M", "L"),
+            labels=LABELS, id="hallu-sml",
             caption="S: area < 32², M: 32² ≤ area < 96², L: area ≥ 96² (COCO thresholds, factual mask)"))
         return tables
 

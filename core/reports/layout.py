@@ -65,20 +65,31 @@ class Failure:
     detail: str = ""
 
 
-def split_wide(table: Table, max_cols: int = 16) -> list[Table]:
+def _col_width(table: Table, c: int) -> int:
+    """Rough rendered width of a column in characters (header vs. 4-decimal numbers)."""
+    cells = [len(str(table.header[c]))] + [
+        6 if isinstance(r[c], float) else len(str(r[c])) for r in table.rows
+    ]
+    return max(cells) + 2
+
+
+def split_wide(table: Table, max_chars: int = 132) -> list[Table]:
     """Split a table with spanning column groups into several that fit a page width
-    (each keeps the row labels); other tables come back unchanged."""
-    if len(table.header) <= max_cols or not table.header_groups:
+    (about ``max_chars`` characters; each part keeps the row labels); other tables come
+    back unchanged."""
+    widths = [_col_width(table, c) for c in range(len(table.header))]
+    if sum(widths) <= max_chars or not table.header_groups:
         return [table]
     chunks: list[list[tuple[str, int, int]]] = [[]]  # (label, span, first column)
-    col, width = 1, 1
+    col, width = 1, widths[0]
     for label, span in table.header_groups[1:]:
-        if chunks[-1] and width + span > max_cols:
+        w = sum(widths[col:col + span])
+        if chunks[-1] and width + w > max_chars:
             chunks.append([])
-            width = 1
+            width = widths[0]
         chunks[-1].append((label, span, col))
         col += span
-        width += span
+        width += w
     out = []
     for k, chunk in enumerate(chunks):
         cols = [0] + [c for _, span, first in chunk for c in range(first, first + span)]
@@ -126,6 +137,33 @@ def paper_table(
                 row.append(value_of(run.result.summary, g, m))
         rows.append(row)
     return Table(title, header, rows, groups, caption, id or _slug(title), sources)
+
+
+def metric_groups_table(
+    title: str,
+    runs: Sequence[ModelRun],
+    metrics: Sequence[str],
+    groups: Sequence[str],
+    *,
+    labels: dict[str, str] | None = None,
+    caption: str = "",
+    id: str = "",
+) -> Table:
+    """Models as rows; one spanning column group per metric with the groups under it
+    (HalluSegBench's S / M / L table)."""
+    labels = labels or {}
+    gs = [g for g in groups if any(g in r.result.summary for r in runs)]
+    header = ["Model"] + [g for _ in metrics for g in gs]
+    rows, sources = [], {}
+    for i, run in enumerate(runs):
+        row: list[Any] = [run.name]
+        for m in metrics:
+            for g in gs:
+                sources[(i, len(row))] = (g, m)
+                row.append(value_of(run.result.summary, g, m))
+        rows.append(row)
+    spans = [("", 1)] + [(labels.get(m, m), len(gs)) for m in metrics]
+    return Table(title, header, rows, spans, caption, id or _slug(title), sources)
 
 
 def group_columns_table(
@@ -219,6 +257,10 @@ class KindLayout:
             for m in g_metrics[:2]
         ]
 
+    def prepare(self, ctx: ReportContext, run: ModelRun) -> None:
+        """Called before :meth:`failures`/:meth:`sample_ok` are asked about ``run``'s samples
+        (e.g. to note a run-level value such as OVS's τ*)."""
+
     def failures(self, sample: Sample, readout: dict[str, Any]) -> list[Failure]:
         """Failure kinds of one sample (generic: none — kinds know what failing means)."""
         return []
@@ -227,6 +269,10 @@ class KindLayout:
         """Whether a sample passes (for fixes/breaks between models); None when not decidable."""
         fails = self.failures(sample, readout)
         return not fails
+
+    def gallery_threshold(self, ctx: ReportContext, run: ModelRun) -> float | None:
+        """Instances drawn in the gallery have a score ≥ this (None: all)."""
+        return ctx.params.get("score_threshold")
 
     def gallery_prompts(self, sample: Sample, failure: Failure) -> list[str]:
         """Prompts to draw for a failure (default: those it names, else every prompt)."""

@@ -93,17 +93,20 @@ def stacked_bars(
     *,
     ylabel: str = "",
     caption: str = "",
+    colors: Sequence[str] | None = None,
 ) -> Figure:
-    """Stacked shares per category (e.g. zero / partial / full IoGT per level)."""
-    fig, ax = _new()
+    """Stacked shares per category (e.g. zero / partial / full IoGT per level), legend outside."""
+    fig, ax = _new(7.2, 3.4)
     bottom = [0.0] * len(categories)
     for i, (name, values) in enumerate(parts.items()):
         vals = [0.0 if math.isnan(v) else v for v in _clean(values)]
-        ax.bar(range(len(categories)), vals, 0.6, bottom=bottom, label=name,
-               color=PALETTE[i % len(PALETTE)])
+        bars = ax.bar(range(len(categories)), vals, 0.6, bottom=bottom, label=name,
+                      color=(colors or PALETTE)[i % len(colors or PALETTE)])
+        ax.bar_label(bars, labels=[f"{v:.2f}" if v >= 0.06 else "" for v in vals],
+                     label_type="center", fontsize=7, color="white")
         bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     ax.set_xticks(range(len(categories)), list(categories))
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return Figure(title, _png(fig), caption)

@@ -28,10 +28,10 @@ def review_section(ctx: ReportContext, layout: KindLayout) -> dict[str, Any] | N
     listed = []
     for sid, vs in sorted(excluded.items(), key=lambda kv: index[kv[0]]):
         sample = ids[sid]
-        failing = {
-            run.name: bool(layout.failures(sample, run.result.samples[index[sid]]))
-            for run in ctx.runs
-        }
+        failing = {}
+        for run in ctx.runs:
+            layout.prepare(ctx, run)
+            failing[run.name] = bool(layout.failures(sample, run.result.samples[index[sid]]))
         listed.append({
             "sample": sid,
             "group": sample.group,

@@ -23,7 +23,8 @@ def sweep(ctx: ReportContext, layout: KindLayout) -> dict[str, Any]:
         spec = specs.get(name)
         if spec is None:
             continue
-        values = [v for v in layout.sweep_values if spec.minimum <= v <= spec.maximum]
+        grid = set(layout.sweep_values) | {float(ctx.params.get(name, spec.default))}
+        values = sorted(v for v in grid if spec.minimum <= v <= spec.maximum)
         series: dict[str, dict[str, list[Any]]] = {}
         for run in ctx.runs:
             per_metric: dict[str, list[Any]] = {m: [] for m in metrics}
@@ -42,22 +43,33 @@ def sweep(ctx: ReportContext, layout: KindLayout) -> dict[str, Any]:
     return out
 
 
+def _is_fraction(vals: list[Any]) -> bool:
+    return all(v is None or (isinstance(v, (int, float)) and -1.0 <= v <= 1.0) for v in vals)
+
+
 def sweep_figures(data: dict[str, Any]) -> list[Figure]:
+    """One plot per parameter; metrics that are not fractions (counts, ratios > 1) get
+    their own plot so they do not flatten the others."""
     figs = []
     for name, d in data.items():
-        flat = {}
+        parts: dict[bool, dict[str, list[Any]]] = {True: {}, False: {}}
         for model, per_metric in d["series"].items():
             for m, vals in per_metric.items():
-                flat[f"{m}" if len(d["series"]) == 1 else f"{model}: {m}"] = vals
-        figs.append(
-            lines(
-                f"Sweep of {d['symbol']} ({name}), group {d['group']}",
-                d["values"],
-                flat,
-                xlabel=f"{d['symbol']} ({name})",
-                ylabel="value",
-                marker_at=d.get("current"),
-                caption="other parameters at the report's values; dotted line: the report's value",
+                label = f"{m}" if len(d["series"]) == 1 else f"{model}: {m}"
+                parts[_is_fraction(vals)][label] = vals
+        for fractions, flat in parts.items():
+            if not flat:
+                continue
+            figs.append(
+                lines(
+                    f"Sweep of {d['symbol']} ({name}), group {d['group']}"
+                    + ("" if fractions else " — counts / ratios"),
+                    d["values"],
+                    flat,
+                    xlabel=f"{d['symbol']} ({name})",
+                    ylabel="value",
+                    marker_at=d.get("current"),
+                    caption="other parameters at the report's values; dotted line: the report's value",
+                )
             )
-        )
     return figs
