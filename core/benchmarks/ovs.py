@@ -247,8 +247,10 @@ class OvsKind(BenchmarkKind):
     metric_help = {
         "front": "mean over classes of TP/(TP+FP+FN) of the dataset-level binary confusion per class",
         "back": "mean over classes of TN/(TN+FP+FN)",
-        "err": "(1/|V|) Σ_c EM_c, EM_c = mean over images of err_{i,c} of unmatched non-GT masks",
-        "err_mask_mean": "mean err_{i,c} over the unmatched non-GT masks (masklens extra)",
+        "err": "mean over classes of EM_c, the mean share of the image of class c's remaining "
+               "(non-GT, not out-matched) masks; null when none remain (the paper's NULL)",
+        "err_mask_mean": "mean share of the image over all remaining masks (masklens extra)",
+        "err_rate": "Σ err_{i,c} / (images × vocabulary): wrongly claimed share per entry (masklens extra)",
         "outmatched": "out-matched pairs (IoU > τ_AV with a GT mask of another class)",
         "tau_star": "argmax_τ √(front² + (1 − err)²), lowest τ on ties",
         "AUC": "area under front vs err (best front per err, from (0,0), flat to err = 1)",
@@ -349,7 +351,7 @@ class OvsKind(BenchmarkKind):
         }
         for key, s in zip(T_KEYS, agg.per_threshold, strict=True):
             out[key] = {"front": s.front, "back": s.back, "err": s.err, "err_mask_mean": s.err_mask_mean,
-                        "outmatched": s.outmatched}
+                        "err_rate": s.err_rate, "outmatched": s.outmatched}
         return out
 
     def extras(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],

@@ -9,7 +9,9 @@ Per image i and threshold τ ∈ {0.1, …, 0.9}, B(τ)_{i,c} = {score ≥ τ}:
 * the non-empty masks of classes not in C_true(i) are matched one-to-one to the
   ground-truth masks (Hungarian on IoU); pairs with IoU > τ_AV are *out-matched*
   (AV_{τ}[gt class, predicted class] += 1) and removed;
-* each remaining mask adds err_{i,c} = |B(τ)_{i,c}| / (H·W) to EM_{τ,c}.
+* each remaining mask adds err_{i,c} = |B(τ)_{i,c}| / (H·W) to EM_{τ,c};
+  err_τ averages EM over the classes with remaining masks (None when there are none,
+  the paper's "NULL"), see :func:`summarize_threshold`.
 
 This module works on the cached integer areas and IoU matrices only
 (:class:`ImageOverlaps`), so τ_AV can change without touching masks.
@@ -125,8 +127,9 @@ def image_front(ov: ImageOverlaps, k: int) -> float | None:
 class ThresholdSummary:
     front: float | None
     back: float | None
-    err: float | None
-    err_mask_mean: float | None
+    err: float | None  # class-averaged mean size of the remaining masks; None when there are none
+    err_mask_mean: float | None  # mean over all remaining masks
+    err_rate: float | None  # Σ err_{i,c} / (N_images · |V|)
     outmatched: int
     av: Counter  # (gt class, predicted class) -> count
 
@@ -175,33 +178,45 @@ def summarize_threshold(
 ) -> ThresholdSummary:
     """front_τ, back_τ (means over classes of the dataset-level CM), err_τ, AV_τ.
 
+    err_τ = (1/|C_err|) Σ_{c∈C_err} EM_c with EM_c the mean err_{i,c} over the images
+    where class c left a remaining mask and C_err the classes that did (None when no
+    mask remains). ``err_mask_mean`` averages over masks instead of classes;
+    ``err_rate`` = Σ err_{i,c} / (N_images · |V|).
+
     ``confusion`` may pass a cached :func:`confusion_scores` (it does not depend on τ_AV).
     """
     front, back, _ = confusion if confusion is not None else confusion_scores(overlaps, k)
-    errs = [e for r in readouts for e in r.err.values()]
+    per_class: dict[ClassId, list[float]] = {}
+    for r in readouts:
+        for c, e in r.err.items():
+            per_class.setdefault(c, []).append(e)
+    errs = [e for v in per_class.values() for e in v]
     av: Counter = Counter()
     for r in readouts:
         for g, p, _ in r.pairs:
             av[(g, p)] += 1
     n = len(overlaps)
-    err = math.fsum(errs) / (n * vocabulary_size) if n and vocabulary_size else None
     return ThresholdSummary(
         front=front,
         back=back,
-        err=err,
+        err=mean_or_none(mean_or_none(v) or 0.0 for v in per_class.values()),
         err_mask_mean=mean_or_none(errs),
+        err_rate=math.fsum(errs) / (n * vocabulary_size) if n and vocabulary_size else None,
         outmatched=sum(av.values()),
         av=av,
     )
 
 
 def best_threshold(fronts: Sequence[float | None], errs: Sequence[float | None]) -> int | None:
-    """Index of τ* = argmax √(front² + (1 − err)²); the lowest τ wins ties; None if undefined."""
+    """Index of τ* = argmax √(front² + (1 − err)²); the lowest τ wins ties; None if no front.
+
+    A threshold without remaining masks (err None) counts err = 0.
+    """
     best, best_val = None, -1.0
     for k, (f, e) in enumerate(zip(fronts, errs, strict=True)):
-        if f is None or e is None:
+        if f is None:
             continue
-        val = math.hypot(f, 1.0 - e)
+        val = math.hypot(f, 1.0 - (e or 0.0))
         if val > best_val:
             best, best_val = k, val
     return best
@@ -214,12 +229,13 @@ def auc_front_err(fronts: Sequence[float | None], errs: Sequence[float | None]) 
     front is kept (upper envelope). The curve starts at (0, 0) — τ → 1, nothing
     predicted — runs through the points by increasing err and is extended flat
     from the last point to err = 1; trapezoidal rule. A model with no error and
-    front f at every threshold scores f; error pulls the area down.
+    front f at every threshold scores f; error pulls the area down. A threshold
+    without remaining masks (err None) sits at err = 0.
     """
     best: dict[float, float] = {}
     for f, e in zip(fronts, errs, strict=True):
-        if f is not None and e is not None:
-            x = min(max(float(e), 0.0), 1.0)
+        if f is not None:
+            x = min(max(float(e or 0.0), 0.0), 1.0)  # no remaining masks: err 0
             best[x] = max(best.get(x, 0.0), float(f))
     if not best:
         return None

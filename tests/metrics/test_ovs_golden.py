@@ -84,16 +84,16 @@ def approx(x) -> object:
     return pytest.approx(float(x), abs=1e-12)
 
 
-EXPECTED = {  # τ: (front, back, err, outmatched)
-    "0.1": (F(59, 90), F(121, 144), F(1, 160), 2),
-    "0.2": (F(59, 90), F(121, 144), F(1, 160), 2),
-    "0.3": (F(59, 90), F(121, 144), F(1, 160), 2),
-    "0.4": (F(13, 18), F(31, 36), F(1, 160), 2),
-    "0.5": (F(13, 18), F(31, 36), F(1, 160), 1),
-    "0.6": (F(13, 18), F(31, 36), F(0), 1),
-    "0.7": (F(13, 18), F(31, 36), F(0), 0),
-    "0.8": (F(5, 9), F(73, 90), F(0), 0),
-    "0.9": (F(2, 9), F(67, 90), F(0), 0),
+EXPECTED = {  # τ: (front, back, err, outmatched); err: the lamp's 1 px of 20 while it is predicted
+    "0.1": (F(59, 90), F(121, 144), F(1, 20), 2),
+    "0.2": (F(59, 90), F(121, 144), F(1, 20), 2),
+    "0.3": (F(59, 90), F(121, 144), F(1, 20), 2),
+    "0.4": (F(13, 18), F(31, 36), F(1, 20), 2),
+    "0.5": (F(13, 18), F(31, 36), F(1, 20), 1),
+    "0.6": (F(13, 18), F(31, 36), None, 1),
+    "0.7": (F(13, 18), F(31, 36), None, 0),
+    "0.8": (F(5, 9), F(73, 90), None, 0),
+    "0.9": (F(2, 9), F(67, 90), None, 0),
 }
 
 
@@ -102,7 +102,9 @@ def test_summary_per_threshold(golden):
     summ = score(KIND, bench, preds).summary
     for key, (front, back, err, n_out) in EXPECTED.items():
         s = summ[key]
-        assert (s["front"], s["back"], s["err"], s["outmatched"]) == (approx(front), approx(back), approx(err), n_out), key
+        assert (s["front"], s["back"], s["outmatched"]) == (approx(front), approx(back), n_out), key
+        assert s["err"] == (None if err is None else approx(err)), key
+        assert s["err_rate"] == approx(F(1, 160) if err else 0), key  # Σ err / (2 images · 4 entries)
     assert summ["0.1"]["err_mask_mean"] == approx(F(1, 20))
     assert summ["0.7"]["err_mask_mean"] is None
 
@@ -113,14 +115,14 @@ def test_best_threshold_auc_and_graph(golden):
     s = res.summary["all"]
     # √(front² + (1 − err)²) peaks at 0.6 and 0.7 (front 13/18, err 0): the lower wins
     assert s["tau_star"] == 0.6
-    assert (s["front"], s["err"], s["outmatched"]) == (approx(F(13, 18)), 0.0, 1)
+    assert (s["front"], s["err"], s["outmatched"]) == (approx(F(13, 18)), None, 1)  # no mask remains
     assert s["AUC"] == approx(F(13, 18))  # upper envelope at err = 0 and 1/160 is 13/18
     assert (s["N"], s["classes"], s["vocabulary"]) == (2, 3, 4)
     assert s["communities"] == 1 and s["modularity"] == approx(0) and s["community_rate"] == 0.25
     graph = res.extras["ambiguity_graph"]
     assert graph["edges"] == [["couch", "sofa", 1]] and graph["communities"] == [["couch", "sofa"]]
     assert res.extras["outmatched_pairs"]["0.4"] == [["couch", "sofa", 1], ["sofa", "couch", 1]]
-    assert res.extras["curve"][5] == [0.6, 0.0, approx(F(13, 18))]
+    assert res.extras["curve"][5] == [0.6, None, approx(F(13, 18))]
 
 
 def test_sample_records(golden):
@@ -140,7 +142,8 @@ def test_av_threshold_is_strict_and_rescoring_is_cheap(golden):
     none = scorer.rescore({"av_threshold": 1.0}).summary  # IoU 1 is not > 1
     assert none["0.1"]["outmatched"] == 0
     # unmatched couch (4 px) and sofa (8 px) now count as errors beside the lamp (1 px)
-    assert none["0.1"]["err"] == approx(F(1 + 4 + 8, 20) / 8)
+    assert none["0.1"]["err"] == approx(F(1 + 4 + 8, 20) / 3)  # mean over the 3 classes
+    assert none["0.1"]["err_rate"] == approx(F(1 + 4 + 8, 20) / 8)
 
 
 def test_outmatch_is_one_to_one_hungarian():
@@ -188,3 +191,14 @@ def test_rescoring_never_touches_masks(golden, monkeypatch):
     monkeypatch.setattr(Mask, "to_array", boom)
     assert scorer.rescore({"av_threshold": 0.5}).summary == first
     assert scorer.rescore({"av_threshold": 0.95}).summary["0.1"]["outmatched"] == 2
+
+
+def test_err_averages_classes_then_images():
+    """EM_c averages a class's remaining masks over images; err averages EM over classes."""
+    ov = ovs.ImageOverlaps(10, {}, tuple(ovs.ThresholdOverlaps({}, {}) for _ in ovs.THRESHOLDS))
+    reads = [ovs.ImageReadout([], {"a": 0.2, "b": 0.6}), ovs.ImageReadout([], {"a": 0.4})]
+    s = ovs.summarize_threshold([ov, ov], reads, 0, vocabulary_size=5)
+    assert s.err == pytest.approx((0.3 + 0.6) / 2)
+    assert s.err_mask_mean == pytest.approx(1.2 / 3)
+    assert s.err_rate == pytest.approx(1.2 / (2 * 5))
+    assert ovs.best_threshold([0.5, 0.5], [None, 0.1]) == 0  # no remaining mask counts err 0

@@ -175,7 +175,8 @@ def test_properties_on_random_images(seed, tau_av):
     readouts = [[ovs.image_readout(o, k, tau_av) for k in range(9)] for o in overlaps]
     summ = ovs.summarize(overlaps, readouts, 6)
     for s in summ.per_threshold:
-        assert 0 <= s.front <= 1 and 0 <= s.back <= 1 and 0 <= s.err <= 1
+        assert 0 <= s.front <= 1 and 0 <= s.back <= 1 and 0 <= s.err_rate <= 1
+        assert s.err is None or 0 < s.err <= 1
     for per_image in readouts:
         for r in per_image:
             gts = [g for g, _, _ in r.pairs]
