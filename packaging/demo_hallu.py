@@ -31,7 +31,10 @@ ITEMS: list[tuple[str, str, str, float, str, str | None]] = [
     ("triangle", "square", "red", 36, "plain", "square"),  # c' also appears elsewhere
     ("circle", "ring", "purple", 44, "plain", None),  # material edit: a shape-keyed model is fooled
     ("circle", "triangle", "orange", 17, "grass", "triangle"),
+    ("rectangle", "square", "green", 40, "plain", None),  # a nearly square rectangle (ASPECT)
 ]
+#: item number -> rectangle aspect ratio, where it is not the default
+ASPECT = {11: 1.08}
 #: labels that are not plain shape kinds: label -> (kind, material)
 LOOKS = {"ring": ("circle", "outline")}
 FOLDERS = {"orgl_orgi": (0, "factual"), "orgl_edti": (0, "counterfactual"),
@@ -50,7 +53,8 @@ def write_hallu(out: Path, seed: int, model: Segmenter) -> None:
         cx, cy = place(rng, scene, size, avoid=[], region=(0.25, 0.25, 0.75, 0.75))
         kind, material = LOOKS.get(c, (c, "solid"))
         kind2, material2 = LOOKS.get(c2, (c2, "solid"))
-        scene.shapes.append(Shape(kind, colour, cx, cy, size, material=material))
+        scene.shapes.append(Shape(kind, colour, cx, cy, size, material=material,
+                                  aspect=ASPECT.get(i, 1.6)))
         if extra:
             ex, ey = place(rng, scene, 24, avoid=scene.shapes, margin=16)
             scene.shapes.append(Shape(extra, colour, ex, ey, 24))

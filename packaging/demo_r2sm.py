@@ -32,8 +32,11 @@ SCENES: list[list[tuple[str, str, float, float, float]]] = [
     [("circle", "red", 120, 170, 40), ("rectangle", "white", 185, 165, 45)],
     [("circle", "green", 110, 160, 45), ("square", "red", 170, 175, 55)],  # mostly hidden
     [("triangle", "blue", 160, 120, 50), ("rectangle", "yellow", 160, 190, 55)],
+    [("circle", "orange", 100, 100, 14), ("square", "purple", 118, 112, 10),  # small objects
+     ("square", "green", 220, 210, 16), ("circle", "red", 236, 226, 12)],
 ]
-BACKGROUNDS = ("plain", "sky", "plain", "grass", "plain", "sky", "plain", "grass", "plain", "sky")
+BACKGROUNDS = ("plain", "sky", "plain", "grass", "plain", "sky", "plain", "grass", "plain", "sky",
+               "plain")
 AMODAL_TEXT = ("the whole {c} {k}, including the hidden part", "the complete {c} {k}",
                "the entire {c} {k}, even the occluded part")
 MODAL_TEXT = ("the visible part of the {c} {k}", "only the visible {c} {k}",

@@ -42,7 +42,8 @@ def test_committed_hallusegbench_masks_match_the_predict_command(tmp_path):
     out = tmp_path / "pred"
     _predict("hallusegbench", out)  # default threshold 0.5, as the generator's PNGs
     committed = sorted((DEMO_DIR / "hallusegbench" / "pred_demo").rglob("*.png"))
-    assert len(committed) == 40
+    items = json.loads((DEMO_DIR / "hallusegbench" / "data.json").read_text())
+    assert len(committed) == 4 * len(items)
     for png in committed:
         rel = png.relative_to(DEMO_DIR / "hallusegbench" / "pred_demo")
         assert Mask.from_png(out / rel) == Mask.from_png(png), rel
