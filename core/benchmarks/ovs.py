@@ -253,7 +253,7 @@ class OvsKind(BenchmarkKind):
         "err_rate": "Σ err_{i,c} / (images × vocabulary): wrongly claimed share per entry (masklens extra)",
         "outmatched": "out-matched pairs (IoU > τ_AV with a GT mask of another class)",
         "tau_star": "argmax_τ √(front² + (1 − err)²), lowest τ on ties",
-        "AUC": "area under front vs err (best front per err, from (0,0), flat to err = 1)",
+        "AUC": "area under the monotone envelope of front vs err, from (0,0), flat to err = 1",
         "communities": "greedy-modularity communities of the ambiguity graph at τ*",
         "modularity": "modularity Q of those communities",
         "community_rate": "communities / vocabulary size",

@@ -225,10 +225,11 @@ def best_threshold(fronts: Sequence[float | None], errs: Sequence[float | None])
 def auc_front_err(fronts: Sequence[float | None], errs: Sequence[float | None]) -> float | None:
     """ROC-like area under front (y) against err (x), in [0, 1].
 
-    Points (err_τ, front_τ); where several thresholds share one err the best
-    front is kept (upper envelope). The curve starts at (0, 0) — τ → 1, nothing
-    predicted — runs through the points by increasing err and is extended flat
-    from the last point to err = 1; trapezoidal rule. A model with no error and
+    Points (err_τ, front_τ) form a monotone upper envelope: at each err the best
+    front reachable with at most that err (like the achievable operating points of
+    a ROC curve). The curve starts at (0, 0) — τ → 1, nothing predicted — runs
+    through the envelope by increasing err and is extended flat to err = 1;
+    trapezoidal rule. A model with no error and
     front f at every threshold scores f; error pulls the area down. A threshold
     without remaining masks (err None) sits at err = 0.
     """
@@ -239,7 +240,10 @@ def auc_front_err(fronts: Sequence[float | None], errs: Sequence[float | None]) 
             best[x] = max(best.get(x, 0.0), float(f))
     if not best:
         return None
-    pts = sorted(best.items())
+    pts, top = [], 0.0
+    for x, y in sorted(best.items()):  # more allowed error never lowers the best front
+        top = max(top, y)
+        pts.append((x, top))
     xs = [0.0] + [x for x, _ in pts] + [1.0]
     ys = [0.0] + [y for _, y in pts] + [pts[-1][1]]
     return float(math.fsum((xs[j + 1] - xs[j]) * (ys[j + 1] + ys[j]) / 2 for j in range(len(xs) - 1)))

@@ -202,3 +202,9 @@ def test_err_averages_classes_then_images():
     assert s.err_mask_mean == pytest.approx(1.2 / 3)
     assert s.err_rate == pytest.approx(1.2 / (2 * 5))
     assert ovs.best_threshold([0.5, 0.5], [None, 0.1]) == 0  # no remaining mask counts err 0
+
+
+def test_auc_envelope_is_monotone():
+    # the point with the largest err has a lower front: the envelope keeps the better one
+    fronts, errs = [0.9, 0.6] + [None] * 7, [0.1, 0.2] + [None] * 7
+    assert ovs.auc_front_err(fronts, errs) == pytest.approx(0.1 * 0.45 + 0.9 * 0.9)
