@@ -142,9 +142,10 @@ class ReplaySegmenter(Segmenter):
         self._benchmark = benchmark
         self._predictions = predictions
         self._lock = threading.RLock()
-        self._by_size: dict[tuple[int, int], list[tuple[ImageRef, list[Prompt]]]] | None = None
-        self._by_content: dict[str, list[Prompt]] = defaultdict(list)
-        self._hashed: set[int] = set()
+        #: normalised prompt text -> (image ref, prompt) pairs asking it
+        self._by_text: dict[str, list[tuple[ImageRef, Prompt]]] | None = None
+        #: content hash of each benchmark image read so far, by image ref
+        self._ref_keys: dict[ImageRef, str | None] = {}
 
     # ------------------------------------------------------------ loading
     def load(self) -> None:
@@ -154,14 +155,14 @@ class ReplaySegmenter(Segmenter):
                 self._benchmark = self.kind.load_benchmark(self.namespace)
             if self._predictions is None:
                 self._predictions = self.kind.load_predictions(self.namespace, self._benchmark)
-            if self._by_size is None:
-                by_size: dict[tuple[int, int], list[tuple[ImageRef, list[Prompt]]]] = defaultdict(list)
+            if self._by_text is None:
+                by_text: dict[str, list[tuple[ImageRef, Prompt]]] = defaultdict(list)
                 for sample in self._benchmark.samples:
-                    for key, ref in sample.images.items():
-                        prompts = [p for p in sample.prompts if p.image == key]
-                        if prompts:
-                            by_size[(ref.height, ref.width)].append((ref, prompts))
-                self._by_size = dict(by_size)
+                    for prompt in sample.prompts:
+                        ref = sample.images.get(prompt.image)
+                        if ref is not None:
+                            by_text[_norm(prompt.text)].append((ref, prompt))
+                self._by_text = dict(by_text)
 
     @property
     def benchmark(self) -> Benchmark:
@@ -175,32 +176,33 @@ class ReplaySegmenter(Segmenter):
         assert self._predictions is not None
         return self._predictions
 
-    def _candidates(self, image: np.ndarray) -> list[Prompt]:
-        """Prompts asked on an image with the same pixels (hashing benchmark images of that size)."""
+    def _ref_key(self, ref: ImageRef) -> str | None:
+        """Content hash of a benchmark image (read once), None when it cannot be read."""
         from masklens.core.models.runner import load_image, resolve_image_path
 
-        key = image_key(np.ascontiguousarray(image))
-        with self._lock:
-            self.load()
-            assert self._by_size is not None
-            for ref, prompts in self._by_size.get(image.shape[:2], []):
-                marker = id(prompts)
-                if marker in self._hashed:
-                    continue
-                self._hashed.add(marker)
-                if ref.path is None and self.images is None:
-                    continue
-                try:
-                    pixels = load_image(resolve_image_path(ref, self.images))
-                except MasklensError:
-                    continue  # an image we cannot read cannot match
-                self._by_content[image_key(pixels)].extend(prompts)
-            return list(self._by_content.get(key, []))
+        if ref not in self._ref_keys:
+            try:
+                self._ref_keys[ref] = image_key(load_image(resolve_image_path(ref, self.images)))
+            except MasklensError:
+                self._ref_keys[ref] = None  # an image we cannot read cannot match
+        return self._ref_keys[ref]
 
     def match(self, image: np.ndarray, request: SegmentRequest) -> Prompt | None:
-        """The benchmark prompt a request corresponds to, or None."""
-        text = _norm(request.text)
-        same = [p for p in self._candidates(image) if _norm(p.text) == text]
+        """The benchmark prompt a request corresponds to, or None.
+
+        Only benchmark images that carry a prompt with the same text (and, where any
+        does, the request image's size) are read and hashed, each once."""
+        with self._lock:
+            self.load()
+            assert self._by_text is not None
+            pairs = self._by_text.get(_norm(request.text), [])
+            shape = tuple(image.shape[:2])
+            # images of the request's size first; all of them if the annotation's sizes are off
+            pairs = [(r, p) for r, p in pairs if (r.height, r.width) == shape] or pairs
+            if not pairs:
+                return None
+            key = image_key(np.ascontiguousarray(image))
+            same = [p for r, p in pairs if self._ref_key(r) == key]
         if request.role:
             with_role = [p for p in same if str(p.role) == str(request.role)]
             same = with_role or same
@@ -253,9 +255,8 @@ class ReplaySegmenter(Segmenter):
 
     def unload(self) -> None:
         with self._lock:
-            self._by_content.clear()
-            self._hashed.clear()
-            self._by_size = None
+            self._ref_keys.clear()
+            self._by_text = None
 
 
 def create(

@@ -57,6 +57,8 @@ def test_matching_is_by_content_and_normalised_text(recorded, tmp_path):
     # a prompt never asked on this image: flagged missing, not an empty answer
     res = seg.segment(image, SegmentRequest("purple"))
     assert res.masks == [] and res.provenance["missing"] is True
+    # only images carrying the asked text were read: "red" and "blue" are asked on a.png only
+    assert {r.path.name for r in seg._ref_keys} == {"a.png"}
     # an image not in the benchmark (one pixel changed)
     other = image.copy()
     other[0, 0, 0] ^= 1
