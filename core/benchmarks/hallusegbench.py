@@ -68,6 +68,18 @@ def _field(item: dict[str, Any], role: str, schema: int, *, path: Path, record: 
     return value
 
 
+def _label(item: dict[str, Any], role: str, schema: int, *, path: Path, record: str) -> str:
+    """The class text; scoring does not need it, so a missing label falls back (other
+    schema's name, then ``label`` for c) and finally to an empty string."""
+    for name in (FIELDS[role][schema], FIELDS[role][1 - schema], "label" if role == "factual_label" else ""):
+        value = item.get(name) if name else None
+        if value is not None:
+            if not isinstance(value, str):
+                raise DataFormatError(f"expected a string, got {value!r}", path=path, record=record, field=name)
+            return value
+    return ""
+
+
 def _load_mask(root: Path, rel: str, *, path: Path, record: str, field: str) -> Mask:
     try:
         return Mask.from_png(root / rel)
@@ -111,7 +123,7 @@ def load_hallusegbench(data: str | Path, root: str | Path | None = None) -> Benc
         record = f"[{i}] (ann_id={ann_id!r})"
         f_img = _field(item, "factual_image", schema, path=p, record=record)
         cf_img = _field(item, "counterfactual_image", schema, path=p, record=record, required=False)
-        labels = {k: _field(item, k, schema, path=p, record=record) for k in ("factual_label", "counterfactual_label")}
+        labels = {k: _label(item, k, schema, path=p, record=record) for k in ("factual_label", "counterfactual_label")}
         masks = {
             key: _load_mask(base, _field(item, f"{key}_mask", schema, path=p, record=record),
                             path=p, record=record, field=FIELDS[f"{key}_mask"][schema])

@@ -13,6 +13,7 @@ from test_hallu_golden import build_golden
 
 from masklens.core.benchmarks.hallusegbench import KIND, load_hallusegbench, load_prediction_dir
 from masklens.core.cli import main
+from masklens.core.errors import DataFormatError
 from masklens.core.masks import Mask, resize_nearest, resize_nearest_floor
 from masklens.core.metrics.hallu import cms, iou_from_areas, size_group
 from masklens.core.scoring import score
@@ -195,3 +196,19 @@ def test_scores_match_direct_numpy(tmp_path_factory, seeds, drop):
     for mine, ref in zip(res.samples, direct, strict=True):
         for key, val in ref.items():
             assert mine[key] == (None if val is None else pytest.approx(val, abs=1e-12))
+
+
+def test_labels_are_optional_for_scoring(tmp_path: Path):
+    data = build_golden(tmp_path)
+    items = json.loads(data.read_text())
+    for it in items:
+        del it["factual_label"], it["counterfactual_label"]
+    items[0]["label"] = "tie"
+    data.write_text(json.dumps(items))
+    bench = load_hallusegbench(data)
+    assert bench.samples[0].prompt("img1_1:orgl_orgi").text == "tie"
+    assert bench.samples[1].prompt("img2_2:edtl_orgi").text == ""
+    items[1]["factual_label"] = 3
+    data.write_text(json.dumps(items))
+    with pytest.raises(DataFormatError, match="factual_label"):
+        load_hallusegbench(data)
