@@ -18,7 +18,8 @@ from typing import Any
 from masklens.core.errors import ModelError
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
-#: files fetched for a hub model: configs, safetensors weights and tokenizer data; never code or pickles
+#: files fetched for a hub model: configs, safetensors weights and tokenizer data; never code, and
+#: pickled ``pytorch_model*.bin`` only for repos without safetensors (read with weights_only=True)
 HUB_ALLOW_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken"]
 _HASHED_SUFFIXES = (".safetensors", ".pt", ".pth", ".bin", ".json", ".txt", ".model", ".yaml")
 _HASH_MEMO: dict[tuple[str, int, int], str] = {}
@@ -103,7 +104,9 @@ def _from_hub(hub_id: str, backend: str, what: str) -> Path:
     except ImportError as exc:  # pragma: no cover - dependency
         raise ModelError(f"{backend}: huggingface_hub is not installed ({exc})") from exc
     try:
-        return Path(snapshot_download(hub_id, local_files_only=True, allow_patterns=HUB_ALLOW_PATTERNS))
+        folder = Path(snapshot_download(hub_id, local_files_only=True, allow_patterns=HUB_ALLOW_PATTERNS))
+        if any(folder.glob("*.safetensors")) or any(folder.glob("*.bin")) or is_offline():
+            return folder
     except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):
         pass
     if is_offline():
@@ -113,7 +116,10 @@ def _from_hub(hub_id: str, backend: str, what: str) -> Path:
             hint=_fetch_hint(hub_id),
         )
     try:
-        return Path(snapshot_download(hub_id, allow_patterns=HUB_ALLOW_PATTERNS))
+        folder = Path(snapshot_download(hub_id, allow_patterns=HUB_ALLOW_PATTERNS))
+        if not any(folder.glob("*.safetensors")):  # older repos: pickled weights only
+            folder = Path(snapshot_download(hub_id, allow_patterns=["*.json", "pytorch_model*.bin"]))
+        return folder
     except GatedRepoError as exc:
         raise ModelError(
             f"{backend}: '{hub_id}' is a gated model and this machine has no access to it",
