@@ -70,7 +70,7 @@ def level_summary(
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CgeAreas(RowLookup):
     """Threshold-free cache of one CGEBench entry (integer areas only).
 

@@ -53,7 +53,7 @@ class RowLookup:
         return bisect_right(self._neg_cuts, -float(threshold))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PrefixUnions(RowLookup):
     """The prefix unions themselves (masks), one per row; used while building caches."""
 
@@ -87,7 +87,7 @@ def prefix_unions(
     return PrefixUnions(cuts, unions, np.asarray(kept, dtype=np.int64))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PrefixAreas(RowLookup):
     """Threshold-free cache of a prefix-union family: areas only, no masks.
 

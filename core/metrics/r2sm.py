@@ -53,7 +53,7 @@ def ciou(inters: Sequence[int], unions: Sequence[int]) -> float | None:
     return float(np.sum(np.asarray(inters, dtype=np.int64))) / float(total_u)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class EvalUnit:
     """One query as a COCO evaluation unit: its gt instances, its predicted instances, their IoUs.
 
@@ -185,7 +185,7 @@ def evaluate_units(units: Sequence[EvalUnit], *, use_cache: bool = True) -> None
         u.evals[use_cache] = [ev.evalImgs[a * n_img + n] for a in range(n_area)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class QueryAreas:
     """Threshold-free cache of one query: prefix-union areas vs both mask types, and its AP unit.
 
@@ -247,7 +247,7 @@ def query_areas(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class R2smOverlaps:
     """Threshold-free cache of one image: its queries in prompt order."""
 
