@@ -288,8 +288,12 @@ def result_from_json(data: Mapping[str, Any]) -> SegmentResult:
     from masklens.core.masks import Mask
     from masklens.core.models.base import SegmentResult
 
+    masks = []
+    for m in data["masks"]:  # written by result_to_json: trusted, no re-validation
+        h, w = (int(v) for v in m["size"])
+        masks.append(Mask({"size": [h, w], "counts": m["counts"].encode("ascii")}))
     return SegmentResult(
-        masks=[Mask.from_coco(m) for m in data["masks"]],
+        masks=masks,
         scores=[float(s) for s in data["scores"]],
         presence=data.get("presence"),
         provenance=dict(data.get("provenance") or {}),
@@ -356,13 +360,34 @@ class PredictionCache:
         if row is not None:
             try:
                 result = result_from_json(json.loads(row[0]))
-            except (ValueError, KeyError, TypeError, MasklensError):
+            except (ValueError, KeyError, TypeError, AttributeError, MasklensError):
                 result = None
             if result is not None:
                 self.hits += 1
                 return result
         self.misses += 1
         return None
+
+    def get_many(self, keys: Iterable[PredictionKey]) -> dict[str, SegmentResult]:
+        """Cached results for several keys in one query: ``{key.digest: result}`` of the hits."""
+        wanted = list({k.digest for k in keys})
+        rows: list[tuple[str, str]] = []
+        with self._lock:
+            for i in range(0, len(wanted), 500):  # stay under SQLite's parameter limit
+                chunk = wanted[i:i + 500]
+                rows += self._conn.execute(
+                    f"SELECT key, result FROM predictions WHERE key IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+        out: dict[str, SegmentResult] = {}
+        for digest, text in rows:
+            try:
+                out[digest] = result_from_json(json.loads(text))
+            except (ValueError, KeyError, TypeError, AttributeError, MasklensError):
+                continue
+        self.hits += len(out)
+        self.misses += len(wanted) - len(out)
+        return out
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, PredictionKey):

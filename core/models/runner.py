@@ -239,11 +239,15 @@ def run_benchmark(
                 stats.images_read += 1
                 ikey = image_key(image)
                 cache.remember_file_image_key(job.path, ikey)
+        requests = [(prompt, request_for(prompt)) for prompt in job.prompts]
+        keys: list[PredictionKey | None] = [
+            PredictionKey.for_request(name, ckpt, ikey, req, key_params) if cache is not None else None
+            for _, req in requests
+        ]
+        hits = cache.get_many(k for k in keys if k is not None) if cache is not None else {}
         todo: list[tuple[Prompt, SegmentRequest, PredictionKey | None]] = []
-        for prompt in job.prompts:
-            req = request_for(prompt)
-            key = PredictionKey.for_request(name, ckpt, ikey, req, key_params) if cache is not None else None
-            hit = cache.get(key) if cache is not None and key is not None else None
+        for (prompt, req), key in zip(requests, keys, strict=True):
+            hit = hits.get(key.digest) if key is not None else None
             if hit is not None:
                 _store(out, prompt, hit)
                 stats.cached += 1

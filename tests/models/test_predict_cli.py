@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -175,5 +176,6 @@ def test_output_folder_is_replaced_in_one_step(tmp_path, capsys):
     assert main(["predict", "hallusegbench", "--model", "demo", *argv, "--no-cache", "--quiet",
                  "--out", str(out)]) == 0
     assert not (out / "stale.txt").exists()
-    assert len(list(out.rglob("*.png"))) == 40
+    items = json.loads(Path(argv[argv.index("--data") + 1]).read_text())
+    assert len(list(out.rglob("*.png"))) == 4 * len(items)  # four folders, one PNG per item
     assert [p.name for p in tmp_path.iterdir()] == ["pred"]  # no temporary left behind
