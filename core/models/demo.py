@@ -70,6 +70,7 @@ _SYN = {
     "dotted": "spotted", "dots": "spotted", "spotty": "spotted", "glassy": "glass",
     "transparent": "glass", "crystal": "glass", "outlined": "outline", "wire": "outline",
     "hollow": "outline", "filled": "solid", "real": "solid", "opaque": "solid", "painted": "solid",
+    "something": "thing", "anything": "thing", "everything": "thing",
 }
 _HYPERNYMS = {"shape": 0.74, "figure": 0.72, "object": 0.55, "item": 0.53, "thing": 0.5}
 #: concept -> (texture, colours) for texture concepts; (shape, colours, context) for context ones
@@ -109,10 +110,13 @@ class Query:
     amodal: bool = False
 
 
+_NOUNS = {*_SHAPES, *_HYPERNYMS, *_TEXTURE_CONCEPTS, *_CONTEXT_CONCEPTS, "polygon"}
+
+
 def _norm(word: str) -> str:
+    """Synonyms and plurals to the vocabulary's own words."""
     w = _SYN.get(word, word)
-    known = set(_SHAPES) | set(_HYPERNYMS) | set(_TEXTURE_CONCEPTS) | set(_CONTEXT_CONCEPTS)
-    if w not in known and w.endswith("s") and _SYN.get(w[:-1], w[:-1]) in known | {"polygon"}:
+    if w not in _NOUNS and w.endswith("s") and _SYN.get(w[:-1], w[:-1]) in _NOUNS:
         w = _SYN.get(w[:-1], w[:-1])
     return w
 
@@ -124,7 +128,6 @@ def parse_prompt(text: str, role: str | None = None) -> Query:
     cues = set(words)
     q.amodal = role == "amodal" or (role != "modal" and bool(cues & _AMODAL_CUES)
                                     and not cues & _MODAL_CUES)
-    nouns = set(_SHAPES) | set(_HYPERNYMS) | set(_TEXTURE_CONCEPTS) | set(_CONTEXT_CONCEPTS)
     for raw in words:
         if raw in _STOP:
             continue
@@ -141,8 +144,8 @@ def parse_prompt(text: str, role: str | None = None) -> Query:
             q.material = w
         elif w in ("sky", "grass"):
             q.context = w
-        elif w == "polygon" or w in nouns:
-            if q.head in nouns and w in _HYPERNYMS:
+        elif w in _NOUNS:
+            if q.head in _NOUNS and w in _HYPERNYMS:
                 continue  # "circle shape": keep the more specific head
             q.head = w
         else:

@@ -175,15 +175,13 @@ def test_provenance_and_mask_size(model, scene):
     [("the whole blue square, including the hidden part", "square", True),
      ("the visible part of the blue square", "square", False),
      ("green circles", "circle", False), ("round shapes", "shape", False),
-     ("red circle shape", "circle", False), ("something red", None, False)],
+     ("red circle shape", "circle", False), ("something red", "thing", False),
+     ("giraffe", None, False), ("stars", "star", False), ("the complete blue box", "square", True)],
 )
 def test_prompt_parsing(text, head, amodal):
     q = parse_prompt(text)
     assert q.amodal is amodal
-    if head is None:
-        assert q.head is None or q.colours == {"red"}
-    else:
-        assert q.head == head
+    assert q.head == head
 
 
 def test_points_and_boxes_select_regions(model, scene):
