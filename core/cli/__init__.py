@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -50,6 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MasklensError as exc:
         print(f"masklens: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `masklens score … | head`: the reader went away
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (KeyboardInterrupt, Cancelled):
         print("masklens: interrupted; finished work is kept, re-run to continue", file=sys.stderr)
         return 130
