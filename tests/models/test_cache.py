@@ -251,3 +251,14 @@ def test_default_location(monkeypatch, tmp_path):
     assert default_cache_dir() == tmp_path / "here"
     monkeypatch.delenv(CACHE_DIR_ENV)
     assert default_cache_dir().name == "masklens" or "masklens" in default_cache_dir().parts
+
+
+def test_get_many_returns_hits_by_digest(tmp_path):
+    pc = PredictionCache(tmp_path)
+    keys = [_key(prompt=f"p{i}") for i in range(700)]  # more than one SQL chunk
+    pc.put_many((k, _result(i % 3, n=1)) for i, k in enumerate(keys[:650]))
+    got = pc.get_many([*keys, keys[0]])
+    assert set(got) == {k.digest for k in keys[:650]}
+    assert got[keys[4].digest].masks == _result(1, n=1).masks
+    assert (pc.hits, pc.misses) == (650, 50)
+    assert pc.get_many([]) == {}
