@@ -13,6 +13,7 @@ import inspect
 import json
 import os
 import sys
+import textwrap
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,8 @@ def run(args: argparse.Namespace) -> int:
         if e.problem:
             print(f"  {e.problem}")
             continue
+        if e.description:
+            print(textwrap.fill(e.description, 96, initial_indent="  ", subsequent_indent="  "))
         if e.score_threshold is not None:
             print(f"  default score threshold: {e.score_threshold:g}")
         if not e.checkpoints:
