@@ -71,6 +71,7 @@ _SYN = {
     "transparent": "glass", "crystal": "glass", "outlined": "outline", "wire": "outline",
     "hollow": "outline", "filled": "solid", "real": "solid", "opaque": "solid", "painted": "solid",
     "something": "thing", "anything": "thing", "everything": "thing",
+    "lawn": "grass", "meadow": "grass", "ground": "grass", "heaven": "sky",
 }
 _HYPERNYMS = {"shape": 0.74, "figure": 0.72, "object": 0.55, "item": 0.53, "thing": 0.5}
 #: concept -> (texture, colours) for texture concepts; (shape, colours, context) for context ones
@@ -100,7 +101,7 @@ _MODAL_CUES = {"visible", "modal", "unoccluded", "seen"}
 class Query:
     """A parsed prompt."""
 
-    head: str | None  # a shape, hypernym, concept, "polygon", or None (unknown)
+    head: str | None  # a shape, hypernym, concept, "polygon", "stuff" (background), or None
     colours: set[str] = field(default_factory=set)
     texture: str | None = None
     material: str | None = None
@@ -150,6 +151,8 @@ def parse_prompt(text: str, role: str | None = None) -> Query:
             q.head = w
         else:
             q.unknown += 1
+    if q.head is None and q.context and not (q.colours or q.texture or q.material):
+        q.head = "stuff"  # "sky", "the grass": the background itself
     if q.head is None and q.shape_mod:
         q.head, q.shape_mod = q.shape_mod, None
     if q.head is None and (q.colours or q.texture or q.material) and not q.unknown:
@@ -161,6 +164,10 @@ def parse_prompt(text: str, role: str | None = None) -> Query:
 def _region_score(r: Region, q: Query) -> tuple[float, str | None]:
     """Score of region ``r`` for query ``q`` and the shape to complete amodally."""
     shape: str | None = None
+    if r.stuff or q.head == "stuff":  # backgrounds answer only background prompts
+        if not (r.stuff and q.head == "stuff" and r.colour == q.context):
+            return 0.0, None
+        return 0.9 * 0.75**q.unknown, None
     if q.head in _SHAPES:
         shape, s = q.head, r.shape_score(q.head)
     elif q.head == "polygon":
@@ -271,7 +278,7 @@ class DemoSegmenter(Segmenter):
         scored = [t for t in scored if t[0] >= self.score_threshold][: self.max_instances]
         masks, scores = [], []
         for s, r, shape in scored:
-            local = r.fits[shape or r.best_shape][1] if q.amodal else r.mask
+            local = r.fits[shape or r.best_shape][1] if q.amodal and not r.stuff else r.mask
             masks.append(Mask.from_array(r.full(local, img.shape[:2])))
             scores.append(s)
         presence = best  # image-level: the best candidate, whether or not it passed the threshold

@@ -47,6 +47,7 @@ class Region:
     material: str
     context: dict[str, float]
     fits: dict[str, tuple[float, np.ndarray]]  # shape -> (consistency q, completed mask)
+    stuff: bool = False  # a background ("sky", "grass", "plain"), not an object
 
     def full(self, local: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
         out = np.zeros(shape, bool)
@@ -201,6 +202,12 @@ def analyse(image: np.ndarray) -> list[Region]:
             loc = labels[y0:y1, x0:x1]
             occ = ((loc < _N_OBJ) & (loc != ci)) | (((loc == _INK) | (loc == _GLASS)) & ~comp)
             regions.append(_describe(colour, (y0, y1, x0, x1), comp, loc, occ, area))
+    for bi, name in enumerate(BACKGROUNDS):  # backgrounds are "stuff" regions
+        mask = labels == _N_OBJ + bi
+        area = int(counts[_N_OBJ + bi])
+        if area >= 200:
+            regions.append(Region(name, (0, hh, 0, ww), mask, area, "none", 0.0, "solid", {}, {},
+                                  stuff=True))
     return regions
 
 

@@ -195,3 +195,16 @@ def test_points_and_boxes_select_regions(model, scene):
     # a negative point on the same shape cancels the positive one
     both = model.segment(scene.image, SegmentRequest(text="", points=[(70, 70, 1), (75, 75, 0)]))
     assert both.masks == []
+
+
+def test_backgrounds_are_stuff_regions(model, scene):
+    sky = model.segment(scene.image, SegmentRequest(text="the sky"))
+    assert len(sky.masks) == 1
+    expected = np.zeros(scene.image.shape[:2], bool)
+    expected[: round(384 * 0.6)] = True  # a horizon scene: sky above 60 % of the height
+    for m in scene.modal:
+        expected &= ~m
+    assert iou(sky.masks[0], Mask.from_array(expected)) > 0.99
+    assert model.segment(scene.image, SegmentRequest(text="lawn")).masks  # synonym of grass
+    # objects never answer background prompts, backgrounds never answer object prompts
+    assert len(model.segment(scene.image, SegmentRequest(text="shape")).masks) == 7
