@@ -247,6 +247,14 @@ class TorchSegmenter(Segmenter):
                 hint=f"options of this backend: {', '.join(known)}",
             )
         self.options = {**self.OPTIONS, **options}
+        for key, value in self.options.items():
+            if key.endswith(("_threshold", "_iou")) and value is not None:
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise ModelError(
+                        f"{self.info.name}: option {key} must be a number, got {value!r}"
+                    )
+                if key.endswith("_iou") and not 0.0 < float(value) <= 1.0:
+                    raise ModelError(f"{self.info.name}: option {key} must be in (0, 1], got {value}")
         self.weights_spec = str(weights or self.info.default_weights or "")
         self.score_threshold = float(
             self.info.default_score_threshold if score_threshold is None else score_threshold

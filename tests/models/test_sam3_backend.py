@@ -101,3 +101,12 @@ def test_hub_id_offline_not_cached(rgb_image, monkeypatch, tmp_path):
 def test_unknown_option_is_refused():
     with pytest.raises(ModelError, match="unknown option"):
         create_segmenter("sam3", device="cpu", box_threshold=0.3)
+
+
+def test_option_values_are_checked():
+    with pytest.raises(ModelError, match="must be a number"):
+        create_segmenter("sam3", device="cpu", mask_threshold="high")
+    with pytest.raises(ModelError, match="outside"):
+        create_segmenter("sam3", device="cpu", score_threshold=1.5)
+    with pytest.raises(ModelError, match=r"nms_iou must be in \(0, 1\]"):
+        create_segmenter("owlv2-sam2", device="cpu", nms_iou=0)
