@@ -35,7 +35,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--weights", metavar="PATH_OR_ID",
                    help="checkpoint folder/file or Hugging Face id (default: the backend's own); "
                    "for --model replay: the prediction file")
-    g.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default=None,
+    g.add_argument("--device", default=None, metavar="auto|cpu|cuda[:N]|mps",
                    help="where to run (default: auto = cuda, then mps, then cpu)")
     if not _has_flag(parser, "--score-threshold"):
         g.add_argument("--score-threshold", dest="model_score_threshold", type=float, default=None,

@@ -133,6 +133,10 @@ def test_cuda_requested_without_cuda(cli, capsys):
     err = _error(capsys)
     assert "CUDA is not available" in err and "--device cpu" in err
     assert made == []  # failed before creating the model
+    assert main([*base, "--device", "cuda:3", "--out", str(tmp / "x.json")]) == 2
+    assert "CUDA is not available" in _error(capsys)
+    assert main([*base, "--device", "tpu", "--out", str(tmp / "x.json")]) == 2
+    assert "unknown device 'tpu'" in _error(capsys)
 
 
 def test_missing_weights_for_a_real_backend(cli, capsys, tmp_path, monkeypatch):
