@@ -77,6 +77,8 @@ class SampleTableModel(QAbstractTableModel):
         self.endResetModel()
 
     def set_verdicts(self, verdicts: dict[str, str]) -> None:
+        if verdicts == self.verdicts:
+            return
         self.verdicts = verdicts
         if self.samples:
             col = FIXED.index("verdict")
@@ -160,6 +162,25 @@ class SampleFilterProxy(QSortFilterProxyModel):
         self.filter: Filter = Filter()
         self.search = ""
         self.setSortRole(SORT_ROLE)
+        # re-sorting/re-filtering on every dataChanged would run Python per row on each slider
+        # move; the browser refilters explicitly and sorts when a header is clicked
+        self.setDynamicSortFilter(False)
+        self._rank: dict[int, int] = {}
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort by precomputed ranks (one Python key per row, not two data() calls per comparison)."""
+        model: SampleTableModel | None = self.sourceModel()
+        if model is not None and column >= 0:
+            def key(r: int) -> tuple[int, Any]:
+                v = model.value(r, column)
+                if isinstance(v, bool):
+                    v = float(v)
+                if v is None:
+                    return (0, 0.0)
+                return (1, v) if isinstance(v, (int, float)) else (2, str(v))
+            rows = sorted(range(model.rowCount()), key=key)
+            self._rank = {r: i for i, r in enumerate(rows)}
+        super().sort(column, order)
 
     def refilter(self) -> None:
         """Re-run the row filter (Qt ≥ 6.9 API, falling back to invalidateFilter)."""
@@ -186,10 +207,7 @@ class SampleFilterProxy(QSortFilterProxyModel):
         return self.filter(model.row_of(row))
 
     def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:  # noqa: N802
-        a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-            return a < b
-        return str(a) < str(b)
+        return self._rank.get(left.row(), 0) < self._rank.get(right.row(), 0)
 
 
 class SampleBrowser(QWidget):
@@ -214,7 +232,8 @@ class SampleBrowser(QWidget):
         self.table = QTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
-        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.proxy.sort(-1)  # benchmark order until a header is clicked
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
@@ -248,6 +267,9 @@ class SampleBrowser(QWidget):
     def set_readouts(self, readouts: list[dict[str, Any]] | None) -> None:
         before = list(self.model.columns)
         self.model.set_readouts(readouts)
+        column = self.proxy.sortColumn()
+        if column >= 0:  # values changed: keep the chosen order
+            self.proxy.sort(column, self.proxy.sortOrder())
         if self.model.columns != before:
             self._refresh_presets()
             self._widths()

@@ -43,9 +43,9 @@ class Canvas(QGraphicsView):
         self.verticalScrollBar().valueChanged.connect(lambda _: self.viewChanged.emit())
 
     # ------------------------------------------------------------ content
-    def set_image(self, image: QImage) -> None:
+    def set_image(self, image: QImage | QPixmap) -> None:
         size = (image.width(), image.height())
-        self._image.setPixmap(QPixmap.fromImage(image))
+        self._image.setPixmap(image if isinstance(image, QPixmap) else QPixmap.fromImage(image))
         if size != self._size:
             self._size = size
             self.scene().setSceneRect(QRectF(0, 0, *size))
@@ -53,8 +53,9 @@ class Canvas(QGraphicsView):
         if self._fitted:
             self.fit()
 
-    def set_layer(self, name: str, pixmap: QPixmap | None, z: float = 1.0, visible: bool = True) -> None:
-        """Show ``pixmap`` as layer ``name`` (None removes it)."""
+    def set_layer(self, name: str, pixmap: QPixmap | None, z: float = 1.0, visible: bool = True,
+                  pos: tuple[int, int] = (0, 0)) -> None:
+        """Show ``pixmap`` as layer ``name`` with its top-left at ``pos`` (None removes it)."""
         item = self._layers.get(name)
         if pixmap is None:
             if item is not None:
@@ -66,6 +67,7 @@ class Canvas(QGraphicsView):
             self.scene().addItem(item)
             self._layers[name] = item
         item.setPixmap(pixmap)
+        item.setOffset(*pos)
         item.setZValue(z)
         item.setVisible(visible)
 
@@ -73,7 +75,11 @@ class Canvas(QGraphicsView):
         return [n for n, item in self._layers.items() if item.isVisible()]
 
     def clear_layers(self) -> None:
-        for name in list(self._layers):
+        self.keep_layers([])
+
+    def keep_layers(self, names: list[str]) -> None:
+        """Remove every layer not named in ``names``."""
+        for name in [n for n in self._layers if n not in names]:
             self.set_layer(name, None)
 
     def set_labels(self, labels: list[tuple[float, float, str, str]]) -> None:

@@ -103,4 +103,5 @@ class ImageStore:
         """A mask decoded to bool at (height, width) (nearest-neighbour resized when it differs)."""
         h, w = height or mask.height, width or mask.width
         key: tuple[Any, ...] = ("mask", mask.shape, mask.rle["counts"], h, w)
-        return self.masks.get(key, lambda: mask.resized(h, w).to_array())
+        # pycocotools decodes column-major; keep a C-contiguous copy (fast row slicing, cv2, views)
+        return self.masks.get(key, lambda: np.ascontiguousarray(mask.resized(h, w).to_array()))

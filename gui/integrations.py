@@ -86,6 +86,8 @@ def refresh_verdicts(window: Any) -> None:
     for sid, vs in store.sample_verdicts(benchmark_key(bench)).items():
         verdicts[sid] = ", ".join(sorted({v.verdict for v in vs if v.verdict}))
     window.browser.model.set_verdicts(verdicts)
+    window.browser.proxy.refilter()  # e.g. "unreviewed"
+    window.browser._update_count()
 
 
 def review_set_sample(window: Any) -> None:

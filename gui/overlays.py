@@ -30,6 +30,26 @@ def outline(mask: np.ndarray, width: int = 2) -> np.ndarray:
     return (m ^ eroded).view(bool)
 
 
+def bbox(*masks: np.ndarray) -> tuple[int, int, int, int] | None:
+    """The union bounding box (x0, y0, x1, y1) of boolean masks, None when all are empty."""
+    import cv2
+
+    boxes = []
+    for m in masks:
+        x, y, w, h = cv2.boundingRect(m.view(np.uint8))
+        if w and h:
+            boxes.append((x, y, x + w, y + h))
+    if not boxes:
+        return None
+    xs0, ys0, xs1, ys1 = zip(*boxes, strict=True)
+    return min(xs0), min(ys0), max(xs1), max(ys1)
+
+
+def crop(masks: Sequence[np.ndarray], box: tuple[int, int, int, int]) -> list[np.ndarray]:
+    x0, y0, x1, y1 = box
+    return [m[y0:y1, x0:x1] for m in masks]
+
+
 def layer_labels(mask: np.ndarray, outlines: bool = True, width: int = 2) -> np.ndarray:
     """Fill = 1, outline = 2."""
     labels = mask.astype(np.uint8)
@@ -39,14 +59,20 @@ def layer_labels(mask: np.ndarray, outlines: bool = True, width: int = 2) -> np.
 
 
 def instance_labels(masks: Sequence[np.ndarray], outlines: bool = True, width: int = 2) -> np.ndarray:
-    """Instance k fills with k and outlines with 128 + k (later instances drawn on top)."""
+    """Instance k fills with k and outlines with 128 + k (later instances drawn on top); each
+    instance is written only inside its own bounding box."""
     if not masks:
         raise ValueError("instance_labels needs at least one mask")
     labels = np.zeros(masks[0].shape, dtype=np.uint8)
     for k, m in enumerate(masks[:MAX_INSTANCES], start=1):
-        np.copyto(labels, np.uint8(k), where=m)
+        box = bbox(m)
+        if box is None:
+            continue
+        x0, y0, x1, y1 = box
+        sub, region = m[y0:y1, x0:x1], labels[y0:y1, x0:x1]
+        np.copyto(region, np.uint8(k), where=sub)
         if outlines:
-            np.copyto(labels, np.uint8(128 + k), where=outline(m, width))
+            np.copyto(region, np.uint8(128 + k), where=outline(sub, width))
     return labels
 
 

@@ -7,13 +7,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from masklens.core.schema import Prediction, Sample
-from masklens.gui.canvas import Panel, SyncGroup
+from masklens.gui.canvas import Canvas, Panel, SyncGroup
 from masklens.gui.images import ImageStore
 from masklens.gui.overlays import (
     INSTANCE_PALETTE,
+    bbox,
+    crop,
     error_labels,
     error_table,
     instance_labels,
@@ -47,47 +50,33 @@ class RenderContext:
     score_threshold: float
     toggles: LayerToggles
     caption: Callable[[PanelSpec], str] = lambda spec: ""
+    pixmaps: dict = field(default_factory=dict)  # image QPixmaps of this render, shared by panels
     score_labels: bool = True
 
 
 def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
     """Fill one panel's canvas with the image and its overlay layers."""
-    tg, colours = ctx.toggles, ctx.toggles.colours
+    tg = ctx.toggles
     ref = ctx.sample.images.get(spec.image)
     canvas = panel.canvas
     panel.title.setText(spec.title)
     panel.title.setToolTip(spec.title)
     panel.caption.setText(ctx.caption(spec))
     if ref is None:
-        canvas.clear_layers()
+        canvas.keep_layers([])
         canvas.set_labels([])
         return
     rgb = ctx.store.image(ref)
     h, w = rgb.shape[:2]
-    canvas.set_image(rgb_image(rgb))
+    key = (spec.image, id(rgb))
+    if key not in ctx.pixmaps:  # one conversion per image, shared by the panels showing it
+        ctx.pixmaps[key] = QPixmap.fromImage(rgb_image(rgb))
+    canvas.set_image(ctx.pixmaps[key])
     gts = [ctx.store.mask(ctx.sample.gts[k].union(), h, w) for k in spec.gts if k in ctx.sample.gts]
     pred = ctx.prediction(spec.prompt_id)
     accepted = [i for i in (pred.instances if pred else []) if i.score >= ctx.score_threshold]
     inst = [ctx.store.mask(i.mask, h, w) for i in accepted]
-    canvas.clear_layers()
-    if tg.error and gts:
-        union = np.logical_or.reduce(inst) if inst else np.zeros((h, w), bool)
-        table = error_table(colours["tp"], colours["fp"], colours["fn"], max(tg.pred_opacity, 0.5))
-        canvas.set_layer("error", to_pixmap(error_labels(gts[0], union), table), z=3)
-    else:
-        if tg.gt:
-            for i, m in enumerate(gts):
-                if i == 0:  # fill below the prediction, outline above it
-                    labels0 = layer_labels(m, tg.outlines)
-                    canvas.set_layer("gt", to_pixmap(labels0, layer_table(colours["gt"], tg.gt_opacity, 0.0)), z=1)
-                    if tg.outlines:
-                        canvas.set_layer("gt-outline", to_pixmap(labels0, layer_table(colours["gt"], 0.0)), z=8)
-                else:  # further ground truths (e.g. R2SM's other mask): outline only
-                    table = layer_table(colours["gt2"], 0.0)
-                    canvas.set_layer(f"gt{i + 1}", to_pixmap(layer_labels(m, True, 3), table), z=8 + i)
-        if tg.pred and inst:
-            canvas.set_layer("pred", to_pixmap(instance_labels(inst, tg.outlines),
-                                               instance_table(tg.pred_opacity)), z=5)
+    canvas.keep_layers(build_layers(canvas, gts, inst, tg))
     labels = []
     if tg.scores and tg.pred and ctx.score_labels:
         for k, i in enumerate(accepted):
@@ -97,6 +86,43 @@ def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
             sx, sy = w / i.mask.width, h / i.mask.height
             labels.append((x * sx, y * sy, f"{i.score:.2f}", INSTANCE_PALETTE[k % len(INSTANCE_PALETTE)]))
     canvas.set_labels(labels)
+
+
+def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], tg: LayerToggles) -> list[str]:
+    """Overlay pixmaps for ground truths (``gts[0]`` filled, others outlined) and instances, or the
+    TP/FP/FN error view; each covers only its masks' bounding box. Returns the layers shown."""
+    colours, shown = tg.colours, []
+
+    def put(name: str, labels: np.ndarray, box: tuple[int, int, int, int], table: list[int], z: float) -> None:
+        canvas.set_layer(name, to_pixmap(labels, table), z=z, pos=box[:2])
+        shown.append(name)
+
+    if tg.error and gts:
+        box = bbox(gts[0], *inst)
+        if box is not None:
+            g, *ps = crop([gts[0], *inst], box)
+            union = np.logical_or.reduce(ps) if ps else np.zeros_like(g)
+            table = error_table(colours["tp"], colours["fp"], colours["fn"], max(tg.pred_opacity, 0.5))
+            put("error", error_labels(np.ascontiguousarray(g), union), box, table, 3)
+        return shown
+    if tg.gt:
+        for i, m in enumerate(gts):
+            box = bbox(m)
+            if box is None:
+                continue
+            (sub,) = crop([m], box)
+            if i == 0:  # fill below the prediction, outline above it
+                labels = layer_labels(sub, tg.outlines)
+                put("gt", labels, box, layer_table(colours["gt"], tg.gt_opacity, 0.0), 1)
+                if tg.outlines:
+                    put("gt-outline", labels, box, layer_table(colours["gt"], 0.0), 8)
+            else:  # further ground truths (e.g. R2SM's other mask): outline only
+                put(f"gt{i + 1}", layer_labels(sub, True, 3), box, layer_table(colours["gt2"], 0.0), 8 + i)
+    if tg.pred and inst:
+        box = bbox(*inst)
+        if box is not None:
+            put("pred", instance_labels(crop(inst, box), tg.outlines), box, instance_table(tg.pred_opacity), 5)
+    return shown
 
 
 class SampleViewWidget(QWidget):

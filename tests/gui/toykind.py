@@ -9,6 +9,7 @@ one is aligned (IoU ≥ τ).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 from collections.abc import Mapping
@@ -20,7 +21,7 @@ import numpy as np
 
 from masklens.core.errors import DataFormatError
 from masklens.core.io import read_json
-from masklens.core.masks import Mask, iou_matrix
+from masklens.core.masks import Mask, iou_matrix, union_all
 from masklens.core.models.base import BackendInfo, Segmenter, SegmentRequest, SegmentResult
 from masklens.core.models.registry import register_backend
 from masklens.core.schema import (
@@ -42,15 +43,31 @@ PROMPTS = [("red square", "positive", None, "target"), ("blue square", "negative
            ("whole red square", "amodal", None, "amodal")]
 
 
+_PROMPTS = [(text, Role(role), level, gt) for text, role, level, gt in PROMPTS]
+
+
 def _key(p: Prompt) -> str:
     return f"{p.role.value}{p.level or ''}"
 
 
-def box_mask(box: list[int]) -> Mask:
+def box_mask(box: list[int] | tuple[int, ...]) -> Mask:
+    return _box_mask(tuple(box))
+
+
+@functools.lru_cache(maxsize=4096)
+def _box_mask(box: tuple[int, ...]) -> Mask:  # masks are immutable: share them
     arr = np.zeros((SIZE, SIZE), np.uint8)
     x0, y0, x1, y1 = box
     arr[y0:y1, x0:x1] = 1
     return Mask.from_array(arr)
+
+
+@functools.lru_cache(maxsize=4096)
+def _gt_masks(t: tuple[int, ...], o: tuple[int, ...]) -> tuple[Mask, Mask, Mask]:
+    red, blue = box_mask(t), box_mask(o)
+    g = union_all([red, blue], SIZE, SIZE)
+    amodal = box_mask([max(0, t[0] - 4), max(0, t[1] - 4), t[2] + 4, t[3] + 4])
+    return red, g, amodal
 
 
 class ToyKind(BenchmarkKind):
@@ -77,13 +94,10 @@ class ToyKind(BenchmarkKind):
         for i, rec in enumerate(data["samples"]):
             if not isinstance(rec.get("target"), list):
                 raise DataFormatError("expected [x0, y0, x1, y1]", path=path, record=f"samples[{i}]", field="target")
-            t, b = rec["target"], rec["other"]
-            red, blue = box_mask(t), box_mask(b)
-            g = Mask.from_array(red.to_array() | blue.to_array())
-            amodal = box_mask([max(0, t[0] - 4), max(0, t[1] - 4), t[2] + 4, t[3] + 4])
+            red, g, amodal = _gt_masks(tuple(rec["target"]), tuple(rec["other"]))
             gts = {k: GroundTruth(k, [m], SIZE, SIZE) for k, m in (("target", red), ("G", g), ("amodal", amodal))}
-            prompts = [Prompt(f"{rec['id']}:{j}", text, Role(role), "img", gt, level=level)
-                       for j, (text, role, level, gt) in enumerate(PROMPTS)]
+            prompts = [Prompt(f"{rec['id']}:{j}", text, role, "img", gt, level=level)
+                       for j, (text, role, level, gt) in enumerate(_PROMPTS)]
             samples.append(Sample(rec["id"], {"img": ImageRef("img", images / rec["image"], SIZE, SIZE)},
                                   gts, prompts, group=rec.get("group")))
         return Benchmark("toy", path.stem, samples, sources={"ann": path})
