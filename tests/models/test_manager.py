@@ -169,9 +169,9 @@ def test_thread_safe_get_creates_once():
     assert len(created) == 1 and all(o is created[0] for o in out)
 
 
-def test_real_registry_backend_and_no_cuda_here():
+def test_real_registry_backend_and_no_cuda_here(monkeypatch):
     """With the real registry: a registered backend is created through create_segmenter."""
-    from masklens.core.models.registry import register_backend
+    from masklens.core.models import registry
 
     info = BackendInfo("test-manager-null", "null", None, 0.5, needs_weights=False)
 
@@ -186,7 +186,7 @@ def test_real_registry_backend_and_no_cuda_here():
         def unload(self) -> None:
             self.unloads += 1
 
-    register_backend(info, Null)
+    monkeypatch.setitem(registry._FACTORIES, info.name, (info, Null))
     m = ModelManager()
     seg = m.get("test-manager-null", device="cpu")
     assert isinstance(seg, Null) and estimate_gpu_bytes(seg) == 0
