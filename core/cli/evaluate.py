@@ -46,6 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="checkpoint per --model, in the same order (or one for all)")
         m.add_argument("--label", action="append", help="display name per --model")
         m.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default=None)
+        m.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                       help="backend option for every --model (repeatable; VALUE parsed as JSON "
+                       "when it can be), e.g. score_threshold=0.2")
         s = p.add_argument_group("subset and output")
         s.add_argument("--samples", metavar="ID,ID", help="only these sample ids")
         s.add_argument("--group", action="append", metavar="GROUP", help="only this group (repeatable)")
@@ -66,7 +69,11 @@ def model_specs(args: argparse.Namespace) -> list:
                             hint="give one --weights per --model, in order (or one for all)")
     if labels and len(labels) != len(models):
         raise MasklensError(f"--label given {len(labels)} times for {len(models)} --model")
-    opts = {"device": args.device} if args.device else {}
+    from masklens.core.cli.predict import parse_options
+
+    opts = parse_options(args.option)
+    if args.device:
+        opts["device"] = args.device
     return [
         ModelSpec(m, (weights[i] if len(weights) > 1 else weights[0]) if weights else None,
                   dict(opts), labels[i] if labels else None)

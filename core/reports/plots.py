@@ -70,19 +70,27 @@ def lines(
     ylabel: str = "",
     caption: str = "",
     marker_at: float | None = None,
+    styles: Sequence[tuple[int, int]] | None = None,
 ) -> Figure:
-    """Line plot of several series over a shared x axis (thresholds, levels)."""
-    fig, ax = _new()
-    styles = ("-", "--", ":", "-.")
+    """Line plot of several series over a shared x axis (thresholds, levels).
+
+    ``styles`` gives each series (colour index, line-style index), e.g. colour = metric and
+    line style = model; the legend then goes beside the plot."""
+    fig, ax = _new(7.4 if styles else 6.4, 3.4)
+    dashes = ("-", "--", ":", "-.")
     for i, (name, values) in enumerate(series.items()):
+        c, d = styles[i] if styles else (i % len(PALETTE), (i // len(PALETTE)) % 4)
         ax.plot(list(x), _clean(values), marker="o", ms=3, label=name,
-                color=PALETTE[i % len(PALETTE)], linestyle=styles[(i // len(PALETTE)) % 4])
+                color=PALETTE[c % len(PALETTE)], linestyle=dashes[d % 4])
     if marker_at is not None:
         ax.axvline(marker_at, color="#888", lw=0.8, ls=":")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, frameon=False, ncol=2)
+    if styles:
+        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    else:
+        ax.legend(fontsize=7, frameon=False, ncol=2)
     return Figure(title, _png(fig), caption)
 
 

@@ -53,10 +53,14 @@ def sweep_figures(data: dict[str, Any]) -> list[Figure]:
     figs = []
     for name, d in data.items():
         parts: dict[bool, dict[str, list[Any]]] = {True: {}, False: {}}
-        for model, per_metric in d["series"].items():
+        looks: dict[bool, list[tuple[int, int]]] = {True: [], False: []}
+        metrics = list(next(iter(d["series"].values()), {}))
+        for j, (model, per_metric) in enumerate(d["series"].items()):
             for m, vals in per_metric.items():
                 label = f"{m}" if len(d["series"]) == 1 else f"{model}: {m}"
-                parts[_is_fraction(vals)][label] = vals
+                frac = _is_fraction(vals)
+                parts[frac][label] = vals
+                looks[frac].append((metrics.index(m), j))  # colour = metric, dashes = model
         for fractions, flat in parts.items():
             if not flat:
                 continue
@@ -69,7 +73,9 @@ def sweep_figures(data: dict[str, Any]) -> list[Figure]:
                     xlabel=f"{d['symbol']} ({name})",
                     ylabel="value",
                     marker_at=d.get("current"),
-                    caption="other parameters at the report's values; dotted line: the report's value",
+                    caption="other parameters at the report's values; dotted line: the report's value"
+                    + ("; colour = metric, line style = model" if len(d["series"]) > 1 else ""),
+                    styles=looks[fractions] if len(d["series"]) > 1 else None,
                 )
             )
     return figs

@@ -61,3 +61,18 @@ def test_demo_cafe_tables_laid_out_like_the_paper(tmp_path, capsys):
     assert t2["header"][1:4] == ["cgF1", "IL_MCC", "pmF1"]
     t3 = next(t for t in doc["tables"] if "Table 3" in t["title"])
     assert t3["header"][1:6] == ["FPR", "AFPR", "ACSR", "UFPR", "UCSR"]
+
+
+def test_evaluate_demo_predictions_are_read_back_by_score(tmp_path, monkeypatch, capsys):
+    """evaluate writes predictions in the benchmark's own format: `masklens score` on them
+    gives evaluate's own scores."""
+    monkeypatch.setenv("MASKLENS_CACHE_DIR", str(tmp_path / "cache"))
+    argv = demo_argv("cafe", with_predictions=False)
+    out = tmp_path / "ev"
+    assert main(["evaluate", "cafe", *argv, "--model", "demo", "--out", str(out), "--quiet"]) == 0
+    (pred,) = (out / "predictions" / "demo").iterdir()
+    assert main(["score", "cafe", *argv, "--pred", str(pred), "--out", str(tmp_path / "s.json")]) == 0
+    scored = json.loads((tmp_path / "s.json").read_text())
+    evaluated = json.loads((out / "scores" / "demo.json").read_text())
+    assert scored["summary"] == evaluated["summary"]
+    assert scored["summary"]["Overall"]["N"] == 18
