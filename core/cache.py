@@ -123,10 +123,13 @@ class EncodingCache:
         self, key: str, compute: Callable[[], T], nbytes_of: Callable[[T], int]
     ) -> T:
         """The cached value for ``key``, or ``compute()`` stored with size ``nbytes_of(value)``."""
-        value = self.get(key)
-        if value is not None:
-            return value
         with self._lock:
+            item = self._items.get(key)
+            if item is not None:
+                self._items.move_to_end(key)
+                self._hits += 1
+                return item[0]
+            self._misses += 1
             key_lock = self._inflight.setdefault(key, threading.Lock())
         with key_lock:
             with self._lock:  # another thread may have computed it meanwhile

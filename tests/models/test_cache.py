@@ -262,3 +262,11 @@ def test_get_many_returns_hits_by_digest(tmp_path):
     assert got[keys[4].digest].masks == _result(1, n=1).masks
     assert (pc.hits, pc.misses) == (650, 50)
     assert pc.get_many([]) == {}
+
+
+def test_get_or_compute_caches_falsy_values():
+    c = EncodingCache(10)
+    calls = []
+    for _ in range(3):
+        assert c.get_or_compute("k", lambda: calls.append(1), lambda v: 1) is None
+    assert len(calls) == 1 and c.stats.hits == 2 and c.stats.misses == 1
