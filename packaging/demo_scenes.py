@@ -136,16 +136,6 @@ def _background(scene: Scene) -> np.ndarray:
     return img
 
 
-def background_labels(scene: Scene) -> np.ndarray:
-    """Per-pixel background name index (0 plain, 1 sky, 2 grass) — for context checks."""
-    names = list(BACKGROUNDS)
-    out = np.full((scene.height, scene.width), names.index(scene.background)
-                  if scene.background != "horizon" else names.index("sky"), np.uint8)
-    if scene.background == "horizon":
-        out[int(round(scene.height * scene.horizon)):] = names.index("grass")
-    return out
-
-
 # ------------------------------------------------------------------ rendering
 @dataclass
 class Rendered:
