@@ -13,30 +13,25 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
-import os
-import sqlite3
 import threading
-import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
-from masklens.core.errors import MasklensError
-
-if TYPE_CHECKING:
-    from masklens.core.models.base import SegmentRequest, SegmentResult
+from masklens.core.prediction_cache import (  # re-exported: the caches live together here
+    CACHE_DIR_ENV,
+    PredictionCache,
+    PredictionKey,
+    default_cache_dir,
+    result_from_json,
+    result_to_json,
+)
 
 T = TypeVar("T")
-
-#: environment variable that overrides the default cache directory
-CACHE_DIR_ENV = "MASKLENS_CACHE_DIR"
 
 
 # ---------------------------------------------------------------- image keys
@@ -187,315 +182,15 @@ def nbytes_of(value: Any) -> int:
     return 0
 
 
-# ---------------------------------------------------------------- on disk
-def default_cache_dir() -> Path:
-    """``$MASKLENS_CACHE_DIR`` or the platform's user cache dir for ``masklens``."""
-    env = os.environ.get(CACHE_DIR_ENV)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("masklens", appauthor=False))
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-
-
-@dataclass(frozen=True)
-class PredictionKey:
-    """What a cached prediction depends on. ``params`` is canonical JSON."""
-
-    backend: str
-    checkpoint: str
-    image: str
-    prompt: str
-    role: str = ""
-    params: str = "{}"
-
-    @classmethod
-    def make(
-        cls,
-        backend: str,
-        checkpoint: str | None,
-        image: str,
-        prompt: str,
-        role: str | None = None,
-        params: Mapping[str, Any] | None = None,
-    ) -> PredictionKey:
-        return cls(backend, checkpoint or "", image, prompt, role or "", _canonical(dict(params or {})))
-
-    @classmethod
-    def for_request(
-        cls,
-        backend: str,
-        checkpoint: str | None,
-        image: str,
-        request: SegmentRequest,
-        params: Mapping[str, Any] | None = None,
-    ) -> PredictionKey:
-        """Key for a :class:`SegmentRequest` (its boxes/points join the parameters)."""
-        p = dict(params or {})
-        if request.boxes:
-            p["_boxes"] = [list(map(float, b)) for b in request.boxes]
-        if request.points:
-            p["_points"] = [list(map(float, q)) for q in request.points]
-        return cls.make(backend, checkpoint, image, request.text, request.role, p)
-
-    @property
-    def digest(self) -> str:
-        h = hashlib.blake2b(digest_size=20)
-        for part in (self.backend, self.checkpoint, self.image, self.prompt, self.role, self.params):
-            h.update(part.encode("utf-8"))
-            h.update(b"\x00")
-        return h.hexdigest()
-
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS predictions (
-    key TEXT PRIMARY KEY,
-    backend TEXT NOT NULL,
-    checkpoint TEXT NOT NULL,
-    image TEXT NOT NULL,
-    prompt TEXT NOT NULL,
-    role TEXT NOT NULL,
-    params TEXT NOT NULL,
-    result TEXT NOT NULL,
-    created REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS predictions_image ON predictions(backend, checkpoint, image);
-CREATE TABLE IF NOT EXISTS image_files (
-    path TEXT PRIMARY KEY,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    image TEXT NOT NULL
-);
-"""
-_FORMAT = 1
-
-
-def result_to_json(result: SegmentResult) -> dict[str, Any]:
-    """A SegmentResult as JSON-ready data (masks as compressed RLE strings)."""
-    from masklens.core.io import json_safe
-
-    return {
-        "v": _FORMAT,
-        "masks": [m.to_coco() for m in result.masks],
-        "scores": [float(s) for s in result.scores],
-        "presence": None if result.presence is None else float(result.presence),
-        "provenance": json_safe(result.provenance),
-    }
-
-
-def result_from_json(data: Mapping[str, Any]) -> SegmentResult:
-    from masklens.core.masks import Mask
-    from masklens.core.models.base import SegmentResult
-
-    masks = []
-    for m in data["masks"]:  # written by result_to_json: trusted, no re-validation
-        h, w = (int(v) for v in m["size"])
-        masks.append(Mask({"size": [h, w], "counts": m["counts"].encode("ascii")}))
-    return SegmentResult(
-        masks=masks,
-        scores=[float(s) for s in data["scores"]],
-        presence=data.get("presence"),
-        provenance=dict(data.get("provenance") or {}),
-    )
-
-
-class PredictionCache:
-    """On-disk cache of SegmentResults in one SQLite database (WAL mode) under ``root``.
-
-    Safe to share between threads (one connection behind a lock) and between
-    processes (SQLite locking, 30 s busy timeout). A file that is not a database
-    is moved aside (``*.corrupt-<time>``) and a fresh cache started.
-    """
-
-    FILENAME = "predictions.sqlite3"
-
-    def __init__(self, root: str | Path | None = None) -> None:
-        self.root = Path(root) if root is not None else default_cache_dir()
-        self.path = self.root / self.FILENAME
-        self._lock = threading.RLock()
-        self.hits = 0
-        self.misses = 0
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise MasklensError(
-                f"cannot create the prediction cache directory ({exc.strerror})",
-                path=self.root,
-                hint=f"set {CACHE_DIR_ENV} to a writable directory",
-            ) from None
-        self._conn = self._open()
-
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.executescript(_SCHEMA)
-        return conn
-
-    def _open(self) -> sqlite3.Connection:
-        try:
-            return self._connect()
-        except sqlite3.DatabaseError as exc:
-            if "not a database" not in str(exc) and "malformed" not in str(exc):
-                raise MasklensError(
-                    f"cannot open the prediction cache ({exc})",
-                    path=self.path,
-                    hint=f"delete it or set {CACHE_DIR_ENV} to another directory",
-                ) from None
-        aside = self.path.with_name(f"{self.FILENAME}.corrupt-{int(time.time())}")
-        for suffix in ("", "-wal", "-shm"):
-            src = Path(f"{self.path}{suffix}")
-            if src.exists():
-                os.replace(src, f"{aside}{suffix}")
-        return self._connect()
-
-    # ------------------------------------------------------------ access
-    def get(self, key: PredictionKey) -> SegmentResult | None:
-        """The cached result for ``key`` or None (an unreadable entry counts as missing)."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT result FROM predictions WHERE key = ?", (key.digest,)
-            ).fetchone()
-        if row is not None:
-            try:
-                result = result_from_json(json.loads(row[0]))
-            except (ValueError, KeyError, TypeError, AttributeError, MasklensError):
-                result = None
-            if result is not None:
-                self.hits += 1
-                return result
-        self.misses += 1
-        return None
-
-    def get_many(self, keys: Iterable[PredictionKey]) -> dict[str, SegmentResult]:
-        """Cached results for several keys in one query: ``{key.digest: result}`` of the hits."""
-        wanted = list({k.digest for k in keys})
-        rows: list[tuple[str, str]] = []
-        with self._lock:
-            for i in range(0, len(wanted), 500):  # stay under SQLite's parameter limit
-                chunk = wanted[i:i + 500]
-                rows += self._conn.execute(
-                    f"SELECT key, result FROM predictions WHERE key IN ({','.join('?' * len(chunk))})",
-                    chunk,
-                ).fetchall()
-        out: dict[str, SegmentResult] = {}
-        for digest, text in rows:
-            try:
-                out[digest] = result_from_json(json.loads(text))
-            except (ValueError, KeyError, TypeError, AttributeError, MasklensError):
-                continue
-        self.hits += len(out)
-        self.misses += len(wanted) - len(out)
-        return out
-
-    def __contains__(self, key: object) -> bool:
-        if not isinstance(key, PredictionKey):
-            return False
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT 1 FROM predictions WHERE key = ?", (key.digest,)
-            ).fetchone()
-        return row is not None
-
-    def put(self, key: PredictionKey, result: SegmentResult) -> None:
-        """Store ``result`` under ``key`` (replacing any previous entry), committed at once."""
-        text = json.dumps(result_to_json(result), separators=(",", ":"), allow_nan=False)
-        self.put_many([(key, text)])
-
-    def put_many(self, items: Iterable[tuple[PredictionKey, SegmentResult | str]]) -> None:
-        """Store several results in one transaction (all or none)."""
-        rows = []
-        now = time.time()
-        for key, result in items:
-            text = (
-                result
-                if isinstance(result, str)
-                else json.dumps(result_to_json(result), separators=(",", ":"), allow_nan=False)
-            )
-            rows.append(
-                (key.digest, key.backend, key.checkpoint, key.image, key.prompt, key.role,
-                 key.params, text, now)
-            )
-        if not rows:
-            return
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO predictions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
-                )
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-
-    # ------------------------------------------------------------ image files
-    @staticmethod
-    def _file_stamp(path: str | Path) -> tuple[str, int, int] | None:
-        try:
-            st = Path(path).stat()
-        except OSError:
-            return None
-        return str(Path(path).resolve()), st.st_mtime_ns, st.st_size
-
-    def file_image_key(self, path: str | Path) -> str | None:
-        """The remembered :func:`image_key` of an image file, if it is unchanged since
-        (same modification time and size); lets a re-run skip reading cached images."""
-        stamp = self._file_stamp(path)
-        if stamp is None:
-            return None
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT image FROM image_files WHERE path = ? AND mtime_ns = ? AND size = ?", stamp
-            ).fetchone()
-        return None if row is None else str(row[0])
-
-    def remember_file_image_key(self, path: str | Path, key: str) -> None:
-        stamp = self._file_stamp(path)
-        if stamp is None:
-            return
-        with self._lock:
-            self._conn.execute("INSERT OR REPLACE INTO image_files VALUES (?, ?, ?, ?)", (*stamp, key))
-
-    def delete(self, key: PredictionKey) -> None:
-        with self._lock:
-            self._conn.execute("DELETE FROM predictions WHERE key = ?", (key.digest,))
-
-    def clear(self, backend: str | None = None) -> int:
-        """Remove all entries (or those of one backend); returns how many were removed."""
-        with self._lock:
-            if backend is None:
-                self._conn.execute("DELETE FROM image_files")
-                cur = self._conn.execute("DELETE FROM predictions")
-            else:
-                cur = self._conn.execute("DELETE FROM predictions WHERE backend = ?", (backend,))
-            return cur.rowcount
-
-    def __len__(self) -> int:
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM predictions").fetchone()[0])
-
-    def __bool__(self) -> bool:  # an empty cache is still a cache
-        return True
-
-    def size_bytes(self) -> int:
-        """Bytes on disk (database plus write-ahead log)."""
-        return sum(
-            Path(f"{self.path}{s}").stat().st_size
-            for s in ("", "-wal")
-            if Path(f"{self.path}{s}").exists()
-        )
-
-    def close(self) -> None:
-        with self._lock, contextlib.suppress(sqlite3.Error):
-            self._conn.close()
-
-    def __enter__(self) -> PredictionCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+__all__ = [
+    "CACHE_DIR_ENV",
+    "CacheStats",
+    "EncodingCache",
+    "PredictionCache",
+    "PredictionKey",
+    "default_cache_dir",
+    "image_key",
+    "nbytes_of",
+    "result_from_json",
+    "result_to_json",
+]
