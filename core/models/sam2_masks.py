@@ -57,6 +57,9 @@ class BoxMasker(Protocol):
     def mask_logits(self, owner: TorchSegmenter, image: np.ndarray, boxes: np.ndarray) -> Any:
         """An N×H×W float tensor of mask logits (> 0 is foreground), one per box."""
 
+    def point_logits(self, owner: TorchSegmenter, image: np.ndarray, points: np.ndarray) -> tuple[Any, float]:
+        """One 1×H×W mask-logit tensor from clicks (x, y, label 1/0) and SAM 2's predicted IoU."""
+
 
 class HFSam2Masker:
     """SAM 2 through transformers (``Sam2Model``); single-mask output per box."""
@@ -103,6 +106,24 @@ class HFSam2Masker:
             out.pred_masks.float(), [[height, width]], binarize=False
         )[0]  # (N, 1, H, W)
         return logits[:, 0]
+
+    def point_logits(self, owner: TorchSegmenter, image: np.ndarray, points: np.ndarray) -> tuple[Any, float]:
+        height, width = image.shape[:2]
+        embeds = self.embeddings(owner, image)
+        prompt = self.processor(
+            input_points=[[[[float(x), float(y)] for x, y, _ in points]]],
+            input_labels=[[[int(label) for _, _, label in points]]],
+            original_sizes=[[height, width]],
+            return_tensors="pt",
+        )
+        out = self.model(
+            image_embeddings=embeds,
+            input_points=prompt["input_points"].to(self.runtime.device),
+            input_labels=prompt["input_labels"].to(self.runtime.device),
+            multimask_output=False,
+        )
+        logits = self.processor.post_process_masks(out.pred_masks.float(), [[height, width]], binarize=False)[0]
+        return logits[0], float(out.iou_scores.float().reshape(-1)[0])
 
     def release(self) -> None:
         self.model = self.processor = None
@@ -193,6 +214,14 @@ class MetaSam2Masker:
         height, width = image.shape[:2]
         if len(boxes) == 0:
             return torch.zeros((0, height, width))
+        predictor = self._set_image(owner, image)
+        masks, _, _ = predictor.predict(
+            box=np.asarray(boxes, dtype=np.float32), multimask_output=False, return_logits=True
+        )
+        return torch.as_tensor(np.asarray(masks, dtype=np.float32).reshape(len(boxes), height, width))
+
+    def _set_image(self, owner: TorchSegmenter, image: np.ndarray) -> Any:
+        """The predictor, holding ``image``'s features (computed once per image content)."""
         predictor = self.predictor
 
         def compute() -> Any:
@@ -202,10 +231,20 @@ class MetaSam2Masker:
         state = owner.encoding(f"sam2meta:{self.weights.path}", image, compute)
         predictor._features, predictor._orig_hw = state["features"], list(state["orig_hw"])
         predictor._is_image_set, predictor._is_batch = True, False
-        masks, _, _ = predictor.predict(
-            box=np.asarray(boxes, dtype=np.float32), multimask_output=False, return_logits=True
+        return predictor
+
+    def point_logits(self, owner: TorchSegmenter, image: np.ndarray, points: np.ndarray) -> tuple[Any, float]:
+        torch = import_torch()
+        height, width = image.shape[:2]
+        predictor = self._set_image(owner, image)
+        masks, scores, _ = predictor.predict(
+            point_coords=np.asarray([[x, y] for x, y, _ in points], dtype=np.float32),
+            point_labels=np.asarray([label for _, _, label in points], dtype=np.int32),
+            multimask_output=False,
+            return_logits=True,
         )
-        return torch.as_tensor(np.asarray(masks, dtype=np.float32).reshape(len(boxes), height, width))
+        logits = torch.as_tensor(np.asarray(masks, dtype=np.float32).reshape(1, height, width))
+        return logits, float(np.asarray(scores).reshape(-1)[0])
 
     def release(self) -> None:
         self.predictor = None
@@ -291,13 +330,19 @@ class DetectorSam2Segmenter(TorchSegmenter):
         from masklens.core.models.torch_runtime import box_nms
 
         height, width = image.shape[:2]
+        assert self.masker is not None
+        if not request.text and request.points:
+            logits, iou = self.masker.point_logits(self, image, np.asarray(request.points, dtype=np.float64))
+            result = self.finish(logits, np.array([iou]), image, mask_threshold=float(self.options["mask_threshold"]))
+            result.provenance["prompt"] = "points"
+            return result
         if request.text:
             boxes, scores = self._detect(image, request.text)
         elif request.boxes:
             boxes = np.asarray(request.boxes, dtype=np.float32).reshape(-1, 4)
             scores = np.ones(len(boxes))
         else:
-            raise ModelError(f"{self.info.name}: empty prompt", hint="give a text prompt")
+            raise ModelError(f"{self.info.name}: empty prompt", hint="give a text prompt, boxes or points")
         boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
         scores = np.asarray(scores, dtype=np.float64).reshape(-1)
         boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, width)
@@ -306,7 +351,6 @@ class DetectorSam2Segmenter(TorchSegmenter):
         boxes, scores = boxes[accepted], scores[accepted]
         order = box_nms(boxes, scores, self.options["nms_iou"])
         boxes, scores = boxes[order], scores[order]
-        assert self.masker is not None
         logits = self.masker.mask_logits(self, image, boxes)
         result = self.finish(logits, scores, image, mask_threshold=float(self.options["mask_threshold"]))
         result.provenance["boxes"] = [[round(float(v), 2) for v in b] for b in boxes]

@@ -77,6 +77,11 @@ class Sam3Segmenter(TorchSegmenter):
         height, width = image.shape[:2]
         kwargs: dict[str, Any] = {"text": request.text or None, "return_tensors": "pt"}
         if not request.text and not request.boxes:
+            if request.points:
+                raise ModelError(
+                    f"{INFO.name}: SAM 3's concept model takes text and boxes, not click points",
+                    hint="draw a box instead, or use grounded-sam2 / owlv2-sam2 whose SAM 2 stage takes clicks",
+                )
             raise ModelError(f"{INFO.name}: empty prompt", hint="give a text prompt or a box")
         if request.boxes:
             kwargs["input_boxes"] = [[list(map(float, b)) for b in request.boxes]]

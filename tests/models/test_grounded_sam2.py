@@ -116,3 +116,23 @@ def test_missing_sam2_weights(tiny_grounding_dino, tmp_path, rgb_image):
     with pytest.raises(ModelError) as err:
         seg.segment(rgb_image, SegmentRequest("cat"))
     assert "sam2.pt" in str(err.value) and "SAM 2 weights not found" in str(err.value)
+
+
+def test_click_points_go_to_sam2(tiny_grounding_dino, tiny_sam2_hf, tiny_sam2_meta, rgb_image):
+    ckpt, config = tiny_sam2_meta
+    for sam2 in (dict(sam2_weights=str(tiny_sam2_hf)), dict(sam2_weights=str(ckpt), sam2_config=str(config))):
+        seg = create_segmenter(
+            "grounded-sam2", weights=str(tiny_grounding_dino), device="cpu", score_threshold=0.0, **sam2
+        )
+        res = seg.segment(rgb_image, SegmentRequest("", points=[(30, 20, 1), (5, 5, 0)]))
+        assert len(res.masks) == 1 and res.masks[0].shape == (48, 64)
+        assert res.provenance["prompt"] == "points"
+        assert 0.0 <= res.scores[0] <= 1.0  # SAM 2 predicted IoU (sigmoid output)
+    with pytest.raises(ModelError, match="empty prompt"):
+        seg.segment(rgb_image, SegmentRequest(""))
+
+
+def test_sam3_refuses_points_only(tiny_sam3, rgb_image):
+    seg = create_segmenter("sam3", weights=str(tiny_sam3), device="cpu")
+    with pytest.raises(ModelError, match="not click points"):
+        seg.segment(rgb_image, SegmentRequest("", points=[(3, 3, 1)]))
