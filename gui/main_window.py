@@ -48,7 +48,6 @@ class MainWindow(WindowActions, QMainWindow):
         self.state = AppState()
         self.store = ImageStore()
         self.jobs = JobRunner(self)
-        self.segmenters: dict[str, Any] = {}
         self.toggles = LayerToggles(gt_opacity=settings.gt_opacity, pred_opacity=settings.pred_opacity,
                                     outlines=settings.outlines, colours=dict(settings.colours))
         self._build_widgets()
@@ -143,6 +142,8 @@ class MainWindow(WindowActions, QMainWindow):
         view = self.menuBar().addMenu("&View")
         for d in self.findChildren(QDockWidget):
             view.addAction(d.toggleViewAction())
+        view.addSeparator()
+        view.addAction(QAction("&Colours…", self, triggered=self.open_colours_dialog))
         if self.review_panel is not None:
             for a in integrations.review_shortcuts(self.review_panel):
                 self.addAction(a)

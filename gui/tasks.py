@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from masklens.core.errors import MasklensError
-from masklens.core.models.base import Segmenter
 from masklens.core.readout import (
     benchmark_readout,
     generic_readout,
@@ -87,8 +86,9 @@ class PromptRun:
 
 def run_prompt(
     ctx: Any,
-    segmenter: Segmenter,
+    models: Any,
     model: str,
+    options: dict[str, Any],
     image: np.ndarray,
     kind: BenchmarkKind,
     sample: Sample,
@@ -107,7 +107,9 @@ def run_prompt(
                                prompt_id=f"live:{serial}")
     ctx.progress(0, 2, f"{model}: “{text}”")
     t0 = time.perf_counter()
-    result = segmenter.segment(image, request_for(prompt))
+    request = request_for(prompt)
+    # the manager loads lazily, unloads models that would not fit beside it, retries after OOM
+    result = models.call(model, lambda seg: seg.segment(image, request), **options)
     seconds = time.perf_counter() - t0
     ctx.progress(1, 2, "scoring")
     prediction = to_prediction(prompt.id, result)
@@ -115,7 +117,7 @@ def run_prompt(
     generic = generic_readout(sample, prompt, prediction, t)
     bench = benchmark_readout(kind, sample, prompt, prediction, params, base)
     replaced = replaced_prompt(sample, prompt.role, prompt.level, prompt.image)
-    device = (segmenter.provenance() or {}).get("device")
+    device = (models.get(model, **options).provenance() or {}).get("device")
     ctx.progress(2, 2, "done")
     return PromptRun(sample.id, prompt, model, prediction, generic, bench,
                      replaced.id if replaced else None, seconds, device)

@@ -144,15 +144,14 @@ class WindowActions:
             self.recent_menu.addAction("(none)").setEnabled(False)
 
     # ------------------------------------------------------------ typed prompts
-    def segmenter(self, name: str) -> Any:
-        """The backend ``name`` (created once; weights load lazily on first use)."""
-        from masklens.core.models.registry import create_segmenter
+    @property
+    def models(self) -> Any:
+        """The window's ModelManager (created on first use)."""
+        if getattr(self, "_models", None) is None:
+            from masklens.core.models.manager import ModelManager
 
-        if name not in self.segmenters:
-            for other in list(self.segmenters):  # one model at a time: free the previous one
-                self.segmenters.pop(other).unload()
-            self.segmenters[name] = create_segmenter(name, **self.settings.model_options.get(name, {}))
-        return self.segmenters[name]
+            self._models = ModelManager()
+        return self._models
 
     def run_prompt(self, req: Any, *, sync: bool = False) -> bool:
         """Run a typed prompt (PromptRequest) on the current sample; the result becomes a layer."""
@@ -168,7 +167,6 @@ class WindowActions:
 
             image_key = make_typed_prompt(sample, req.text, req.role, level=req.level, image=req.image).image
             rgb = self.store.rgb_for_model(sample.images[image_key])
-            seg = self.segmenter(req.model)
         except (MasklensError, KeyError) as exc:
             self.message_bar.show_message(f"cannot run {req.model}: {exc}", "error")
             return False
@@ -183,9 +181,21 @@ class WindowActions:
 
         self._serial = getattr(self, "_serial", 0) + 1
         serial = self._serial
-        return self.start(f"run {req.model}", tasks.run_prompt, seg, req.model, rgb, kind, sample,
+        options = dict(self.settings.model_options.get(req.model, {}))
+        return self.start(f"run {req.model}", tasks.run_prompt, self.models, req.model, options, rgb, kind, sample,
                           req.text, req.role, req.level, image_key, dict(self.state.params),
                           self.state.predictions(), serial, on_done=done, sync=sync)
+
+    def set_colour(self, key: str, value: str) -> None:
+        """Change an overlay colour (saved with the settings) and redraw."""
+        self.toggles.colours[key] = value
+        self.settings.colours[key] = value
+        self.render()
+
+    def open_colours_dialog(self) -> None:
+        from masklens.gui.colours_dialog import ColoursDialog
+
+        ColoursDialog(self.toggles.colours, self.set_colour, self).exec()
 
     # ------------------------------------------------------------ navigation
     def step_sample(self, delta: int) -> None:
@@ -229,8 +239,8 @@ class WindowActions:
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         self.jobs.cancel_all()
         self.save_settings()
-        for seg in self.segmenters.values():
-            seg.unload()
+        if getattr(self, "_models", None) is not None:
+            self._models.unload()
         if self.state.review_store is not None and hasattr(self.state.review_store, "close"):
             self.state.review_store.close()
         event.accept()

@@ -1,0 +1,114 @@
+"""Drag-and-drop, recent files, tooltips, colours, model errors and the integrated menus."""
+
+from __future__ import annotations
+
+import toykind
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QColor, QDropEvent, QImage
+from PySide6.QtWidgets import QDialog
+
+from masklens.core.schema import Role
+from masklens.gui.prompt_bar import PromptRequest
+
+
+def test_drop_a_file_opens_the_dialog_prefilled(window, toy, qtbot, monkeypatch):
+    from masklens.gui import window_actions
+
+    seen = {}
+
+    def fake_exec(dlg):
+        dlg.kinds.setCurrentIndex(dlg.kinds.findData("toy"))
+        seen["argv"] = dlg.result_argv()
+        return QDialog.DialogCode.Rejected
+
+    monkeypatch.setattr(window_actions.OpenDialog, "exec", fake_exec)
+    monkeypatch.setattr(window_actions.OpenDialog, "__init__",
+                        _init_with_kind(window_actions.OpenDialog.__init__, "toy"))
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(toy["ann"]))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                       Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    assert seen["argv"] == ["--ann", str(toy["ann"])]
+
+
+def _init_with_kind(init, kind):
+    def wrapped(self, parent=None, *, kind_=kind, **kw):
+        kw["kind"] = kind_
+        init(self, parent, **kw)
+    return wrapped
+
+
+def test_recent_menu_reopens(window, toy, qtbot):
+    window.open_benchmark("toy", ["--ann", str(toy["ann"])], sync=True)
+    window.state.benchmark = None
+    window._fill_recent()
+    actions = [a for a in window.recent_menu.actions() if a.isEnabled()]
+    assert actions and actions[0].text() == "Toy: toy"
+    actions[0].trigger()
+    qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=10000)
+    assert window.state.benchmark.name == "toy"
+
+
+def test_metric_tooltips_come_from_the_kind(toy_window):
+    tree = toy_window.readout_panel.tree
+    top = tree.topLevelItem(0)
+    pos = next(top.child(i) for i in range(top.childCount()) if top.child(i).text(0) == "positive")
+    hit = next(pos.child(i) for i in range(pos.childCount()) if pos.child(i).text(0) == "hit")
+    assert toykind.KIND.metric_help["hit"] in hit.toolTip(1)
+    model = toy_window.browser.model
+    col = model.columns.index("positive.best_iou") + 5
+    assert toykind.KIND.metric_help["best_iou"] in model.headerData(col, Qt.Orientation.Horizontal,
+                                                                    Qt.ItemDataRole.ToolTipRole)
+
+
+def test_colours_change_the_overlay_and_persist(toy_window):
+    w = toy_window
+    w.view_toolbar.actions_by_name["error"].setChecked(True)
+    w.set_colour("fp", "#ff00ff")
+    assert w.settings.colours["fp"] == "#ff00ff"
+    item = w.sample_view.panels[1].canvas._layers["error"]  # negative: blue box = FP pixels
+    img = item.pixmap().toImage().convertToFormat(QImage.Format.Format_ARGB32)  # un-premultiplied
+    found = {QColor.fromRgba(img.pixel(x, y)).name() for x in range(img.width()) for y in range(img.height())
+             if QColor.fromRgba(img.pixel(x, y)).alpha()}
+    assert "#ff00ff" in found  # FP pixels
+    assert "#56b4e9" in found  # FN pixels keep the default sky blue
+
+
+def test_unknown_model_is_a_clear_message(toy_window, qtbot):
+    w = toy_window
+    w.run_prompt(PromptRequest("red square", Role.POSITIVE, None, None, "no-such-model"))
+    qtbot.waitUntil(lambda: w.message_bar.level == "error", timeout=10000)
+    assert "unknown model 'no-such-model'" in w.message_bar.text and w.state.live == []
+
+
+def test_model_selector_lists_every_backend_with_availability(window):
+    from masklens.core.models.registry import backend_names
+
+    combo = window.prompt_bar.model
+    names = [combo.itemData(i) for i in range(combo.count())]
+    assert names == backend_names()
+    demo_label = combo.itemText(names.index("demo"))
+    assert "needs weights" not in demo_label
+    sam3 = names.index("sam3") if "sam3" in names else None
+    if sam3 is not None:
+        assert "needs weights" in combo.itemText(sam3) or "not installed" in combo.itemText(sam3)
+
+
+def test_integrated_review_evaluate_and_report(toy_window):
+    w = toy_window
+    menus = {a.text().replace("&", ""): a.menu() for a in w.menuBar().actions()}
+    file_items = [a.text() for a in menus["File"].actions()]
+    import importlib.util
+
+    if importlib.util.find_spec("masklens.gui.report_dialog"):
+        assert "Export report…" in file_items
+    if importlib.util.find_spec("masklens.gui.evaluate_dialog"):
+        assert "Run benchmark…" in [a.text() for a in menus["Evaluate"].actions()]
+    if w.review_panel is not None:
+        assert w.state.review_store is not None
+        v = w.review_panel.record("model_wrong")
+        assert v is not None
+        assert w.browser.model.verdicts.get(w.state.sample.id)
+        w.browser.presets.setCurrentText("unreviewed")
+        assert w.browser.proxy.rowCount() == len(w.state.benchmark.samples) - 1
