@@ -116,7 +116,37 @@ def run(args: argparse.Namespace) -> int:
         title=args.title, images_dir=getattr(args, "images", None), gallery_per_kind=args.gallery,
         sweep=not args.no_sweep, command="masklens " + shlex.join(sys.argv[1:]),
     )
-    out = build_report(kind, benchmark, sets, args.out, params=params, names=labels,
-                       verdicts=verdicts, options=opts)
+    bar = _StageBar()
+    try:
+        out = build_report(kind, benchmark, sets, args.out, params=params, names=labels,
+                           verdicts=verdicts, options=opts, progress=bar)
+    finally:
+        bar.close()
     print(f"wrote {out}/report.html (+ summary.csv, samples.csv, summary.json)", file=sys.stderr)
     return 0
+
+
+class _StageBar:
+    """A tqdm bar on stderr for the scoring stage, then one line per later stage."""
+
+    def __init__(self) -> None:
+        self.bar = None
+        self.stage = ""
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage == "scoring":
+            if self.bar is None:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, desc="scoring", unit="sample", file=sys.stderr,
+                                dynamic_ncols=True, disable=None)
+            self.bar.update(done - self.bar.n)
+            return
+        if stage != self.stage:
+            self.close()
+            self.stage = stage
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None

@@ -43,6 +43,19 @@ def provenance(ctx: ReportContext) -> dict[str, Any]:
             },
         },
         "params": dict(ctx.params),
-        "models": {run.name: run.provenance for run in ctx.runs},
+        "models": {run.name: _with_file_hashes(run.provenance) for run in ctx.runs},
         "command": ctx.command,
     }
+
+
+#: provenance keys that name a prediction file whose content hash the report records
+_FILE_KEYS = ("file", "pred", "path", "predictions_file")
+
+
+def _with_file_hashes(prov: dict[str, Any]) -> dict[str, Any]:
+    out = dict(prov)
+    for k in _FILE_KEYS:
+        v = prov.get(k)
+        if isinstance(v, (str, Path)) and Path(v).is_file():
+            out.setdefault(f"{k}_sha256", file_sha256(Path(v)))
+    return out
