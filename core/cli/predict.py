@@ -112,12 +112,11 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         "score_threshold": getattr(args, "model_score_threshold", None),
     }
     opts.update({k: v for k, v in given.items() if v is not None})
-    if args.weights is not None and not info.needs_weights:
-        params = inspect.signature(_resolve(args.model)[1]).parameters
-        if "weights" not in params:
-            raise ModelError(f"model '{args.model}' takes no weights", hint="drop --weights")
+    params = inspect.signature(_resolve(args.model)[1]).parameters
+    if args.weights is not None and not info.needs_weights and "weights" not in params:
+        raise ModelError(f"model '{args.model}' takes no weights", hint="drop --weights")
     pred_given = [d for d in getattr(args, "prediction_dests", []) if getattr(args, d, None) is not None]
-    if args.model == "replay":
+    if "kind" in params and "args" in params:  # a backend that reads benchmark files (replay)
         opts.update(kind=args.kind, args=args)
     elif pred_given:
         flags = ", ".join("--" + d.replace("_", "-") for d in pred_given)
