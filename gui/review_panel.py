@@ -75,6 +75,9 @@ class ReviewPanel(QWidget):
         self.current.setToolTip("every reviewer's current verdicts on this sample")
         self.status = QLabel("")
         self.status.setWordWrap(True)
+        self.agreement = QLabel("")
+        self.agreement.setWordWrap(True)
+        self.agreement.setToolTip("agreement between reviewers over this benchmark's verdicts")
         lay = QVBoxLayout(self)
         lay.addWidget(self.title)
         lay.addLayout(form)
@@ -82,6 +85,7 @@ class ReviewPanel(QWidget):
         lay.addLayout(row)
         lay.addWidget(QLabel("Verdicts on this sample"))
         lay.addWidget(self.current, 1)
+        lay.addWidget(self.agreement)
         lay.addWidget(self.status)
         self.target.currentIndexChanged.connect(lambda _: self._refresh())
         self._set_enabled(False)
@@ -186,3 +190,19 @@ class ReviewPanel(QWidget):
                     mine = v.verdict
         for key, b in self.buttons.items():
             b.setChecked(key == mine)
+        self._refresh_agreement()
+
+    def _refresh_agreement(self) -> None:
+        if self.store is None or not self.benchmark:
+            self.agreement.setText("")
+            return
+        from masklens.core.review_agreement import agreement
+
+        ag = agreement(self.store.current(self.benchmark))
+        if len(ag.reviewers) < 2:
+            self.agreement.setText(f"{ag.items_total} item(s) reviewed"
+                                   + (f" by {ag.reviewers[0]}" if ag.reviewers else ""))
+            return
+        k = "undefined" if ag.fleiss is None else f"{ag.fleiss:.3f}"
+        self.agreement.setText(f"{len(ag.reviewers)} reviewers; Fleiss' κ = {k} over the "
+                               f"{ag.items_complete} item(s) all of them rated")

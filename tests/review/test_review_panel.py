@@ -51,6 +51,10 @@ def test_prompt_level_verdict_clear_and_next_unreviewed(panel, qtbot):
     p.reviewer.setText("bob")
     p.buttons["fine"].click()
     assert {v.reviewer for v in store.current("toy:t")} == {"bob"}
+    p.reviewer.setText("ann")
+    p.buttons["fine"].click()  # same item (prompt s1/neg) as bob, same verdict
+    # one category only: chance agreement is 1, κ undefined (not 1.0)
+    assert "2 reviewers; Fleiss' κ = undefined over the 1 item(s)" in p.agreement.text()
 
 
 def test_without_store_nothing_crashes(qtbot):
