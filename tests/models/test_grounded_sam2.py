@@ -136,3 +136,21 @@ def test_sam3_refuses_points_only(tiny_sam3, rgb_image):
     seg = create_segmenter("sam3", weights=str(tiny_sam3), device="cpu")
     with pytest.raises(ModelError, match="not click points"):
         seg.segment(rgb_image, SegmentRequest("", points=[(3, 3, 1)]))
+
+
+def test_meta_config_inferred_from_official_file_names(tmp_path):
+    from masklens.core.models.sam2_masks import MetaSam2Masker, make_box_masker
+    from masklens.core.models.torch_runtime import Runtime
+    from masklens.core.models.weights import resolve_weights
+
+    runtime = Runtime.create("cpu")
+    for name, config in [
+        ("sam2.1_hiera_large.pt", "configs/sam2.1/sam2.1_hiera_l.yaml"),
+        ("sam2_hiera_base_plus.pt", "configs/sam2/sam2_hiera_b+.yaml"),
+    ]:
+        (tmp_path / name).write_bytes(b"")
+        masker = make_box_masker(resolve_weights(tmp_path / name, backend="t"), None, runtime, "t")
+        assert isinstance(masker, MetaSam2Masker) and masker.config == config
+    (tmp_path / "weights.safetensors").write_bytes(b"")
+    with pytest.raises(ModelError, match="original .pt"):
+        make_box_masker(resolve_weights(tmp_path / "weights.safetensors", backend="t"), None, runtime, "t")
