@@ -129,7 +129,7 @@ def default_store_path(benchmark_sources: Mapping[str, Path] | Iterable[str | Pa
     sources = list(benchmark_sources.values() if isinstance(benchmark_sources, Mapping)
                    else benchmark_sources)
     first = Path(sources[0]) if sources else None
-    if first is not None and not _bundled(first):
+    if first is not None and not is_bundled(first):
         folder = first if first.is_dir() else first.parent
         stem = first.name if first.is_dir() else first.stem
         if folder.is_dir() and os.access(folder, os.W_OK):
@@ -143,7 +143,7 @@ def default_store_path(benchmark_sources: Mapping[str, Path] | Iterable[str | Pa
     return Path(base) / "reviews" / f"{(first.stem if first else 'unsaved')}-{digest}.sqlite"
 
 
-def _bundled(path: Path) -> bool:
+def is_bundled(path: Path) -> bool:
     """Whether ``path`` is inside the installed masklens resources (never written to)."""
     import masklens.resources as res
 

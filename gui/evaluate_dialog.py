@@ -90,6 +90,7 @@ class EvaluateDialog(QDialog):
         form.addRow("", self.ids)
         form.addRow("Output", out_row)
         self.progress = QProgressBar()
+        self.progress.setFormat("%v / %m prompts")
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.buttons = QDialogButtonBox()

@@ -55,8 +55,7 @@ class ReportDialog(QDialog):
             item.setCheckState(Qt.CheckState.Checked)
             self.models.addItem(item)
         self.models.setMaximumHeight(110)
-        src = next(iter(state.benchmark.sources.values()), None)
-        default_dir = (Path(src).parent if src else Path.home()) / f"{state.benchmark.name}-report"
+        default_dir = default_report_dir(state.benchmark)
         self.out = QLineEdit(str(default_dir))
         browse = QPushButton("…")
         browse.clicked.connect(self._browse)
@@ -172,6 +171,19 @@ class ReportDialog(QDialog):
             self.runner.cancel_all()
         else:
             self.reject()
+
+
+def default_report_dir(benchmark: Any) -> Path:
+    """Beside the benchmark's data, unless that is the bundled demo or not writable."""
+    import os
+
+    from masklens.core.review import is_bundled
+
+    src = next(iter(benchmark.sources.values()), None)
+    folder = Path(src).parent if src else None
+    if folder is None or is_bundled(folder) or not os.access(folder, os.W_OK):
+        folder = Path.home() / "masklens-reports"
+    return folder / f"{benchmark.kind}-{benchmark.name}-report"
 
 
 def open_report_dialog(parent: QWidget | None, state: Any) -> ReportDialog:

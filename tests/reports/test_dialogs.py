@@ -78,3 +78,14 @@ def test_dialogs_refuse_without_benchmark(qtbot):
 
     with pytest.raises(MasklensError, match="open a benchmark"):
         open_report_dialog(None, AppState())
+
+
+def test_report_dialog_never_defaults_into_the_package():
+    from masklens.core.benchmarks.demo import demo_namespace
+    from masklens.core.scoring import get_kind
+    from masklens.gui.report_dialog import default_report_dir
+    from masklens.resources import DEMO_DIR
+
+    bench = get_kind("cafe").load_benchmark(demo_namespace("cafe"))
+    d = default_report_dir(bench)
+    assert not d.resolve().is_relative_to(DEMO_DIR.resolve().parent)
