@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -50,6 +51,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=int, default=2146)
     ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--keep", action="store_true", help="keep the generated files and reports")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="masklens-bench-report-"))
     t = time.perf_counter()
@@ -116,7 +118,10 @@ def main() -> int:
           f"score baseline); masks decoded: {DECODES['n']}")
     verdict = "OK" if total < 30 else "SLOW"
     print(f"target: one-model report (load + report) < 30 s: {total:.2f} s {verdict}")
-    print(f"files in {tmp}")
+    if args.keep:
+        print(f"files in {tmp}")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
