@@ -43,7 +43,14 @@ def review_section(ctx: ReportContext, layout: KindLayout) -> dict[str, Any] | N
             "failing": failing,
         })
     keep = [i for i, s in enumerate(ctx.benchmark.samples) if s.id not in excluded]
-    recomputed = _recomputed(ctx, layout, keep) if excluded else None
+    recomputed, note = None, ""
+    if excluded and not keep:
+        note = "every sample was reviewed out: nothing left to recompute the metrics on"
+    elif excluded:
+        try:
+            recomputed = _recomputed(ctx, layout, keep)
+        except Exception as exc:  # noqa: BLE001 - a kind's summarize may not take a subset
+            note = f"metrics could not be recomputed without them ({type(exc).__name__}: {exc})"
     ag = agreement(verdicts)
     return {
         "verdicts": len(verdicts),
@@ -52,6 +59,7 @@ def review_section(ctx: ReportContext, layout: KindLayout) -> dict[str, Any] | N
         "excluded": listed,
         "kept_samples": len(keep),
         "recomputed": recomputed,
+        "recomputed_note": note,
         "agreement": ag.to_json() if len(ag.reviewers) >= 2 else None,
     }
 

@@ -158,3 +158,16 @@ def test_sweep_rescores_without_decoding(toy, tmp_path, monkeypatch):
     doc = json.loads((out / "summary.json").read_text())
     panels = sum(len(f["worst"]) for f in doc["failures"])
     assert 0 < len(decodes) <= panels * 2 * 2
+
+
+def test_every_sample_reviewed_out_still_writes_a_report(toy, tmp_path):
+    kind, bench, preds, _ = toy
+    with ReviewStore(tmp_path / "r.sqlite", reviewer="ann") as st:
+        for s in bench.samples:
+            st.record(benchmark_key(bench), s.id, "edit_invalid")
+        verdicts = st.current()
+    out = build_report(kind, bench, preds[:1], tmp_path / "rep", verdicts=verdicts,
+                       options=ReportOptions(sweep=False))
+    rev = json.loads((out / "summary.json").read_text())["reviews"]
+    assert rev["recomputed"] is None and "every sample was reviewed out" in rev["recomputed_note"]
+    assert len(rev["excluded"]) == 4
