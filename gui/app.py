@@ -1,4 +1,4 @@
-"""Application entry point: `masklens gui [--demo] [--kind K] [--screenshot FILE.png]`."""
+"""Application entry point: `masklens gui [--demo] [--kind K] [--screenshot FILE.png] …`."""
 
 from __future__ import annotations
 
@@ -6,42 +6,97 @@ import argparse
 import os
 import sys
 
+from masklens.core.errors import MasklensError
+
 
 def run_app(args: argparse.Namespace) -> int:
-    if getattr(args, "screenshot", None):
+    shot = getattr(args, "screenshot", None)
+    if shot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
     from masklens.gui.main_window import MainWindow
+    from masklens.gui.settings import Settings
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("masklens")
-    if shot := getattr(args, "screenshot", None):  # reproducible: default settings, nothing saved
-        from masklens.gui.settings import Settings
-
-        window = MainWindow(Settings(), persist=False)
-    else:
-        window = MainWindow()
+    # screenshots are reproducible: default settings, nothing saved
+    window = MainWindow(Settings(), persist=False) if shot else MainWindow()
     kind = getattr(args, "kind", None)
     if getattr(args, "demo", False) or not (kind or shot):
         window.open_demo(kind, sync=bool(shot))
     elif kind:
         window.open_benchmark_dialog(kind)
+    apply_view_options(window, args, sync=bool(shot))
     if shot:
-        return screenshot(app, window, shot)
+        return screenshot(app, window, shot, parse_size(getattr(args, "size", "1600x1000")))
     window.show()
     return app.exec()
 
 
+def parse_size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise MasklensError(f"--size must look like 1600x1000, got '{text}'") from None
+    if w < 1400 or h < 900:
+        raise MasklensError(f"--size must be at least 1400x900, got '{text}'")
+    return w, h
+
+
+def apply_view_options(window, args: argparse.Namespace, *, sync: bool) -> None:
+    """--filter, --sample, --error-view, --prompt, --compare (for screenshots and bug reports)."""
+    from masklens.core.schema import Role
+    from masklens.gui.prompt_bar import PromptRequest
+
+    state = window.state
+    if state.benchmark is None:
+        return
+    if getattr(args, "filter", None):
+        combo = window.browser.presets
+        idx = combo.findText(args.filter)
+        if idx < 0:
+            raise MasklensError(f"no filter preset '{args.filter}'",
+                                hint="presets: " + ", ".join(combo.itemText(i) for i in range(combo.count())))
+        combo.setCurrentIndex(idx)
+        first = window.browser.next_match_after(-1)
+        if first is not None:
+            state.set_index(first)
+    if getattr(args, "sample", None):
+        ids = [s.id for s in state.benchmark.samples]
+        sid = args.sample
+        if sid.startswith("#") and sid[1:].isdigit() and 0 < int(sid[1:]) <= len(ids):
+            state.set_index(int(sid[1:]) - 1)
+        elif sid in ids:
+            state.set_index(ids.index(sid))
+        else:
+            raise MasklensError(f"no sample '{sid}' in {state.benchmark.name}")
+    if getattr(args, "error_view", False):
+        window.view_toolbar.actions_by_name["error"].setChecked(True)
+    for spec in getattr(args, "prompt", None) or []:
+        head, sep, text = spec.partition("=")
+        if not sep or not text.strip():
+            raise MasklensError(f"--prompt must be ROLE[:LEVEL]=TEXT, got '{spec}'")
+        role, _, level = head.partition(":")
+        try:
+            req = PromptRequest(text.strip(), Role(role.strip()), int(level) if level else None, None,
+                                getattr(args, "model", None) or window.settings.model or "demo")
+        except ValueError:
+            raise MasklensError(f"--prompt: unknown role '{role}'",
+                                hint="roles: " + ", ".join(r.value for r in Role)) from None
+        window.run_prompt(req, sync=sync)
+    if getattr(args, "compare", False):
+        window.tabs.setCurrentIndex(1)
+
+
 def screenshot(app, window, path: str, size: tuple[int, int] = (1600, 1000)) -> int:
     """Render the window offscreen at ``size`` (≥ 1400×900) to ``path`` and return 0."""
-    from masklens.core.errors import MasklensError
-
     window.resize(*size)
     window.show()
     for _ in range(5):
         app.processEvents()
     window.sample_view.fit()
+    window.compare_view.fit()
     app.processEvents()
     if not window.grab().save(path):
         raise MasklensError("cannot write the screenshot", path=path)

@@ -4,7 +4,7 @@ and a :class:`SyncGroup` that keeps several canvases' pan/zoom together."""
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPixmap
+from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPixmap, QTransform
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsPixmapItem,
@@ -53,6 +53,10 @@ class Canvas(QGraphicsView):
         if self._fitted:
             self.fit()
 
+    def set_image_opacity(self, opacity: float) -> None:
+        """Dim the image (e.g. under the error view, so the TP/FP/FN colours stand out)."""
+        self._image.setOpacity(opacity)
+
     def set_layer(self, name: str, pixmap: QPixmap | None, z: float = 1.0, visible: bool = True,
                   pos: tuple[int, int] = (0, 0)) -> None:
         """Show ``pixmap`` as layer ``name`` with its top-left at ``pos`` (None removes it)."""
@@ -94,6 +98,8 @@ class Canvas(QGraphicsView):
                          f" font-weight:bold'>&nbsp;{text}&nbsp;</span>")
             item.setFlag(item.GraphicsItemFlag.ItemIgnoresTransformations)
             item.setPos(QPointF(x, y))
+            # sit just above the instance's box (device pixels, whatever the zoom)
+            item.setTransform(QTransform.fromTranslate(-4, -item.boundingRect().height() + 4))
             item.setZValue(100)
             self.scene().addItem(item)
             self._labels.append(item)

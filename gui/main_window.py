@@ -92,6 +92,7 @@ class MainWindow(WindowActions, QMainWindow):
         self.review_panel = integrations.review_panel(self)
         if self.review_panel is not None:
             self.review_dock = self._dock("Review", self.review_panel, Qt.DockWidgetArea.RightDockWidgetArea)
+            self.tabifyDockWidget(self.live_dock, self.review_dock)
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
 
@@ -99,8 +100,11 @@ class MainWindow(WindowActions, QMainWindow):
         super().showEvent(event)
         if not getattr(self, "_docks_sized", False) and not self.settings.window_state:
             self._docks_sized = True
-            QTimer.singleShot(0, lambda: self.resizeDocks(
-                [self.browser_dock, self.readout_dock], [470, 360], Qt.Orientation.Horizontal))
+            def size_docks() -> None:
+                self.resizeDocks([self.browser_dock, self.readout_dock], [470, 360], Qt.Orientation.Horizontal)
+                self.resizeDocks([self.readout_dock, self.live_dock], [620, 330], Qt.Orientation.Vertical)
+
+            QTimer.singleShot(0, size_docks)
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -155,6 +159,7 @@ class MainWindow(WindowActions, QMainWindow):
         s.readoutsChanged.connect(self._readouts_changed)
         s.predictionsChanged.connect(self._predictions_changed)
         s.liveChanged.connect(self._live_changed)
+        s.liveChanged.connect(self.live_dock.raise_)
         self.browser.sampleActivated.connect(self.state.set_index)
         self.browser.message.connect(lambda t: self.message_bar.show_message(t, "warning"))
         self.readout_panel.sliders.paramsChanged.connect(self.set_params)
@@ -233,7 +238,7 @@ class MainWindow(WindowActions, QMainWindow):
                             score_labels=view.score_labels)
         if self.tabs.currentIndex() == 1:
             specs = self.live_list.panel_specs(sample)
-            self.compare_view.show_panels(specs, ctx, min(3, max(1, len(specs))))
+            self.compare_view.show_panels(specs, ctx, 2 if len(specs) == 4 else min(3, max(1, len(specs))))
         else:
             specs = view.panels(sample)
             self.sample_view.show_panels(specs, ctx, view.grid_columns(len(specs)))

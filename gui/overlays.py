@@ -17,7 +17,8 @@ from PySide6.QtGui import QColor, QImage, QPixmap
 
 MAX_INSTANCES = 120
 #: Okabe–Ito qualitative palette for instances (colour-blind safe)
-INSTANCE_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
+#: (reddish purple #CC79A7 is left out: it is the ground truth's colour)
+INSTANCE_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#56B4E9", "#D55E00", "#F0E442")
 
 
 def outline(mask: np.ndarray, width: int = 2) -> np.ndarray:

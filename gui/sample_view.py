@@ -72,6 +72,7 @@ def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
     if key not in ctx.pixmaps:  # one conversion per image, shared by the panels showing it
         ctx.pixmaps[key] = QPixmap.fromImage(rgb_image(rgb))
     canvas.set_image(ctx.pixmaps[key])
+    canvas.set_image_opacity(0.35 if tg.error else 1.0)
     gts = [ctx.store.mask(ctx.sample.gts[k].union(), h, w) for k in spec.gts if k in ctx.sample.gts]
     pred = ctx.prediction(spec.prompt_id)
     accepted = [i for i in (pred.instances if pred else []) if i.score >= ctx.score_threshold]
@@ -102,7 +103,7 @@ def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], 
         if box is not None:
             g, *ps = crop([gts[0], *inst], box)
             union = np.logical_or.reduce(ps) if ps else np.zeros_like(g)
-            table = error_table(colours["tp"], colours["fp"], colours["fn"], max(tg.pred_opacity, 0.5))
+            table = error_table(colours["tp"], colours["fp"], colours["fn"], max(tg.pred_opacity, 0.85))
             put("error", error_labels(np.ascontiguousarray(g), union), box, table, 3)
         return shown
     if tg.gt:

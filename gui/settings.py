@@ -23,8 +23,8 @@ DEFAULT_COLOURS: dict[str, str] = {
     "tp": "#009E73",
     "fp": "#D55E00",
     "fn": "#56B4E9",
-    "gt": "#F0E442",
-    "gt2": "#CC79A7",
+    "gt": "#CC79A7",
+    "gt2": "#F0E442",
     "pred": "#0072B2",
     "pred2": "#E69F00",
 }

@@ -194,3 +194,29 @@ def test_benchmark_language_filters_match_the_readouts(window, kind):
     expected = sum(map(check, rows))
     assert 0 < expected < len(rows)  # the demo has both kinds of sample
     assert window.browser.proxy.rowCount() == expected
+
+
+def test_screenshot_options_select_filter_sample_and_typed_prompts(tmp_path, qtbot):
+    from masklens.core.cli import main
+
+    out = tmp_path / "cmp.png"
+    argv = ["gui", "--demo", "--kind", "cafe", "--sample", "#3", "--prompt", "negative=tiger",
+            "--prompt", "positive=triangle", "--compare", "--screenshot", str(out), "--size", "1400x900"]
+    assert main(argv) == 0
+    img = QImage(str(out))
+    assert (img.width(), img.height()) == (1400, 900)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--size", "800x600"], "at least 1400x900"),
+    (["--sample", "nope"], "no sample 'nope'"),
+    (["--filter", "no such preset"], "no filter preset"),
+    (["--prompt", "sideways=zebra"], "unknown role 'sideways'"),
+    (["--prompt", "zebra"], "ROLE[:LEVEL]=TEXT"),
+])
+def test_screenshot_option_errors_are_one_line(tmp_path, capsys, extra, message):
+    from masklens.core.cli import main
+
+    rc = main(["gui", "--demo", "--kind", "cafe", "--screenshot", str(tmp_path / "x.png"), *extra])
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err and "Traceback" not in err
