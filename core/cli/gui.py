@@ -10,6 +10,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--demo", action="store_true", help="open the bundled demo benchmark")
     p.add_argument("--kind", help="benchmark kind to open (see `masklens score -h`)")
     p.add_argument("--screenshot", metavar="FILE.png", help="render offscreen to FILE.png and exit")
+    p.add_argument("--size", default="1600x1000", metavar="WxH",
+                   help="window size for --screenshot (at least 1400x900; default 1600x1000)")
+    p.add_argument("--sample", metavar="ID", help="show this sample (its id, or #N for the N-th)")
+    p.add_argument("--filter", metavar="PRESET", help="select a browser filter preset by its label")
+    p.add_argument("--error-view", action="store_true", help="start in the TP/FP/FN error view")
+    p.add_argument("--prompt", action="append", default=[], metavar="ROLE[:LEVEL]=TEXT",
+                   help="run a typed prompt on the shown sample (repeatable), e.g. negative=zebra")
+    p.add_argument("--model", default=None, help="model for --prompt (default: the last one used, or demo)")
+    p.add_argument("--compare", action="store_true", help="show the typed prompts side by side")
     p.set_defaults(func=run)
 
 
