@@ -112,6 +112,13 @@ class BenchmarkKind(ABC):
     ) -> dict[str, Any]:
         """Per-sample record (JSON-ready, no NaN) for given parameters."""
 
+    def sample_readouts(
+        self, samples: list[Sample], overlaps: list[Any], params: Mapping[str, float]
+    ) -> list[dict[str, Any]]:
+        """Every sample's record for ``params`` (what :meth:`Scorer.readouts` calls). The default
+        calls :meth:`sample_readout` per sample; a kind may vectorise it (same records)."""
+        return [self.sample_readout(s, o, params) for s, o in zip(samples, overlaps, strict=True)]
+
     @abstractmethod
     def summarize(
         self,
@@ -182,10 +189,7 @@ class Scorer:
 
     def readouts(self, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         p = self.kind.resolve_params(params)
-        return [
-            self.kind.sample_readout(s, o, p)
-            for s, o in zip(self.benchmark.samples, self.overlaps, strict=True)
-        ]
+        return self.kind.sample_readouts(self.benchmark.samples, self.overlaps, p)
 
     def rescore(self, params: Mapping[str, Any] | None = None) -> ScoreResult:
         p = self.kind.resolve_params(params)
