@@ -4,8 +4,8 @@
 
 Each benchmark's folder is written to a temporary directory and swapped in
 atomically. The demo model's predictions are produced by running the `demo`
-segmenter on the generated pixels. The OVS part comes from
-``packaging/demo_ovs.py`` (``write_ovs_demo(out_dir, seed)``) when that module exists.
+segmenter on the generated pixels (kept down to the ``DEMO_FLOOR`` score, as
+``masklens predict KIND --model demo --score-threshold 0.05`` writes them).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ GENERATORS: dict[str, tuple[str, str]] = {
     "hallusegbench": ("demo_hallu", "write_hallu"),
     "cgebench": ("demo_cge", "write_cge"),
     "r2sm": ("demo_r2sm", "write_r2sm"),
+    "ovs": ("demo_ovs", "write_ovs"),
 }
 
 
@@ -53,11 +54,6 @@ def make_demo(out: Path = DEMO_DIR, seed: int = SEED, only: list[str] | None = N
         with atomic_directory(out / name) as tmp:
             _generator(name)(tmp, seed + offset, DemoSegmenter(score_threshold=DEMO_FLOOR))
         written.append(name)
-    if (not only or "ovs" in only) and (HERE / "demo_ovs.py").exists():
-        ovs = importlib.import_module("demo_ovs")
-        with atomic_directory(out / "ovs") as tmp:
-            ovs.write_ovs_demo(tmp, seed - SEED)  # the OVS module's own default seed is 0
-        written.append("ovs")
     for name in written:  # temp files/dirs are created private; the demo is for everyone to read
         for p in [out / name, *(out / name).rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)

@@ -91,10 +91,11 @@ _STOP = {
     "including", "include", "includes", "hidden", "occluded", "behind", "only", "its", "it", "that",
     "is", "are", "which", "all", "and", "with", "in", "on", "at", "this", "one", "ones", "any",
     "every", "portion", "region", "area", "piece", "modal", "amodal", "unoccluded", "seen",
-    "covered", "too", "also", "even",
+    "covered", "too", "also", "even", "you", "we", "can", "could", "see", "sees", "show",
+    "shown", "showing", "out", "from", "view",
 }
 _AMODAL_CUES = {"whole", "entire", "complete", "hidden", "occluded", "amodal", "covered"}
-_MODAL_CUES = {"visible", "modal", "unoccluded", "seen"}
+_MODAL_CUES = {"visible", "modal", "unoccluded", "seen", "see", "sees", "shown", "showing"}
 
 
 @dataclass

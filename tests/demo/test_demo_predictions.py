@@ -47,3 +47,9 @@ def test_committed_hallusegbench_masks_match_the_predict_command(tmp_path):
     for png in committed:
         rel = png.relative_to(DEMO_DIR / "hallusegbench" / "pred_demo")
         assert Mask.from_png(out / rel) == Mask.from_png(png), rel
+
+
+def test_committed_ovs_predictions_match_the_predict_command(tmp_path):
+    out = tmp_path / "pred.json"
+    _predict("ovs", out, "--score-threshold", "0.05")  # the generator keeps the demo floor too
+    assert json.loads(out.read_text()) == json.loads((DEMO_DIR / "ovs" / "pred.json").read_text())

@@ -52,7 +52,8 @@ def test_backend_is_registered_and_honest():
 @pytest.mark.parametrize(
     ("text", "index"),
     [("red circle", 0), ("striped square", 1), ("spotted triangle", 2), ("yellow star", 3),
-     ("the visible part of the blue square", 4), ("orange circle", 5), ("glass circle", 6)],
+     ("the visible part of the blue square", 4), ("the part of the blue square you can see", 4),
+     ("orange circle", 5), ("glass circle", 6)],
 )
 def test_finds_the_named_shape(model, scene, text, index):
     res = _ask(model, scene.image, text)
@@ -182,6 +183,16 @@ def test_prompt_parsing(text, head, amodal):
     q = parse_prompt(text)
     assert q.amodal is amodal
     assert q.head == head
+
+
+@pytest.mark.parametrize("text", ["the visible part of the blue square", "only the visible blue square",
+                                  "the part of the blue square you can see",
+                                  "the whole blue square, including the hidden part",
+                                  "the entire blue square, even the occluded part"])
+def test_r2sm_phrasings_are_understood_in_full(text):
+    """Every R2SM demo phrasing parses without unknown words (no score penalty)."""
+    q = parse_prompt(text)
+    assert (q.head, q.colours, q.unknown) == ("square", {"blue"}, 0)
 
 
 def test_points_and_boxes_select_regions(model, scene):
