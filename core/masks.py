@@ -219,6 +219,85 @@ def rle_counts_problem(counts: bytes, n_pixels: int) -> str | None:
     return None
 
 
+_SIGNED = np.array([(((c - 48) & 31) ^ 16) - 16 for c in range(256)], dtype=np.int64)
+
+
+def rle_counts_problems(counts: Sequence[bytes], n_pixels: Sequence[int]) -> list[str | None]:
+    """Batch form of :func:`rle_counts_problem` (same answers), vectorised over all strings.
+
+    A bulk pass proves most strings sound; any string it cannot (a superset of the faulty
+    ones) is re-checked alone, so the messages are exactly the single-string ones.
+    """
+    pixels = np.asarray(n_pixels, dtype=np.int64)
+    out: list[str | None] = [None] * len(counts)
+    if counts:
+        for i in np.flatnonzero(_bulk_unproven(counts, pixels)):
+            out[i] = rle_counts_problem(bytes(counts[i]), int(pixels[i]))
+    return out
+
+
+def _bulk_unproven(counts: Sequence[bytes], pixels: np.ndarray) -> np.ndarray:
+    n = len(counts)
+    lens = np.fromiter(map(len, counts), dtype=np.int64, count=n)
+    raw = np.frombuffer(b"".join(counts), dtype=np.uint8)
+    bad = (lens == 0) & (pixels != 0)
+    if raw.size == 0:
+        return bad
+    if raw.min() < 48 or raw.max() > 111:
+        return np.ones(n, dtype=bool)
+    stop = np.cumsum(lens)
+    cont = raw >= 80  # (c - 48) & 0x20: the number goes on
+    ci = np.flatnonzero(cont)
+    sv = _SIGNED[raw]  # each character read as a one-character number
+    nnum = lens.copy()
+    if ci.size:  # multi-character numbers are rare: decode them sparsely
+        nnum -= np.bincount(np.searchsorted(stop, ci, side="right"), minlength=n)
+        head = np.r_[0, np.flatnonzero(np.diff(ci) != 1) + 1]
+        a, t = ci[head], np.r_[ci[head[1:] - 1], ci[-1]] + 1  # first and last character
+        if t[-1] >= raw.size:
+            return np.ones(n, dtype=bool)
+        a_own = np.searchsorted(stop, a, side="right")
+        t_own = np.searchsorted(stop, t, side="right")
+        length = t - a + 1
+        for i in np.flatnonzero((length > 6) | (a_own != t_own)):
+            bad[a_own[i] : t_own[i] + 1] = True
+        ok = length <= 6
+        a, t, length = a[ok], t[ok], length[ok]
+        value = np.zeros(a.size, dtype=np.int64)
+        for k in range(int(length.max(initial=0))):
+            sel = length > k
+            value[sel] |= ((raw[a[sel] + k].astype(np.int64) - 48) & 31) << (5 * k)
+        neg = ((raw[t].astype(np.int64) - 48) & 16) != 0
+        value[neg] -= np.left_shift(1, 5 * length[neg])
+        sv[t] = value
+        sv = sv[~cont]
+    first = np.cumsum(nnum) - nnum
+    has = nnum > 0
+    total = np.zeros(n, dtype=np.int64)
+    total[has] = sv[first[has]]  # run 0
+    bad |= total < 0
+    for p in (0, 1):  # runs j >= 3 add run j - 2: one cumulative sum per parity stream
+        stream = np.cumsum(sv[p::2])
+        if stream.size == 0:
+            continue
+        same = (first % 2) == p
+        g0 = np.where(same, first + 2, first + 1)  # where the string's chain in this stream starts
+        clen = np.maximum(0, (nnum - (g0 - first) + 1) // 2)
+        chained = np.flatnonzero(clen > 0)
+        junk = first[same & has] // 2  # run 0 sits in this stream too: its own segment
+        starts = np.concatenate((junk, g0[chained] // 2))
+        order = np.argsort(starts, kind="stable")
+        is_chain = np.r_[np.zeros(junk.size, bool), np.ones(chained.size, bool)][order]
+        mins = np.minimum.reduceat(stream, starts[order])[is_chain]
+        sums = np.add.reduceat(stream, starts[order])[is_chain]
+        own = chained[np.argsort(g0[chained], kind="stable")]
+        cs = g0[own] // 2
+        base = np.where(cs > 0, stream[np.maximum(cs - 1, 0)], 0)
+        bad[own[mins < base]] = True
+        total[own] += sums - clen[own] * base
+    return bad | (total != pixels)
+
+
 def resize_nearest(mask: Mask, height: int, width: int) -> Mask:
     """Nearest-neighbour resize to (height, width); a no-op when the size matches.
 
