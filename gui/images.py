@@ -72,6 +72,8 @@ class ImageStore:
         self.images = ByteLRU(image_budget)
         self.masks = ByteLRU(mask_budget)
         self.missing: dict[str, str] = {}  # image path -> why it is shown as a placeholder
+        # id(array) -> (array, bounding box); holding the array keeps its id from being reused
+        self._boxes: OrderedDict[int, tuple[np.ndarray, tuple[int, int, int, int] | None]] = OrderedDict()
 
     def image(self, ref: ImageRef) -> np.ndarray:
         """The image's pixels, or a placeholder (recorded in ``missing``) when it cannot be read."""
@@ -105,3 +107,17 @@ class ImageStore:
         key: tuple[Any, ...] = ("mask", mask.shape, mask.rle["counts"], h, w)
         # pycocotools decodes column-major; keep a C-contiguous copy (fast row slicing, cv2, views)
         return self.masks.get(key, lambda: np.ascontiguousarray(mask.resized(h, w).to_array()))
+
+    def box(self, array: np.ndarray) -> tuple[int, int, int, int] | None:
+        """Bounding box (x0, y0, x1, y1) of a decoded mask, memoised (None when empty)."""
+        from masklens.gui.overlays import bbox
+
+        hit = self._boxes.get(id(array))
+        if hit is not None and hit[0] is array:
+            self._boxes.move_to_end(id(array))
+            return hit[1]
+        value = bbox(array)
+        self._boxes[id(array)] = (array, value)
+        if len(self._boxes) > 4096:
+            self._boxes.popitem(last=False)
+        return value

@@ -77,7 +77,7 @@ def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
     pred = ctx.prediction(spec.prompt_id)
     accepted = [i for i in (pred.instances if pred else []) if i.score >= ctx.score_threshold]
     inst = [ctx.store.mask(i.mask, h, w) for i in accepted]
-    canvas.keep_layers(build_layers(canvas, gts, inst, tg))
+    canvas.keep_layers(build_layers(canvas, gts, inst, tg, ctx.store.box))
     labels = []
     if tg.scores and tg.pred and ctx.score_labels:
         for k, i in enumerate(accepted):
@@ -89,9 +89,18 @@ def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
     canvas.set_labels(labels)
 
 
-def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], tg: LayerToggles) -> list[str]:
-    """Overlay pixmaps for ground truths (``gts[0]`` filled, others outlined) and instances, or the
-    TP/FP/FN error view; each covers only its masks' bounding box. Returns the layers shown."""
+def union_box(boxes: list[tuple[int, int, int, int] | None]) -> tuple[int, int, int, int] | None:
+    real = [b for b in boxes if b is not None]
+    if not real:
+        return None
+    return (min(b[0] for b in real), min(b[1] for b in real), max(b[2] for b in real), max(b[3] for b in real))
+
+
+def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], tg: LayerToggles,
+                 box_of: Callable[[np.ndarray], tuple[int, int, int, int] | None] = bbox) -> list[str]:
+    """Overlay pixmaps for ground truths (``gts[0]`` filled and outlined, others outlined) above
+    the instances, or the TP/FP/FN error view; each covers only its masks' bounding box
+    (``box_of`` gives a mask's box, e.g. memoised). Returns the layers shown."""
     colours, shown = tg.colours, []
 
     def put(name: str, labels: np.ndarray, box: tuple[int, int, int, int], table: list[int], z: float) -> None:
@@ -99,30 +108,27 @@ def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], 
         shown.append(name)
 
     if tg.error and gts:
-        box = bbox(gts[0], *inst)
+        box = union_box([box_of(m) for m in (gts[0], *inst)])
         if box is not None:
             g, *ps = crop([gts[0], *inst], box)
             union = np.logical_or.reduce(ps) if ps else np.zeros_like(g)
             table = error_table(colours["tp"], colours["fp"], colours["fn"], max(tg.pred_opacity, 0.85))
             put("error", error_labels(np.ascontiguousarray(g), union), box, table, 3)
         return shown
-    if tg.gt:
+    if tg.pred and inst:
+        box = union_box([box_of(m) for m in inst])
+        if box is not None:
+            put("pred", instance_labels(crop(inst, box), tg.outlines), box, instance_table(tg.pred_opacity), 5)
+    if tg.gt:  # above the prediction, so that its outline stays visible
         for i, m in enumerate(gts):
-            box = bbox(m)
+            box = box_of(m)
             if box is None:
                 continue
             (sub,) = crop([m], box)
-            if i == 0:  # fill below the prediction, outline above it
-                labels = layer_labels(sub, tg.outlines)
-                put("gt", labels, box, layer_table(colours["gt"], tg.gt_opacity, 0.0), 1)
-                if tg.outlines:
-                    put("gt-outline", labels, box, layer_table(colours["gt"], 0.0), 8)
+            if i == 0:
+                put("gt", layer_labels(sub, tg.outlines), box, layer_table(colours["gt"], tg.gt_opacity), 6)
             else:  # further ground truths (e.g. R2SM's other mask): outline only
-                put(f"gt{i + 1}", layer_labels(sub, True, 3), box, layer_table(colours["gt2"], 0.0), 8 + i)
-    if tg.pred and inst:
-        box = bbox(*inst)
-        if box is not None:
-            put("pred", instance_labels(crop(inst, box), tg.outlines), box, instance_table(tg.pred_opacity), 5)
+                put(f"gt{i + 1}", layer_labels(sub, True, 3), box, layer_table(colours["gt2"], 0.0), 7 + i)
     return shown
 
 

