@@ -44,7 +44,8 @@ class SampleTableModel(QAbstractTableModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.samples: list[Sample] = []
-        self.rows: list[dict[str, Any]] = []
+        self.readouts: list[dict[str, Any]] = []
+        self._flat: dict[int, dict[str, Any]] = {}  # flattened lazily: only rows that are looked at
         self.columns: list[str] = []
         self.verdicts: dict[str, str] = {}
         self.help: dict[str, str] = {}
@@ -52,29 +53,38 @@ class SampleTableModel(QAbstractTableModel):
 
     def set_samples(self, samples: list[Sample], help_: dict[str, str] | None = None) -> None:
         self.beginResetModel()
-        self.samples, self.rows, self.columns = samples, [{} for _ in samples], []
+        self.samples, self.readouts, self._flat, self.columns = samples, [], {}, []
         self.help = dict(help_ or {})
         self._prompt_text = {}
         self.endResetModel()
 
     def set_readouts(self, readouts: list[dict[str, Any]] | None) -> None:
         """New readouts: same columns → dataChanged only (cheap); new columns → reset."""
-        rows = [flatten(r) for r in readouts] if readouts else [{} for _ in self.samples]
+        readouts = list(readouts or [])
         cols: dict[str, None] = {}
-        for r in rows[:200]:
-            for k, v in r.items():
+        for r in readouts[:200]:
+            for k, v in flatten(r).items():
                 if k not in _SKIP and "instances[" not in k and not (isinstance(v, str) and len(v) > 40):
                     cols.setdefault(k)
         columns = list(cols)[:MAX_METRIC_COLUMNS]
-        if columns == self.columns and len(rows) == len(self.rows):
-            self.rows = rows
-            if self.rows and self.columns:
+        if columns == self.columns and len(readouts) == len(self.readouts):
+            self.readouts, self._flat = readouts, {}
+            if self.readouts and self.columns:
                 self.dataChanged.emit(self.index(0, len(FIXED)),
-                                      self.index(len(rows) - 1, self.columnCount() - 1))
+                                      self.index(len(readouts) - 1, self.columnCount() - 1))
             return
         self.beginResetModel()
-        self.rows, self.columns = rows, columns
+        self.readouts, self._flat, self.columns = readouts, {}, columns
         self.endResetModel()
+
+    def flat(self, row: int) -> dict[str, Any]:
+        """The flattened readout of a row (computed on first use after each change)."""
+        if row >= len(self.readouts):
+            return {}
+        got = self._flat.get(row)
+        if got is None:
+            got = self._flat[row] = flatten(self.readouts[row])
+        return got
 
     def set_verdicts(self, verdicts: dict[str, str]) -> None:
         if verdicts == self.verdicts:
@@ -92,7 +102,7 @@ class SampleTableModel(QAbstractTableModel):
         s = self.samples[i]
         verdict = self.verdicts.get(s.id)
         values = {"sample": s.id, "group": s.group, "verdict": verdict or "",
-                  **(self.rows[i] if i < len(self.rows) else {})}
+                  **self.flat(i)}
         return Row(s, values, verdict)
 
     def value(self, row: int, col: int) -> Any:
@@ -109,7 +119,7 @@ class SampleTableModel(QAbstractTableModel):
             return self._prompt_text[row]
         if col == 4:
             return self.verdicts.get(s.id, "")
-        return self.rows[row].get(self.columns[col - len(FIXED)]) if row < len(self.rows) else None
+        return self.flat(row).get(self.columns[col - len(FIXED)])
 
     # ------------------------------------------------------------ Qt model API
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
@@ -273,7 +283,8 @@ class SampleBrowser(QWidget):
         if self.model.columns != before:
             self._refresh_presets()
             self._widths()
-        self.proxy.refilter()
+        if type(self.proxy.filter) is not Filter or self.proxy.search:  # "all samples": nothing to redo
+            self.proxy.refilter()
         self._update_count()
 
     def _widths(self) -> None:

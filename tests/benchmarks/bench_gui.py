@@ -153,6 +153,22 @@ def bench_switch_and_open(tmp: Path) -> None:
           f"{t_load:5.2f} s | open/baseline {t_open / t_load:.2f}x  (target < 2 s)")
     w.close()
 
+    scored = toykind.write_toy(tmp / "scored", n=10_000, images=False)
+    w = MainWindow(Settings(), persist=False)
+    w.resize(1600, 1000)
+    w.show()
+    w.open_benchmark("toy", ["--ann", str(scored["ann"]), "--pred", str(scored["pred"])], sync=True)
+    QApplication.processEvents()
+    scorer = next(iter(w.state.scorers.values()))
+    values = iter([0.3, 0.7] * 20)
+    t_slider = timeit(lambda: (w.set_params({"score_threshold": next(values), "iou_threshold": 0.3}),
+                               QApplication.processEvents()), repeat=5)
+    t_readouts = timeit(lambda: scorer.readouts({"score_threshold": 0.6}), repeat=5)
+    print("move the t slider on a 10,000-sample scored benchmark (readouts, browser, canvas)")
+    print(f"  {t_slider:6.1f} ms | Scorer.readouts baseline {t_readouts:6.1f} ms | "
+          f"slider/baseline {t_slider / t_readouts:.2f}x")
+    w.close()
+
 
 def main() -> int:
     app = QApplication.instance() or QApplication([])
