@@ -243,6 +243,10 @@ class MainWindow(WindowActions, QMainWindow):
             specs = view.panels(sample)
             self.sample_view.show_panels(specs, ctx, view.grid_columns(len(specs)))
         self._show_readout()
+        missing = [self.store.missing[str(r.path)] for r in sample.images.values() if str(r.path) in self.store.missing]
+        if missing and missing[0] != self.message_bar.text:
+            self.message_bar.show_message(f"{missing[0]} (shown as a checkerboard; scoring needs no pixels)",
+                                          "warning")
         n = len(self.state.benchmark.samples)
         self.status.set_sample(f"sample {self.state.index + 1}/{n}: {sample.id}"
                                + (f" · {sample.group}" if sample.group else ""))
@@ -309,6 +313,6 @@ class MainWindow(WindowActions, QMainWindow):
         label = f"{res.kind.title or res.kind.name}: {res.benchmark.name}"
         if res.argv:
             self.settings.add_recent(res.kind.name, res.argv, label)
+        self.message_bar.show_message(f"opened {label} ({len(res.benchmark.samples)} samples)", "info")
         self.state.set_benchmark(res.kind, res.benchmark, res.namespace, res.argv,
                                  self.settings.params.get(res.kind.name))
-        self.message_bar.show_message(f"opened {label} ({len(res.benchmark.samples)} samples)", "info")

@@ -93,23 +93,30 @@ class Field:
         return [flag, *values]
 
 
-def _path_widget(action: argparse.Action) -> QWidget:
+def _path_widget(action: argparse.Action, predictions_multi: bool = False) -> QWidget:
+    """A path field with Browse…; ``predictions_multi``: a prediction field taking several files
+    (each becomes its own layer), Browse… appends."""
     box = QWidget()
     edit = QLineEdit()
-    edit.setPlaceholderText("folder" if _is_dir(action) else ("files, separated by ;" if _is_multi(action) else "file"))
+    many = _is_multi(action) or (predictions_multi and is_prediction_arg(action))
+    edit.setPlaceholderText(
+        "one or more files (a layer each), separated by ;" if predictions_multi and many
+        else "folder" if _is_dir(action) else "files, separated by ;" if many else "file")
     browse = QPushButton("Browse…")
 
     def pick() -> None:
+        title = action.help or action.dest
         if _is_dir(action):
-            path = QFileDialog.getExistingDirectory(box, action.help or action.dest)
+            path = QFileDialog.getExistingDirectory(box, title)
             picked = [path] if path else []
-        elif _is_multi(action):
-            picked, _ = QFileDialog.getOpenFileNames(box, action.help or action.dest)
+        elif many:
+            picked, _ = QFileDialog.getOpenFileNames(box, title)
         else:
-            path, _ = QFileDialog.getOpenFileName(box, action.help or action.dest)
+            path, _ = QFileDialog.getOpenFileName(box, title)
             picked = [path] if path else []
         if picked:
-            edit.setText(";".join(picked))
+            current = [v for v in edit.text().split(";") if v.strip()] if predictions_multi else []
+            edit.setText(";".join(current + picked))
 
     browse.clicked.connect(pick)
     lay = QHBoxLayout(box)
@@ -174,7 +181,7 @@ class OpenDialog(QDialog):
                 w = QComboBox()
                 w.addItems([str(c) for c in a.choices])
             else:
-                w = _path_widget(a)
+                w = _path_widget(a, self.predictions_only)
                 if a.dest in self.preset:
                     w.findChild(QLineEdit).setText(self.preset[a.dest])
             required = a.required and not is_prediction_arg(a)
@@ -195,6 +202,23 @@ class OpenDialog(QDialog):
                     f.widget.setChecked(bool(text))
                 else:
                     f.widget.findChild(QLineEdit).setText(text)
+
+    def prediction_argvs(self) -> list[list[str]]:
+        """One argv per prediction file entered (``a.json;b.json`` → two layers); a kind whose
+        prediction argument takes several files at once (append / nargs) gets them together."""
+        out = []
+        for f in self.fields:
+            if not is_prediction_arg(f.action) or isinstance(f.widget, (QCheckBox, QComboBox)):
+                continue
+            text = f.widget.findChild(QLineEdit).text()
+            values = [v.strip() for v in text.split(";") if v.strip()]
+            flag = f.action.option_strings[-1] if f.action.option_strings else None
+            if _is_multi(f.action):
+                if values:
+                    out.append(f.argv())
+            else:
+                out.extend([flag, v] if flag else [v] for v in values)
+        return out
 
     def result_argv(self) -> list[str]:
         return [x for f in self.fields for x in f.argv()]

@@ -113,7 +113,14 @@ class WindowActions:
         dlg = OpenDialog(self, kind=self.state.kind.name, predictions_only=True)
         if dlg.exec() != QDialog.DialogCode.Accepted:
             return False
-        return self.open_predictions(dlg.result_argv())
+        return self.open_prediction_files(dlg.prediction_argvs())
+
+    def open_prediction_files(self, argvs: list[list[str]]) -> bool:
+        """Attach one layer per argv (several files picked at once become several layers)."""
+        if not argvs:
+            self.message_bar.show_message("no prediction file given", "warning")
+            return False
+        return all([self.open_predictions(argv) for argv in argvs])
 
     def open_predictions(self, pred_argv: list[str], name: str | None = None, *, sync: bool = False) -> bool:
         """Attach predictions given as the kind's prediction arguments (e.g. ``["--pred", FILE]``)."""

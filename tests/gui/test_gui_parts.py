@@ -220,3 +220,25 @@ def test_screenshot_option_errors_are_one_line(tmp_path, capsys, extra, message)
     rc = main(["gui", "--demo", "--kind", "cafe", "--screenshot", str(tmp_path / "x.png"), *extra])
     err = capsys.readouterr().err
     assert rc == 2 and message in err and "Traceback" not in err
+
+
+def test_several_prediction_files_become_several_layers(toy_window, qtbot, tmp_path):
+    from masklens.gui.open_dialog import OpenDialog
+
+    w = toy_window
+    files = []
+    for name, score in (("a.json", 0.99), ("b.json", 0.1)):
+        p = tmp_path / name
+        p.write_text(json.dumps([{"sample": "s0", "prompt": 0, "box": [8, 8, 28, 28], "score": score}]))
+        files.append(str(p))
+    dlg = OpenDialog(w, kind="toy", predictions_only=True)
+    qtbot.addWidget(dlg)
+    dlg.set_value("pred", ";".join(files))
+    assert dlg.prediction_argvs() == [["--pred", files[0]], ["--pred", files[1]]]
+    assert w.open_prediction_files(dlg.prediction_argvs())
+    qtbot.waitUntil(lambda: {"a.json", "b.json"} <= set(w.state.prediction_sets), timeout=10000)
+    hits = {}
+    for name in ("a.json", "b.json"):
+        w.state.set_active(name)
+        hits[name] = w.state.readout(0)["positive"]["hit"]
+    assert hits == {"a.json": True, "b.json": False}  # 0.99 ≥ t, 0.1 < t

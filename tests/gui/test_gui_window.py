@@ -208,7 +208,8 @@ def test_missing_argument_and_missing_image_are_clear(window, toy, qtbot, tmp_pa
     assert "--ann" in window.message_bar.text
     assert window.open_benchmark("toy", ["--ann", str(toy["ann"]), "--images", str(tmp_path / "nowhere")])
     qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=10000)
-    assert window.sample_view.panels  # shown on a placeholder
+    assert window.sample_view.panels  # shown on a placeholder, and said so
+    assert "image file not found" in window.message_bar.text and "checkerboard" in window.message_bar.text
     window.prompt_bar.set_text("red square")
     window.prompt_bar.select_model("toy-colour")
     window.prompt_bar.request_run()
