@@ -99,7 +99,10 @@ def bench_overlays() -> None:
 
 
 def bench_switch_and_open(tmp: Path) -> None:
+    import pytest
     import toykind
+
+    toykind.install(pytest.MonkeyPatch())
 
     from masklens.gui.main_window import MainWindow
     from masklens.gui.settings import Settings

@@ -6,12 +6,13 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-import toykind  # noqa: E402  (registers the toy kind and segmenters)
+import toykind  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def _config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("MASKLENS_CONFIG_DIR", str(tmp_path / "config"))
+    toykind.install(monkeypatch)  # the toy kind and segmenters, for this test only
 
 
 @pytest.fixture

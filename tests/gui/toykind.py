@@ -23,7 +23,6 @@ from masklens.core.errors import DataFormatError
 from masklens.core.io import read_json
 from masklens.core.masks import Mask, iou_matrix, union_all
 from masklens.core.models.base import BackendInfo, Segmenter, SegmentRequest, SegmentResult
-from masklens.core.models.registry import register_backend
 from masklens.core.schema import (
     Benchmark,
     GroundTruth,
@@ -35,7 +34,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring import BenchmarkKind, ParamSpec, register_kind
+from masklens.core.scoring import BenchmarkKind, ParamSpec
 
 SIZE = 64
 PROMPTS = [("red square", "positive", None, "target"), ("blue square", "negative", None, "target"),
@@ -141,7 +140,6 @@ class ToyKind(BenchmarkKind):
 
 
 KIND = ToyKind()
-register_kind("toy", KIND)
 
 
 def write_toy(folder: Path, n: int = 6, *, predictions: bool = True, images: bool = True) -> dict[str, Path]:
@@ -194,6 +192,15 @@ class ColourSegmenter(Segmenter):
 
 
 SLOW = ColourSegmenter()
-register_backend(ColourSegmenter.info, lambda **_: ColourSegmenter())
-register_backend(BackendInfo("toy-slow", "Toy slow segmenter", None, 0.5, needs_weights=False),
-                 lambda **_: SLOW)
+SLOW_INFO = BackendInfo("toy-slow", "Toy slow segmenter", None, 0.5, needs_weights=False)
+
+
+def install(monkeypatch) -> None:
+    """Register the toy kind and segmenters for one test (undone afterwards, so that other
+    tests' registries stay as they are)."""
+    from masklens.core import scoring
+    from masklens.core.models import registry
+
+    monkeypatch.setitem(scoring._KINDS, "toy", KIND)
+    monkeypatch.setitem(registry._FACTORIES, "toy-colour", (ColourSegmenter.info, lambda **_: ColourSegmenter()))
+    monkeypatch.setitem(registry._FACTORIES, "toy-slow", (SLOW_INFO, lambda **_: SLOW))
