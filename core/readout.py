@@ -172,6 +172,18 @@ def substitute(
     return copy, preds, replaced.id
 
 
+def benchmark_overlaps(
+    kind: Any, sample: Sample, prompt: Prompt, prediction: Prediction, base: PredictionSet | None = None
+) -> tuple[Sample, Any] | None:
+    """Stage 1 for a typed prompt: the substituted sample and its threshold-free overlaps
+    (the only step that touches masks); None when the sample has no prompt of that role."""
+    sub = substitute(sample, prompt, prediction, base)
+    if sub is None:
+        return None
+    copy, preds, _ = sub
+    return copy, kind.sample_overlaps(copy, preds)
+
+
 def benchmark_readout(
     kind: Any,
     sample: Sample,
@@ -179,13 +191,15 @@ def benchmark_readout(
     prediction: Prediction,
     params: Mapping[str, float],
     base: PredictionSet | None = None,
+    *,
+    cached: tuple[Sample, Any] | None = None,
 ) -> dict[str, Any] | None:
     """The kind's per-sample record with the typed prompt in place of the benchmark's prompt of the
     same role (and level); the other prompts keep their predictions from ``base``. None when the
-    sample has no prompt of that role."""
-    sub = substitute(sample, prompt, prediction, base)
-    if sub is None:
+    sample has no prompt of that role. ``cached`` (from :func:`benchmark_overlaps`) skips stage 1,
+    so new parameters re-derive the record without touching masks."""
+    staged = cached if cached is not None else benchmark_overlaps(kind, sample, prompt, prediction, base)
+    if staged is None:
         return None
-    copy, preds, _ = sub
-    overlaps = kind.sample_overlaps(copy, preds)
+    copy, overlaps = staged
     return kind.sample_readout(copy, overlaps, kind.resolve_params(params))

@@ -97,12 +97,16 @@ class AppState(QObject):
         self.scorers[name] = scorer
         self.readouts[name] = scorer.readouts(self.params)
         self.active = name
+        for r in self.live:
+            self._rescore_live(r)
         self.predictionsChanged.emit()
         self.readoutsChanged.emit()
 
     def set_active(self, name: str | None) -> None:
         if name != self.active and (name is None or name in self.prediction_sets):
             self.active = name
+            for r in self.live:  # their other prompts are answered from the active set
+                self._rescore_live(r)
             self.predictionsChanged.emit()
             self.readoutsChanged.emit()
 
@@ -157,12 +161,17 @@ class AppState(QObject):
         return [r for r in self.live if r.sample_id == sid]
 
     def _rescore_live(self, r: LiveResult) -> None:
-        from masklens.core.readout import benchmark_readout, generic_readout
+        """New parameters (or a new active prediction set) for a typed-prompt result: the benchmark
+        readout is re-derived from its cached overlaps unless the other prompts' predictions changed."""
+        from masklens.core.readout import benchmark_overlaps, benchmark_readout, generic_readout
 
         sample = self.benchmark.sample(r.sample_id) if self.benchmark else None
         if sample is None or self.kind is None:
             return
-        t = self.score_threshold
-        r.generic = generic_readout(sample, r.prompt, r.prediction, t)
-        r.benchmark = benchmark_readout(self.kind, sample, r.prompt, r.prediction, self.params,
-                                        self.predictions())
+        base = self.predictions()
+        if r.extra.get("base") is not base or "staged" not in r.extra:
+            r.extra["staged"] = benchmark_overlaps(self.kind, sample, r.prompt, r.prediction, base)
+            r.extra["base"] = base
+        r.generic = generic_readout(sample, r.prompt, r.prediction, self.score_threshold)
+        r.benchmark = benchmark_readout(self.kind, sample, r.prompt, r.prediction, self.params, base,
+                                        cached=r.extra["staged"])

@@ -16,6 +16,7 @@ import numpy as np
 
 from masklens.core.errors import MasklensError
 from masklens.core.readout import (
+    benchmark_overlaps,
     benchmark_readout,
     generic_readout,
     make_typed_prompt,
@@ -82,6 +83,8 @@ class PromptRun:
     replaced: str | None
     seconds: float
     device: str | None
+    staged: Any = None  # (substituted sample, overlaps): re-derive the readout for new params
+    base: Any = None  # the prediction set the other prompts were answered from
 
 
 def run_prompt(
@@ -115,9 +118,10 @@ def run_prompt(
     prediction = to_prediction(prompt.id, result)
     t = params.get("score_threshold", 0.0)
     generic = generic_readout(sample, prompt, prediction, t)
-    bench = benchmark_readout(kind, sample, prompt, prediction, params, base)
+    staged = benchmark_overlaps(kind, sample, prompt, prediction, base)
+    bench = benchmark_readout(kind, sample, prompt, prediction, params, base, cached=staged)
     replaced = replaced_prompt(sample, prompt.role, prompt.level, prompt.image)
     device = (models.get(model, **options).provenance() or {}).get("device")
     ctx.progress(2, 2, "done")
     return PromptRun(sample.id, prompt, model, prediction, generic, bench,
-                     replaced.id if replaced else None, seconds, device)
+                     replaced.id if replaced else None, seconds, device, staged, base)

@@ -181,9 +181,14 @@ class WindowActions:
         self.settings.model = req.model
         self.state.model = req.model
 
+        bench = self.state.benchmark
+
         def done(run: tasks.PromptRun) -> None:
+            if self.state.benchmark is not bench:  # another benchmark was opened meanwhile
+                return
             self.state.add_live(LiveResult(0, run.sample_id, run.prompt, run.model, run.prediction,
-                                           run.generic, run.benchmark, run.replaced, seconds=run.seconds))
+                                           run.generic, run.benchmark, run.replaced, seconds=run.seconds,
+                                           extra={"staged": run.staged, "base": run.base}))
             self.status.update_device()
 
         self._serial = getattr(self, "_serial", 0) + 1

@@ -242,3 +242,18 @@ def test_demo_model_on_the_toy_image(toy_window, qtbot):
     img = toy_window.store.image(toy_window.state.sample.images["img"])
     assert img.shape == (64, 64, 3) and np.any(img)
     assert r.prediction.provenance.get("model", "demo") == "demo" or r.model == "demo"
+
+
+def test_typed_prompt_readouts_follow_the_sliders_from_cached_overlaps(toy_window, qtbot, monkeypatch):
+    w = toy_window
+    r = run_typed(w, qtbot, "red square", "positive")  # one instance, score 0.9, IoU 1
+    assert r.benchmark["positive"]["hit"] is True and r.generic["n_accepted"] == 1
+
+    def touched(*_a, **_k):
+        raise AssertionError("a slider must not recompute overlaps")
+
+    monkeypatch.setattr(toykind.KIND, "sample_overlaps", touched)
+    w.readout_panel.sliders.set_value("score_threshold", 0.95)
+    assert r.benchmark["positive"] == {"best_iou": 0.0, "hit": False, "n_kept": 0}
+    assert r.generic["n_accepted"] == 0 and r.generic["iou"] == 0.0
+    assert w.readout_panel.value_of(f"typed #{r.id} {r.label}", "generic", "iou") == "0.000"
