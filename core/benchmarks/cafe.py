@@ -26,14 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from masklens.core.benchmarks.coco import load_coco
 from masklens.core.benchmarks.pcs import (
-    PCS_HELP,
     SCORE_THRESHOLD,
-    StackCache,
     add_images_flag,
+    checked_masks,
     entry_gt,
-    entry_overlaps,
     exhaustive,
     image_path,
     instances_of,
@@ -44,8 +44,22 @@ from masklens.core.benchmarks.pcs import (
 )
 from masklens.core.errors import DataFormatError
 from masklens.core.masks import Mask, iou_matrix
-from masklens.core.metrics.cafe import PairScores, aggregate, classify_pair
-from masklens.core.metrics.pcs import EntryStack, EntryTable, entry_table, summarize_entries
+from masklens.core.metrics.cafe import (
+    CLASS_FLAGS,
+    PairScores,
+    PairStack,
+    classify_pair,
+    code_counts,
+    rates,
+)
+from masklens.core.metrics.pcs import (
+    PCS_HELP,
+    EntryStack,
+    EntryTable,
+    StackCache,
+    entry_table,
+    summarize_groups,
+)
 from masklens.core.schema import (
     Benchmark,
     GroundTruth,
@@ -123,7 +137,7 @@ def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
             path=p,
             field="images",
         )
-    cache: dict[Any, Mask] = {}
+    cache = checked_masks(ds)
     info: dict[str, Any] = {"dropped_pairs": 0}
     samples: list[Sample] = []
     paired: set[Any] = set()
@@ -195,19 +209,29 @@ def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
     return Benchmark("cafe", p.stem, samples, sources=sources, meta=meta)
 
 
+#: an entry with at most one non-crowd instance: (scores, IoUs with it, or None without one);
+#: otherwise its full matching table
+EntrySource = tuple[tuple[float, ...], tuple[float, ...] | None] | EntryTable
+
+
 @dataclass
 class CafeOverlaps:
-    """Threshold-free cache of one pair."""
+    """Threshold-free cache of one pair: scores/IoUs, entry tables, the static part of its record."""
 
     pair: PairScores
-    pos_table: EntryTable
-    neg_table: EntryTable
+    pos_table: EntrySource  # the positive entry's matching data (cgF1)
+    neg_table: EntrySource
     pos_entry: tuple[Any, bool]  # (image id, counts in cgF1)
     neg_entry: tuple[Any, bool]
-    pos_instances: list[dict[str, float]]
-    neg_instances: list[dict[str, float]]
-    pos_missing: bool
-    neg_missing: bool
+    static: dict[str, Any]  # threshold-free fields of the per-pair record
+
+
+def _entry_source(masks: list[Mask], scores: tuple[float, ...], gts: list[Mask]) -> EntrySource:
+    if not gts:
+        return (scores, None)
+    if len(gts) == 1:
+        return (scores, tuple(float(v) for v in iou_matrix(masks, gts)[:, 0]))
+    return entry_table(scores, [iou_matrix(masks, gts)])
 
 
 def _prompt(sample: Sample, role: Role) -> Prompt:
@@ -265,64 +289,96 @@ class CafeKind(BenchmarkKind):
         neg_gt = sample.gts.get(neg.meta.get("entry_gt", ""))
         pos_nc = non_crowd(pos_gt)
         if col is not None and len(pos_nc) == 1 and pos_nc[0] is target.masks[0]:
-            pos_table = entry_table(
-                pos_scores, [col[: len(pos_masks), None]]
-            )  # reuse the target IoUs
+            pos_table: EntrySource = (pos_scores, pos_ious)  # the target IoUs serve
         else:
-            pos_table = entry_overlaps(pos_masks, pos_scores, [pos_gt])[0]
-        if neg_gt is None or not non_crowd(neg_gt):
-            neg_table = entry_table(neg_scores, [iou_matrix(neg_masks, [])])
-        else:
-            neg_table = entry_overlaps(neg_masks, neg_scores, [neg_gt])[0]
+            pos_table = _entry_source(pos_masks, pos_scores, pos_nc)
+        neg_table = _entry_source(neg_masks, neg_scores, non_crowd(neg_gt) if neg_gt else [])
+        pair = PairScores(pos_scores, pos_ious, neg_scores, neg_ious)
+        static = {
+            "id": sample.id,
+            "edit_type": sample.group,
+            "pos_image_id": pos.source_id,
+            "neg_image_id": neg.source_id,
+            "SoftSwap": int(pair.neg_max > pair.pos_max),
+            "pos_max_score": pair.pos_max,
+            "neg_max_score": pair.neg_max,
+            "pos_max_iou": max(pos_ious, default=0.0),
+            "neg_max_iou": max(neg_ious, default=0.0),
+            "pos_missing": pos_pred is None,
+            "neg_missing": neg_pred is None,
+            "pos_instances": [
+                {"score": a, "iou": b} for a, b in zip(pos_scores, pos_ious, strict=True)
+            ],
+            "neg_instances": [
+                {"score": a, "iou": b} for a, b in zip(neg_scores, neg_ious, strict=True)
+            ],
+        }
         return CafeOverlaps(
-            pair=PairScores(pos_scores, pos_ious, neg_scores, neg_ious),
-            pos_table=pos_table,
-            neg_table=neg_table,
-            pos_entry=(pos.source_id, bool(pos.meta.get("exhaustive", True))),
-            neg_entry=(neg.source_id, bool(neg.meta.get("exhaustive", True))),
-            pos_instances=[
-                {"score": s, "iou": v} for s, v in zip(pos_scores, pos_ious, strict=True)
-            ],
-            neg_instances=[
-                {"score": s, "iou": v} for s, v in zip(neg_scores, neg_ious, strict=True)
-            ],
-            pos_missing=pos_pred is None,
-            neg_missing=neg_pred is None,
+            pair,
+            pos_table,
+            neg_table,
+            (pos.source_id, bool(pos.meta.get("exhaustive", True))),
+            (neg.source_id, bool(neg.meta.get("exhaustive", True))),
+            static,
         )
 
     # ---------------------------------------------------------------- stage 2
     def sample_readout(
         self, sample: Sample, overlaps: CafeOverlaps, params: Mapping[str, float]
     ) -> dict[str, Any]:
-        pair = overlaps.pair
-        rec: dict[str, Any] = {
-            "id": sample.id,
-            "edit_type": sample.group,
-            "pos_image_id": overlaps.pos_entry[0],
-            "neg_image_id": overlaps.neg_entry[0],
-        }
-        rec.update(classify_pair(pair, params["score_threshold"], params["iou_threshold"]))
-        rec.update(
-            pos_max_score=pair.pos_max,
-            neg_max_score=pair.neg_max,
-            pos_max_iou=max(pair.pos_ious, default=0.0),
-            neg_max_iou=max(pair.neg_ious, default=0.0),
-            pos_missing=overlaps.pos_missing,
-            neg_missing=overlaps.neg_missing,
-            pos_instances=overlaps.pos_instances,
-            neg_instances=overlaps.neg_instances,
-        )
-        return rec
+        flags = classify_pair(overlaps.pair, params["score_threshold"], params["iou_threshold"])
+        del flags["SoftSwap"]
+        return {**overlaps.static, **flags}
 
-    def _stacks(self, samples: list[Sample], overlaps: list[CafeOverlaps]) -> dict[str, EntryStack]:
-        tables: dict[str, dict[Any, EntryTable]] = {g: {} for g in GROUPS}
+    def sample_readouts(
+        self, samples: list[Sample], overlaps: list[CafeOverlaps], params: Mapping[str, float]
+    ) -> list[dict[str, Any]]:
+        """Vectorised: every pair classified at once, records from per-class flag tables."""
+        pc, nc = self._codes(samples, overlaps, params)
+        return [
+            {**o.static, **CLASS_FLAGS[a][b]}
+            for o, a, b in zip(overlaps, pc.tolist(), nc.tolist(), strict=True)
+        ]
+
+    def _stacks(self, samples: list[Sample], overlaps: list[CafeOverlaps]) -> dict[str, Any]:
+        """Threshold-free, built once per overlaps list: all pairs flattened, the distinct
+        image entries (an entry shared by pairs counts once) and group memberships."""
+        tables: dict[Any, EntrySource] = {}
+        entry_groups: dict[Any, set[str]] = {}
         for s, o in zip(samples, overlaps, strict=True):
             for (key, counts), table in ((o.pos_entry, o.pos_table), (o.neg_entry, o.neg_table)):
                 if counts:
-                    for g in ("Overall", s.group):
-                        if g in tables:
-                            tables[g].setdefault(key, table)
-        return {g: EntryStack.build(list(t.values())) for g, t in tables.items()}
+                    tables.setdefault(key, table)
+                    entry_groups.setdefault(key, set()).update(("Overall", s.group))
+        single = [k for k, t in tables.items() if not isinstance(t, EntryTable)]
+        multi = [k for k, t in tables.items() if isinstance(t, EntryTable)]
+        stack = EntryStack.concat(
+            [
+                EntryStack.from_single([tables[k] for k in single]),  # type: ignore[misc]
+                EntryStack.build([tables[k] for k in multi]),  # type: ignore[misc]
+            ]
+        )
+        keys = single + multi
+        groups = np.array([s.group for s in samples], dtype=object)
+        return {
+            "entries": stack,
+            "entry_members": np.array(
+                [[g in entry_groups[k] for k in keys] for g in GROUPS], dtype=bool
+            ).reshape(len(GROUPS), len(keys)),
+            "pair_members": [groups == g if g != "Overall" else groups == groups for g in GROUPS],
+            "pairs": PairStack.build([o.pair for o in overlaps]),
+            "missing": sum(o.static["pos_missing"] + o.static["neg_missing"] for o in overlaps),
+            "codes": {},
+        }
+
+    def _codes(
+        self, samples: list[Sample], overlaps: list[CafeOverlaps], params: Mapping[str, float]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        cache = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))
+        key = (params["score_threshold"], params["iou_threshold"])
+        if key not in cache["codes"]:
+            cache["codes"] = {key: cache["pairs"].codes(*key)}  # keep the latest only
+        return cache["codes"][key]
 
     def summarize(
         self,
@@ -331,16 +387,15 @@ class CafeKind(BenchmarkKind):
         readouts: list[dict[str, Any]],
         params: Mapping[str, float],
     ) -> dict[str, dict[str, Value]]:
-        stacks = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))
-        by_group: dict[str, list[dict[str, Any]]] = {g: [] for g in GROUPS}
-        for s, r in zip(samples, readouts, strict=True):
-            by_group["Overall"].append(r)
-            if s.group in by_group:
-                by_group[s.group].append(r)
+        pc, nc = self._codes(samples, overlaps, params)
+        cache = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))
+        soft = cache["pairs"].soft
+        entries = summarize_groups(
+            cache["entries"], params["score_threshold"], cache["entry_members"]
+        )
         out: dict[str, dict[str, Value]] = {}
-        for g in GROUPS:
-            summary = aggregate(by_group[g])
-            pcs = summarize_entries(stacks[g], params["score_threshold"])
+        for g, m, pcs in zip(GROUPS, cache["pair_members"], entries, strict=True):
+            summary = rates(code_counts(pc[m], nc[m], soft[m]), int(m.sum()))
             pcs["N_entries"] = pcs.pop("N")
             pcs["IL_FPR_pcs"] = pcs.pop("IL_FPR")
             summary.update(pcs)
@@ -354,7 +409,7 @@ class CafeKind(BenchmarkKind):
             out.append(
                 f"{info['dropped_pairs']} pairs dropped: their positive image has no annotation"
             )
-        missing = sum(o.pos_missing + o.neg_missing for o in overlaps)
+        missing = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))["missing"]
         if missing:
             out.append(f"{missing} prompts have no prediction entry at all (scored as empty)")
         return out

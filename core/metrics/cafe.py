@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 #: positive-prompt classes of the paper's Table 1 (acceptance-first resolution)
 POSITIVE_CLASSES = ("TA-TP", "UA-P", "TA-FN", "UA-FN")
 #: negative-prompt classes
@@ -99,24 +101,29 @@ def classify_pair(pair: PairScores, t: float, tau: float) -> dict[str, int | str
 
 
 def aggregate(flags: Iterable[Mapping[str, int | str]]) -> dict[str, float | int | None]:
-    """Counts and rates over pairs; every rate divides by the number of pairs N.
-
-    IL_FPR = AFPR + UFPR and CSR = ACSR + UCSR are computed as sums, as the official
-    script does. With N = 0 the rates are None.
-    """
+    """Counts and rates over per-pair flag records (see :func:`rates`)."""
     counts = dict.fromkeys(FLAG_KEYS, 0)
     n = 0
     for f in flags:
         n += 1
         for k in FLAG_KEYS:
             counts[k] += f[k]  # type: ignore[operator]
+    return rates(counts, n)
+
+
+def rates(counts: Mapping[str, int], n: int) -> dict[str, float | int | None]:
+    """N, counts and rates; every rate divides by the number of pairs N.
+
+    IL_FPR = AFPR + UFPR and CSR = ACSR + UCSR are computed as sums, as the official
+    script does. With N = 0 the rates are None.
+    """
     out: dict[str, float | int | None] = {"N": n}
-    out.update({k: counts[k] for k in FLAG_KEYS if k not in ("ACS", "UCS", "SoftSwap")})
+    out.update({k: int(counts[k]) for k in FLAG_KEYS if k not in ("ACS", "UCS", "SoftSwap")})
     if n == 0:
         out.update(dict.fromkeys(("AFPR", "UFPR", "IL_FPR", "ACSR", "UCSR", "CSR", "SoftSwap")))
         return out
-    afpr, ufpr = counts["TA_FP"] / n, counts["UA_FP"] / n
-    acsr, ucsr = counts["ACS"] / n, counts["UCS"] / n
+    afpr, ufpr = int(counts["TA_FP"]) / n, int(counts["UA_FP"]) / n
+    acsr, ucsr = int(counts["ACS"]) / n, int(counts["UCS"]) / n
     out.update(
         AFPR=afpr,
         UFPR=ufpr,
@@ -124,6 +131,79 @@ def aggregate(flags: Iterable[Mapping[str, int | str]]) -> dict[str, float | int
         ACSR=acsr,
         UCSR=ucsr,
         CSR=acsr + ucsr,
-        SoftSwap=counts["SoftSwap"] / n,
+        SoftSwap=int(counts["SoftSwap"]) / n,
     )
     return out
+
+
+def _flags(pc: str, nc: str) -> dict[str, int | str]:
+    empty = PairScores((), (), (), ())
+    out = classify_pair(empty, 0.0, 0.0)  # keys in order; values replaced below
+    lost = pc != "TA-TP"
+    out.update(
+        pos_class=pc, neg_class=nc, TA_TP=int(not lost), TA_FN=int(lost), UA_P=int(pc == "UA-P"),
+        TA_FN_paper=int(pc == "TA-FN"), UA_FN=int(pc == "UA-FN"), TA_FP=int(nc == "TA-FP"),
+        UA_FP=int(nc == "UA-FP"), TN=int(nc == "TN"), ACS=int(lost and nc == "TA-FP"),
+        UCS=int(lost and nc == "UA-FP"),
+    )  # fmt: skip
+    del out["SoftSwap"]
+    return out
+
+
+#: flag records (all but SoftSwap) of each (positive class, negative class) code pair
+CLASS_FLAGS: list[list[dict[str, int | str]]] = [
+    [_flags(pc, nc) for nc in NEGATIVE_CLASSES] for pc in POSITIVE_CLASSES
+]
+
+
+@dataclass
+class PairStack:
+    """All pairs' scores and IoUs flattened, to classify every pair at once (vectorised)."""
+
+    n: int
+    pos: tuple[np.ndarray, np.ndarray, np.ndarray]  # scores, IoUs, owning pair
+    neg: tuple[np.ndarray, np.ndarray, np.ndarray]
+    soft: np.ndarray  # SoftSwap per pair (threshold-free)
+
+    @classmethod
+    def build(cls, pairs: Sequence[PairScores]) -> PairStack:
+        def flat(side: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            sc = [getattr(p, f"{side}_scores") for p in pairs]
+            io = [getattr(p, f"{side}_ious") for p in pairs]
+            owner = np.repeat(np.arange(len(pairs)), [len(x) for x in sc])
+            return (
+                np.fromiter((v for x in sc for v in x), dtype=np.float64, count=owner.size),
+                np.fromiter((v for x in io for v in x), dtype=np.float64, count=owner.size),
+                owner,
+            )
+
+        soft = np.array([p.neg_max > p.pos_max for p in pairs], dtype=bool)
+        return cls(len(pairs), flat("pos"), flat("neg"), soft)
+
+    def _any(self, owner: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return np.bincount(owner[mask], minlength=self.n) > 0
+
+    def codes(self, t: float, tau: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per pair: index into POSITIVE_CLASSES and into NEGATIVE_CLASSES."""
+        s, v, o = self.pos
+        acc, ali = s >= t, v >= tau
+        pc = np.where(
+            self._any(o, acc & ali), 0,
+            np.where(self._any(o, acc), 1, np.where(self._any(o, ali), 2, 3)),
+        )  # fmt: skip
+        s, v, o = self.neg
+        acc, ali = s >= t, v >= tau
+        nc = np.where(self._any(o, acc & ali), 0, np.where(self._any(o, acc & ~ali), 1, 2))
+        return pc, nc
+
+
+def code_counts(pc: np.ndarray, nc: np.ndarray, soft: np.ndarray) -> dict[str, int]:
+    """Flag counts of the pairs given by their class codes."""
+    lost = pc != 0
+    return {
+        "TA_TP": int(np.sum(pc == 0)), "TA_FN": int(np.sum(lost)), "UA_P": int(np.sum(pc == 1)),
+        "TA_FN_paper": int(np.sum(pc == 2)), "UA_FN": int(np.sum(pc == 3)),
+        "TA_FP": int(np.sum(nc == 0)), "UA_FP": int(np.sum(nc == 1)), "TN": int(np.sum(nc == 2)),
+        "ACS": int(np.sum(lost & (nc == 0))), "UCS": int(np.sum(lost & (nc == 1))),
+        "SoftSwap": int(np.sum(soft)),
+    }  # fmt: skip

@@ -18,8 +18,9 @@ Two stages, as everywhere in masklens:
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -66,24 +67,28 @@ def _match_values(ious: np.ndarray) -> np.ndarray:
     return ious[rows, cols]
 
 
+_THR = [float(x) for x in IOU_THRESHOLDS]
+_ZERO = [0] * len(_THR)
+
+
 def entry_table(scores: Sequence[float], ious_per_annotator: Sequence[np.ndarray]) -> EntryTable:
     """Build an :class:`EntryTable` from prediction scores and, per annotator, the IoU matrix
     (predictions in file order × that annotator's non-crowd instances)."""
-    s = np.asarray(scores, dtype=np.float64).reshape(-1)
-    levels = np.unique(s)  # ascending
-    n_levels, n_ann = len(levels), len(ious_per_annotator)
-    ndt = np.zeros(n_levels + 1, dtype=np.int64)
-    tp = np.zeros((n_levels + 1, n_ann, len(IOU_THRESHOLDS)), dtype=np.int64)
-    ngt = np.zeros(n_ann, dtype=np.int64)
-    mats = []
-    for a, m in enumerate(ious_per_annotator):
-        m = np.asarray(m, dtype=np.float64)
+    s = [float(v) for v in scores]
+    mats = [np.asarray(m, dtype=np.float64) for m in ious_per_annotator]
+    for m in mats:
         if m.ndim != 2 or m.shape[0] != len(s):
             raise ValueError(f"IoU matrix of shape {m.shape} for {len(s)} predictions")
-        ngt[a] = m.shape[1]
-        mats.append(m)
+    ngt = np.array([m.shape[1] for m in mats], dtype=np.int64)
+    if all(m.shape[1] <= 1 for m in mats):
+        return _table_single(s, mats, ngt)
+    levels = np.unique(np.asarray(s, dtype=np.float64))  # ascending
+    arr = np.asarray(s, dtype=np.float64)
+    n_levels = len(levels)
+    ndt = np.zeros(n_levels + 1, dtype=np.int64)
+    tp = np.zeros((n_levels + 1, len(mats), len(_THR)), dtype=np.int64)
     for k in range(1, n_levels + 1):
-        keep = s >= levels[n_levels - k]
+        keep = arr >= levels[n_levels - k]
         ndt[k] = int(keep.sum())
         for a, m in enumerate(mats):
             if m.shape[1]:
@@ -92,8 +97,29 @@ def entry_table(scores: Sequence[float], ious_per_annotator: Sequence[np.ndarray
     return EntryTable(tuple(float(v) for v in levels), ndt, tp, ngt)
 
 
-def _ratio(num: np.ndarray, den: np.ndarray, eps: float) -> np.ndarray:
-    return num / (den + eps)
+def _table_single(s: list[float], mats: list[np.ndarray], ngt: np.ndarray) -> EntryTable:
+    """Fast path when every annotator has at most one instance: the one Hungarian match is the
+    best IoU among the accepted predictions."""
+    cols = [m[:, 0].tolist() if m.shape[1] else None for m in mats]
+    order = sorted(range(len(s)), key=s.__getitem__, reverse=True)
+    best = [-1.0] * len(mats)
+    levels: list[float] = []
+    ndt = [0]
+    rows = [[_ZERO] * len(mats)]
+    i = 0
+    while i < len(order):
+        level = s[order[i]]
+        while i < len(order) and s[order[i]] == level:
+            for a, col in enumerate(cols):
+                if col is not None and col[order[i]] > best[a]:
+                    best[a] = col[order[i]]
+            i += 1
+        levels.append(level)
+        ndt.append(i)
+        rows.append([[1 if b >= x else 0 for x in _THR] if c is not None else _ZERO
+                     for b, c in zip(best, cols, strict=True)])  # fmt: skip
+    tp = np.array(rows, dtype=np.int64).reshape(len(ndt), len(mats), len(_THR))
+    return EntryTable(tuple(reversed(levels)), np.array(ndt, dtype=np.int64), tp, ngt)
 
 
 def local_f1(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> np.ndarray:
@@ -125,7 +151,7 @@ class EntryStack:
         if any(t.tp.shape[1] != n_ann for t in tables):
             raise ValueError("all entries must be scored against the same number of annotators")
         sizes = np.array([len(t.levels) for t in tables], dtype=np.int64)
-        offsets = np.concatenate(([0], np.cumsum(sizes + 1)[:-1])).astype(np.int64)
+        offsets = np.cumsum(sizes + 1) - (sizes + 1)
         if n:
             values = np.concatenate([np.asarray(t.levels, dtype=np.float64) for t in tables])
             ndt = np.concatenate([t.ndt for t in tables])
@@ -138,6 +164,66 @@ class EntryStack:
             ngt = np.zeros((0, n_ann), dtype=np.int64)
         owner = np.repeat(np.arange(n), sizes)
         return cls(n, values, owner, offsets, ndt, tp, ngt)
+
+    @classmethod
+    def from_single(
+        cls, entries: Sequence[tuple[Sequence[float], Sequence[float] | None]]
+    ) -> EntryStack:
+        """Stack entries of one annotator with at most one non-crowd instance, vectorised.
+
+        Each entry is (scores, IoUs with its instance) or (scores, None) without ground
+        truth. The one Hungarian match is then the best IoU among the accepted predictions.
+        """
+        n = len(entries)
+        sizes = np.fromiter((len(sc) for sc, _ in entries), dtype=np.int64, count=n)
+        total = int(sizes.sum())
+        owner = np.repeat(np.arange(n), sizes)
+        s = np.fromiter((v for sc, _ in entries for v in sc), dtype=np.float64, count=total)
+        iou = np.fromiter(
+            (x for sc, io in entries for x in (io if io is not None else [-1.0] * len(sc))),
+            dtype=np.float64,
+            count=total,
+        )
+        ngt = np.fromiter((io is not None for _, io in entries), dtype=np.int64, count=n)
+        order = np.lexsort((-s, owner))  # by entry, scores descending
+        s, iou, owner = s[order], iou[order], owner[order]
+        rank = np.arange(total) - (np.cumsum(sizes) - sizes)[owner]
+        best = iou.copy()  # running max of the IoU within each entry
+        by_rank = np.argsort(rank, kind="stable")
+        bounds = np.cumsum(np.bincount(rank, minlength=1))
+        for k in range(1, len(bounds)):
+            idx = by_rank[bounds[k - 1] : bounds[k]]
+            best[idx] = np.maximum(best[idx - 1], iou[idx])
+        last = (
+            np.flatnonzero(np.r_[(owner[1:] != owner[:-1]) | (s[1:] != s[:-1]), True])
+            if total
+            else np.zeros(0, np.int64)
+        )
+        lv_owner = owner[last]
+        n_levels = np.bincount(lv_owner, minlength=n)
+        offsets = np.cumsum(n_levels + 1) - (n_levels + 1)
+        lv_rank = np.arange(last.size) - (np.cumsum(n_levels) - n_levels)[lv_owner]
+        rows = offsets[lv_owner] + 1 + lv_rank
+        ndt = np.zeros(int((n_levels + 1).sum()), dtype=np.int64)
+        tp = np.zeros((ndt.size, 1, len(IOU_THRESHOLDS)), dtype=np.int64)
+        ndt[rows] = rank[last] + 1
+        tp[rows, 0] = best[last, None] >= IOU_THRESHOLDS[None, :]
+        return cls(n, s[last], lv_owner, offsets, ndt, tp, ngt[:, None])
+
+    @classmethod
+    def concat(cls, stacks: Sequence[EntryStack]) -> EntryStack:
+        """Entries of several stacks (same number of annotators), in order."""
+        ns = np.cumsum([0] + [st.n for st in stacks])
+        rows = np.cumsum([0] + [st.ndt.size for st in stacks])
+        return cls(
+            int(ns[-1]),
+            np.concatenate([st.level_values for st in stacks]),
+            np.concatenate([st.level_owner + ns[i] for i, st in enumerate(stacks)]),
+            np.concatenate([st.offsets + rows[i] for i, st in enumerate(stacks)]),
+            np.concatenate([st.ndt for st in stacks]),
+            np.concatenate([st.tp for st in stacks]),
+            np.concatenate([st.ngt for st in stacks]),
+        )
 
     def at(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """(ndt (E,), tp (E, A, 10)) when predictions with s ≥ t are accepted."""
@@ -175,26 +261,54 @@ def _mean(v: np.ndarray) -> float:
 
 def accumulate(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> dict[str, float | int | None]:
     """Metrics of entries already reduced to one annotator: tp (E, 10), ndt (E,), ngt (E,)."""
-    n = len(ndt)
+    return accumulate_groups(tp, ndt, ngt, np.ones((1, len(ndt)), dtype=bool))[0]
+
+
+def accumulate_groups(
+    tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray, members: np.ndarray
+) -> list[dict[str, float | int | None]]:
+    """:func:`accumulate` for several subsets at once; ``members`` is (G, E) boolean."""
+    m = members.astype(np.float64)  # BLAS sums; exact for counts < 2**53
     has_gt, has_dt = ngt > 0, ndt > 0
-    il_tp = int(np.sum(has_gt & has_dt))
-    il_fp = int(np.sum(~has_gt & has_dt))
-    il_tn = int(np.sum(~has_gt & ~has_dt))
-    il_fn = int(np.sum(has_gt & ~has_dt))
+    pos = has_gt & has_dt
+    mp = m * pos
     fp_e = ndt[:, None] - tp
     fn_e = ngt[:, None] - tp
-    tps = tp.sum(axis=0)
-    fps = fp_e.sum(axis=0)
-    fns = fn_e.sum(axis=0)
-    pos = has_gt & has_dt
-    pm_fps = fp_e[pos].sum(axis=0)
+    cols = np.stack([pos, ~has_gt & has_dt, ~has_gt & ~has_dt, has_gt & ~has_dt], axis=1)
+    il = np.rint(m @ cols).astype(np.int64)
+    tps, fps, fns = (np.rint(m @ x).astype(np.int64) for x in (tp, fp_e, fn_e))
+    pm_fps = np.rint(mp @ fp_e).astype(np.int64)
+    f1_sum = mp[:, pos] @ local_f1(tp[pos], ndt[pos, None], ngt[pos, None])
+    out = []
+    for g in range(len(m)):
+        n_pos = int(il[g, 0])
+        macro = f1_sum[g] / n_pos if n_pos else None
+        out.append(
+            _metrics(int(m[g].sum()), *map(int, il[g]), tps[g], fps[g], fns[g], pm_fps[g], macro)
+        )
+    return out
+
+
+def _metrics(
+    n: int,
+    il_tp: int,
+    il_fp: int,
+    il_tn: int,
+    il_fn: int,
+    tps: np.ndarray,
+    fps: np.ndarray,
+    fns: np.ndarray,
+    pm_fps: np.ndarray,
+    macro: np.ndarray | None,
+) -> dict[str, float | int | None]:
+    """The official accumulate/summarize formulas, term for term (same epsilons and order)."""
+    if n == 0:
+        return {"N": 0, **dict.fromkeys(_KEYS)}
     precision = tps / (tps + fps + P_EPS)
     pm_precision = tps / (tps + pm_fps + P_EPS)
     recall = tps / (tps + fns + P_EPS)
     f1 = 2 * precision * recall / (precision + recall + P_EPS)
     pm_f1 = 2 * pm_precision * recall / (pm_precision + recall + P_EPS)
-    n_pos = int(pos.sum())
-    macro = local_f1(tp[pos], ndt[pos, None], ngt[pos, None]).sum(axis=0) / n_pos if n_pos else None
     il_rec = il_tp / (il_tp + il_fn + IL_EPS)
     il_prec = il_tp / (il_tp + il_fp + IL_EPS)
     il_f1 = 2 * il_prec * il_rec / (il_prec + il_rec + IL_EPS)
@@ -205,7 +319,7 @@ def accumulate(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> dict[str, fl
         + IL_EPS
     )
     cg = pm_f1 * il_mcc
-    out: dict[str, float | int | None] = {
+    return {
         "N": n,
         "cgF1": _mean(cg),
         "cgF1@0.5": float(cg[_I50]),
@@ -228,22 +342,29 @@ def accumulate(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> dict[str, fl
         "recall": _mean(recall),
         "F1": _mean(f1),
     }
-    return out
+
+
+_KEYS = [k for k in _metrics(1, 0, 0, 1, 0, *[np.zeros(10)] * 4, None) if k != "N"]
+
+
+def summarize_groups(
+    stack: EntryStack, t: float, members: np.ndarray
+) -> list[dict[str, float | int | None]]:
+    """cgF1 & co. at score threshold ``t`` (oracle over annotators) for each row of
+    ``members`` (G, E), a boolean selection of the stacked entries; empty subsets give None."""
+    ndt, tp = stack.at(t)
+    if tp.shape[1] == 1:
+        tp_sel, ngt_sel = tp[:, 0], stack.ngt[:, 0]
+    else:
+        best = select_oracle(tp, ndt, stack.ngt)
+        idx = np.arange(stack.n)
+        tp_sel, ngt_sel = tp[idx, best], stack.ngt[idx, best]
+    return accumulate_groups(tp_sel, ndt, ngt_sel, members)
 
 
 def summarize_entries(stack: EntryStack, t: float) -> dict[str, float | int | None]:
-    """cgF1 & co. of the stacked entries at score threshold ``t`` (oracle over annotators)."""
-    ndt, tp = stack.at(t)
-    best = select_oracle(tp, ndt, stack.ngt)
-    idx = np.arange(stack.n)
-    tp_sel = tp[idx, best] if stack.n else np.zeros((0, len(IOU_THRESHOLDS)), dtype=np.int64)
-    ngt_sel = stack.ngt[idx, best] if stack.n else np.zeros(0, dtype=np.int64)
-    out = accumulate(tp_sel, ndt, ngt_sel)
-    if stack.n == 0:
-        for key in out:
-            if key != "N":
-                out[key] = None
-    return out
+    """cgF1 & co. of all the stacked entries at score threshold ``t``."""
+    return summarize_groups(stack, t, np.ones((1, stack.n), dtype=bool))[0]
 
 
 def entry_readout(table: EntryTable, t: float) -> dict[str, object]:
@@ -270,3 +391,46 @@ def entry_readout(table: EntryTable, t: float) -> dict[str, object]:
         else float(local_f1(row, np.int64(ndt), np.int64(ngt)).mean()),
     }
     return rec
+
+
+PCS_HELP: dict[str, str] = {
+    "N": "image entries scored (is_instance_exhaustive, or field absent)",
+    "cgF1": "mean over IoU 0.50:0.05:0.95 of pmF1 × IL_MCC (SAM 3 protocol)",
+    "cgF1@0.5": "pmF1 × IL_MCC at IoU 0.5",
+    "cgF1@0.75": "pmF1 × IL_MCC at IoU 0.75",
+    "IL_MCC": "Matthews correlation of 'any accepted prediction' vs 'any non-crowd ground truth'",
+    "pmF1": "positive micro F1, mean over IoU thresholds (FPs only of entries with gt and preds)",
+    "pmF1@0.5": "positive micro F1 at IoU 0.5",
+    "pmF1@0.75": "positive micro F1 at IoU 0.75",
+    "IL_FPR": "image-level false-positive rate IL_FP / (IL_FP + IL_TN)",
+    "IL_precision": "IL_TP / (IL_TP + IL_FP)",
+    "IL_recall": "IL_TP / (IL_TP + IL_FN)",
+    "IL_F1": "harmonic mean of IL precision and recall",
+    "IL_TP": "entries with ground truth and an accepted prediction",
+    "IL_FP": "entries without ground truth but with an accepted prediction",
+    "IL_TN": "entries with neither",
+    "IL_FN": "entries with ground truth but no accepted prediction",
+    "positive_micro_precision": "TP / (TP + FPs of entries with gt and preds), mean over IoU thresholds",
+    "positive_macro_F1": "mean local F1 of entries with gt and preds, mean over IoU thresholds",
+    "precision": "micro precision over all entries, mean over IoU thresholds",
+    "recall": "micro recall over all entries, mean over IoU thresholds",
+    "F1": "micro F1 over all entries, mean over IoU thresholds",
+}
+
+
+class StackCache:
+    """Remembers the stacked entry tables of the last overlaps list it saw (by identity),
+    so that re-scoring at a new threshold does not rebuild them."""
+
+    def __init__(self) -> None:
+        self._seen: list[Any] = []
+        self._stacks: dict[str, Any] = {}
+
+    def get(self, overlaps: Sequence[Any], build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        same = len(overlaps) == len(self._seen) and all(
+            a is b for a, b in zip(overlaps, self._seen, strict=True)
+        )
+        if not same:
+            self._stacks = build()
+            self._seen = list(overlaps)
+        return self._stacks
