@@ -279,11 +279,7 @@ class CafeKind(BenchmarkKind):
         neg_masks, neg_scores = instances_of(neg_pred, h, w)
         # one RLE IoU call for both prompts against the one target
         col = iou_matrix(pos_masks + neg_masks, target.masks[:1])[:, 0] if target.masks else None
-        ious = (
-            [float(v) for v in col]
-            if col is not None
-            else [0.0] * (len(pos_masks) + len(neg_masks))
-        )
+        ious = col.tolist() if col is not None else [0.0] * (len(pos_masks) + len(neg_masks))
         pos_ious, neg_ious = tuple(ious[: len(pos_masks)]), tuple(ious[len(pos_masks) :])
         pos_gt = sample.gts.get(pos.meta.get("entry_gt", ""), target)
         neg_gt = sample.gts.get(neg.meta.get("entry_gt", ""))

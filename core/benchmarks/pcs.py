@@ -267,10 +267,14 @@ def instances_of(
     prediction: Prediction | None, height: int, width: int
 ) -> tuple[list[Mask], tuple[float, ...]]:
     """Masks (resized to the ground truth's size, nearest) and scores of a prediction."""
-    if prediction is None:
+    if prediction is None or not prediction.instances:
         return [], ()
-    masks = [resize_nearest(i.mask, height, width) for i in prediction.instances]
-    return masks, tuple(float(i.score) for i in prediction.instances)
+    size = [height, width]
+    masks = [
+        i.mask if list(i.mask.rle["size"]) == size else resize_nearest(i.mask, height, width)
+        for i in prediction.instances
+    ]
+    return masks, tuple([float(i.score) for i in prediction.instances])
 
 
 def non_crowd(gt: GroundTruth) -> list[Mask]:

@@ -199,11 +199,12 @@ class PairStack:
 
 def code_counts(pc: np.ndarray, nc: np.ndarray, soft: np.ndarray) -> dict[str, int]:
     """Flag counts of the pairs given by their class codes."""
-    lost = pc != 0
+    h = np.bincount(pc * 3 + nc, minlength=12).reshape(4, 3).tolist()  # [positive][negative]
+    pos = [sum(row) for row in h]
+    neg = [sum(h[a][b] for a in range(4)) for b in range(3)]
     return {
-        "TA_TP": int(np.sum(pc == 0)), "TA_FN": int(np.sum(lost)), "UA_P": int(np.sum(pc == 1)),
-        "TA_FN_paper": int(np.sum(pc == 2)), "UA_FN": int(np.sum(pc == 3)),
-        "TA_FP": int(np.sum(nc == 0)), "UA_FP": int(np.sum(nc == 1)), "TN": int(np.sum(nc == 2)),
-        "ACS": int(np.sum(lost & (nc == 0))), "UCS": int(np.sum(lost & (nc == 1))),
-        "SoftSwap": int(np.sum(soft)),
+        "TA_TP": pos[0], "TA_FN": pos[1] + pos[2] + pos[3], "UA_P": pos[1],
+        "TA_FN_paper": pos[2], "UA_FN": pos[3], "TA_FP": neg[0], "UA_FP": neg[1], "TN": neg[2],
+        "ACS": h[1][0] + h[2][0] + h[3][0], "UCS": h[1][1] + h[2][1] + h[3][1],
+        "SoftSwap": int(np.count_nonzero(soft)),
     }  # fmt: skip

@@ -108,3 +108,17 @@ def test_higher_threshold_never_adds_predictions(entries, t1, t2) -> None:
     a, b = summarize_entries(stack, lo), summarize_entries(stack, hi)
     assert b["IL_TP"] + b["IL_FP"] <= a["IL_TP"] + a["IL_FP"]
     assert b["IL_FPR"] <= a["IL_FPR"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(entry(n_ann=1).filter(lambda e: e[1][0].shape[1] <= 1), max_size=10), thr)
+def test_vectorised_single_instance_stack(entries, t) -> None:
+    """EntryStack.from_single (CAFE's fast path) equals stacking per-entry tables."""
+    flat = [(s, m[0][:, 0].tolist() if m[0].shape[1] else None) for s, m in entries]
+    a = EntryStack.from_single(flat)
+    b = EntryStack.build([entry_table(s, m) for s, m in entries])
+    (na, ta), (nb, tb) = a.at(t), b.at(t)
+    assert np.array_equal(na, nb) and np.array_equal(ta, tb) and np.array_equal(a.ngt, b.ngt)
+    both = EntryStack.concat([a, b])
+    nc, tc = both.at(t)
+    assert np.array_equal(nc, np.r_[na, nb]) and np.array_equal(tc, np.concatenate([ta, tb]))

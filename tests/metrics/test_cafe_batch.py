@@ -1,0 +1,83 @@
+"""CAFE/PCS fast paths equal their plain forms: batch RLE validation, vectorised records."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from masklens.core.benchmarks.cafe import KIND
+from masklens.core.masks import Mask, rle_counts_problem, rle_counts_problems
+from masklens.core.scoring import Scorer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
+from cafe_synth import synth_cafe  # noqa: E402
+
+ALPHABET = bytes(range(48, 112))
+
+
+@st.composite
+def rle_case(draw) -> tuple[bytes, int]:
+    h, w = draw(st.integers(0, 9)), draw(st.integers(0, 9))
+    bits = draw(st.lists(st.booleans(), min_size=h * w, max_size=h * w))
+    counts = (
+        Mask.from_array(np.array(bits, dtype=bool).reshape(h, w)).rle["counts"] if h * w else b""
+    )
+    how = draw(st.sampled_from(["keep", "keep", "flip", "append", "random", "truncate"]))
+    if how == "flip" and counts:
+        i = draw(st.integers(0, len(counts) - 1))
+        c = draw(
+            st.sampled_from([draw(st.integers(0, 255)), draw(st.sampled_from(list(ALPHABET)))])
+        )
+        counts = counts[:i] + bytes([c]) + counts[i + 1 :]
+    elif how == "append":
+        counts += bytes([draw(st.sampled_from(list(ALPHABET)))])
+    elif how == "random":
+        counts = bytes(draw(st.lists(st.sampled_from(list(ALPHABET)), max_size=10)))
+    elif how == "truncate" and counts:
+        counts = counts[: draw(st.integers(0, len(counts) - 1))]
+    pixels = h * w + draw(st.sampled_from([0, 0, 0, 1, -1]))
+    return counts, pixels
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(rle_case(), min_size=1, max_size=8))
+def test_batch_rle_validation_equals_single(cases) -> None:
+    counts = [c for c, _ in cases]
+    pixels = [p for _, p in cases]
+    assert rle_counts_problems(counts, pixels) == [rle_counts_problem(c, p) for c, p in cases]
+
+
+def test_batch_rle_validation_on_real_sized_masks() -> None:
+    ann, preds = synth_cafe(3, 40, height=300, width=200)
+    counts = [p["segmentation"]["counts"].encode() for p in preds]
+    assert rle_counts_problems(counts, [300 * 200] * len(counts)) == [None] * len(counts)
+    bad = list(counts)
+    bad[5] = bad[5][:-1] + b"1"  # breaks the total
+    got = rle_counts_problems(bad, [300 * 200] * len(bad))
+    assert got[5] == rle_counts_problem(bad[5], 300 * 200) is not None
+    assert got[:5] == [None] * 5 and got[6:] == [None] * (len(bad) - 6)
+
+
+def test_vectorised_records_equal_per_sample_records(tmp_path: Path) -> None:
+    ann, preds = synth_cafe(11, 60, height=32, width=32, p_multi=0.3)
+    a, p = tmp_path / "a.json", tmp_path / "p.json"
+    a.write_text(json.dumps(ann))
+    p.write_text(json.dumps(preds))
+    args = argparse.Namespace(ann=str(a), pred=str(p), images=None)
+    bench = KIND.load_benchmark(args)
+    scorer = Scorer(KIND, bench, KIND.load_predictions(args, bench))
+    for params in ({}, {"score_threshold": 0.2, "iou_threshold": 0.6}, {"score_threshold": 0.5}):
+        resolved = KIND.resolve_params(params)
+        batch = scorer.readouts(resolved)
+        single = [
+            KIND.sample_readout(s, o, resolved)
+            for s, o in zip(bench.samples, scorer.overlaps, strict=True)
+        ]
+        assert batch == single
+        assert [list(r) for r in batch] == [list(r) for r in single]  # same key order
