@@ -1,0 +1,115 @@
+"""masklens vs the official CAFE and SAM 3 evaluators, run side by side on generated fixtures.
+
+Skipped unless ``MASKLENS_OFFICIAL`` names a folder holding the two official files, unmodified
+and never committed here: ``eval_cafe_metrics.py`` (T-S-Liang/CAFE, tools/) and
+``cgf1_eval.py`` (facebookresearch/sam3, sam3/eval/). They need numpy, scipy, pycocotools, tqdm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from masklens.core.benchmarks import cafe, pcs
+from masklens.core.scoring import Scorer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
+from cafe_synth import synth_cafe, synth_pcs  # noqa: E402
+
+OFFICIAL = os.environ.get("MASKLENS_OFFICIAL")
+pytestmark = [
+    pytest.mark.crosscheck,
+    pytest.mark.skipif(
+        not OFFICIAL or not (Path(OFFICIAL) / "cgf1_eval.py").exists(),
+        reason="set MASKLENS_OFFICIAL to a folder with eval_cafe_metrics.py and cgf1_eval.py",
+    ),
+]
+PCS_KEYS = {"cgF1": "cgF1", "cgF1@0.5": "cgF1@0.5", "cgF1@0.75": "cgF1@0.75", "IL_MCC": "IL_MCC",
+            "positive_micro_F1": "pmF1", "positive_micro_F1@0.5": "pmF1@0.5",
+            "positive_micro_F1@0.75": "pmF1@0.75", "IL_FPR": "IL_FPR", "IL_F1": "IL_F1",
+            "IL_precision": "IL_precision", "IL_recall": "IL_recall", "precision": "precision",
+            "recall": "recall", "F1": "F1", "positive_micro_precision": "positive_micro_precision",
+            "positive_macro_F1": "positive_macro_F1"}  # fmt: skip
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"official_{name}", Path(OFFICIAL) / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look themselves up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _official_cgf1(gts: list[Path], pred: Path, t: float) -> dict[str, float]:
+    mod = _load("cgf1_eval")
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        ev = mod.CGF1Evaluator(gt_path=[str(g) for g in gts], verbose=False, iou_type="segm")
+        for ce in ev.coco_evals:
+            ce.threshold = t
+        out = ev.evaluate(str(pred))
+    return {k.replace("cgF1_eval_segm_", ""): v for k, v in out.items()}
+
+
+def _close(official: float, ours: float | None) -> bool:
+    if ours is None:
+        return official == -1  # the official "undefined"
+    return abs(official - ours) <= 1e-12
+
+
+@pytest.mark.parametrize(("t", "tau"), [(0.5, 0.3), (0.2, 0.6)])
+def test_cafe_against_official(tmp_path: Path, t: float, tau: float) -> None:
+    ann, preds = synth_cafe(21, 120, height=40, width=40, p_multi=0.2)
+    a, p = tmp_path / "ann.json", tmp_path / "pred.json"
+    a.write_text(json.dumps(ann))
+    p.write_text(json.dumps(preds))
+    off = _load("eval_cafe_metrics")
+    pairs = off.build_pairs(a, off.load_predictions(p))
+    res = [off.classify_pair(x, t, tau) for x in pairs]
+    args = argparse.Namespace(ann=str(a), pred=str(p), images=None)
+    bench = cafe.KIND.load_benchmark(args)
+    ours = Scorer(cafe.KIND, bench, cafe.KIND.load_predictions(args, bench)).rescore(
+        {"score_threshold": t, "iou_threshold": tau}
+    )
+    names = {
+        "TA-TP": "TA_TP",
+        "TA-FN": "TA_FN",
+        "TA-FP": "TA_FP",
+        "UA-FP": "UA_FP",
+        "IL-FPR": "IL_FPR",
+    }
+    for full, g in off.EDIT_TYPE_ABBR.items():
+        for k, v in off.aggregate([r for r in res if r.edit_type == full]).items():
+            assert _close(v, ours.summary[g][names.get(k, k)]), (g, k)
+    for k, v in off.aggregate(res).items():
+        assert _close(v, ours.summary["Overall"][names.get(k, k)]), k
+    for k, v in _official_cgf1([a], p, t).items():
+        if k in PCS_KEYS:
+            key = {"IL_FPR": "IL_FPR_pcs"}.get(PCS_KEYS[k], PCS_KEYS[k])
+            assert _close(v, ours.summary["Overall"][key]), k
+
+
+@pytest.mark.parametrize(("n_files", "t"), [(1, 0.5), (3, 0.5), (3, 0.3)])
+def test_pcs_against_official(tmp_path: Path, n_files: int, t: float) -> None:
+    files, preds = synth_pcs(22, 150, height=32, width=32)
+    gts = []
+    for i, f in enumerate(files[:n_files]):
+        gts.append(tmp_path / f"gt{i}.json")
+        gts[-1].write_text(json.dumps(f))
+    p = tmp_path / "pred.json"
+    p.write_text(json.dumps(preds))
+    args = argparse.Namespace(gt=[str(g) for g in gts], pred=str(p), images=None)
+    bench = pcs.KIND.load_benchmark(args)
+    ours = Scorer(pcs.KIND, bench, pcs.KIND.load_predictions(args, bench)).rescore(
+        {"score_threshold": t}
+    )
+    for k, v in _official_cgf1(gts, p, t).items():
+        if k in PCS_KEYS:
+            assert _close(v, ours.summary["all"][PCS_KEYS[k]]), k
