@@ -92,6 +92,8 @@ def apply_view_options(window, args: argparse.Namespace, *, sync: bool) -> None:
 def screenshot(app, window, path: str, size: tuple[int, int] = (1600, 1000)) -> int:
     """Render the window offscreen at ``size`` (≥ 1400×900) to ``path`` and return 0."""
     window.resize(*size)
+    if window.message_bar.level == "info":  # keep warnings and errors, drop "opened …"
+        window.message_bar.hide()
     window.show()
     for _ in range(5):
         app.processEvents()

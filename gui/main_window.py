@@ -202,6 +202,7 @@ class MainWindow(WindowActions, QMainWindow):
 
     def _readouts_changed(self) -> None:
         self.browser.set_readouts(self.state.readouts.get(self.state.active or ""))
+        self.browser.select_source_row(self.state.index)  # a model reset drops the selection
         self.render()
 
     def _sample_changed(self, index: int) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
+
+INFO_SECONDS = 6
 
 _STYLE = {
     "error": "background: #fbe3d6; color: #6b2a00; border-bottom: 1px solid #D55E00;",
@@ -25,14 +28,21 @@ class MessageBar(QFrame):
         lay.addWidget(close)
         self.level = ""
         self.history: list[tuple[str, str]] = []
+        self._fade = QTimer(self, singleShot=True, interval=INFO_SECONDS * 1000)  # dies with the bar
+        self._fade.timeout.connect(self.hide)
         self.hide()
 
     def show_message(self, text: str, level: str = "info") -> None:
+        """Show ``text``; information fades after a few seconds, warnings and errors stay."""
         self.level = level
         self.history.append((level, text))
         self.label.setText(text)
         self.setStyleSheet(_STYLE.get(level, _STYLE["info"]))
         self.show()
+        if level == "info":
+            self._fade.start()
+        else:
+            self._fade.stop()
 
     @property
     def text(self) -> str:

@@ -242,3 +242,26 @@ def test_several_prediction_files_become_several_layers(toy_window, qtbot, tmp_p
         w.state.set_active(name)
         hits[name] = w.state.readout(0)["positive"]["hit"]
     assert hits == {"a.json": True, "b.json": False}  # 0.99 ≥ t, 0.1 < t
+
+
+def test_hallusegbench_typed_prompt_on_the_chosen_image(window, qtbot):
+    if "hallusegbench" not in demo.demo_kinds():
+        pytest.skip("no hallusegbench demo")
+    from masklens.core.readout import make_typed_prompt
+
+    assert window.open_demo("hallusegbench", sync=True)
+    sample = window.state.sample
+    pb = window.prompt_bar
+    assert pb.image.count() == 2  # factual, counterfactual
+    for p in sample.prompts:  # each of the four queries: same image, same role → same ground truth
+        typed = make_typed_prompt(sample, "anything", p.role, image=p.image)
+        assert (typed.image, typed.gt) == (p.image, p.gt)
+    neg_cf = next(p for p in sample.prompts if p.role.value == "negative" and p.image == "counterfactual")
+    pb.set_role("negative")
+    pb.image.setCurrentIndex(pb.image.findData("counterfactual"))
+    assert pb.text.currentText() == neg_cf.text  # pre-filled with that query
+    pb.select_model("demo")
+    pb.request_run()
+    qtbot.waitUntil(lambda: bool(window.state.live) and not window.jobs.busy, timeout=30000)
+    r = window.state.live[-1]
+    assert r.replaced == neg_cf.id and r.prompt.gt == neg_cf.gt
