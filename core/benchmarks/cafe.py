@@ -1,21 +1,10 @@
-"""CAFE (counterfactual attribute factuality): loader and scoring kind.
+"""CAFE (counterfactual attribute factuality): loader and scoring kind (docs/metrics/cafe.md).
 
-Release format (COCO JSON): positive-prompt images carry ``text_input`` and
-``edit_type``; each negative-prompt image carries ``fp_source_id`` (its positive
-image's id), its own ``text_input`` and, in the release, the same ``edit_type``
-(the official script reads it from the negative entry; masklens falls back to the
-positive's). One pair — one ``Sample`` — per negative image, as the official script
-builds them. The target is the first annotation of the positive image; a positive
-image without annotation drops its pair. Both prompts are asked on the edited
-image (the positive entry's file; the negative entry's own ``file_name``, if any,
-is kept in the prompt's meta).
-
-Schema: ``images = {"image"}``; ``gts = {"target", "pos_entry", "neg_entry"}``
-(target = the first annotation; the entries' full annotation lists feed cgF1);
-prompts: positive (``source_id`` = positive image id) and negative (``source_id`` =
-negative image id), both scored against ``target``. Groups ``Overall``, ``SM``,
-``CC``, ``OC``. Metrics: :mod:`masklens.core.metrics.cafe` and, over the groups'
-image entries, :mod:`masklens.core.metrics.pcs`.
+One ``Sample`` per negative-prompt image (``fp_source_id`` → its positive image), as the
+official script pairs them; target = the positive image's first annotation (a positive
+without annotation drops its pair). Both prompts are asked on the edited image and scored
+against the target: ``gts = {"target", "pos_entry", "neg_entry"}`` (the entries' full
+annotation lists feed cgF1). Groups ``Overall``, ``SM``, ``CC``, ``OC``.
 """
 
 from __future__ import annotations
@@ -29,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from masklens.core.benchmarks.coco import load_coco
-from masklens.core.benchmarks.pcs import (
-    SCORE_THRESHOLD,
+from masklens.core.benchmarks.pcs import PCS_HELP, SCORE_THRESHOLD, StackCache
+from masklens.core.benchmarks.pcs_io import (
     add_images_flag,
     checked_masks,
     entry_gt,
@@ -53,10 +42,8 @@ from masklens.core.metrics.cafe import (
     rates,
 )
 from masklens.core.metrics.pcs import (
-    PCS_HELP,
     EntryStack,
     EntryTable,
-    StackCache,
     entry_table,
     summarize_groups,
 )

@@ -18,9 +18,8 @@ Two stages, as everywhere in masklens:
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -259,15 +258,11 @@ def _mean(v: np.ndarray) -> float:
     return float(np.mean(keep)) if keep.size else -1.0
 
 
-def accumulate(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> dict[str, float | int | None]:
-    """Metrics of entries already reduced to one annotator: tp (E, 10), ndt (E,), ngt (E,)."""
-    return accumulate_groups(tp, ndt, ngt, np.ones((1, len(ndt)), dtype=bool))[0]
-
-
 def accumulate_groups(
     tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray, members: np.ndarray
 ) -> list[dict[str, float | int | None]]:
-    """:func:`accumulate` for several subsets at once; ``members`` is (G, E) boolean."""
+    """Metrics of entries reduced to one annotator (tp (E, 10), ndt (E,), ngt (E,)) for each
+    subset given by a row of ``members`` (G, E) boolean."""
     m = members.astype(np.float64)  # BLAS sums; exact for counts < 2**53
     has_gt, has_dt = ngt > 0, ndt > 0
     pos = has_gt & has_dt
@@ -391,46 +386,3 @@ def entry_readout(table: EntryTable, t: float) -> dict[str, object]:
         else float(local_f1(row, np.int64(ndt), np.int64(ngt)).mean()),
     }
     return rec
-
-
-PCS_HELP: dict[str, str] = {
-    "N": "image entries scored (is_instance_exhaustive, or field absent)",
-    "cgF1": "mean over IoU 0.50:0.05:0.95 of pmF1 × IL_MCC (SAM 3 protocol)",
-    "cgF1@0.5": "pmF1 × IL_MCC at IoU 0.5",
-    "cgF1@0.75": "pmF1 × IL_MCC at IoU 0.75",
-    "IL_MCC": "Matthews correlation of 'any accepted prediction' vs 'any non-crowd ground truth'",
-    "pmF1": "positive micro F1, mean over IoU thresholds (FPs only of entries with gt and preds)",
-    "pmF1@0.5": "positive micro F1 at IoU 0.5",
-    "pmF1@0.75": "positive micro F1 at IoU 0.75",
-    "IL_FPR": "image-level false-positive rate IL_FP / (IL_FP + IL_TN)",
-    "IL_precision": "IL_TP / (IL_TP + IL_FP)",
-    "IL_recall": "IL_TP / (IL_TP + IL_FN)",
-    "IL_F1": "harmonic mean of IL precision and recall",
-    "IL_TP": "entries with ground truth and an accepted prediction",
-    "IL_FP": "entries without ground truth but with an accepted prediction",
-    "IL_TN": "entries with neither",
-    "IL_FN": "entries with ground truth but no accepted prediction",
-    "positive_micro_precision": "TP / (TP + FPs of entries with gt and preds), mean over IoU thresholds",
-    "positive_macro_F1": "mean local F1 of entries with gt and preds, mean over IoU thresholds",
-    "precision": "micro precision over all entries, mean over IoU thresholds",
-    "recall": "micro recall over all entries, mean over IoU thresholds",
-    "F1": "micro F1 over all entries, mean over IoU thresholds",
-}
-
-
-class StackCache:
-    """Remembers the stacked entry tables of the last overlaps list it saw (by identity),
-    so that re-scoring at a new threshold does not rebuild them."""
-
-    def __init__(self) -> None:
-        self._seen: list[Any] = []
-        self._stacks: dict[str, Any] = {}
-
-    def get(self, overlaps: Sequence[Any], build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        same = len(overlaps) == len(self._seen) and all(
-            a is b for a, b in zip(overlaps, self._seen, strict=True)
-        )
-        if not same:
-            self._stacks = build()
-            self._seen = list(overlaps)
-        return self._stacks

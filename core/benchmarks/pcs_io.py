@@ -1,0 +1,240 @@
+"""COCO-style I/O shared by the CAFE and SA-Co/Gold kinds: image entries, their ground truth,
+COCO results read with one batch RLE check, and written back atomically."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from masklens.core.benchmarks.coco import CocoDataset, CocoImage, load_results
+from masklens.core.errors import DataFormatError
+from masklens.core.io import atomic_write_json, read_json
+from masklens.core.masks import Mask, resize_nearest, rle_counts_problems
+from masklens.core.schema import Benchmark, GroundTruth, Instance, Prediction, PredictionSet
+
+
+def add_images_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--images", metavar="DIR", help="folder of the image files (for the GUI and predict)"
+    )
+
+
+def image_path(images: str | Path | None, img: CocoImage) -> Path | None:
+    if images is None or not img.file_name:
+        return None
+    return Path(images) / img.file_name
+
+
+def exhaustive(img: CocoImage, path: Path) -> bool:
+    """``is_instance_exhaustive`` of an image entry; a missing field counts as True."""
+    value = img.raw.get("is_instance_exhaustive", True)
+    if isinstance(value, bool) or value in (0, 1):
+        return bool(value)
+    raise DataFormatError(
+        f"expected true/false, got {value!r}",
+        path=path,
+        record=f"image id {img.id}",
+        field="is_instance_exhaustive",
+    )
+
+
+def entry_gt(
+    ds: CocoDataset, img: CocoImage, key: str, label: str | None, cache: dict[Any, Mask]
+) -> GroundTruth:
+    """All annotations of an image entry (crowd flags kept) at the entry's size."""
+    masks: list[Mask] = []
+    crowd: list[bool] = []
+    for ann in ds.annotations.get(img.id, []):
+        rec = f"annotation id {ann.get('id', '?')}"
+        flag = ann.get("iscrowd", 0)
+        if not (isinstance(flag, bool) or flag in (0, 1)):
+            raise DataFormatError(
+                f"expected 0 or 1, got {flag!r}", path=ds.path, record=rec, field="iscrowd"
+            )
+        m = cache.get(id(ann))
+        if m is None:
+            m = ds.mask_of(ann)
+            cache[id(ann)] = m
+        if m.shape != (img.height, img.width):
+            raise DataFormatError(
+                f"mask size {m.height}x{m.width} differs from its image's {img.height}x{img.width}",
+                path=ds.path,
+                record=rec,
+                field="segmentation",
+            )
+        masks.append(m)
+        crowd.append(bool(flag))
+    return GroundTruth(
+        key, masks, img.height, img.width, label=label, crowd=crowd, meta={"file": str(ds.path)}
+    )
+
+
+def text_of(img: CocoImage, path: Path, *, required: bool) -> str:
+    text = img.raw.get("text_input")
+    if text is None and not required:
+        return ""
+    if not isinstance(text, str):
+        raise DataFormatError(
+            "missing field" if text is None else f"expected a string, got {type(text).__name__}",
+            path=path,
+            record=f"image id {img.id}",
+            field="text_input",
+        )
+    return text
+
+
+def _rle_fast(seg: Any) -> tuple[list[int], bytes] | None:
+    """(size, counts) of a compressed RLE with str counts and a non-empty size, else None."""
+    if type(seg) is dict and type(seg.get("counts")) is str:
+        size = seg.get("size")
+        if type(size) is list and len(size) == 2 and all(type(v) is int and v > 0 for v in size):
+            return size, seg["counts"].encode("ascii", errors="replace")
+    return None
+
+
+def read_results(
+    path: str | Path, sizes: Mapping[Any, tuple[int, int]]
+) -> list[tuple[Any, Mask, float]]:
+    """COCO results as (image_id, mask at its image's size, score): the compressed RLE of all
+    records is checked in one batch. On any problem the file is read again by
+    :func:`~masklens.core.benchmarks.coco.load_results`, whose error names file, record and field."""
+    p = Path(path)
+
+    def size_of(rec: dict[str, Any]) -> tuple[int, int] | None:
+        key = rec.get("image_id")
+        return sizes.get(key) if type(key) in (int, str) else None
+
+    def slow() -> list[tuple[Any, Mask, float]]:
+        recs = load_results(p, key_fields=("image_id",), size_of=size_of)
+        return [(r.keys["image_id"], r.mask, r.score) for r in recs]
+
+    data = read_json(p)
+    if isinstance(data, dict) and isinstance(data.get("annotations"), list):
+        data = data["annotations"]
+    if not isinstance(data, list):
+        return slow()
+    out: list[tuple[Any, Mask | None, float]] = []
+    batch: list[tuple[int, list[int], bytes]] = []
+    for i, rec in enumerate(data):
+        size = size_of(rec) if type(rec) is dict else None
+        score = rec.get("score") if size is not None else None
+        if type(score) not in (int, float) or not math.isfinite(score):
+            return slow()
+        seg = rec.get("segmentation")
+        fast = _rle_fast(seg)
+        if fast is not None:
+            batch.append((i, *fast))
+            out.append((rec["image_id"], None, float(score)))
+            continue
+        where = f"[{i}] (image_id={rec['image_id']!r})"
+        mask = (
+            Mask.from_coco(seg, size[0], size[1], path=p, record=where) if seg is not None else None
+        )
+        if mask is None or (mask.shape != tuple(size) and 0 in mask.shape):
+            return slow()
+        out.append((rec["image_id"], mask, float(score)))
+    if any(rle_counts_problems([c for _, _, c in batch], [s[0] * s[1] for _, s, _ in batch])):
+        return slow()
+    for i, size, counts in batch:
+        out[i] = (out[i][0], Mask({"size": size, "counts": counts}), out[i][2])
+    result = []
+    for key, mask, score in out:
+        h, w = sizes[key]
+        result.append((key, mask if mask.shape == (h, w) else mask.resized(h, w), score))  # type: ignore[union-attr]
+    return result
+
+
+def load_coco_predictions(
+    path: str | Path,
+    benchmark: Benchmark,
+    *,
+    ignorable: Mapping[Any, tuple[int, int]] | None = None,
+) -> PredictionSet:
+    """COCO results keyed by ``image_id`` = a prompt's ``source_id``; every prompt gets a
+    Prediction (no record = no instance). Records of ``ignorable`` image ids are read and
+    validated, then dropped (counted in ``provenance['ignored_records']``)."""
+    p = Path(path)
+    sizes: dict[Any, tuple[int, int]] = dict(ignorable or {})
+    prompt_of: dict[Any, str] = {}
+    preds = PredictionSet(name=p.stem, provenance={"file": str(p)})
+    for sample in benchmark.samples:
+        for prompt in sample.prompts:
+            img = sample.images[prompt.image]
+            sizes[prompt.source_id] = (img.height, img.width)
+            prompt_of[prompt.source_id] = prompt.id
+            preds.by_prompt.setdefault(prompt.id, Prediction(prompt.id, []))
+    ignored = 0
+    for key, mask, score in read_results(p, sizes):
+        pid = prompt_of.get(key)
+        if pid is None:
+            ignored += 1
+            continue
+        preds.by_prompt[pid].instances.append(Instance(mask, score))
+    preds.provenance["ignored_records"] = ignored
+    return preds
+
+
+def checked_masks(ds: CocoDataset) -> dict[int, Mask]:
+    """Masks of the dataset's compressed-RLE annotations whose counts pass one batch check,
+    keyed by ``id(annotation)``; the others are left to :meth:`CocoDataset.mask_of` (which
+    raises the error naming the record)."""
+    picked = []
+    for anns in ds.annotations.values():
+        for ann in anns:
+            fast = _rle_fast(ann.get("segmentation"))
+            if fast is not None:
+                picked.append((ann, *fast))
+    problems = rle_counts_problems([c for _, _, c in picked], [s[0] * s[1] for _, s, _ in picked])
+    return {
+        id(ann): Mask({"size": size, "counts": counts})
+        for (ann, size, counts), bad in zip(picked, problems, strict=True)
+        if bad is None
+    }
+
+
+def write_coco_results(
+    benchmark: Benchmark, predictions: PredictionSet, out: Path, default_name: str
+) -> list[Path]:
+    """Write predictions as COCO results (atomic); ``out`` is a ``.json`` file or a folder."""
+    out = Path(out)
+    target = out if out.suffix.lower() == ".json" else out / default_name
+    records: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for sample in benchmark.samples:
+        for prompt in sample.prompts:
+            if prompt.id in seen:
+                continue
+            seen.add(prompt.id)
+            pred = predictions.get(prompt.id)
+            for inst in pred.instances if pred else []:
+                records.append(
+                    {
+                        "image_id": prompt.source_id,
+                        "category_id": 1,
+                        "segmentation": inst.mask.to_coco(),
+                        "score": float(inst.score),
+                    }
+                )
+    atomic_write_json(target, records, indent=None)
+    return [target]
+
+
+def instances_of(
+    prediction: Prediction | None, height: int, width: int
+) -> tuple[list[Mask], tuple[float, ...]]:
+    """Masks (resized to the ground truth's size, nearest) and scores of a prediction."""
+    if prediction is None or not prediction.instances:
+        return [], ()
+    size = [height, width]
+    masks = [
+        i.mask if list(i.mask.rle["size"]) == size else resize_nearest(i.mask, height, width)
+        for i in prediction.instances
+    ]
+    return masks, tuple([float(i.score) for i in prediction.instances])
+
+
+def non_crowd(gt: GroundTruth) -> list[Mask]:
+    return [m for i, m in enumerate(gt.masks) if not (gt.crowd and gt.crowd[i])]
