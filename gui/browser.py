@@ -289,7 +289,7 @@ class SampleBrowser(QWidget):
 
     def _widths(self) -> None:
         header = self.table.horizontalHeader()
-        for col, width in enumerate((34, 90, 44, 110)):
+        for col, width in enumerate((34, 90, 40, 100, 56)):
             header.resizeSection(col, width)
         for col in range(len(FIXED), self.model.columnCount()):
             header.resizeSection(col, 64)
