@@ -88,21 +88,24 @@ PCS_HELP: dict[str, str] = {
 
 
 class StackCache:
-    """Remembers the stacked entry tables of the last overlaps list it saw (by identity),
-    so that re-scoring at a new threshold does not rebuild them."""
+    """Threshold-free stacks built from an overlaps list, remembered for the last few lists
+    seen (matched by the identity of their elements, so a replaced sample rebuilds), so
+    that re-scoring at new thresholds does not rebuild them."""
 
-    def __init__(self) -> None:
-        self._seen: list[Any] = []
-        self._stacks: dict[str, Any] = {}
+    def __init__(self, size: int = 4) -> None:
+        self._size = size
+        self._entries: list[tuple[list[Any], dict[str, Any]]] = []
 
     def get(self, overlaps: Sequence[Any], build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        same = len(overlaps) == len(self._seen) and all(
-            a is b for a, b in zip(overlaps, self._seen, strict=True)
-        )
-        if not same:
-            self._stacks = build()
-            self._seen = list(overlaps)
-        return self._stacks
+        for i, (seen, stacks) in enumerate(self._entries):
+            if len(seen) == len(overlaps) and all(
+                a is b for a, b in zip(overlaps, seen, strict=True)
+            ):
+                self._entries.insert(0, self._entries.pop(i))
+                return stacks
+        stacks = build()
+        self._entries = [(list(overlaps), stacks), *self._entries[: self._size - 1]]
+        return stacks
 
 
 # ---------------------------------------------------------------- PCS loader

@@ -81,3 +81,28 @@ def test_vectorised_records_equal_per_sample_records(tmp_path: Path) -> None:
         ]
         assert batch == single
         assert [list(r) for r in batch] == [list(r) for r in single]  # same key order
+
+
+def test_two_scorers_and_a_replaced_sample_keep_their_own_results(tmp_path: Path) -> None:
+    """The kind caches stacks per overlaps list: alternating scorers and update_sample stay exact."""
+    runs = []
+    for seed in (1, 2):
+        ann, preds = synth_cafe(seed, 30, height=24, width=24)
+        a, p = tmp_path / f"a{seed}.json", tmp_path / f"p{seed}.json"
+        a.write_text(json.dumps(ann))
+        p.write_text(json.dumps(preds))
+        args = argparse.Namespace(ann=str(a), pred=str(p), images=None)
+        bench = KIND.load_benchmark(args)
+        runs.append((bench, KIND.load_predictions(args, bench)))
+    s1, s2 = (Scorer(KIND, b, p) for b, p in runs)
+    r1, r2 = s1.rescore().summary, s2.rescore().summary
+    assert r1 != r2
+    assert s1.rescore().summary == r1 and s2.rescore().summary == r2
+    fresh = Scorer(KIND, *runs[0]).rescore().summary
+    assert fresh == r1
+    bench, preds = runs[0]
+    empty = type(preds)(name="empty")
+    s1.update_sample(0, empty)  # sample 0 now has no predictions at all
+    changed = s1.rescore()
+    assert changed.samples[0]["pos_instances"] == [] and changed.samples[0]["pos_missing"]
+    assert changed.summary["Overall"]["TA_TP"] <= r1["Overall"]["TA_TP"]
