@@ -275,6 +275,7 @@ class DetectorSam2Segmenter(TorchSegmenter):
     """
 
     CHECKPOINT_ROLES = ("checkpoint", "sam2_checkpoint")
+    DEFAULT_MAX_INSTANCES = 100
     OPTIONS = {"sam2_weights": DEFAULT_SAM2_WEIGHTS, "sam2_config": None, "nms_iou": None, "mask_threshold": 0.0}
 
     def __init__(self, **options: Any) -> None:
@@ -347,11 +348,18 @@ class DetectorSam2Segmenter(TorchSegmenter):
         scores = np.asarray(scores, dtype=np.float64).reshape(-1)
         boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, width)
         boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, height)
-        accepted = np.flatnonzero(scores >= self.score_threshold)  # inclusive
+        # inclusive threshold; boxes with no area inside the image are not detections of it
+        has_area = (boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])
+        accepted = np.flatnonzero((scores >= self.score_threshold) & has_area)
         boxes, scores = boxes[accepted], scores[accepted]
         order = box_nms(boxes, scores, self.options["nms_iou"])
         boxes, scores = boxes[order], scores[order]
-        logits = self.masker.mask_logits(self, image, boxes)
-        result = self.finish(logits, scores, image, mask_threshold=float(self.options["mask_threshold"]))
-        result.provenance["boxes"] = [[round(float(v), 2) for v in b] for b in boxes]
+        masker = self.masker
+        result = self.finish(
+            lambda idx: masker.mask_logits(self, image, boxes[idx]),  # SAM 2 only on kept boxes
+            scores,
+            image,
+            mask_threshold=float(self.options["mask_threshold"]),
+        )
+        result.provenance["boxes"] = [[round(float(v), 2) for v in boxes[i]] for i in self.select(scores)]
         return result

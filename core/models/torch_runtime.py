@@ -214,6 +214,8 @@ def free_accelerator_memory(device: str) -> None:
 
 #: default size of a backend's in-memory encoding cache (several 1008 px SAM 3 encodings)
 DEFAULT_CACHE_BYTES = 1 << 30
+#: instances turned into masks at a time (bounds memory when many pass a low threshold)
+MASK_CHUNK = 16
 
 
 class TorchSegmenter(Segmenter):
@@ -226,6 +228,8 @@ class TorchSegmenter(Segmenter):
     """
 
     OPTIONS: dict[str, Any] = {}
+    #: cap on instances per prompt (None: no cap); ``max_instances`` option overrides it
+    DEFAULT_MAX_INSTANCES: int | None = None
 
     def __init__(
         self,
@@ -235,13 +239,14 @@ class TorchSegmenter(Segmenter):
         dtype: str | None = "auto",
         score_threshold: float | None = None,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
+        max_instances: int | None = -1,
         **options: Any,
     ) -> None:
         from masklens.core.cache import EncodingCache
 
         unknown = sorted(set(options) - set(self.OPTIONS))
         if unknown:
-            known = ["weights", "device", "dtype", "score_threshold", "cache_bytes", *self.OPTIONS]
+            known = ["weights", "device", "dtype", "score_threshold", "cache_bytes", "max_instances", *self.OPTIONS]
             raise ModelError(
                 f"{self.info.name}: unknown option(s) {', '.join(unknown)}",
                 hint=f"options of this backend: {', '.join(known)}",
@@ -263,6 +268,11 @@ class TorchSegmenter(Segmenter):
             raise ModelError(
                 f"{self.info.name}: score threshold {self.score_threshold} is outside [0, 1]"
             )
+        self.max_instances = self.DEFAULT_MAX_INSTANCES if max_instances == -1 else max_instances
+        if self.max_instances is not None and (
+            isinstance(self.max_instances, bool) or not isinstance(self.max_instances, int) or self.max_instances < 1
+        ):
+            raise ModelError(f"{self.info.name}: max_instances must be a positive integer or None")
         self.runtime = Runtime.create(device, dtype)
         self.encodings = EncodingCache(int(cache_bytes))
         self._loaded = False
@@ -338,6 +348,13 @@ class TorchSegmenter(Segmenter):
             self._loaded = False
         free_accelerator_memory(self.runtime.device)
 
+    def select(self, scores: np.ndarray) -> list[int]:
+        """Indices of the instances kept: score ≥ threshold (inclusive), best first, at most
+        ``max_instances``."""
+        scores = np.asarray(scores, dtype=np.float64).reshape(-1)
+        keep = [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] >= self.score_threshold]
+        return keep if self.max_instances is None else keep[: self.max_instances]
+
     def finish(
         self,
         probs: Any,
@@ -349,22 +366,30 @@ class TorchSegmenter(Segmenter):
         extra: dict[str, Any] | None = None,
         mask_inclusive: bool = False,
     ) -> SegmentResult:
-        """Keep instances with score ≥ threshold (inclusive), best first, and turn their mask
-        probabilities (N×h×w tensor, any size) into binary masks at the image's size
-        (pixel > mask_threshold, or ≥ with ``mask_inclusive``)."""
+        """Keep the :meth:`select` ed instances and turn their mask probabilities into binary masks
+        at the image's size (pixel > mask_threshold, or ≥ with ``mask_inclusive``).
+
+        ``probs`` is an N×h×w tensor (any h, w) or a function from a list of indices to such a
+        tensor for those instances; it is converted in chunks, so memory stays bounded however
+        many instances pass the threshold.
+        """
         torch = import_torch()
         scores = np.asarray(scores, dtype=np.float64).reshape(-1)
-        keep = [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] >= self.score_threshold]
+        keep = self.select(scores)
         height, width = image.shape[:2]
         masks: list[Mask] = []
-        if keep:
-            sel = probs[torch.as_tensor(keep, device=probs.device)].float()
+        for start in range(0, len(keep), MASK_CHUNK):
+            chunk = keep[start : start + MASK_CHUNK]
+            if callable(probs):
+                sel = probs(chunk).float()
+            else:
+                sel = probs[torch.as_tensor(chunk, device=probs.device)].float()
             if tuple(sel.shape[-2:]) != (height, width):
                 sel = torch.nn.functional.interpolate(
                     sel[:, None], size=(height, width), mode="bilinear", align_corners=False
                 )[:, 0]
             binary = ((sel >= mask_threshold) if mask_inclusive else (sel > mask_threshold)).cpu().numpy()
-            masks = [Mask.from_array(b) for b in binary]
+            masks.extend(Mask.from_array(b) for b in binary)
         return SegmentResult(
             masks=masks,
             scores=[float(scores[i]) for i in keep],

@@ -44,6 +44,7 @@ def test_cached_detection_equals_the_full_forward(owl, rgb_image):
     ref = seg.detector_processor.post_process_grounded_object_detection(
         out, threshold=-1.0, target_sizes=[(48, 64)]
     )[0]
+    assert scores.max() > 0.0 and np.ptp(scores) > 1e-3  # a real query, not a masked-out one
     np.testing.assert_allclose(scores, ref["scores"].numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(boxes, ref["boxes"].numpy(), rtol=1e-4, atol=1e-3)
 
@@ -64,13 +65,39 @@ def test_image_embedder_runs_once_per_image(owl, rgb_image):
     assert first.provenance["nms_iou"] == 0.3
 
 
-def test_nms_removes_overlapping_boxes(owl, rgb_image):
+def test_box_nms():
     from masklens.core.models.torch_runtime import box_nms
+
+    boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [0, 0, 10, 10.5]], float)
+    scores = np.array([0.5, 0.9, 0.4, 0.6])
+    assert list(box_nms(boxes, scores, 0.3)) == [1, 2]
+    assert list(box_nms(boxes, scores, None)) == [1, 3, 0, 2]  # no NMS: best first
+
+
+def test_nms_applied_in_the_backend(owl, rgb_image):
+    import torch
+    from torchvision.ops import box_iou
 
     without = owl(nms_iou=None).segment(rgb_image, SegmentRequest("red square"))
     with_nms = owl(nms_iou=0.3).segment(rgb_image, SegmentRequest("red square"))
     assert len(without.masks) == 16  # one box per patch of the 64 px / 16 px tiny model
-    assert len(with_nms.masks) < len(without.masks)
-    boxes = np.asarray(with_nms.provenance["boxes"], dtype=float)
-    kept = box_nms(boxes, np.asarray(with_nms.scores), 0.3)
-    assert len(kept) == len(boxes)  # what survived does not overlap above 0.3
+    assert 1 <= len(with_nms.masks) < len(without.masks)
+    boxes = torch.tensor(with_nms.provenance["boxes"], dtype=torch.float32)
+    assert bool(((boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])).all())
+    iou = box_iou(boxes, boxes).fill_diagonal_(0)
+    assert float(iou.max()) <= 0.3 + 1e-6  # what survived does not overlap above 0.3
+    assert with_nms.scores[0] == without.scores[0]  # the best box always survives
+
+
+def test_chunked_mask_conversion_and_cap(owl, rgb_image, monkeypatch):
+    """Masks are made in chunks (bounded memory) with the same result; max_instances caps them."""
+    import masklens.core.models.torch_runtime as rt
+
+    whole = owl(nms_iou=None).segment(rgb_image, SegmentRequest("red square"))
+    monkeypatch.setattr(rt, "MASK_CHUNK", 3)
+    chunked = owl(nms_iou=None).segment(rgb_image, SegmentRequest("red square"))
+    assert chunked.masks == whole.masks and chunked.scores == whole.scores
+    capped = owl(nms_iou=None, max_instances=4).segment(rgb_image, SegmentRequest("red square"))
+    assert capped.scores == whole.scores[:4] and capped.masks == whole.masks[:4]
+    assert len(capped.provenance["boxes"]) == 4
+    assert owl().max_instances == 100  # the detector pipelines' default cap

@@ -15,10 +15,14 @@ WORDS = [
 
 
 def clip_tokenizer():
-    """A CLIP BPE tokenizer over a small character vocabulary (merges for the test words)."""
+    """A CLIP BPE tokenizer over a small character vocabulary (merges for the test words).
+
+    As in the real CLIP vocabulary, id 0 is an ordinary token and the special tokens come last:
+    OWLv2 treats a query whose first id is 0 as padding.
+    """
     from transformers import CLIPTokenizer
 
-    vocab: dict[str, int] = {"<|startoftext|>": 0, "<|endoftext|>": 1}
+    vocab: dict[str, int] = {}
     for ch in sorted(set("".join(WORDS)) | set(".,?!-'")):
         vocab.setdefault(ch, len(vocab))
         vocab.setdefault(ch + "</w>", len(vocab))
@@ -32,10 +36,13 @@ def clip_tokenizer():
                 merges.append(rule)
             vocab.setdefault(merged, len(vocab))
             pieces = [merged, *pieces[2:]]
+    vocab["<|startoftext|>"] = len(vocab)
+    vocab["<|endoftext|>"] = len(vocab)
     return CLIPTokenizer(vocab=vocab, merges=merges)
 
 
 def _clip_text(tok, hidden: int = 32, **extra) -> dict:
+    bos, eos = tok.convert_tokens_to_ids(["<|startoftext|>", "<|endoftext|>"])
     return {
         "vocab_size": len(tok),
         "hidden_size": hidden,
@@ -43,9 +50,9 @@ def _clip_text(tok, hidden: int = 32, **extra) -> dict:
         "num_hidden_layers": 1,
         "num_attention_heads": 4,
         "max_position_embeddings": 32,
-        "bos_token_id": 0,
-        "eos_token_id": 1,
-        "pad_token_id": 1,
+        "bos_token_id": bos,
+        "eos_token_id": eos,
+        "pad_token_id": eos,
         **extra,
     }
 
@@ -174,6 +181,7 @@ def build_grounding_dino(folder: Path) -> Path:
 
 
 def build_owlv2(folder: Path) -> Path:
+    import torch
     from transformers import (
         Owlv2Config,
         Owlv2ForObjectDetection,
@@ -190,7 +198,14 @@ def build_owlv2(folder: Path) -> Path:
         },
         projection_dim=32,  # must equal the text hidden size
     )
-    Owlv2ForObjectDetection(config).eval().save_pretrained(folder)
+    model = Owlv2ForObjectDetection(config).eval()
+    # A random box head puts most boxes outside the image. Make it behave like a trained one: each
+    # patch predicts a box centred on itself (OWL's box bias), enlarged so neighbours overlap and
+    # box NMS has something to do.
+    with torch.no_grad():
+        model.box_head.dense2.weight.zero_()
+        model.box_head.dense2.bias.copy_(torch.tensor([0.0, 0.0, 1.5, 1.5]))
+    model.save_pretrained(folder)
     Owlv2Processor(
         image_processor=Owlv2ImageProcessor(size={"height": 64, "width": 64}), tokenizer=tok
     ).save_pretrained(folder)
