@@ -10,7 +10,8 @@ Prints absolute times, the targets, and ratios against baselines measured in thi
 * sample switch with cached predictions (target: < 100 ms), cold (image and masks decoded)
   and warm (from the LRUs), against decoding the sample's PNG alone;
 * opening a 10,000-sample benchmark until the first sample is drawn (target: < 2 s), against
-  the kind's own load_benchmark.
+  the kind's own load_benchmark; moving the t slider on 10,000 scored samples;
+* a CAFE-sized run with the real CAFE kind: first sample, scoring, slider step, sample switch.
 """
 
 from __future__ import annotations
@@ -173,11 +174,61 @@ def bench_switch_and_open(tmp: Path) -> None:
     w.close()
 
 
+def bench_cafe_sized(tmp: Path) -> None:
+    """The real CAFE kind on 2,146 synthetic pairs at 1024² (no image files: placeholders)."""
+    import argparse
+    import json
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
+    try:
+        from cafe_synth import synth_cafe
+    except ImportError:
+        print("CAFE-sized run skipped (tests/fixtures/cafe/cafe_synth.py not found)")
+        return
+    from masklens.core.scoring import Scorer, get_kind
+    from masklens.gui.main_window import MainWindow
+    from masklens.gui.settings import Settings
+
+    data, preds = synth_cafe(7, 2146, height=1024, width=1024, max_instances=5)
+    (tmp / "ann.json").write_text(json.dumps(data))
+    (tmp / "pred.json").write_text(json.dumps(preds))
+    kind = get_kind("cafe")
+    ns = argparse.Namespace(ann=str(tmp / "ann.json"), pred=str(tmp / "pred.json"), images=None)
+    t0 = time.perf_counter()  # baseline first, so that it pays the one-off imports (scipy …)
+    bench = kind.load_benchmark(ns)
+    Scorer(kind, bench, kind.load_predictions(ns, bench)).rescore()
+    t_score = time.perf_counter() - t0
+    w = MainWindow(Settings(), persist=False)
+    w.resize(1600, 1000)
+    w.show()
+    QApplication.processEvents()
+    t0 = time.perf_counter()
+    w.open_benchmark("cafe", ["--ann", str(tmp / "ann.json")], sync=True)
+    QApplication.processEvents()
+    t_open = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    w.open_predictions(["--pred", str(tmp / "pred.json")], sync=True)
+    QApplication.processEvents()
+    t_attach = time.perf_counter() - t0
+    values = iter([0.3, 0.7] * 20)
+    t_slider = timeit(lambda: (w.set_params({"score_threshold": next(values), "iou_threshold": 0.3}),
+                               QApplication.processEvents()), repeat=5)
+    idx = iter(range(1, 100))
+    t_switch = timeit(lambda: (w.state.set_index(next(idx)), QApplication.processEvents()), repeat=9)
+    print("CAFE-sized benchmark (2,146 pairs, 1024², up to 5 instances per prompt; real CAFE kind)")
+    print(f"  first sample shown {t_open:5.2f} s | predictions read + scored (background job) {t_attach:5.2f} s"
+          f" | `masklens score` baseline (load + score) {t_score:5.2f} s | attach/baseline {t_attach / t_score:.2f}x")
+    print(f"  t slider step {t_slider:6.1f} ms | sample switch {t_switch:6.1f} ms")
+    w.close()
+
+
 def main() -> int:
     app = QApplication.instance() or QApplication([])
     bench_overlays()
     with tempfile.TemporaryDirectory() as d:
         bench_switch_and_open(Path(d))
+    with tempfile.TemporaryDirectory() as d:
+        bench_cafe_sized(Path(d))
     app.processEvents()
     return 0
 
