@@ -99,9 +99,9 @@ def _path_widget(action: argparse.Action, predictions_multi: bool = False) -> QW
     box = QWidget()
     edit = QLineEdit()
     many = _is_multi(action) or (predictions_multi and is_prediction_arg(action))
-    edit.setPlaceholderText(
-        "one or more files (a layer each), separated by ;" if predictions_multi and many
-        else "folder" if _is_dir(action) else "files, separated by ;" if many else "file")
+    what = ("one or more files (a layer each), separated by ;" if predictions_multi and many
+            else "folder" if _is_dir(action) else "files, separated by ;" if many else "file")
+    edit.setPlaceholderText(f"{action.help} — {what}" if action.help else what)
     browse = QPushButton("Browse…")
 
     def pick() -> None:
