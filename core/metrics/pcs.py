@@ -253,16 +253,20 @@ def select_oracle(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> np.ndarra
     return best
 
 
-def _mean(v: np.ndarray) -> float:
-    keep = v[v > -1]  # the official summary averages the entries > -1
-    return float(np.mean(keep)) if keep.size else -1.0
+def _means(v: np.ndarray) -> list[float]:
+    """Row means of (G, 10) as the official summary takes them: of the entries > −1 (−1 if none)."""
+    keep = v > -1
+    if keep.all():
+        return v.mean(axis=1).tolist()
+    return [float(np.mean(r[k])) if k.any() else -1.0 for r, k in zip(v, keep, strict=True)]
 
 
 def accumulate_groups(
     tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray, members: np.ndarray
 ) -> list[dict[str, float | int | None]]:
     """Metrics of entries reduced to one annotator (tp (E, 10), ndt (E,), ngt (E,)) for each
-    subset given by a row of ``members`` (G, E) boolean."""
+    subset given by a row of ``members`` (G, E) boolean: the official accumulate/summarize
+    formulas term for term (same epsilons and order), vectorised over the subsets."""
     m = members.astype(np.float64)  # BLAS sums; exact for counts < 2**53
     has_gt, has_dt = ngt > 0, ndt > 0
     pos = has_gt & has_dt
@@ -270,76 +274,55 @@ def accumulate_groups(
     fp_e = ndt[:, None] - tp
     fn_e = ngt[:, None] - tp
     cols = np.stack([pos, ~has_gt & has_dt, ~has_gt & ~has_dt, has_gt & ~has_dt], axis=1)
-    il = np.rint(m @ cols).astype(np.int64)
+    il = np.rint(m @ cols).astype(np.int64).tolist()
     tps, fps, fns = (np.rint(m @ x).astype(np.int64) for x in (tp, fp_e, fn_e))
     pm_fps = np.rint(mp @ fp_e).astype(np.int64)
-    f1_sum = mp[:, pos] @ local_f1(tp[pos], ndt[pos, None], ngt[pos, None])
-    out = []
-    for g in range(len(m)):
-        n_pos = int(il[g, 0])
-        macro = f1_sum[g] / n_pos if n_pos else None
-        out.append(
-            _metrics(int(m[g].sum()), *map(int, il[g]), tps[g], fps[g], fns[g], pm_fps[g], macro)
-        )
-    return out
-
-
-def _metrics(
-    n: int,
-    il_tp: int,
-    il_fp: int,
-    il_tn: int,
-    il_fn: int,
-    tps: np.ndarray,
-    fps: np.ndarray,
-    fns: np.ndarray,
-    pm_fps: np.ndarray,
-    macro: np.ndarray | None,
-) -> dict[str, float | int | None]:
-    """The official accumulate/summarize formulas, term for term (same epsilons and order)."""
-    if n == 0:
-        return {"N": 0, **dict.fromkeys(_KEYS)}
+    n_pos = np.array([row[0] for row in il], dtype=np.float64)
+    macro = (mp[:, pos] @ local_f1(tp[pos], ndt[pos, None], ngt[pos, None])) / np.maximum(n_pos, 1)[
+        :, None
+    ]
     precision = tps / (tps + fps + P_EPS)
     pm_precision = tps / (tps + pm_fps + P_EPS)
     recall = tps / (tps + fns + P_EPS)
     f1 = 2 * precision * recall / (precision + recall + P_EPS)
     pm_f1 = 2 * pm_precision * recall / (pm_precision + recall + P_EPS)
-    il_rec = il_tp / (il_tp + il_fn + IL_EPS)
-    il_prec = il_tp / (il_tp + il_fp + IL_EPS)
-    il_f1 = 2 * il_prec * il_rec / (il_prec + il_rec + IL_EPS)
-    il_fpr = il_fp / (il_fp + il_tn + IL_EPS)
-    il_mcc = float(il_tp * il_tn - il_fp * il_fn) / (
-        (float(il_tp + il_fp) * float(il_tp + il_fn) * float(il_tn + il_fp) * float(il_tn + il_fn))
-        ** 0.5
-        + IL_EPS
+    mcc = [_image_level(*row)[3] for row in il]
+    cg = pm_f1 * np.array(mcc)[:, None]
+    cols_mean = [_means(x) for x in (cg, pm_f1, pm_precision, macro, precision, recall, f1)]
+    out = []
+    for g, (il_tp, il_fp, il_tn, il_fn) in enumerate(il):
+        n = int(members[g].sum())
+        if n == 0:
+            out.append({"N": 0, **dict.fromkeys(_KEYS)})
+            continue
+        prec, rec, fone, mcc_g, fpr = _image_level(il_tp, il_fp, il_tn, il_fn)
+        cgm, pmm, pmp, mac, pr, rc, ff = (c[g] for c in cols_mean)
+        out.append({
+            "N": n, "cgF1": cgm, "cgF1@0.5": float(cg[g, _I50]), "cgF1@0.75": float(cg[g, _I75]),
+            "IL_MCC": mcc_g, "pmF1": pmm, "pmF1@0.5": float(pm_f1[g, _I50]),
+            "pmF1@0.75": float(pm_f1[g, _I75]), "IL_FPR": fpr, "IL_precision": prec,
+            "IL_recall": rec, "IL_F1": fone, "IL_TP": il_tp, "IL_FP": il_fp, "IL_TN": il_tn,
+            "IL_FN": il_fn, "positive_micro_precision": pmp,
+            "positive_macro_F1": mac if il_tp else None, "precision": pr, "recall": rc, "F1": ff,
+        })  # fmt: skip
+    return out
+
+
+def _image_level(tp: int, fp: int, tn: int, fn: int) -> tuple[float, float, float, float, float]:
+    """IL precision, recall, F1, MCC and FPR, with the official epsilons and operation order."""
+    rec = tp / (tp + fn + IL_EPS)
+    prec = tp / (tp + fp + IL_EPS)
+    f1 = 2 * prec * rec / (prec + rec + IL_EPS)
+    fpr = fp / (fp + tn + IL_EPS)
+    mcc = float(tp * tn - fp * fn) / (
+        (float(tp + fp) * float(tp + fn) * float(tn + fp) * float(tn + fn)) ** 0.5 + IL_EPS
     )
-    cg = pm_f1 * il_mcc
-    return {
-        "N": n,
-        "cgF1": _mean(cg),
-        "cgF1@0.5": float(cg[_I50]),
-        "cgF1@0.75": float(cg[_I75]),
-        "IL_MCC": float(il_mcc),
-        "pmF1": _mean(pm_f1),
-        "pmF1@0.5": float(pm_f1[_I50]),
-        "pmF1@0.75": float(pm_f1[_I75]),
-        "IL_FPR": float(il_fpr),
-        "IL_precision": float(il_prec),
-        "IL_recall": float(il_rec),
-        "IL_F1": float(il_f1),
-        "IL_TP": il_tp,
-        "IL_FP": il_fp,
-        "IL_TN": il_tn,
-        "IL_FN": il_fn,
-        "positive_micro_precision": _mean(pm_precision),
-        "positive_macro_F1": _mean(macro) if macro is not None else None,
-        "precision": _mean(precision),
-        "recall": _mean(recall),
-        "F1": _mean(f1),
-    }
+    return prec, rec, f1, mcc, fpr
 
 
-_KEYS = [k for k in _metrics(1, 0, 0, 1, 0, *[np.zeros(10)] * 4, None) if k != "N"]
+_KEYS = ["cgF1", "cgF1@0.5", "cgF1@0.75", "IL_MCC", "pmF1", "pmF1@0.5", "pmF1@0.75", "IL_FPR",
+         "IL_precision", "IL_recall", "IL_F1", "IL_TP", "IL_FP", "IL_TN", "IL_FN",
+         "positive_micro_precision", "positive_macro_F1", "precision", "recall", "F1"]  # fmt: skip
 
 
 def summarize_groups(
