@@ -76,7 +76,7 @@ def load_cgebench(ann: str | Path, images_dir: str | Path | None = None) -> Benc
         chain = [text, *_hypernyms(img.raw, ds.path, record)]
         masks, crowd = [], []
         for a in ds.annotations.get(img_id, []):
-            masks.append(ds.mask_of(a))
+            masks.append(ds.image_mask(a))
             flag = a.get("iscrowd", 0)
             if flag not in (0, 1, True, False):
                 raise DataFormatError(f"iscrowd must be 0 or 1, got {flag!r}", path=ds.path,

@@ -48,6 +48,17 @@ class CocoDataset:
             field=key,
         )
 
+    def image_mask(self, ann: dict[str, Any], key: str = "segmentation") -> Mask:
+        """:meth:`mask_of`, and a DataFormatError when the mask is not its image's size."""
+        mask = self.mask_of(ann, key)
+        img = self.images[ann["image_id"]]
+        if mask.shape != (img.height, img.width):
+            raise DataFormatError(
+                f"mask size {mask.height}x{mask.width} differs from the image size {img.height}x{img.width}",
+                path=self.path, record=f"annotation id {ann.get('id', '?')} (image_id={ann['image_id']!r})",
+                field=key)
+        return mask
+
 
 def _require(obj: dict[str, Any], key: str, types: type | tuple[type, ...], *, path: Path, record: str) -> Any:
     if key not in obj:

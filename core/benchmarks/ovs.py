@@ -79,11 +79,7 @@ def load_ovs_annotations(path: str | Path) -> Benchmark:
             if cid not in vocab:
                 raise DataFormatError(f"category_id {cid!r} is not in the vocabulary", path=p, record=rec,
                                       field="category_id")
-            mask = coco.mask_of(ann)
-            if mask.shape != (img.height, img.width):
-                raise DataFormatError(
-                    f"mask size {mask.height}x{mask.width} differs from the image size {img.height}x{img.width}",
-                    path=p, record=rec, field="segmentation")
+            mask = coco.image_mask(ann)
             per_class.setdefault(vocab[cid], []).append(mask)
         sid = str(img_id)
         gts = {n: GroundTruth(n, m, img.height, img.width, label=n) for n, m in per_class.items()}
@@ -219,8 +215,9 @@ def threshold_masks(pred: Prediction | None, height: int, width: int) -> list[Ma
 
 
 def write_ovs_predictions(benchmark: Benchmark, predictions: PredictionSet, out: Path) -> list[Path]:
-    """Write the ``masks`` form (one record per (image, class) with a non-empty B(0.1))."""
-    target = Path(out) if Path(out).suffix.lower() == ".json" else Path(out) / "pred.json"
+    """Write the ``masks`` form (one record per (image, class) with a non-empty B(0.1)) to the file
+    ``out``, or to ``out/pred.json`` when ``out`` is an existing folder."""
+    target = Path(out) / "pred.json" if Path(out).is_dir() else Path(out)
     records = []
     for sample in benchmark:
         img = sample.images["image"]

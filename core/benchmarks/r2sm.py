@@ -121,7 +121,7 @@ def load_r2sm(ann: str | Path, images_dir: str | Path | None = None) -> Benchmar
 
     def mask(aid: Any, key: str) -> Mask:
         if (aid, key) not in cache:
-            cache[aid, key] = ds.mask_of(anns[aid], key)
+            cache[aid, key] = ds.image_mask(anns[aid], key)
         return cache[aid, key]
 
     by_image: dict[Any, list[dict[str, Any]]] = {}

@@ -120,8 +120,11 @@ def test_write_predictions_round_trip(tmp_path):
     a, p = build_golden(tmp_path)
     bench = load_ovs_annotations(a)
     preds = load_ovs_predictions(p, bench)
-    (out,) = KIND.write_predictions(bench, preds, tmp_path / "copy")
-    assert out.name == "pred.json"
+    (tmp_path / "copy").mkdir()
+    (out,) = KIND.write_predictions(bench, preds, tmp_path / "copy")  # a folder gets pred.json
+    assert out == tmp_path / "copy" / "pred.json"
+    (plain,) = KIND.write_predictions(bench, preds, tmp_path / "x")  # any other path is the file
+    assert plain == tmp_path / "x" and plain.read_bytes() == out.read_bytes()
     again = load_ovs_predictions(out, bench)
     assert all(r.provenance["source"] == "masks" for r in again.by_prompt.values())
     assert score(KIND, bench, again).to_json() == score(KIND, bench, preds).to_json()
