@@ -32,8 +32,24 @@ class PromptRequest:
 
 
 def model_availability() -> list[tuple[str, str, bool]]:
-    """(name, label, usable) for every registered backend."""
+    """(name, label, usable) for every registered backend: not installed (greyed out), weights
+    missing (selectable: running it says how to get them) or ready — as `masklens models` reports."""
+    try:
+        from masklens.core.cli.models import inventory
+
+        entries = inventory()
+    except Exception:  # noqa: BLE001 - fall back to the registry alone
+        entries = None
     out = []
+    if entries is not None:
+        for e in entries:
+            if not e.available:
+                out.append((e.name, f"{e.name} (not installed)", False))
+            elif e.needs_weights and not e.ready:
+                out.append((e.name, f"{e.title or e.name} — weights missing", True))
+            else:
+                out.append((e.name, e.title or e.name, True))
+        return out
     for name in backend_names():
         try:
             info = backend_info(name)

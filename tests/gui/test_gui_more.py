@@ -89,10 +89,14 @@ def test_model_selector_lists_every_backend_with_availability(window):
     names = [combo.itemData(i) for i in range(combo.count())]
     assert names == backend_names()
     demo_label = combo.itemText(names.index("demo"))
-    assert "needs weights" not in demo_label
-    sam3 = names.index("sam3") if "sam3" in names else None
-    if sam3 is not None:
-        assert "needs weights" in combo.itemText(sam3) or "not installed" in combo.itemText(sam3)
+    assert "weights missing" not in demo_label and "not installed" not in demo_label
+    from masklens.core.cli.models import inventory
+
+    for e in inventory():  # the labels say what `masklens models` says
+        label = combo.itemText(names.index(e.name))
+        item = combo.model().item(names.index(e.name))
+        assert ("not installed" in label) == (not e.available) == (not item.isEnabled())
+        assert ("weights missing" in label) == (e.available and e.needs_weights and not e.ready)
 
 
 def test_integrated_review_evaluate_and_report(toy_window):
