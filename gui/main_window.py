@@ -165,6 +165,7 @@ class MainWindow(WindowActions, QMainWindow):
         self.readout_panel.sliders.paramsChanged.connect(self.set_params)
         self.prompt_bar.runRequested.connect(self.run_prompt)
         self.prompt_bar.cancelRequested.connect(self.jobs.cancel_all)
+        self.prompt_bar.optionsRequested.connect(self.open_model_options)
         self.view_toolbar.togglesChanged.connect(self.render)
         self.view_toolbar.activeSetChanged.connect(self.state.set_active)
         self.view_toolbar.fitRequested.connect(lambda: self._current_view().fit())

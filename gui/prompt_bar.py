@@ -65,6 +65,7 @@ def model_availability() -> list[tuple[str, str, bool]]:
 class PromptBar(QWidget):
     runRequested = Signal(object)  # PromptRequest
     cancelRequested = Signal()
+    optionsRequested = Signal(str)  # model name
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -82,6 +83,9 @@ class PromptBar(QWidget):
         for combo, chars in ((self.text, 14), (self.model, 14), (self.image, 8), (self.role, 8)):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(chars)
+        self.options = QPushButton("Options…")
+        self.options.setToolTip("weights, device, score threshold of the selected model")
+        self.options.clicked.connect(lambda: self.optionsRequested.emit(self.model.currentData() or ""))
         self.run = QPushButton("Run")
         self.run.setDefault(True)
         self.run.clicked.connect(self.request_run)
@@ -91,7 +95,7 @@ class PromptBar(QWidget):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
         for w in (QLabel("Role"), self.role, self.level, self.image, QLabel("Prompt"), self.text,
-                  QLabel("Model"), self.model, self.run, self.cancel):
+                  QLabel("Model"), self.model, self.options, self.run, self.cancel):
             lay.addWidget(w, 1 if w is self.text else 0)
         self.role.currentIndexChanged.connect(self._role_changed)
         self.level.valueChanged.connect(lambda _: self._prefill())

@@ -198,6 +198,23 @@ class WindowActions:
                           req.text, req.role, req.level, image_key, dict(self.state.params),
                           self.state.predictions(), serial, on_done=done, sync=sync)
 
+    def open_model_options(self, model: str) -> bool:
+        """Edit the options (weights, device, …) used for ``model``; kept in the settings."""
+        from masklens.gui.model_options import ModelOptionsDialog
+
+        if not model:
+            return False
+        dlg = ModelOptionsDialog(model, self.settings.model_options.get(model, {}), self)
+        if dlg.exec() != QDialog.DialogCode.Accepted:
+            return False
+        self.set_model_options(model, dlg.options)
+        return True
+
+    def set_model_options(self, model: str, options: dict[str, Any]) -> None:
+        self.settings.model_options[model] = dict(options)
+        where = options.get("weights") or "its default weights"
+        self.message_bar.show_message(f"{model} will use {where}", "info")
+
     def set_colour(self, key: str, value: str) -> None:
         """Change an overlay colour (saved with the settings) and redraw."""
         self.toggles.colours[key] = value

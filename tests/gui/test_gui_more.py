@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import toykind
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QColor, QDropEvent, QImage
@@ -116,3 +117,26 @@ def test_integrated_review_evaluate_and_report(toy_window):
         assert w.browser.model.verdicts.get(w.state.sample.id)
         w.browser.presets.setCurrentText("unreviewed")
         assert w.browser.proxy.rowCount() == len(w.state.benchmark.samples) - 1
+
+
+@pytest.mark.slow  # imports torch for the real sam3 backend
+def test_model_options_and_a_missing_checkpoint(toy_window, qtbot, tmp_path):
+    from masklens.gui.model_options import ModelOptionsDialog, parse_options
+
+    assert parse_options(" /w ", "cpu", "0.4", "mask_threshold=0.3, name=x") == {
+        "weights": "/w", "device": "cpu", "score_threshold": 0.4, "mask_threshold": 0.3, "name": "x"}
+    dlg = ModelOptionsDialog("sam3", {})
+    qtbot.addWidget(dlg)
+    dlg.threshold.setText("high")
+    dlg._accept()
+    assert "number" in dlg.error.text() and dlg.result() != QDialog.DialogCode.Accepted
+    w = toy_window
+    names = [w.prompt_bar.model.itemData(i) for i in range(w.prompt_bar.model.count())]
+    if "sam3" not in names or not w.prompt_bar.model.model().item(names.index("sam3")).isEnabled():
+        return
+    missing = tmp_path / "no-such-checkpoint"
+    w.set_model_options("sam3", {"weights": str(missing), "device": "cpu"})
+    w.run_prompt(PromptRequest("red square", Role.POSITIVE, None, None, "sam3"))
+    qtbot.waitUntil(lambda: w.message_bar.level == "error", timeout=60000)
+    assert str(missing) in w.message_bar.text and "not found" in w.message_bar.text
+    assert "Traceback" not in w.message_bar.text and w.state.live == []
