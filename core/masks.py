@@ -219,6 +219,7 @@ def rle_counts_problem(counts: bytes, n_pixels: int) -> str | None:
     return None
 
 
+_CHUNK_BYTES = 1 << 20  # batch validation works on ~1 MB of counts at a time
 _SIGNED = np.array([(((c - 48) & 31) ^ 16) - 16 for c in range(256)], dtype=np.int64)
 
 
@@ -230,9 +231,14 @@ def rle_counts_problems(counts: Sequence[bytes], n_pixels: Sequence[int]) -> lis
     """
     pixels = np.asarray(n_pixels, dtype=np.int64)
     out: list[str | None] = [None] * len(counts)
-    if counts:
-        for i in np.flatnonzero(_bulk_unproven(counts, pixels)):
+    start, size = 0, 0
+    for end, c in enumerate([*counts, None]):  # chunks of ~1 MB bound the temporaries
+        if c is not None and size < _CHUNK_BYTES:
+            size += len(c)
+            continue
+        for i in np.flatnonzero(_bulk_unproven(counts[start:end], pixels[start:end])) + start:
             out[i] = rle_counts_problem(bytes(counts[i]), int(pixels[i]))
+        start, size = end, len(c) if c is not None else 0
     return out
 
 

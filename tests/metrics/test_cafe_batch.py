@@ -64,6 +64,21 @@ def test_batch_rle_validation_on_real_sized_masks() -> None:
     assert got[:5] == [None] * 5 and got[6:] == [None] * (len(bad) - 6)
 
 
+def test_batch_rle_validation_across_chunks(monkeypatch) -> None:
+    import masklens.core.masks as masks_mod
+
+    monkeypatch.setattr(masks_mod, "_CHUNK_BYTES", 500)  # many small chunks
+    _, preds = synth_cafe(4, 30, height=120, width=90)
+    counts = [p["segmentation"]["counts"].encode() for p in preds]
+    n = 120 * 90
+    for k in (0, len(counts) // 2, len(counts) - 1):
+        bad = list(counts)
+        bad[k] = bad[k] + b"3"
+        want = [rle_counts_problem(c, n) for c in bad]
+        assert rle_counts_problems(bad, [n] * len(bad)) == want
+        assert [i for i, w in enumerate(want) if w] == [k]
+
+
 def test_vectorised_records_equal_per_sample_records(tmp_path: Path) -> None:
     ann, preds = synth_cafe(11, 60, height=32, width=32, p_multi=0.3)
     a, p = tmp_path / "a.json", tmp_path / "p.json"
