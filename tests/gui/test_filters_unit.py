@@ -1,0 +1,59 @@
+"""Filter expressions and readout flattening (no window)."""
+
+from __future__ import annotations
+
+import pytest
+
+from masklens.core.errors import MasklensError
+from masklens.core.schema import Sample
+from masklens.gui.filters import AnyItem, Expression, Row, Unreviewed, flatten, resolve_key
+
+
+def row(values, verdict=None):
+    return Row(Sample("s", {}, {}, []), values, verdict)
+
+
+def test_flatten_nests_and_indexes():
+    rec = {"a": 1, "b": {"c": 0.5, "d": [1, {"e": "x"}]}, "skip": object()}
+    assert flatten(rec) == {"a": 1, "b.c": 0.5, "b.d[0]": 1, "b.d[1].e": "x"}
+
+
+@pytest.mark.parametrize(("text", "values", "expected"), [
+    ("iou < 0.5", {"iou": 0.4999}, True),
+    ("iou < 0.5", {"iou": 0.5}, False),
+    ("iou <= 0.5", {"iou": 0.5}, True),  # inclusive when asked
+    ("hit == true", {"hit": True}, True),
+    ("hit == false", {"hit": True}, False),
+    ("hit == 1", {"hit": True}, True),  # booleans compare as numbers
+    ("cls == TA-FP", {"cls": "TA-FP"}, True),
+    ("cls = 'TA-FP'", {"cls": "TA-FP"}, True),
+    ("cls != TA-FP", {"cls": "UA-FP"}, True),
+    ("text ~ zeb", {"text": "Zebra"}, True),
+    ("iou > 0.5", {"iou": None}, False),  # a missing value never matches a comparison
+    ("x == none", {"x": None}, True),
+    ("a > 1 and b < 1", {"a": 2, "b": 0}, True),
+    ("a > 1 AND b < 1", {"a": 2, "b": 5}, False),
+])
+def test_expression_semantics(text, values, expected):
+    f = Expression(text)
+    assert f.bind(list(values)) == []
+    assert f(row(values)) is expected
+
+
+def test_expression_errors_and_key_resolution():
+    with pytest.raises(MasklensError, match="cannot read filter"):
+        Expression("just words")
+    assert resolve_key("IOU", ["iou"]) == "iou"
+    assert resolve_key("best_iou", ["positive.best_iou"]) == "positive.best_iou"
+    assert resolve_key("best_iou", ["positive.best_iou", "negative.best_iou"]) is None  # ambiguous
+    assert Expression("nope < 1").bind(["iou"]) == ["nope"]
+
+
+def test_any_item_and_unreviewed():
+    values = {"queries[0].requested": "modal", "queries[0].wrong_type": True,
+              "queries[1].requested": "amodal", "queries[1].wrong_type": False}
+    assert not AnyItem("queries", "requested == amodal and wrong_type == true")(row(values))
+    values["queries[1].wrong_type"] = True
+    assert AnyItem("queries", "requested == amodal and wrong_type == true")(row(values))
+    assert AnyItem("queries", "x == 1").applicable(values) and not AnyItem("levels", "x == 1").applicable(values)
+    assert Unreviewed()(row({})) and not Unreviewed()(row({}, "model_wrong"))
