@@ -327,12 +327,15 @@ class CafeKind(BenchmarkKind):
         """Threshold-free, built once per overlaps list: all pairs flattened, the distinct
         image entries (an entry shared by pairs counts once) and group memberships."""
         tables: dict[Any, EntrySource] = {}
-        entry_groups: dict[Any, set[str]] = {}
+        entry_groups: dict[Any, list[str]] = {}
         for s, o in zip(samples, overlaps, strict=True):
             for (key, counts), table in ((o.pos_entry, o.pos_table), (o.neg_entry, o.neg_table)):
                 if counts:
-                    tables.setdefault(key, table)
-                    entry_groups.setdefault(key, set()).update(("Overall", s.group))
+                    if key not in tables:
+                        tables[key] = table
+                        entry_groups[key] = [s.group]
+                    elif s.group not in entry_groups[key]:
+                        entry_groups[key].append(s.group)  # an entry shared by pairs
         single = [k for k, t in tables.items() if not isinstance(t, EntryTable)]
         multi = [k for k, t in tables.items() if isinstance(t, EntryTable)]
         stack = EntryStack.concat(
@@ -346,10 +349,13 @@ class CafeKind(BenchmarkKind):
         return {
             "entries": stack,
             "entry_members": np.array(
-                [[g in entry_groups[k] for k in keys] for g in GROUPS], dtype=bool
+                [[True] * len(keys)] + [[g in entry_groups[k] for k in keys] for g in GROUPS[1:]],
+                dtype=bool,
             ).reshape(len(GROUPS), len(keys)),
             "pair_members": [groups == g if g != "Overall" else groups == groups for g in GROUPS],
-            "pairs": PairStack.build([o.pair for o in overlaps]),
+            "pairs": PairStack.build(
+                [o.pair for o in overlaps], [o.static["SoftSwap"] for o in overlaps]
+            ),
             "missing": sum(o.static["pos_missing"] + o.static["neg_missing"] for o in overlaps),
             "codes": {},
         }

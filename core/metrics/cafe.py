@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -166,19 +167,23 @@ class PairStack:
     soft: np.ndarray  # SoftSwap per pair (threshold-free)
 
     @classmethod
-    def build(cls, pairs: Sequence[PairScores]) -> PairStack:
-        def flat(side: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            sc = [getattr(p, f"{side}_scores") for p in pairs]
-            io = [getattr(p, f"{side}_ious") for p in pairs]
-            owner = np.repeat(np.arange(len(pairs)), [len(x) for x in sc])
+    def build(cls, pairs: Sequence[PairScores], soft: Sequence[int] | None = None) -> PairStack:
+        def flat(scores: list[tuple[float, ...]], ious: list[tuple[float, ...]]):
+            owner = np.repeat(np.arange(len(pairs)), [len(x) for x in scores])
             return (
-                np.fromiter((v for x in sc for v in x), dtype=np.float64, count=owner.size),
-                np.fromiter((v for x in io for v in x), dtype=np.float64, count=owner.size),
+                np.fromiter(chain.from_iterable(scores), dtype=np.float64, count=owner.size),
+                np.fromiter(chain.from_iterable(ious), dtype=np.float64, count=owner.size),
                 owner,
             )
 
-        soft = np.array([p.neg_max > p.pos_max for p in pairs], dtype=bool)
-        return cls(len(pairs), flat("pos"), flat("neg"), soft)
+        if soft is None:
+            soft = [p.neg_max > p.pos_max for p in pairs]
+        return cls(
+            len(pairs),
+            flat([p.pos_scores for p in pairs], [p.pos_ious for p in pairs]),
+            flat([p.neg_scores for p in pairs], [p.neg_ious for p in pairs]),
+            np.array(soft, dtype=bool),
+        )
 
     def _any(self, owner: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return np.bincount(owner[mask], minlength=self.n) > 0

@@ -20,6 +20,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -177,9 +178,11 @@ class EntryStack:
         sizes = np.fromiter((len(sc) for sc, _ in entries), dtype=np.int64, count=n)
         total = int(sizes.sum())
         owner = np.repeat(np.arange(n), sizes)
-        s = np.fromiter((v for sc, _ in entries for v in sc), dtype=np.float64, count=total)
+        s = np.fromiter(chain.from_iterable(sc for sc, _ in entries), dtype=np.float64, count=total)
         iou = np.fromiter(
-            (x for sc, io in entries for x in (io if io is not None else [-1.0] * len(sc))),
+            chain.from_iterable(
+                io if io is not None else repeat(-1.0, len(sc)) for sc, io in entries
+            ),
             dtype=np.float64,
             count=total,
         )
