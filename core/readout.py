@@ -51,14 +51,23 @@ def _matches(p: Prompt, role: Role, level: int | None, image: str | None) -> boo
 
 
 def replaced_prompt(
-    sample: Sample, role: Role | str, level: int | None = None, image: str | None = None
+    sample: Sample, role: Role | str, level: int | None = None, image: str | None = None,
+    *, text: str | None = None, prompt_id: str | None = None,
 ) -> Prompt | None:
-    """The benchmark prompt a typed prompt of ``role`` (``level``, on ``image``) replaces."""
+    """The benchmark prompt a typed prompt of ``role`` (``level``, on ``image``) replaces: the one
+    named by ``prompt_id`` if it has that role, else the one with the same ``text``, else the first
+    (several prompts of one role: R2SM's queries, an OVS vocabulary)."""
     role = Role(role)
     for img in (image, None) if image is not None else (None,):
-        for p in sample.prompts:
-            if _matches(p, role, level, img):
-                return p
+        found = [p for p in sample.prompts if _matches(p, role, level, img)]
+        if found:
+            for p in found:
+                if prompt_id is not None and p.id == prompt_id:
+                    return p
+            for p in found:
+                if text is not None and p.text.strip().lower() == text.strip().lower():
+                    return p
+            return found[0]
     return None
 
 
@@ -90,11 +99,14 @@ def make_typed_prompt(
     level: int | None = None,
     image: str | None = None,
     prompt_id: str | None = None,
+    replaces: str | None = None,
 ) -> Prompt:
-    """A prompt of the current sample for ``text``: image and ground truth implied by the role."""
+    """A prompt of the current sample for ``text``: image and ground truth implied by the role
+    (and by the benchmark prompt it replaces: ``replaces`` names it, else the same text, else the
+    first of that role)."""
     role = Role(role)
-    base = replaced_prompt(sample, role, level, image)
-    gt = implied_gt(sample, role, level, image)
+    base = replaced_prompt(sample, role, level, image, text=text, prompt_id=replaces)
+    gt = sample.gts[base.gt] if base is not None and base.gt in sample.gts else implied_gt(sample, role, level, image)
     img = image or (base.image if base else next(iter(sample.images), ""))
     return Prompt(
         id=prompt_id or f"typed:{role.value}:{level if level is not None else ''}:{text}",
@@ -103,7 +115,7 @@ def make_typed_prompt(
         image=img,
         gt=gt.key if gt is not None else None,
         level=level if role == Role.HYPERNYM else (base.level if base else None),
-        meta={"typed": True},
+        meta={"typed": True, "replaces": base.id if base is not None else None},
     )
 
 
@@ -152,7 +164,8 @@ def substitute(
 ) -> tuple[Sample, PredictionSet, str] | None:
     """A copy of ``sample`` whose benchmark prompt of ``prompt``'s role/level/image has the typed
     text, with a prediction set answering it by ``prediction``; None when no prompt is replaced."""
-    replaced = replaced_prompt(sample, prompt.role, prompt.level, prompt.image)
+    replaced = replaced_prompt(sample, prompt.role, prompt.level, prompt.image, text=prompt.text,
+                               prompt_id=prompt.meta.get("replaces"))
     if replaced is None:
         return None
     new_prompt = dataclasses.replace(replaced, text=prompt.text, meta={**replaced.meta, "typed": True})

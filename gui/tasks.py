@@ -120,7 +120,8 @@ def run_prompt(
     generic = generic_readout(sample, prompt, prediction, t)
     staged = benchmark_overlaps(kind, sample, prompt, prediction, base)
     bench = benchmark_readout(kind, sample, prompt, prediction, params, base, cached=staged)
-    replaced = replaced_prompt(sample, prompt.role, prompt.level, prompt.image)
+    replaced = replaced_prompt(sample, prompt.role, prompt.level, prompt.image, text=prompt.text,
+                               prompt_id=prompt.meta.get("replaces"))
     device = (models.get(model, **options).provenance() or {}).get("device")
     ctx.progress(2, 2, "done")
     return PromptRun(sample.id, prompt, model, prediction, generic, bench,

@@ -265,3 +265,32 @@ def test_hallusegbench_typed_prompt_on_the_chosen_image(window, qtbot):
     qtbot.waitUntil(lambda: bool(window.state.live) and not window.jobs.busy, timeout=30000)
     r = window.state.live[-1]
     assert r.replaced == neg_cf.id and r.prompt.gt == neg_cf.gt
+
+
+@pytest.mark.parametrize("kind", ["cafe", "pcs", "hallusegbench", "cgebench", "r2sm", "ovs"])
+def test_every_role_of_every_demo_kind_runs_live(window, kind):
+    """Each role a demo sample has, typed and run on the demo model: a result with both readouts."""
+    if kind not in demo.demo_kinds():
+        pytest.skip(f"no {kind} demo")
+    from masklens.core.readout import benchmark_readout
+    from masklens.gui.prompt_bar import PromptRequest
+
+    assert window.open_demo(kind, sync=True)
+    s = window.state
+    seen = set()
+    for p in s.sample.prompts:
+        if (p.role, p.level, p.image) in seen:
+            continue
+        seen.add((p.role, p.level, p.image))
+        n = len(s.live)
+        image = p.image if len(s.sample.images) > 1 else None
+        assert window.run_prompt(PromptRequest(p.text, p.role, p.level, image, "demo"), sync=True), \
+            window.message_bar.text
+        r = s.live[n]
+        assert r.prompt.gt is not None and r.generic["gt"] == r.prompt.gt
+        assert r.replaced is not None  # the sample has a prompt of this role: benchmark readout too
+        assert r.benchmark == benchmark_readout(s.kind, s.sample, r.prompt, r.prediction, s.params,
+                                                s.predictions())
+        if kind in ("cafe", "hallusegbench"):  # the demo's prediction files are the demo model's answers
+            assert r.benchmark == s.readout(), "live demo model and the demo's prediction file disagree"
+    assert window.message_bar.level != "error"

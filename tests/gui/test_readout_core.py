@@ -91,3 +91,15 @@ def test_benchmark_readout_replaces_the_prompt_of_the_same_role(bench):
     only_pos = dataclasses.replace(sample, prompts=sample.prompts[:1])
     neg = make_typed_prompt(only_pos, "blue", Role.NEGATIVE)
     assert benchmark_readout(kind, only_pos, neg, pred, params, preds) is None
+
+
+def test_which_prompt_a_typed_prompt_replaces(bench):
+    sample = bench[0].samples[0]
+    two = dataclasses.replace(sample, prompts=[
+        *sample.prompts, dataclasses.replace(sample.prompts[3], id="m2", text="other modal", gt="G")])
+    # several modal prompts: same text wins, then an explicit id, else the first
+    assert replaced_prompt(two, Role.MODAL, text="Other Modal").id == "m2"
+    assert replaced_prompt(two, Role.MODAL, text="nothing like it").id == sample.prompts[3].id
+    assert replaced_prompt(two, Role.MODAL, prompt_id="m2", text="visible red square").id == "m2"
+    typed = make_typed_prompt(two, "other modal", Role.MODAL)
+    assert typed.gt == "G" and typed.meta["replaces"] == "m2"
