@@ -277,14 +277,15 @@ class CafeKind(BenchmarkKind):
             pos_table = _entry_source(pos_masks, pos_scores, pos_nc)
         neg_table = _entry_source(neg_masks, neg_scores, non_crowd(neg_gt) if neg_gt else [])
         pair = PairScores(pos_scores, pos_ious, neg_scores, neg_ious)
+        pos_max, neg_max = max(pos_scores, default=0.0), max(neg_scores, default=0.0)
         static = {
             "id": sample.id,
             "edit_type": sample.group,
             "pos_image_id": pos.source_id,
             "neg_image_id": neg.source_id,
-            "SoftSwap": int(pair.neg_max > pair.pos_max),
-            "pos_max_score": pair.pos_max,
-            "neg_max_score": pair.neg_max,
+            "SoftSwap": int(neg_max > pos_max),
+            "pos_max_score": pos_max,
+            "neg_max_score": neg_max,
             "pos_max_iou": max(pos_ious, default=0.0),
             "neg_max_iou": max(neg_ious, default=0.0),
             "pos_missing": pos_pred is None,

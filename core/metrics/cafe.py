@@ -35,7 +35,7 @@ FLAG_KEYS = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PairScores:
     """Threshold-free inputs of one pair: instance scores and IoUs with the target."""
 
