@@ -29,6 +29,7 @@ class PromptRequest:
     level: int | None
     image: str | None
     model: str
+    replaces: str | None = None  # id of the benchmark prompt it stands in for (None: by text, or first)
 
 
 def model_availability() -> list[tuple[str, str, bool]]:
@@ -74,6 +75,9 @@ class PromptBar(QWidget):
             self.role.addItem(r.value, r)
         self.level = QSpinBox(minimum=1, maximum=9, prefix="p")
         self.image = QComboBox()
+        self.target = QComboBox()
+        self.target.setToolTip("the benchmark prompt the typed prompt stands in for")
+        self.target.currentIndexChanged.connect(self._target_changed)
         self.text = QComboBox(editable=True)
         self.text.setMinimumWidth(150)
         self.text.lineEdit().setPlaceholderText("type a prompt…")
@@ -94,7 +98,7 @@ class PromptBar(QWidget):
         self.cancel.clicked.connect(self.cancelRequested)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
-        for w in (QLabel("Role"), self.role, self.level, self.image, QLabel("Prompt"), self.text,
+        for w in (QLabel("Role"), self.role, self.level, self.image, self.target, QLabel("Prompt"), self.text,
                   QLabel("Model"), self.model, self.options, self.run, self.cancel):
             lay.addWidget(w, 1 if w is self.text else 0)
         self.role.currentIndexChanged.connect(self._role_changed)
@@ -158,12 +162,18 @@ class PromptBar(QWidget):
         level = self.level.value() if role == Role.HYPERNYM else None
         image = self.image.currentData()
         ours: list[str] = []
+        self.target.blockSignals(True)
+        self.target.clear()
         if self._sample is not None:
             for p in self._sample.prompts:
                 if p.role == role and (level is None or p.level == level) and (
                     image is None or p.image == image or len(self._sample.images) < 2
                 ):
                     ours.append(p.text)
+                    short = p.text if len(p.text) <= 40 else p.text[:39] + "…"
+                    self.target.addItem(f"replaces {p.id}: “{short}”", p.id)
+        self.target.setVisible(self.target.count() > 1)  # several prompts of one role: pick one
+        self.target.blockSignals(False)
         items = list(dict.fromkeys(ours + self.history))
         self.text.blockSignals(True)
         self.text.clear()
@@ -172,6 +182,19 @@ class PromptBar(QWidget):
         if not ours:
             self.text.setEditText("")
         self.text.blockSignals(False)
+
+    def _target_changed(self, i: int) -> None:
+        if i >= 0 and self._sample is not None:
+            pid = self.target.itemData(i)
+            text = next((p.text for p in self._sample.prompts if p.id == pid), None)
+            if text is not None:
+                self.text.setEditText(text)
+
+    def set_target(self, prompt_id: str) -> bool:
+        idx = self.target.findData(prompt_id)
+        if idx >= 0:
+            self.target.setCurrentIndex(idx)
+        return idx >= 0
 
     def set_text(self, text: str) -> None:
         self.text.setEditText(text)
@@ -187,6 +210,7 @@ class PromptBar(QWidget):
             level=self.level.value() if role == Role.HYPERNYM else None,
             image=self.image.currentData() if self.image.count() > 1 else None,
             model=self.model.currentData() or "demo",
+            replaces=self.target.currentData() if self.target.count() > 1 else None,
         )
 
     def request_run(self) -> None:

@@ -102,12 +102,13 @@ def run_prompt(
     params: dict[str, float],
     base: PredictionSet | None,
     serial: int,
+    replaces: str | None = None,
 ) -> PromptRun:
     """Run one typed prompt on one model and derive both readouts."""
     from masklens.core.models.runner import request_for, to_prediction
 
     prompt = make_typed_prompt(sample, text, role, level=level, image=image_key,
-                               prompt_id=f"live:{serial}")
+                               prompt_id=f"live:{serial}", replaces=replaces)
     ctx.progress(0, 2, f"{model}: “{text}”")
     t0 = time.perf_counter()
     request = request_for(prompt)

@@ -172,7 +172,8 @@ class WindowActions:
         try:
             from masklens.core.readout import make_typed_prompt
 
-            image_key = make_typed_prompt(sample, req.text, req.role, level=req.level, image=req.image).image
+            image_key = make_typed_prompt(sample, req.text, req.role, level=req.level, image=req.image,
+                                          replaces=req.replaces).image
             rgb = self.store.rgb_for_model(sample.images[image_key])
         except (MasklensError, KeyError) as exc:
             self.message_bar.show_message(f"cannot run {req.model}: {exc}", "error")
@@ -196,7 +197,8 @@ class WindowActions:
         options = dict(self.settings.model_options.get(req.model, {}))
         return self.start(f"run {req.model}", tasks.run_prompt, self.models, req.model, options, rgb, kind, sample,
                           req.text, req.role, req.level, image_key, dict(self.state.params),
-                          self.state.predictions(), serial, on_done=done, sync=sync)
+                          self.state.predictions(), serial, req.replaces,
+                          on_done=done, sync=sync)
 
     def open_model_options(self, model: str) -> bool:
         """Edit the options (weights, device, …) used for ``model``; kept in the settings."""

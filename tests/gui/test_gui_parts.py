@@ -294,3 +294,23 @@ def test_every_role_of_every_demo_kind_runs_live(window, kind):
         if kind in ("cafe", "hallusegbench"):  # the demo's prediction files are the demo model's answers
             assert r.benchmark == s.readout(), "live demo model and the demo's prediction file disagree"
     assert window.message_bar.level != "error"
+
+
+def test_choose_which_query_a_typed_prompt_replaces(window, qtbot):
+    if "r2sm" not in demo.demo_kinds():
+        pytest.skip("no r2sm demo")
+    assert window.open_demo("r2sm", sync=True)
+    s, pb = window.state, window.prompt_bar
+    modal = [p for p in s.sample.prompts if p.role.value == "modal"]
+    if len(modal) < 2:
+        pytest.skip("the first R2SM demo sample has one modal query")
+    pb.set_role("modal")
+    assert pb.target.count() == len(modal)
+    assert pb.set_target(modal[1].id) and pb.text.currentText() == modal[1].text
+    pb.set_text("only the part you can see")
+    pb.select_model("demo")
+    req = pb.request()
+    assert req.replaces == modal[1].id
+    assert window.run_prompt(req, sync=True)
+    r = s.live[-1]
+    assert r.replaced == modal[1].id and r.prompt.gt == modal[1].gt
