@@ -130,10 +130,23 @@ def test_three_annotator_summary(tmp_path: Path) -> None:
     assert s["pmF1@0.75"] == pytest.approx(pm[5], abs=1e-15)
     assert s["cgF1"] == pytest.approx(np.mean(pm) * mcc, abs=1e-12)
     assert s["cgF1@0.5"] == pytest.approx(pm[0] * mcc, abs=1e-15)
-    # all entries: FP adds e6's 2 FPs
-    assert s["precision"] == pytest.approx(
-        np.mean([2 / (2 + 4 + 1e-4)] * 7 + [1 / (1 + 5 + 1e-4)] * 3)
-    )
+    assert s["cgF1@0.75"] == pytest.approx(pm[5] * mcc, abs=1e-15)
+    assert s["IL_precision"] == pytest.approx(3 / (3 + 1 + 1e-6), abs=1e-15)
+    assert s["IL_recall"] == pytest.approx(3 / (3 + 1 + 1e-6), abs=1e-15)
+    p_, r_ = 3 / (4 + 1e-6), 3 / (4 + 1e-6)
+    assert s["IL_F1"] == pytest.approx(2 * p_ * r_ / (p_ + r_ + 1e-6), abs=1e-15)
+    # micro over all entries: e6's 2 FPs count in precision, not in pmF1
+    prec = [1 / (1 + 5 + 1e-4) if hi else 2 / (2 + 4 + 1e-4) for hi in HI]
+    rec = [1 / (1 + 4 + 1e-4) if hi else 2 / (2 + 3 + 1e-4) for hi in HI]
+    assert s["precision"] == pytest.approx(np.mean(prec), abs=1e-12)
+    assert s["recall"] == pytest.approx(np.mean(rec), abs=1e-12)
+    f1s = [2 * a * b / (a + b + 1e-4) for a, b in zip(prec, rec, strict=True)]
+    assert s["F1"] == pytest.approx(np.mean(f1s), abs=1e-12)
+    pmp = [1 / (1 + 3 + 1e-4) if hi else 2 / (2 + 2 + 1e-4) for hi in HI]
+    assert s["positive_micro_precision"] == pytest.approx(np.mean(pmp), abs=1e-12)
+    # positive macro F1: IL_TP entries e1 (a1), e3 and e7 (local F1 0)
+    e1 = [f1(1, 1, 1) if hi else f1(2, 0, 0) for hi in HI]
+    assert s["positive_macro_F1"] == pytest.approx(np.mean(e1) / 3, abs=1e-12)
     assert any("not instance-exhaustive" in n for n in res.notes)
 
 
