@@ -246,9 +246,9 @@ class MainWindow(WindowActions, QMainWindow):
             self.sample_view.show_panels(specs, ctx, view.grid_columns(len(specs)))
         self._show_readout()
         missing = [self.store.missing[str(r.path)] for r in sample.images.values() if str(r.path) in self.store.missing]
-        if missing and missing[0] != self.message_bar.text:
-            self.message_bar.show_message(f"{missing[0]} (shown as a checkerboard; scoring needs no pixels)",
-                                          "warning")
+        note = f"{missing[0]} (shown as a checkerboard; scoring needs no pixels)" if missing else ""
+        if note and note != self.message_bar.text:
+            self.message_bar.show_message(note, "warning")
         n = len(self.state.benchmark.samples)
         self.status.set_sample(f"sample {self.state.index + 1}/{n}: {sample.id}"
                                + (f" · {sample.group}" if sample.group else ""))
