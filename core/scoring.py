@@ -134,14 +134,20 @@ class BenchmarkKind(ABC):
         return {p.name: p.default for p in self.params}
 
     def resolve_params(self, given: Mapping[str, Any] | None = None) -> dict[str, float]:
-        """Defaults overlaid with the given values (unknown keys are an error)."""
+        """Defaults overlaid with the given values (unknown keys and values outside a
+        parameter's valid range are errors)."""
         out = self.default_params()
+        specs = {p.name: p for p in self.params}
         for key, value in (given or {}).items():
             if value is None:
                 continue
             if key not in out:
                 raise MasklensError(f"unknown parameter '{key}' for {self.title or self.name}")
             out[key] = float(value)
+            spec = specs.get(key)
+            if spec is not None and not spec.minimum <= out[key] <= spec.maximum:  # NaN fails too
+                raise MasklensError(
+                    f"{spec.flag} must be a number in [{spec.minimum:g}, {spec.maximum:g}], got {value}")
         return out
 
     def notes(self, samples: list[Sample], overlaps: list[Any]) -> list[str]:

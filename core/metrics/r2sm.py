@@ -120,7 +120,7 @@ def coco_ap(units: Sequence[EvalUnit], *, use_cache: bool = True) -> dict[str, f
 def coco_ap_groups(
     units: Sequence[EvalUnit], groups: Mapping[str, Sequence[int]], *, use_cache: bool = True
 ) -> dict[str, dict[str, float | None]]:
-    """COCO AP/AR of several subsets of the units (index lists).
+    """COCO AP/AR of several subsets of the units (index lists, taken in ascending order).
 
     ``COCOeval.evaluate`` (the slow, per-image part) runs only for units whose per-image
     results are not stored yet (:func:`evaluate_units`); each group is then accumulated
@@ -133,7 +133,7 @@ def coco_ap_groups(
     out: dict[str, dict[str, float | None]] = {g: dict.fromkeys(AP_KEYS) for g in groups}
     evaluate_units(units, use_cache=use_cache)
     for name, idx in groups.items():
-        sel = [units[int(i)] for i in idx]
+        sel = [units[int(i)] for i in sorted(idx)]  # COCO breaks score ties by image order
         if not sel:
             continue
         with contextlib.redirect_stdout(io.StringIO()):
