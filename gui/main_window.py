@@ -236,8 +236,8 @@ class MainWindow(WindowActions, QMainWindow):
             return preds.get(pid) if preds else None
 
         view = view_for(kind.name)
-        ctx = RenderContext(self.store, sample, prediction, t, self.toggles, self._caption(live, prediction, t),
-                            score_labels=view.score_labels)
+        ctx = RenderContext(self.store, sample, prediction, t, self.toggles,
+                            self._caption(live, prediction, t, view), score_labels=view.score_labels)
         if self.tabs.currentIndex() == 1:
             specs = self.live_list.panel_specs(sample)
             self.compare_view.show_panels(specs, ctx, 2 if len(specs) == 4 else min(3, max(1, len(specs))))
@@ -253,15 +253,19 @@ class MainWindow(WindowActions, QMainWindow):
         self.status.set_sample(f"sample {self.state.index + 1}/{n}: {sample.id}"
                                + (f" · {sample.group}" if sample.group else ""))
 
-    def _caption(self, live: dict, prediction, t: float):
+    def _caption(self, live: dict, prediction, t: float, view=None):
         from masklens.core.readout import generic_readout
 
-        sample = self.state.sample
+        sample, readout = self.state.sample, self.state.readout()
 
         def caption(spec) -> str:
             pred = prediction(spec.prompt_id)
             if spec.prompt_id is None:
                 return ""
+            if spec.prompt_id not in live and view is not None:  # the benchmark's own words first
+                own = view.safe_caption(sample, sample.prompt(spec.prompt_id), readout)
+                if own:
+                    return own
             if pred is None:
                 return "no prediction"
             prompt = live[spec.prompt_id].prompt if spec.prompt_id in live else sample.prompt(spec.prompt_id)

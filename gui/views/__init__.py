@@ -6,7 +6,9 @@ A view is a small class registered under a kind name; the generic renderer
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from masklens.core.schema import Prompt, Sample
 
@@ -50,6 +52,18 @@ class SampleView:
 
     def grid_columns(self, n_panels: int) -> int:
         return max(1, min(self.columns, n_panels))
+
+    def caption(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any]) -> str | None:
+        """The benchmark's own words for this prompt's panel (None: the generic IoU caption)."""
+        return None
+
+    def safe_caption(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any] | None) -> str | None:
+        if readout is None:
+            return None
+        try:
+            return self.caption(sample, prompt, readout)
+        except (KeyError, TypeError, ValueError, IndexError):  # a readout without these fields
+            return None
 
 
 def prompt_title(p: Prompt, sample: Sample) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from masklens.core.readout import implied_gt
 from masklens.core.schema import Prompt, Role, Sample
 from masklens.gui.views import SampleView, register_view
@@ -18,6 +21,25 @@ class CafeView(SampleView):
     def prompts(self, sample: Sample) -> list[Prompt]:
         return sorted(sample.prompts, key=lambda p: _ROLE_ORDER[p.role])
 
+    def caption(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any]) -> str | None:
+        side = {Role.POSITIVE: "pos", Role.NEGATIVE: "neg"}.get(prompt.role)
+        if side is None:
+            return None
+        return (f"{readout[f'{side}_class']} · max s {_f(readout[f'{side}_max_score'], 2)}"
+                f" · max IoU {_f(readout[f'{side}_max_iou'])}" + (" · swap" if readout.get("SoftSwap") else ""))
+
+
+def _f(value: Any, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+_HALLU_KEYS = {  # (role, image) -> the readout fields of that query
+    (Role.POSITIVE, "factual"): ("IoU_fact",),
+    (Role.NEGATIVE, "factual"): ("IoU_textual", "CMS_fact"),
+    (Role.NEGATIVE, "counterfactual"): ("IoU_visual", "CMS_counterfact"),
+    (Role.POSITIVE, "counterfactual"): ("IoU_counterfact",),
+}
+
 
 @register_view("hallusegbench")
 class HalluView(SampleView):
@@ -25,6 +47,10 @@ class HalluView(SampleView):
 
     columns = 2
     max_panels = 4
+
+    def caption(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any]) -> str | None:
+        keys = _HALLU_KEYS.get((prompt.role, prompt.image))
+        return None if keys is None else " · ".join(f"{k} {_f(readout[k])}" for k in keys)
 
     def prompts(self, sample: Sample) -> list[Prompt]:
         images = list(sample.images)
@@ -44,12 +70,23 @@ class CgeView(SampleView):
     def prompts(self, sample: Sample) -> list[Prompt]:
         return sorted(sample.prompts, key=lambda p: p.level or 0)
 
+    def caption(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any]) -> str | None:
+        lv = next(v for v in readout["levels"] if v["prompt_id"] == prompt.id)
+        return (f"IoGT {_f(lv['IoGT'])} · c({lv['level']}) {_f(lv['cumulative'])} · {lv['outcome']}"
+                f" · kept {lv['kept']}/{lv['instances']}")
+
 
 @register_view("r2sm")
 class R2smView(SampleView):
     """Each query with the requested mask filled and the other (modal ↔ amodal) outlined."""
 
     columns = 3
+
+    def caption(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any]) -> str | None:
+        q = next(v for v in readout["queries"] if v["prompt_id"] == prompt.id)
+        other = "modal" if q["requested"] == "amodal" else "amodal"
+        return (f"IoU {_f(q['IoU'])} vs {q['requested']} · {_f(q['IoU_other'])} vs {other}"
+                + (" · WRONG TYPE" if q["wrong_type"] else ""))
 
     def gts_for(self, sample: Sample, prompt: Prompt) -> list[str]:
         keys = super().gts_for(sample, prompt)

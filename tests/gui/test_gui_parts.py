@@ -145,6 +145,10 @@ def test_demo_views_and_demo_model(window, qtbot, kind):
     if expected:
         assert len(panels) == expected
     assert all("gt" in p.canvas.layer_names() for p in panels[:1])
+    # captions in the benchmark's own words, from the readout of the shown prediction set
+    rec = s.readout()
+    words = {"cafe": rec.get("pos_class"), "hallusegbench": "IoU_fact", "cgebench": "IoGT", "r2sm": " vs "}[kind]
+    assert words and words in panels[0].caption.text(), panels[0].caption.text()
     # the demo model on one of the sample's own prompts: the readout equals the scorer's
     p = s.sample.prompts[0]
     window.prompt_bar.set_role(p.role, p.level)
