@@ -25,6 +25,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from masklens.core.errors import MasklensError
 from masklens.core.schema import Benchmark, Prediction, PredictionSet, Prompt, Sample
 from masklens.core.scoring import BenchmarkKind, Scorer
 
@@ -86,8 +87,11 @@ class AppState(QObject):
         self.namespace, self.argv = namespace, list(argv or [])
         self.prediction_sets, self.scorers, self.readouts = {}, {}, {}
         self.active, self.index, self.live = None, 0, []
-        self.params = kind.resolve_params({k: v for k, v in (params or {}).items()
-                                           if k in kind.default_params()})
+        try:  # remembered values; out of range (e.g. from an older version) → the defaults
+            self.params = kind.resolve_params({k: v for k, v in (params or {}).items()
+                                               if k in kind.default_params()})
+        except MasklensError:
+            self.params = kind.default_params()
         self.benchmarkChanged.emit()
         self.sampleChanged.emit(0)
 

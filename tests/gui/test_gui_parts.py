@@ -318,3 +318,14 @@ def test_choose_which_query_a_typed_prompt_replaces(window, qtbot):
     assert window.run_prompt(req, sync=True)
     r = s.live[-1]
     assert r.replaced == modal[1].id and r.prompt.gt == modal[1].gt
+
+
+def test_out_of_range_remembered_thresholds_fall_back_to_defaults(qtbot, toy):
+    from masklens.gui.main_window import MainWindow
+
+    s = Settings()
+    s.params["toy"] = {"score_threshold": 7.0}  # e.g. written by an older version
+    w = MainWindow(s, persist=False)
+    qtbot.addWidget(w)
+    assert w.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])], sync=True)
+    assert w.state.benchmark is not None and w.state.params["score_threshold"] == 0.5
