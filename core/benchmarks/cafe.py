@@ -35,6 +35,7 @@ from masklens.core.errors import DataFormatError
 from masklens.core.masks import Mask, iou_matrix
 from masklens.core.metrics.cafe import (
     CLASS_FLAGS,
+    PAIR_HELP,
     PairScores,
     PairStack,
     classify_pair,
@@ -74,22 +75,7 @@ IOU_THRESHOLD = ParamSpec(
 )
 
 CAFE_HELP: dict[str, str] = {
-    "N": "pairs (= negative prompts)",
-    "TA_TP": "positive prompts with an instance s ≥ t and IoU ≥ τ",
-    "TA_FN": "positive prompts that are not TA-TP (official script's TA-FN: UA_P + TA_FN_paper + UA_FN)",
-    "UA_P": "paper: positive accepted (s ≥ t) but no accepted instance aligned",
-    "TA_FN_paper": "paper: positive with no accepted instance but an aligned one (IoU ≥ τ, s < t)",
-    "UA_FN": "paper: positive with no accepted and no aligned instance",
-    "TA_FP": "negative prompts with an accepted, aligned instance",
-    "UA_FP": "negative prompts with accepted instances, none aligned",
-    "TN": "negative prompts with no accepted instance",
-    "AFPR": "TA_FP / N",
-    "UFPR": "UA_FP / N",
-    "IL_FPR": "AFPR + UFPR (CAFE's image-level FPR over negative prompts)",
-    "ACSR": "pairs with positive not TA-TP and negative TA-FP, / N",
-    "UCSR": "pairs with positive not TA-TP and negative UA-FP, / N",
-    "CSR": "ACSR + UCSR",
-    "SoftSwap": "pairs whose max negative score > max positive score (strict), / N",
+    **PAIR_HELP,
     **{k: v for k, v in PCS_HELP.items() if k not in ("N", "IL_FPR")},
     "N_entries": "image entries (positive and negative) in the group's cgF1",
     "IL_FPR_pcs": "SAM 3's IL_FPR over the group's image entries: IL_FP / (IL_FP + IL_TN + 1e-6)",
@@ -189,6 +175,13 @@ def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
                 group=group,
                 meta={"edit_type": edit, "load_info": info},
             )
+        )
+    if not samples:
+        raise DataFormatError(
+            f"no pair to score: the positive images of all {len(negatives)} pairs have no "
+            "annotation (the target mask)",
+            path=p,
+            field="annotations",
         )
     info["unpaired_positives"] = sum(1 for k in positives if k not in paired)
     sources = {"ann": p} | ({"images": Path(images)} if images is not None else {})

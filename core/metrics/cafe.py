@@ -35,6 +35,27 @@ FLAG_KEYS = (
 )  # fmt: skip
 
 
+#: one-line definitions of the CAFE pair metrics (tooltips, docs)
+PAIR_HELP: dict[str, str] = {
+    "N": "pairs (= negative prompts)",
+    "TA_TP": "positive prompts with an instance s ≥ t and IoU ≥ τ",
+    "TA_FN": "positive prompts that are not TA-TP (official script's TA-FN: UA_P + TA_FN_paper + UA_FN)",
+    "UA_P": "paper: positive accepted (s ≥ t) but no accepted instance aligned",
+    "TA_FN_paper": "paper: positive with no accepted instance but an aligned one (IoU ≥ τ, s < t)",
+    "UA_FN": "paper: positive with no accepted and no aligned instance",
+    "TA_FP": "negative prompts with an accepted, aligned instance",
+    "UA_FP": "negative prompts with accepted instances, none aligned",
+    "TN": "negative prompts with no accepted instance",
+    "AFPR": "TA_FP / N",
+    "UFPR": "UA_FP / N",
+    "IL_FPR": "AFPR + UFPR (CAFE's image-level FPR over negative prompts)",
+    "ACSR": "pairs with positive not TA-TP and negative TA-FP, / N",
+    "UCSR": "pairs with positive not TA-TP and negative UA-FP, / N",
+    "CSR": "ACSR + UCSR",
+    "SoftSwap": "pairs whose max negative score > max positive score (strict), / N",
+}
+
+
 @dataclass(slots=True)
 class PairScores:
     """Threshold-free inputs of one pair: instance scores and IoUs with the target."""

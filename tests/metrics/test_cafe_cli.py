@@ -133,6 +133,7 @@ BAD_CAFE = {
     "gt mask wrong size": ("ann", _first_ann("segmentation", {"size": [5, 5], "counts": [25]}), ["annotation id 1", "differs"]),
     "fp_source_id nowhere": ("ann", _ann_image(1 + NEG_OFFSET, "fp_source_id", 99), ["fp_source_id", f"image id {1 + NEG_OFFSET}"]),
     "unknown edit_type": ("ann", _ann_image(1 + NEG_OFFSET, "edit_type", "Bogus"), ["edit_type", "Bogus"]),
+    "no annotation at all": ("ann", lambda d: dict(d, annotations=[]), ["ann.json", "no pair to score"]),
     "missing text_input": ("ann", _ann_image(2, "text_input", ...), ["image id 2", "text_input"]),
 }  # fmt: skip
 
