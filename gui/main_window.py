@@ -293,7 +293,11 @@ class MainWindow(WindowActions, QMainWindow):
 
     # ------------------------------------------------------------ params
     def set_params(self, params: dict[str, float]) -> None:
-        self.state.set_params(params)
+        try:
+            self.state.set_params(params)
+        except MasklensError as exc:  # e.g. a value outside the kind's range
+            self.message_bar.show_message(str(exc), "error")
+            return
         if self.state.kind is not None:
             self.settings.params[self.state.kind.name] = dict(self.state.params)
 
