@@ -15,9 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from masklens.core.benchmarks.coco import CocoDataset, load_coco, load_results
+from masklens.core.benchmarks.coco import CocoDataset, load_coco, load_results, write_results
 from masklens.core.errors import DataFormatError
-from masklens.core.io import atomic_write_json
 from masklens.core.metrics import cge
 from masklens.core.schema import (
     Benchmark,
@@ -167,16 +166,8 @@ class CGEBenchKind(BenchmarkKind):
 
     def write_predictions(self, benchmark: Benchmark, predictions: PredictionSet, out: Path) -> list[Path]:
         """COCO results JSON with ``level``; ``out`` is a file, or a folder that gets ``pred.json``."""
-        target = Path(out) / "pred.json" if Path(out).is_dir() else Path(out)
-        records = []
-        for s in benchmark.samples:
-            for pr in s.prompts:
-                pred = predictions.get(pr.id)
-                for inst in pred.instances if pred else []:
-                    records.append({"image_id": pr.source_id, "level": pr.level, "category_id": 1,
-                                    "segmentation": inst.mask.to_coco(), "score": float(inst.score)})
-        atomic_write_json(target, records, indent=None)
-        return [target]
+        return write_results(benchmark, predictions, out,
+                             lambda s, pr: {"image_id": pr.source_id, "level": pr.level})
 
     # ------------------------------------------------------------ scoring
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> cge.CgeAreas:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import DataFormatError
-from masklens.core.io import read_json
+from masklens.core.io import atomic_write_json, read_json
 from masklens.core.masks import Mask
+from masklens.core.schema import Benchmark, PredictionSet, Prompt, Sample
 
 
 @dataclass
@@ -180,3 +181,30 @@ def load_results(
             mask = mask.resized(size[0], size[1])
         out.append(ResultRecord(i, found, mask, float(score), rec))
     return out
+
+
+def results_target(out: str | Path, default_name: str = "pred.json") -> Path:
+    """Where a prediction writer writes: ``out`` itself, or ``out/default_name`` when ``out`` is
+    an existing folder (so ``predict --out X`` then ``score --pred X`` always agree)."""
+    p = Path(out)
+    return p / default_name if p.is_dir() else p
+
+
+def write_results(
+    benchmark: Benchmark,
+    predictions: PredictionSet,
+    out: str | Path,
+    keys_of: Callable[[Sample, Prompt], dict[str, Any]],
+) -> list[Path]:
+    """Write every prompt's instances as COCO results ``{**keys_of(sample, prompt), category_id: 1,
+    segmentation, score}`` (atomically) to :func:`results_target`; returns the file written."""
+    records = []
+    for sample in benchmark.samples:
+        for prompt in sample.prompts:
+            pred = predictions.get(prompt.id)
+            for inst in pred.instances if pred else []:
+                records.append({**keys_of(sample, prompt), "category_id": 1,
+                                "segmentation": inst.mask.to_coco(), "score": float(inst.score)})
+    target = results_target(out)
+    atomic_write_json(target, records, indent=None)
+    return [target]

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.benchmarks.coco import load_coco
+from masklens.core.benchmarks.coco import load_coco, results_target
 from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_json, read_json
 from masklens.core.masks import Mask, intersect_all, iou_matrix, resize_nearest, union_all
@@ -217,7 +217,7 @@ def threshold_masks(pred: Prediction | None, height: int, width: int) -> list[Ma
 def write_ovs_predictions(benchmark: Benchmark, predictions: PredictionSet, out: Path) -> list[Path]:
     """Write the ``masks`` form (one record per (image, class) with a non-empty B(0.1)) to the file
     ``out``, or to ``out/pred.json`` when ``out`` is an existing folder."""
-    target = Path(out) / "pred.json" if Path(out).is_dir() else Path(out)
+    target = results_target(out)
     records = []
     for sample in benchmark:
         img = sample.images["image"]

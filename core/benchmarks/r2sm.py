@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from masklens.core.benchmarks.cgebench import resolve_image_path
-from masklens.core.benchmarks.coco import CocoDataset, load_coco, load_results
+from masklens.core.benchmarks.coco import CocoDataset, load_coco, load_results, write_results
 from masklens.core.errors import DataFormatError
-from masklens.core.io import atomic_write_json
 from masklens.core.masks import Mask
 from masklens.core.metrics import r2sm as m
 from masklens.core.schema import (
@@ -230,16 +229,8 @@ class R2SMKind(BenchmarkKind):
 
     def write_predictions(self, benchmark: Benchmark, predictions: PredictionSet, out: Path) -> list[Path]:
         """COCO results JSON with ``query_id``; ``out`` is a file, or a folder that gets ``pred.json``."""
-        target = Path(out) / "pred.json" if Path(out).is_dir() else Path(out)
-        records = []
-        for s in benchmark.samples:
-            for pr in s.prompts:
-                pred = predictions.get(pr.id)
-                for inst in pred.instances if pred else []:
-                    records.append({"query_id": pr.source_id, "image_id": s.images[IMAGE_KEY].source_id,
-                                    "category_id": 1, "segmentation": inst.mask.to_coco(), "score": float(inst.score)})
-        atomic_write_json(target, records, indent=None)
-        return [target]
+        return write_results(benchmark, predictions, out,
+                             lambda s, pr: {"query_id": pr.source_id, "image_id": s.images[IMAGE_KEY].source_id})
 
     # ------------------------------------------------------------ scoring
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> m.R2smOverlaps:
