@@ -22,6 +22,7 @@ def run_app(args: argparse.Namespace) -> int:
     app.setApplicationName("masklens")
     # screenshots are reproducible: default settings, nothing saved
     window = MainWindow(Settings(), persist=False) if shot else MainWindow()
+    install_excepthook(window)
     kind = getattr(args, "kind", None)
     if getattr(args, "demo", False) or not (kind or shot):
         window.open_demo(kind, sync=bool(shot))
@@ -32,6 +33,25 @@ def run_app(args: argparse.Namespace) -> int:
         return screenshot(app, window, shot, parse_size(getattr(args, "size", "1600x1000")))
     window.show()
     return app.exec()
+
+
+def install_excepthook(window) -> None:
+    """An exception escaping a Qt slot is logged and shown in the message bar: the window stays."""
+    import logging
+    import traceback
+
+    def hook(kind: type[BaseException], value: BaseException, tb) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            sys.__excepthook__(kind, value, tb)
+            return
+        logging.getLogger("masklens.gui").error("".join(traceback.format_exception(kind, value, tb)))
+        text = str(value) if isinstance(value, MasklensError) else f"internal error: {kind.__name__}: {value}"
+        try:
+            window.message_bar.show_message(text, "error")
+        except RuntimeError:  # the window is gone
+            sys.__excepthook__(kind, value, tb)
+
+    sys.excepthook = hook
 
 
 def parse_size(text: str) -> tuple[int, int]:
