@@ -63,9 +63,13 @@ def is_offline() -> bool:
 
 
 def looks_like_path(spec: str) -> bool:
-    return spec.startswith(("/", "./", "../", "~")) or os.sep + os.sep in spec or spec.endswith(
-        (".pt", ".pth", ".safetensors", ".bin", ".yaml")
-    ) or (os.altsep is not None and os.altsep in spec) or spec.count("/") > 1
+    """True for specs that can only be file-system paths (never a hub id ``owner/name``)."""
+    return (
+        spec.startswith(("/", ".", "~"))
+        or "\\" in spec
+        or spec.count("/") > 1
+        or spec.endswith((".pt", ".pth", ".safetensors", ".bin", ".yaml", ".yml"))
+    )
 
 
 def resolve_weights(spec: str | Path, *, backend: str, what: str = "weights") -> ResolvedWeights:

@@ -97,6 +97,15 @@ def test_hub_id_offline(monkeypatch, tmp_path):
     assert len(resolved.sha256) == 64
 
 
+def test_paths_and_hub_ids_told_apart():
+    from masklens.core.models.weights import looks_like_path
+
+    for path in ("/abs/dir", "./rel", "../up", "~/w", "a/b/c", "sam2.1_hiera_large.pt", "cfg.yaml", "C:\\w"):
+        assert looks_like_path(path), path
+    for hub_id in ("facebook/sam3", "IDEA-Research/grounding-dino-base", "CIDAS/clipseg-rd64-refined"):
+        assert not looks_like_path(hub_id), hub_id
+
+
 def test_not_a_hub_id(tmp_path):
     with pytest.raises(ModelError, match="not found"):
         resolve_weights("not a model id", backend="clipseg")
