@@ -49,18 +49,6 @@ CGE_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(CGE_CASES))
-def test_cgebench_bad_input(case, tmp_path, capsys):
-    ann, pred = build_cge(tmp_path)
-    which, spoil, expected = CGE_CASES[case]
-    target = ann if which == "ann" else pred
-    spoil(target)
-    err = run(capsys, ["score", "cgebench", "--ann", str(ann), "--pred", str(pred)], tmp_path / "out.json")
-    assert str(target) in err
-    for piece in expected:
-        assert piece in err, (piece, err)
-
-
 # ------------------------------------------------------------------ R2SM
 R2SM_CASES = {
     "truncated ann": ("ann", lambda p: p.write_text(p.read_text()[:-3]), ["not valid JSON"]),
@@ -85,13 +73,17 @@ R2SM_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(R2SM_CASES))
-def test_r2sm_bad_input(case, tmp_path, capsys):
-    ann, pred = build_r2sm(tmp_path)
-    which, spoil, expected = R2SM_CASES[case]
+KINDS = {"cgebench": (build_cge, CGE_CASES), "r2sm": (build_r2sm, R2SM_CASES)}
+
+
+@pytest.mark.parametrize(("kind", "case"), [(k, c) for k, (_, cases) in KINDS.items() for c in sorted(cases)])
+def test_bad_input(kind, case, tmp_path, capsys):
+    build, cases = KINDS[kind]
+    ann, pred = build(tmp_path)
+    which, spoil, expected = cases[case]
     target = ann if which == "ann" else pred
     spoil(target)
-    err = run(capsys, ["score", "r2sm", "--ann", str(ann), "--pred", str(pred)], tmp_path / "out.json")
+    err = run(capsys, ["score", kind, "--ann", str(ann), "--pred", str(pred)], tmp_path / "out.json")
     assert str(target) in err
     for piece in expected:
         assert piece in err, (piece, err)
