@@ -214,6 +214,9 @@ def _entry_source(masks: list[Mask], scores: tuple[float, ...], gts: list[Mask])
     return entry_table(scores, [iou_matrix(masks, gts)])
 
 
+_FLAGS = [flags for row in CLASS_FLAGS for flags in row]  # index: positive * 3 + negative
+
+
 def _prompt(sample: Sample, role: Role) -> Prompt:
     for pr in sample.prompts:
         if pr.role == role:
@@ -312,9 +315,12 @@ class CafeKind(BenchmarkKind):
     ) -> list[dict[str, Any]]:
         """Vectorised: every pair classified at once, records from per-class flag tables."""
         pc, nc = self._codes(samples, overlaps, params)
+        memo = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))["records"]
+        # a pair has at most 12 (positive, negative) class states: its record per state is
+        # built once and handed out as a (shallow) copy
         return [
-            {**o.static, **CLASS_FLAGS[a][b]}
-            for o, a, b in zip(overlaps, pc.tolist(), nc.tolist(), strict=True)
+            (m.get(k) or m.setdefault(k, {**o.static, **_FLAGS[k]})).copy()
+            for o, m, k in zip(overlaps, memo, (pc * 3 + nc).tolist(), strict=True)
         ]
 
     def _stacks(self, samples: list[Sample], overlaps: list[CafeOverlaps]) -> dict[str, Any]:
@@ -352,6 +358,7 @@ class CafeKind(BenchmarkKind):
             ),
             "missing": sum(o.static["pos_missing"] + o.static["neg_missing"] for o in overlaps),
             "codes": {},
+            "records": [{} for _ in overlaps],
         }
 
     def _codes(

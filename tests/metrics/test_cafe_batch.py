@@ -96,6 +96,9 @@ def test_vectorised_records_equal_per_sample_records(tmp_path: Path) -> None:
         ]
         assert batch == single
         assert [list(r) for r in batch] == [list(r) for r in single]  # same key order
+    first = scorer.readouts()
+    first[0]["verdict"] = "mine"  # a consumer's edit does not leak into later results
+    assert "verdict" not in scorer.readouts()[0]
 
 
 def test_two_scorers_and_a_replaced_sample_keep_their_own_results(tmp_path: Path) -> None:
