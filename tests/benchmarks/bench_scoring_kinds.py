@@ -187,22 +187,18 @@ def main() -> None:
     ok = True
     with tempfile.TemporaryDirectory(prefix="masklens-bench-") as tmp:
         root = Path(tmp)
-        t = time.perf_counter()
-        argv = synth_hallu(root / "hallu", n_hallu, rng)
-        print(f"(HalluSegBench set written in {time.perf_counter() - t:.1f} s)")
-        ok &= bench("hallusegbench", argv, {"alpha": 3.0}, {"alpha": 5.0},
-                    f"{n_hallu} pairs, {6 * n_hallu} PNG masks {W}x{H}")
-        t = time.perf_counter()
-        argv = synth_cge(root / "cge", n_cge, rng)
-        print(f"(CGEBench set written in {time.perf_counter() - t:.1f} s)")
-        ok &= bench("cgebench", argv, {"score_threshold": 0.5}, {"score_threshold": 0.3},
-                    f"{n_cge} entries x 4 levels, masks {W}x{H}")
-        t = time.perf_counter()
-        argv = synth_r2sm(root / "r2sm", n_r2sm, rng)
-        n_q = len(json.loads((root / "r2sm" / "ann.json").read_text())["queries"])
-        print(f"(R2SM set written in {time.perf_counter() - t:.1f} s)")
-        ok &= bench("r2sm", argv, {"score_threshold": 0.0}, {"score_threshold": 0.5},
-                    f"{n_r2sm} images, {n_q} queries, masks {W}x{H}")
+        for kind, synth, n, first, new, what in (
+            ("hallusegbench", synth_hallu, n_hallu, {"alpha": 3.0}, {"alpha": 5.0},
+             f"{n_hallu} pairs, {6 * n_hallu} PNG masks {W}x{H}"),
+            ("cgebench", synth_cge, n_cge, {"score_threshold": 0.5}, {"score_threshold": 0.3},
+             f"{n_cge} entries x 4 levels, masks {W}x{H}"),
+            ("r2sm", synth_r2sm, n_r2sm, {"score_threshold": 0.0}, {"score_threshold": 0.5},
+             f"{n_r2sm} images, masks {W}x{H}"),
+        ):
+            t = time.perf_counter()
+            argv = synth(root / kind, n, rng)
+            print(f"({kind} set written in {time.perf_counter() - t:.1f} s)")
+            ok &= bench(kind, argv, first, new, what)
     print("targets met" if ok else "TARGET MISSED")
 
 

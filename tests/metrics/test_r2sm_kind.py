@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cge_kind import box, rle  # the same 10×10 box/RLE helpers
 
 from masklens.core.cli import main
 from masklens.core.masks import Mask
@@ -15,16 +16,6 @@ from masklens.core.schema import Role
 from masklens.core.scoring import Scorer, get_kind
 
 H = W = 10
-
-
-def box(r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
-    a = np.zeros((H, W), dtype=np.uint8)
-    a[r0:r1, c0:c1] = 1
-    return a
-
-
-def rle(a: np.ndarray) -> dict:
-    return Mask.from_array(a).to_coco()
 
 
 A_AMODAL, A_MODAL = box(2, 6, 2, 8), box(2, 6, 2, 5)  # 24 px, 12 px (cols 5-7 hidden)
