@@ -301,6 +301,8 @@ class TorchSegmenter(Segmenter):
     def ensure_loaded(self) -> None:
         if not self._loaded:
             self._load()
+            for checkpoint in self._checkpoints():
+                _ = checkpoint.sha256  # hash now (part of loading), not inside the first prompt
             self._loaded = True
 
     def segment(self, image: np.ndarray | str | Path, request: SegmentRequest) -> SegmentResult:
