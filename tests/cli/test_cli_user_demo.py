@@ -58,8 +58,8 @@ def _predict(kind, out, *extra):
 
 ROUND_TRIP = [*["hallusegbench", "cgebench", "r2sm", "ovs"],
               *(pytest.param(k, marks=pytest.mark.xfail(
-                  strict=True, reason=f"core/benchmarks/{k}.py: write_predictions turns an --out path without "
-                  ".json into a folder, which `score --pred` then rejects")) for k in ("cafe", "pcs"))]
+                  strict=True, reason="core/benchmarks/pcs_io.py write_coco_results turns an --out path "
+                  "without .json into a folder, which `score --pred` then rejects")) for k in ("cafe", "pcs"))]
 
 
 @pytest.mark.parametrize("kind", ROUND_TRIP)
