@@ -145,10 +145,14 @@ def _threshold_masks(raw: Any, height: int, width: int, *, path: Path, rec: str)
     absent = [k for k in T_KEYS if k not in keys]
     if absent:
         raise DataFormatError(f"missing thresholds {', '.join(absent)}", path=path, record=rec, field="masks")
-    masks = []
-    for k in T_KEYS:
-        m = Mask.from_coco(keys[k], height, width, path=path, record=rec, field=f"masks.{k}")
-        masks.append(resize_nearest(m, height, width))
+    raw_masks = [Mask.from_coco(keys[k], height, width, path=path, record=rec, field=f"masks.{k}")
+                 for k in T_KEYS]
+    for k, m in zip(T_KEYS, raw_masks, strict=True):
+        if m.shape != raw_masks[0].shape:
+            raise DataFormatError(f"mask is {m.height}x{m.width} but the one at {T_KEYS[0]} is "
+                                  f"{raw_masks[0].height}x{raw_masks[0].width} (all nine must have one size)",
+                                  path=path, record=rec, field=f"masks.{k}")
+    masks = [resize_nearest(m, height, width) for m in raw_masks]
     for k in range(1, len(masks)):
         if intersect_all([masks[k], masks[k - 1]]).area != masks[k].area:
             raise DataFormatError(

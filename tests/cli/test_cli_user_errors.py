@@ -105,6 +105,13 @@ def test_ovs_missing_threshold_key(tmp_path, capsys):
            "p.json", "[2]", "'masks'", "0.5")
 
 
+def test_ovs_masks_of_mixed_sizes(tmp_path, capsys):
+    pred = _edit(DEMO_DIR / "ovs" / "pred.json", tmp_path / "p.json",
+                 lambda d: d["predictions"][2]["masks"].update({"0.5": SMALL}))
+    _fails(capsys, ["score", "ovs", *_gt("ovs"), "--pred", str(pred)], tmp_path / "o.json",
+           "p.json", "[2]", "'masks.0.5'", "10x12", "one size")
+
+
 # ------------------------------------------------------------------ parameters, kinds, models
 @pytest.mark.parametrize(("kind", "flag", "value"), [("r2sm", "--score-threshold", "2"),
                                                      ("cgebench", "--score-threshold", "nan"),
