@@ -28,7 +28,8 @@ from masklens.core.benchmarks.ovs import FORMAT, load_ovs_annotations, write_ovs
 from masklens.core.io import atomic_write_json
 from masklens.core.masks import Mask
 from masklens.core.models.base import Segmenter, SegmentRequest
-from masklens.core.schema import Instance, Prediction, PredictionSet, Role
+from masklens.core.models.demo import BACKGROUNDS
+from masklens.core.schema import Benchmark, Instance, Prediction, PredictionSet, Role
 
 VOCABULARY = [
     "sky", "grass", "lawn", "circle", "disc", "ball", "square", "box",
@@ -69,14 +70,12 @@ def _ground_truth(scene: Scene, modal: list[np.ndarray], image: np.ndarray) -> d
     for shape, m in zip(scene.shapes, modal, strict=True):
         gt[shape.kind] = gt.get(shape.kind, np.zeros((H, W), bool)) | m
         covered |= m
-    from masklens.core.models.demo import BACKGROUNDS
-
     for name in BACKGROUND_CLASSES[scene.background]:
         gt[name] = (image == np.array(BACKGROUNDS[name], np.uint8)).all(axis=2) & ~covered
     return gt
 
 
-def _predictions(model: Segmenter, benchmark, images: dict[int, np.ndarray]) -> PredictionSet:
+def _predictions(model: Segmenter, benchmark: Benchmark, images: dict[int, np.ndarray]) -> PredictionSet:
     """Every vocabulary prompt of every image through ``model``, as `masklens predict` asks it."""
     out = PredictionSet(name="demo")
     for sample in benchmark:
