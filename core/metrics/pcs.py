@@ -270,20 +270,31 @@ def accumulate_groups(
     """Metrics of entries reduced to one annotator (tp (E, 10), ndt (E,), ngt (E,)) for each
     subset given by a row of ``members`` (G, E) boolean: the official accumulate/summarize
     formulas term for term (same epsilons and order), vectorised over the subsets."""
-    m = members.astype(np.float64)  # BLAS sums; exact for counts < 2**53
     has_gt, has_dt = ngt > 0, ndt > 0
     pos = has_gt & has_dt
-    mp = m * pos
-    fp_e = ndt[:, None] - tp
-    fn_e = ngt[:, None] - tp
-    cols = np.stack([pos, ~has_gt & has_dt, ~has_gt & ~has_dt, has_gt & ~has_dt], axis=1)
-    il = np.rint(m @ cols).astype(np.int64).tolist()
-    tps, fps, fns = (np.rint(m @ x).astype(np.int64) for x in (tp, fp_e, fn_e))
-    pm_fps = np.rint(mp @ fp_e).astype(np.int64)
+    cols = np.stack(
+        [pos, ~has_gt & has_dt, ~has_gt & ~has_dt, has_gt & ~has_dt, ndt, ngt, ndt * pos], axis=1
+    )
+    w = tp.shape[1]
+    ints = np.concatenate([cols, tp, tp * pos[:, None]], axis=1, dtype=np.int64)
+    f1_pos = np.zeros(tp.shape, dtype=np.float64)
+    f1_pos[pos] = local_f1(tp[pos], ndt[pos, None], ngt[pos, None])
+    # per-subset sums by segments (no BLAS: its threads stall on a busy machine)
+    sizes = members.sum(axis=1)
+    order = np.flatnonzero(members.ravel()) % members.shape[1] if members.size else np.zeros(0, int)
+    full = np.flatnonzero(sizes)
+    starts = (np.cumsum(sizes) - sizes)[full]
+    sums = np.zeros((len(members), ints.shape[1]), dtype=np.int64)
+    f1_sum = np.zeros((len(members), w), dtype=np.float64)
+    if full.size:
+        sums[full] = np.add.reduceat(ints[order], starts, axis=0)
+        f1_sum[full] = np.add.reduceat(f1_pos[order], starts, axis=0)
+    il = sums[:, :4].tolist()
+    n_dt, n_gt, n_dt_pos = sums[:, 4:5], sums[:, 5:6], sums[:, 6:7]
+    tps, tps_pos = sums[:, 7 : 7 + w], sums[:, 7 + w :]
+    fps, fns, pm_fps = n_dt - tps, n_gt - tps, n_dt_pos - tps_pos  # Σ(ndt − TP) etc., exact
     n_pos = np.array([row[0] for row in il], dtype=np.float64)
-    macro = (mp[:, pos] @ local_f1(tp[pos], ndt[pos, None], ngt[pos, None])) / np.maximum(n_pos, 1)[
-        :, None
-    ]
+    macro = f1_sum / np.maximum(n_pos, 1)[:, None]
     precision = tps / (tps + fps + P_EPS)
     pm_precision = tps / (tps + pm_fps + P_EPS)
     recall = tps / (tps + fns + P_EPS)
