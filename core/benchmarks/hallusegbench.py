@@ -180,6 +180,14 @@ def load_prediction_dir(benchmark: Benchmark, pred_dir: str | Path) -> Predictio
             original = mask.shape
             mask = resize_nearest_floor(mask, gt.height, gt.width)
             out.add(Prediction(prompt.id, [Instance(mask=mask, score=1.0)], provenance={"file": str(f), "size": list(original)}))
+    if out.missing and not out.by_prompt:  # not one file matched: a naming or folder mistake
+        example = next(str(p.source_id) for s in benchmark for p in s.prompts)
+        found = sorted(str(f.relative_to(d)) for f in d.glob("*/*.png"))[:2]
+        raise DataFormatError(
+            f"none of the {len(out.missing)} expected prediction PNGs is there", path=d,
+            hint=f"expected names like {example} (official {{basename}}_{{ann_id}}_mask.png)"
+            + (f"; found e.g. {', '.join(found)}" if found else ""),
+        )
     return out
 
 

@@ -89,6 +89,15 @@ def test_ground_truth_mask_of_the_wrong_size(kind, key, field, tmp_path, capsys)
            "ann.json", "annotation id", field, "10x12", "differs from the image size")
 
 
+def test_hallusegbench_prediction_folder_with_other_names(tmp_path, capsys):
+    """Not one PNG named as the official layout wants: an error, not a table of blanks."""
+    pred = tmp_path / "pred" / "orgl_orgi"
+    pred.mkdir(parents=True)
+    shutil.copy(next((DEMO_DIR / "hallusegbench" / "pred_demo" / "orgl_orgi").glob("*.png")), pred / "0001.png")
+    _fails(capsys, ["score", "hallusegbench", *_gt("hallusegbench"), "--pred-dir", str(pred.parent)],
+           tmp_path / "o.json", "none of the 44 expected", "orgl_orgi/0001_101_mask.png", "found e.g.")
+
+
 def test_hallusegbench_undecodable_prediction_png(tmp_path, capsys):
     pred = tmp_path / "pred"
     shutil.copytree(DEMO_DIR / "hallusegbench" / "pred_demo", pred)
