@@ -24,14 +24,16 @@ def run_app(args: argparse.Namespace) -> int:
     window = MainWindow(Settings(), persist=False) if shot else MainWindow()
     install_excepthook(window)
     kind = getattr(args, "kind", None)
-    if getattr(args, "demo", False) or not (kind or shot):
+    if getattr(args, "demo", False) or not kind or shot:  # a screenshot cannot answer a dialog
         window.open_demo(kind, sync=bool(shot))
-    elif kind:
-        window.open_benchmark_dialog(kind)
-    apply_view_options(window, args, sync=bool(shot))
+        apply_view_options(window, args, sync=bool(shot))
     if shot:
         return screenshot(app, window, shot, parse_size(getattr(args, "size", "1600x1000")))
     window.show()
+    if kind and not getattr(args, "demo", False):  # ask for the files once the window is up
+        from PySide6.QtCore import QTimer
+
+        QTimer.singleShot(0, lambda: window.open_benchmark_dialog(kind))
     return app.exec()
 
 

@@ -329,3 +329,10 @@ def test_out_of_range_remembered_thresholds_fall_back_to_defaults(qtbot, toy):
     qtbot.addWidget(w)
     assert w.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])], sync=True)
     assert w.state.benchmark is not None and w.state.params["score_threshold"] == 0.5
+
+
+def test_screenshot_with_a_kind_but_no_demo_flag_does_not_wait_for_a_dialog(tmp_path, qtbot):
+    from masklens.core.cli import main
+
+    out = tmp_path / "k.png"
+    assert main(["gui", "--kind", "cgebench", "--screenshot", str(out)]) == 0 and out.exists()
