@@ -9,7 +9,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gui", help="open the inspection window")
     p.add_argument("--demo", action="store_true", help="open the bundled demo benchmark")
     p.add_argument("--kind", help="benchmark kind to open (see `masklens score -h`)")
-    p.add_argument("--screenshot", metavar="FILE.png", help="render offscreen to FILE.png and exit")
+    p.add_argument("--screenshot", metavar="FILE.png",
+                   help="render the window offscreen (on the demo of --kind) to FILE.png and exit")
     p.add_argument("--size", default="1600x1000", metavar="WxH",
                    help="window size for --screenshot (at least 1400x900; default 1600x1000)")
     p.add_argument("--sample", metavar="ID", help="show this sample (its id, or #N for the N-th)")
