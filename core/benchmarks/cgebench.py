@@ -187,11 +187,11 @@ class CGEBenchKind(BenchmarkKind):
         levels = []
         for k, pr in enumerate(level_prompts(sample)):
             inter, cum, pred_area, kept = row[k]
-            rec[f"IoGT_p{k}"] = cge.iogt(inter, g)
-            rec[f"cumulative_p{k}"] = cge.iogt(cum, g)
+            v, c = cge.iogt(inter, g), cge.iogt(cum, g)
+            rec[f"IoGT_p{k}"], rec[f"cumulative_p{k}"] = v, c
             levels.append({
                 "level": k, "prompt_id": pr.id if pr else None, "text": pr.text if pr else None,
-                "IoGT": cge.iogt(inter, g), "cumulative": cge.iogt(cum, g), "outcome": cge.outcome(inter, g),
+                "IoGT": v, "cumulative": c, "outcome": cge.outcome(inter, g),
                 "kept": kept, "instances": overlaps.n_instances[k],
                 "pred_area": pred_area, "inter_area": inter, "cumulative_area": cum,
             })
