@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from masklens.core.benchmarks.coco import CocoDataset, CocoImage, load_results
+from masklens.core.benchmarks.coco import CocoDataset, CocoImage, load_results, results_target
 from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_json, read_json
 from masklens.core.masks import Mask, resize_nearest, rle_counts_problems
@@ -198,9 +198,10 @@ def checked_masks(ds: CocoDataset) -> dict[int, Mask]:
 def write_coco_results(
     benchmark: Benchmark, predictions: PredictionSet, out: Path, default_name: str
 ) -> list[Path]:
-    """Write predictions as COCO results (atomic); ``out`` is a ``.json`` file or a folder."""
-    out = Path(out)
-    target = out if out.suffix.lower() == ".json" else out / default_name
+    """Write predictions as COCO results (atomic) to ``out``, or to ``out/default_name`` when
+    ``out`` is an existing folder (the shared rule of :func:`coco.results_target`). A prompt
+    shared by several samples (a CAFE positive in two pairs) is written once."""
+    target = results_target(out, default_name)
     records: list[dict[str, Any]] = []
     seen: set[str] = set()
     for sample in benchmark.samples:

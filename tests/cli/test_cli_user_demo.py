@@ -56,10 +56,7 @@ def _predict(kind, out, *extra):
     assert main(args) == 0
 
 
-ROUND_TRIP = [*["hallusegbench", "cgebench", "r2sm", "ovs"],
-              *(pytest.param(k, marks=pytest.mark.xfail(
-                  strict=True, reason="core/benchmarks/pcs_io.py write_coco_results turns an --out path "
-                  "without .json into a folder, which `score --pred` then rejects")) for k in ("cafe", "pcs"))]
+ROUND_TRIP = ["hallusegbench", "cgebench", "r2sm", "ovs", "cafe", "pcs"]
 
 
 @pytest.mark.parametrize("kind", ROUND_TRIP)

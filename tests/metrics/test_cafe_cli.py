@@ -194,8 +194,11 @@ def test_cafe_round_trip(cafe_files, tmp_path) -> None:
     args = argparse.Namespace(ann=str(a), pred=str(p), images=None)
     bench = cafe.KIND.load_benchmark(args)
     preds = cafe.KIND.load_predictions(args, bench)
-    written = cafe.KIND.write_predictions(bench, preds, tmp_path / "out")
+    (tmp_path / "out").mkdir()
+    written = cafe.KIND.write_predictions(bench, preds, tmp_path / "out")  # an existing folder
     assert written == [tmp_path / "out" / "cafe_results.json"]
+    plain = tmp_path / "plain"  # a path without .json, as a user types it: written as is
+    assert cafe.KIND.write_predictions(bench, preds, plain) == [plain] and plain.is_file()
     again = cafe.KIND.load_predictions(argparse.Namespace(pred=str(written[0])), bench)
     assert set(again.by_prompt) == set(preds.by_prompt)
     for pid, pred in preds.by_prompt.items():
