@@ -85,6 +85,7 @@ class PromptRun:
     device: str | None
     staged: Any = None  # (substituted sample, overlaps): re-derive the readout for new params
     base: Any = None  # the prediction set the other prompts were answered from
+    from_cache: bool = False  # answered from the on-disk prediction cache (no model call)
 
 
 def run_prompt(
@@ -103,9 +104,13 @@ def run_prompt(
     base: PredictionSet | None,
     serial: int,
     replaces: str | None = None,
+    cache: Any = None,
 ) -> PromptRun:
-    """Run one typed prompt on one model and derive both readouts."""
-    from masklens.core.models.runner import request_for, to_prediction
+    """Run one typed prompt on one model and derive both readouts.
+
+    With a PredictionCache, a prompt asked before (same backend, checkpoint, image content,
+    text, role, options) is answered from disk: the model is not even loaded."""
+    from masklens.core.models.runner import request_for, segment_cached, to_prediction
 
     prompt = make_typed_prompt(sample, text, role, level=level, image=image_key,
                                prompt_id=f"live:{serial}", replaces=replaces)
@@ -113,7 +118,11 @@ def run_prompt(
     t0 = time.perf_counter()
     request = request_for(prompt)
     # the manager loads lazily, unloads models that would not fit beside it, retries after OOM
-    result = models.call(model, lambda seg: seg.segment(image, request), **options)
+    result, from_cache = models.call(
+        model,
+        lambda seg: segment_cached(seg, image, request, cache=cache, backend=model, options=options),
+        **options,
+    )
     seconds = time.perf_counter() - t0
     ctx.progress(1, 2, "scoring")
     prediction = to_prediction(prompt.id, result)
@@ -126,4 +135,4 @@ def run_prompt(
     device = (models.get(model, **options).provenance() or {}).get("device")
     ctx.progress(2, 2, "done")
     return PromptRun(sample.id, prompt, model, prediction, generic, bench,
-                     replaced.id if replaced else None, seconds, device, staged, base)
+                     replaced.id if replaced else None, seconds, device, staged, base, from_cache)

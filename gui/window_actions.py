@@ -160,6 +160,21 @@ class WindowActions:
             self._models = ModelManager()
         return self._models
 
+    @property
+    def prediction_cache(self) -> Any:
+        """The on-disk PredictionCache shared with `masklens predict` (None if it cannot open)."""
+        if getattr(self, "_prediction_cache", False) is False:
+            import sqlite3
+
+            from masklens.core.cache import PredictionCache
+
+            try:
+                self._prediction_cache = PredictionCache()
+            except (OSError, sqlite3.Error, MasklensError) as exc:
+                self.message_bar.show_message(f"prediction cache unavailable: {exc}", "warning")
+                self._prediction_cache = None
+        return self._prediction_cache
+
     def run_prompt(self, req: Any, *, sync: bool = False) -> bool:
         """Run a typed prompt (PromptRequest) on the current sample; the result becomes a layer."""
         from masklens.gui import tasks
@@ -189,7 +204,8 @@ class WindowActions:
                 return
             self.state.add_live(LiveResult(0, run.sample_id, run.prompt, run.model, run.prediction,
                                            run.generic, run.benchmark, run.replaced, seconds=run.seconds,
-                                           extra={"staged": run.staged, "base": run.base}))
+                                           extra={"staged": run.staged, "base": run.base,
+                                                  "from_cache": run.from_cache}))
             self.status.update_device()
 
         self._serial = getattr(self, "_serial", 0) + 1
@@ -197,7 +213,7 @@ class WindowActions:
         options = dict(self.settings.model_options.get(req.model, {}))
         return self.start(f"run {req.model}", tasks.run_prompt, self.models, req.model, options, rgb, kind, sample,
                           req.text, req.role, req.level, image_key, dict(self.state.params),
-                          self.state.predictions(), serial, req.replaces,
+                          self.state.predictions(), serial, req.replaces, self.prediction_cache,
                           on_done=done, sync=sync)
 
     def open_model_options(self, model: str) -> bool:

@@ -12,6 +12,7 @@ import toykind  # noqa: E402
 @pytest.fixture(autouse=True)
 def _config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("MASKLENS_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("MASKLENS_CACHE_DIR", str(tmp_path / "cache"))  # prediction cache
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # review stores of the demo
     toykind.install(monkeypatch)  # the toy kind and segmenters, for this test only
 

@@ -257,3 +257,21 @@ def test_typed_prompt_readouts_follow_the_sliders_from_cached_overlaps(toy_windo
     assert r.benchmark["positive"] == {"best_iou": 0.0, "hit": False, "n_kept": 0}
     assert r.generic["n_accepted"] == 0 and r.generic["iou"] == 0.0
     assert w.readout_panel.value_of(f"typed #{r.id} {r.label}", "generic", "iou") == "0.000"
+
+
+def test_a_repeated_typed_prompt_comes_from_the_prediction_cache(toy_window, qtbot, monkeypatch):
+    """Re-asking a prompt (e.g. after re-opening the sample) costs no model call."""
+    calls = []
+    seg_cls = type(toy_window.models.get("demo"))
+    original = seg_cls.segment
+
+    def counting(self, image, request):
+        calls.append(request.text)
+        return original(self, image, request)
+
+    monkeypatch.setattr(seg_cls, "segment", counting)
+    first = run_typed(toy_window, qtbot, "red square", "positive", model="demo")
+    second = run_typed(toy_window, qtbot, "red square", "positive", model="demo")
+    assert calls == ["red square"]
+    assert first.extra["from_cache"] is False and second.extra["from_cache"] is True
+    assert second.generic == first.generic
