@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from masklens.core.errors import DataFormatError
+from masklens.core.errors import DataFormatError, MasklensError
 
 
 def read_json(path: str | Path) -> Any:
@@ -48,20 +48,47 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+#: files and folders we write get the user's usual permissions (mkstemp/mkdtemp make them private)
+_FILE_MODE = 0o666 & ~_umask()
+_DIR_MODE = 0o777 & ~_umask()
+
+
+def _cannot_write(path: Path, exc: OSError) -> MasklensError:
+    reason = "it is a directory" if isinstance(exc, IsADirectoryError) else (exc.strerror or str(exc))
+    return MasklensError(f"cannot write output ({reason})", path=path)
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write `data` to `path` via a temp file in the same directory and an atomic rename."""
+    """Write `data` to `path` via a temp file in the same directory and an atomic rename.
+
+    An unwritable destination raises MasklensError naming it; nothing partial is left behind.
+    """
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    if p.is_dir():
+        raise _cannot_write(p, IsADirectoryError())
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    except OSError as exc:
+        raise _cannot_write(p, exc) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, p)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _cannot_write(p, exc) from None
         raise
 
 
@@ -82,17 +109,27 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     On any exception the temp directory is removed and `path` is left untouched.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        os.chmod(tmp, _DIR_MODE)
+    except OSError as exc:
+        raise _cannot_write(target, exc) from None
     try:
         yield tmp
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     old = None
-    if target.exists():
-        old = target.with_name(f".{target.name}.old-{os.getpid()}")
-        os.replace(target, old)
-    os.replace(tmp, target)
+    try:
+        if target.exists():
+            old = target.with_name(f".{target.name}.old-{os.getpid()}")
+            os.replace(target, old)
+        os.replace(tmp, target)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and not target.exists():
+            os.replace(old, target)  # put the previous output back
+        raise _cannot_write(target, exc) from None
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)

@@ -358,10 +358,18 @@ def union_area(a: Mask, b: Mask) -> int:
     return union_all([a, b], *a.shape).area
 
 
+def _check_same_size(masks: Sequence[Mask], shape: tuple[int, int]) -> None:
+    """pycocotools silently mis-merges masks of different sizes; refuse them."""
+    for m in masks:
+        if m.shape != tuple(shape):
+            raise ValueError(f"mask of size {m.shape} combined with size {tuple(shape)}; resize first")
+
+
 def union_all(masks: Sequence[Mask], height: int, width: int) -> Mask:
     """Union of masks (an empty mask of the given size when there are none)."""
     if not masks:
         return Mask.empty(height, width)
+    _check_same_size(masks, (height, width))
     if len(masks) == 1:
         return masks[0]
     merged = mask_utils.merge(_rles(masks), intersect=False)
@@ -372,6 +380,7 @@ def intersect_all(masks: Sequence[Mask]) -> Mask:
     """Intersection of one or more masks of one size."""
     if not masks:
         raise ValueError("intersect_all needs at least one mask")
+    _check_same_size(masks, masks[0].shape)
     if len(masks) == 1:
         return masks[0]
     merged = mask_utils.merge(_rles(masks), intersect=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -259,6 +260,24 @@ def get_kind(name: str) -> BenchmarkKind:
     kind = importlib.import_module(module).KIND
     _KINDS[name] = kind
     return kind
+
+
+_BROKEN_KINDS: dict[str, str] = {}
+
+
+def available_kinds() -> list[BenchmarkKind]:
+    """Every kind that imports. A kind whose module is missing or broken (a plug-in mid-edit)
+    is skipped with one warning on stderr, so it cannot take the other commands down."""
+    out = []
+    for name in kind_names():
+        try:
+            out.append(get_kind(name))
+        except Exception as exc:  # noqa: BLE001 - any import failure of a plug-in module
+            if name not in _BROKEN_KINDS:
+                _BROKEN_KINDS[name] = f"{type(exc).__name__}: {exc}"
+                print(f"masklens: warning: benchmark kind '{name}' unavailable ({_BROKEN_KINDS[name]})",
+                      file=sys.stderr)
+    return out
 
 
 def iter_kinds(names: Iterable[str] | None = None) -> Iterable[BenchmarkKind]:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from masklens.core.errors import MasklensError
-from masklens.core.scoring import get_kind, kind_names
+from masklens.core.scoring import available_kinds, get_kind
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,11 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                             description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
     kinds = parser.add_subparsers(dest="kind", metavar="KIND")
     kinds.required = True
-    for name in kind_names():
-        try:
-            kind = get_kind(name)
-        except ModuleNotFoundError:
-            continue
+    for kind in available_kinds():
+        name = kind.name
         p = kinds.add_parser(name, help=f"evaluate on {kind.title or name}")
         kind.add_arguments(p)
         for a in prediction_actions(p):  # evaluate makes the predictions

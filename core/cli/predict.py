@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import MasklensError, ModelError
-from masklens.core.scoring import BenchmarkKind, get_kind, kind_names
+from masklens.core.scoring import BenchmarkKind, available_kinds, get_kind
 
 _REPLAY_ONLY = "(predict: read only with --model replay, as the file to replay)"
 
@@ -75,11 +75,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     kinds = parser.add_subparsers(dest="kind", metavar="KIND")
     kinds.required = True
-    for name in kind_names():
-        try:
-            kind = get_kind(name)
-        except ModuleNotFoundError:  # a kind whose module is not built yet
-            continue
+    for kind in available_kinds():
+        name = kind.name
         p = kinds.add_parser(name, help=f"predict {kind.title or name}")
         dests = add_kind_arguments(p, kind)
         add_model_arguments(p)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from masklens.core.errors import MasklensError
-from masklens.core.scoring import BenchmarkKind, get_kind, kind_names
+from masklens.core.scoring import BenchmarkKind, available_kinds, get_kind
 
 
 def prediction_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
@@ -82,11 +82,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("report", help="write an HTML/CSV/JSON report of one or more models")
     kinds = parser.add_subparsers(dest="kind", metavar="KIND")
     kinds.required = True
-    for name in kind_names():
-        try:
-            kind = get_kind(name)
-        except ModuleNotFoundError:
-            continue
+    for kind in available_kinds():
+        name = kind.name
         p = kinds.add_parser(name, help=f"report on {kind.title or name}")
         dests = add_repeatable_predictions(p, kind)
         add_param_flags(p, kind)

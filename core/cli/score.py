@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from masklens.core.io import atomic_write_json
-from masklens.core.scoring import BenchmarkKind, Scorer, get_kind, kind_names
+from masklens.core.scoring import BenchmarkKind, Scorer, available_kinds, get_kind
 from masklens.core.tables import format_summary
 
 
@@ -26,11 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("score", help="score predictions against a benchmark")
     kinds = parser.add_subparsers(dest="kind", metavar="KIND")
     kinds.required = True
-    for name in kind_names():
-        try:
-            kind = get_kind(name)
-        except ModuleNotFoundError:  # a kind whose module is not built yet
-            continue
+    for kind in available_kinds():
+        name = kind.name
         p = kinds.add_parser(name, help=f"score {kind.title or name}")
         kind.add_arguments(p)
         add_param_flags(p, kind)

@@ -163,8 +163,6 @@ def test_report_with_bad_predictions_writes_no_folder(tmp_path, capsys):
            "p.json", "'score'")
 
 
-@pytest.mark.xfail(strict=True, reason="core/cli/score.py: an OSError from atomic_write_json "
-                   "(--out is a folder) escapes as a traceback")
 def test_score_out_is_a_folder(tmp_path, capsys):
     (tmp_path / "dir").mkdir()
     rc = main(["score", "r2sm", *demo_argv("r2sm"), "--out", str(tmp_path / "dir")])

@@ -1,0 +1,87 @@
+"""Atomic writes: whole files or nothing, the user's usual permissions, clear errors."""
+
+import json
+import os
+import stat
+
+import pytest
+
+from masklens.core import scoring
+from masklens.core.errors import DataFormatError, MasklensError
+from masklens.core.io import atomic_directory, atomic_write_json, read_json
+from masklens.core.masks import Mask, intersect_all, union_all
+
+
+def test_json_written_whole_with_nan_as_null(tmp_path):
+    out = tmp_path / "sub" / "r.json"
+    atomic_write_json(out, {"a": float("nan"), "b": [1.5, float("inf")]})
+    assert json.loads(out.read_text()) == {"a": None, "b": [1.5, None]}
+    assert [p.name for p in out.parent.iterdir()] == ["r.json"]  # no temp file left
+
+
+def test_written_files_follow_the_umask_not_mkstemp(tmp_path):
+    old = os.umask(0o022)
+    try:
+        import importlib
+
+        import masklens.core.io as io_mod
+
+        importlib.reload(io_mod)
+        io_mod.atomic_write_json(tmp_path / "r.json", {})
+        with io_mod.atomic_directory(tmp_path / "rep") as d:
+            (d / "x").write_text("x")
+    finally:
+        os.umask(old)
+        importlib.reload(io_mod)
+    assert stat.S_IMODE((tmp_path / "r.json").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "rep").stat().st_mode) == 0o755
+
+
+def test_unwritable_destinations_are_clear_errors(tmp_path):
+    (tmp_path / "dir").mkdir()
+    with pytest.raises(MasklensError, match="is a directory"):
+        atomic_write_json(tmp_path / "dir", {})
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(MasklensError, match="cannot write output"):
+        atomic_write_json(blocker / "r.json", {})  # parent is a file
+    with pytest.raises(MasklensError, match="cannot write output"), atomic_directory(blocker / "rep"):
+        pass
+
+
+def test_atomic_directory_keeps_the_old_output_on_failure(tmp_path):
+    target = tmp_path / "rep"
+    with atomic_directory(target) as d:
+        (d / "a.txt").write_text("first")
+    with pytest.raises(RuntimeError), atomic_directory(target) as d:
+        (d / "a.txt").write_text("half")
+        raise RuntimeError("crash while writing")
+    assert (target / "a.txt").read_text() == "first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+
+
+def test_read_json_errors_name_the_file(tmp_path):
+    bad = tmp_path / "t.json"
+    bad.write_text('{"images": [1, 2')
+    with pytest.raises(DataFormatError, match="t.json.*not valid JSON"):
+        read_json(bad)
+    with pytest.raises(DataFormatError, match="not found"):
+        read_json(tmp_path / "missing.json")
+
+
+def test_a_broken_kind_module_does_not_take_the_others_down(tmp_path, monkeypatch, capsys):
+    (tmp_path / "broken_kind_mod.py").write_text("raise NameError('half-edited plug-in')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(scoring._KIND_MODULES, "broken", "broken_kind_mod")
+    monkeypatch.setattr(scoring, "_BROKEN_KINDS", {})
+    names = [k.name for k in scoring.available_kinds()]
+    assert "broken" not in names and "cafe" in names
+    assert "benchmark kind 'broken' unavailable" in capsys.readouterr().err
+
+
+def test_masks_of_different_sizes_are_refused():
+    a, b = Mask.empty(10, 12), Mask.empty(320, 320)
+    with pytest.raises(ValueError, match="resize first"):
+        union_all([a, b], 320, 320)
+    with pytest.raises(ValueError, match="resize first"):
+        intersect_all([b, a])
