@@ -260,17 +260,24 @@ class CafeKind(BenchmarkKind):
         pos_pred, neg_pred = predictions.get(pos.id), predictions.get(neg.id)
         pos_masks, pos_scores = instances_of(pos_pred, h, w)
         neg_masks, neg_scores = instances_of(neg_pred, h, w)
-        # one RLE IoU call for both prompts against the one target
-        col = iou_matrix(pos_masks + neg_masks, target.masks[:1])[:, 0] if target.masks else None
-        ious = col.tolist() if col is not None else [0.0] * (len(pos_masks) + len(neg_masks))
-        pos_ious, neg_ious = tuple(ious[: len(pos_masks)]), tuple(ious[len(pos_masks) :])
         pos_gt = sample.gts.get(pos.meta.get("entry_gt", ""), target)
         neg_gt = sample.gts.get(neg.meta.get("entry_gt", ""))
         pos_nc = non_crowd(pos_gt)
-        if col is not None and len(pos_nc) == 1 and pos_nc[0] is target.masks[0]:
+        # one RLE IoU call: both prompts against the target (column 0) and the positive entry's
+        # other non-crowd instances (for its cgF1 matching)
+        gts = target.masks[:1] + [m for m in pos_nc if not (target.masks and m is target.masks[0])]
+        mat = iou_matrix(pos_masks + neg_masks, gts)
+        n_pos = len(pos_masks)
+        ious = mat[:, 0].tolist() if target.masks else [0.0] * mat.shape[0]
+        pos_ious, neg_ious = tuple(ious[:n_pos]), tuple(ious[n_pos:])
+        column = {id(m): j for j, m in enumerate(gts)}
+        cols = [column[id(m)] for m in pos_nc]
+        if cols == [0] and target.masks:
             pos_table: EntrySource = (pos_scores, pos_ious)  # the target IoUs serve
+        elif len(cols) <= 1:
+            pos_table = (pos_scores, tuple(mat[:n_pos, cols[0]].tolist()) if cols else None)
         else:
-            pos_table = _entry_source(pos_masks, pos_scores, pos_nc)
+            pos_table = entry_table(pos_scores, [mat[:n_pos][:, cols]])
         neg_table = _entry_source(neg_masks, neg_scores, non_crowd(neg_gt) if neg_gt else [])
         pair = PairScores(pos_scores, pos_ious, neg_scores, neg_ious)
         pos_max, neg_max = max(pos_scores, default=0.0), max(neg_scores, default=0.0)

@@ -82,19 +82,30 @@ def entry_table(scores: Sequence[float], ious_per_annotator: Sequence[np.ndarray
     ngt = np.array([m.shape[1] for m in mats], dtype=np.int64)
     if all(m.shape[1] <= 1 for m in mats):
         return _table_single(s, mats, ngt)
-    levels = np.unique(np.asarray(s, dtype=np.float64))  # ascending
-    arr = np.asarray(s, dtype=np.float64)
-    n_levels = len(levels)
-    ndt = np.zeros(n_levels + 1, dtype=np.int64)
-    tp = np.zeros((n_levels + 1, len(mats), len(_THR)), dtype=np.int64)
-    for k in range(1, n_levels + 1):
-        keep = arr >= levels[n_levels - k]
-        ndt[k] = int(keep.sum())
-        for a, m in enumerate(mats):
-            if m.shape[1]:
-                v = _match_values(m[keep])
-                tp[k, a] = (v[:, None] >= IOU_THRESHOLDS[None, :]).sum(axis=0)
-    return EntryTable(tuple(float(v) for v in levels), ndt, tp, ngt)
+    order = sorted(range(len(s)), key=s.__getitem__, reverse=True)
+    levels: list[float] = []  # descending
+    ndt = [0]
+    tp = [[_ZERO] * len(mats)]
+    i = 0
+    while i < len(order):
+        level = s[order[i]]
+        while i < len(order) and s[order[i]] == level:
+            i += 1
+        rows = sorted(order[:i])  # the accepted predictions, in file order (as the official)
+        levels.append(level)
+        ndt.append(i)
+        tp.append([_tp_row(_match_values(m[rows])) if m.shape[1] else _ZERO for m in mats])
+    return EntryTable(
+        tuple(reversed(levels)),
+        np.array(ndt, dtype=np.int64),
+        np.array(tp, dtype=np.int64).reshape(len(ndt), len(mats), len(_THR)),
+        ngt,
+    )
+
+
+def _tp_row(matched: np.ndarray) -> list[int]:
+    values = matched.tolist()
+    return [sum(v >= x for v in values) for x in _THR]
 
 
 def _table_single(s: list[float], mats: list[np.ndarray], ngt: np.ndarray) -> EntryTable:
