@@ -20,7 +20,7 @@ import numpy as np
 
 from masklens.core.errors import ModelError
 from masklens.core.models.base import BackendInfo, SegmentRequest, SegmentResult
-from masklens.core.models.torch_runtime import TorchSegmenter, import_torch
+from masklens.core.models.torch_runtime import TorchSegmenter, fit_text, import_torch
 from masklens.core.models.weights import (
     ResolvedWeights,
     load_pretrained,
@@ -55,6 +55,7 @@ class ClipSegSegmenter(TorchSegmenter):
         self.model: Any = None
         self.processor: Any = None
         self.weights: ResolvedWeights | None = None
+        self._truncated = False
 
     def _resolve(self) -> None:
         if self.weights is None:
@@ -92,6 +93,8 @@ class ClipSegSegmenter(TorchSegmenter):
         """The prompt's probability map at the model's resolution (h×w tensor)."""
         torch = import_torch()
         activations = self.activations(image)
+        limit = int(self.model.config.text_config.max_position_embeddings)
+        text, self._truncated = fit_text(self.processor.tokenizer, text, limit)
         tokens = self.runtime.to_device(self.processor(text=[text], padding=True, return_tensors="pt"))
         conditional = self.model.get_conditional_embeddings(
             batch_size=1, input_ids=tokens["input_ids"], attention_mask=tokens.get("attention_mask")
@@ -116,6 +119,7 @@ class ClipSegSegmenter(TorchSegmenter):
             image,
             mask_threshold=float(self.options["mask_threshold"]),
             mask_inclusive=True,
+            extra={"text_truncated": True} if self._truncated else None,
         )
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from masklens.core.models.base import BackendInfo
 from masklens.core.models.sam2_masks import DetectorSam2Segmenter
-from masklens.core.models.torch_runtime import import_torch
+from masklens.core.models.torch_runtime import fit_text, import_torch
 from masklens.core.models.weights import load_pretrained, require_hf_folder
 
 INFO = BackendInfo(
@@ -58,7 +58,9 @@ class GroundedSam2Segmenter(DetectorSam2Segmenter):
 
     def _detect(self, image: np.ndarray, text: str) -> tuple[np.ndarray, np.ndarray]:
         torch = import_torch()
-        inputs = self.detector_processor(images=image, text=grounding_text(text), return_tensors="pt")
+        limit = int(self.detector.config.max_text_len)
+        body, self._truncated = fit_text(self.detector_processor.tokenizer, grounding_text(text)[:-1], limit - 1)
+        inputs = self.detector_processor(images=image, text=body + ".", return_tensors="pt")
         out = self.detector(**self.runtime.to_device(inputs))
         probs = torch.sigmoid(out.logits[0].float())  # (queries, max_text_len); padding is -inf
         scores = probs.max(dim=-1).values

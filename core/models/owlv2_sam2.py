@@ -15,7 +15,7 @@ import numpy as np
 
 from masklens.core.models.base import BackendInfo
 from masklens.core.models.sam2_masks import DetectorSam2Segmenter
-from masklens.core.models.torch_runtime import import_torch
+from masklens.core.models.torch_runtime import fit_text, import_torch
 from masklens.core.models.weights import load_pretrained, require_hf_folder
 
 INFO = BackendInfo(
@@ -64,6 +64,8 @@ class Owlv2Sam2Segmenter(DetectorSam2Segmenter):
         feature_map = self.image_features(image)
         batch, rows, cols, dim = feature_map.shape
         image_feats = feature_map.reshape(batch, rows * cols, dim)
+        limit = int(self.detector.config.text_config.max_position_embeddings)
+        text, self._truncated = fit_text(self.detector_processor.tokenizer, text, limit)
         tokens = self.runtime.to_device(self.detector_processor(text=[[text]], return_tensors="pt"))
         text_out = self.detector.owlv2.get_text_features(
             input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"]

@@ -337,6 +337,7 @@ class DetectorSam2Segmenter(TorchSegmenter):
             result = self.finish(logits, np.array([iou]), image, mask_threshold=float(self.options["mask_threshold"]))
             result.provenance["prompt"] = "points"
             return result
+        self._truncated = False
         if request.text:
             boxes, scores = self._detect(image, request.text)
         elif request.boxes:
@@ -362,4 +363,6 @@ class DetectorSam2Segmenter(TorchSegmenter):
             mask_threshold=float(self.options["mask_threshold"]),
         )
         result.provenance["boxes"] = [[round(float(v), 2) for v in boxes[i]] for i in self.select(scores)]
+        if self._truncated:
+            result.provenance["text_truncated"] = True
         return result

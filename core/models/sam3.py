@@ -21,6 +21,9 @@ from masklens.core.models.weights import (
     resolve_weights,
 )
 
+#: SAM 3's text encoder context (``max_position_embeddings`` of its CLIP text model)
+TEXT_TOKENS = 32
+
 INFO = BackendInfo(
     name="sam3",
     title="SAM 3",
@@ -87,8 +90,17 @@ class Sam3Segmenter(TorchSegmenter):
             kwargs["input_boxes"] = [[list(map(float, b)) for b in request.boxes]]
             kwargs["input_boxes_labels"] = [[1] * len(request.boxes)]
             kwargs["original_sizes"] = [[height, width]]
-        inputs = self.runtime.to_device(self.processor(**kwargs))
+        inputs = self.processor(**kwargs)
         inputs.pop("original_sizes", None)
+        # SAM 3's text encoder has 32 positions; longer prompts are truncated (end token kept)
+        # rather than failing, and the result says so.
+        text = request.text or "visual"
+        tokens = self.processor.tokenizer(
+            text, padding="max_length", max_length=TEXT_TOKENS, truncation=True, return_tensors="pt"
+        )
+        truncated = len(self.processor.tokenizer(text)["input_ids"]) > TEXT_TOKENS
+        inputs["input_ids"], inputs["attention_mask"] = tokens["input_ids"], tokens["attention_mask"]
+        inputs = self.runtime.to_device(inputs)
         out = self.model(vision_embeds=embeds, **inputs)
         logits = out.pred_logits[0].float()
         instance = torch.sigmoid(logits)
@@ -104,6 +116,7 @@ class Sam3Segmenter(TorchSegmenter):
             image,
             mask_threshold=float(self.options["mask_threshold"]),
             presence=presence,
+            extra={"text_truncated": True} if truncated else None,
         )
 
 

@@ -404,3 +404,23 @@ def ckpt_role(segmenter: TorchSegmenter, index: int) -> str:
     """Provenance prefix of a backend's secondary checkpoint (``ROLES`` on the class)."""
     roles = getattr(segmenter, "CHECKPOINT_ROLES", ())
     return roles[index] if index < len(roles) else f"checkpoint{index}"
+
+
+def fit_text(tokenizer: Any, text: str, limit: int) -> tuple[str, bool]:
+    """The longest word prefix of ``text`` whose tokens (with special tokens) fit in ``limit``,
+    and whether it had to be cut (text encoders have a fixed number of positions)."""
+
+    def fits(candidate: str) -> bool:
+        return len(tokenizer(candidate)["input_ids"]) <= limit
+
+    if fits(text):
+        return text, False
+    words = text.split()
+    lo, hi = 0, len(words)
+    while lo < hi:  # largest k with words[:k] fitting
+        mid = (lo + hi + 1) // 2
+        if fits(" ".join(words[:mid])):
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo]), True

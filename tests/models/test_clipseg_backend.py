@@ -83,3 +83,17 @@ def test_calibrate_threshold_picks_the_best_iou():
     assert table[0.05] < 1.0 and table[0.95] == pytest.approx(0.0)
     with pytest.raises(ValueError):
         calibrate_threshold(maps[:2], gts[:1])
+
+
+def test_long_prompt_and_fit_text(tiny_clipseg, rgb_image):
+    import tiny
+
+    from masklens.core.models.torch_runtime import fit_text
+
+    seg = create_segmenter("clipseg", weights=str(tiny_clipseg), device="cpu", score_threshold=0.0)
+    res = seg.segment(rgb_image, SegmentRequest(" ".join(["the red square"] * 20)))
+    assert res.provenance["text_truncated"] is True and len(res.masks) == 1
+    tok = tiny.clip_tokenizer()
+    text, cut = fit_text(tok, "a red circle the blue square", 6)  # 4 one-token words + start, end
+    assert (text, cut) == ("a red circle the", True)
+    assert fit_text(tok, "a red circle", 6) == ("a red circle", False)

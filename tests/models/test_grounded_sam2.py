@@ -68,9 +68,9 @@ def test_threshold_filters_boxes(tiny_grounding_dino, tiny_sam2_hf, rgb_image):
     cut = scores[len(scores) // 2]
     some = create_segmenter("grounded-sam2", score_threshold=cut, **opts)
     assert some.segment(rgb_image, SegmentRequest("red square")).scores == [s for s in scores if s >= cut]
-    none = create_segmenter("grounded-sam2", score_threshold=1.0, **opts)
-    res = none.segment(rgb_image, SegmentRequest("red square"))
-    assert res.masks == [] and res.scores == []
+    top = create_segmenter("grounded-sam2", score_threshold=1.0, **opts)  # saturated scores only
+    res = top.segment(rgb_image, SegmentRequest("red square"))
+    assert res.scores == [s for s in scores if s >= 1.0] and len(res.masks) == len(res.scores)
 
 
 def test_meta_sam2_path(tiny_grounding_dino, tiny_sam2_meta, rgb_image):
@@ -154,3 +154,13 @@ def test_meta_config_inferred_from_official_file_names(tmp_path):
     (tmp_path / "weights.safetensors").write_bytes(b"")
     with pytest.raises(ModelError, match="original .pt"):
         make_box_masker(resolve_weights(tmp_path / "weights.safetensors", backend="t"), None, runtime, "t")
+
+
+def test_long_prompt_is_cut_to_max_text_len(tiny_grounding_dino, tiny_sam2_hf, rgb_image):
+    seg = create_segmenter(
+        "grounded-sam2", weights=str(tiny_grounding_dino), sam2_weights=str(tiny_sam2_hf),
+        device="cpu", score_threshold=0.0,
+    )
+    res = seg.segment(rgb_image, SegmentRequest(" ".join(["red square"] * 20)))
+    assert res.provenance["text_truncated"] is True and len(res.masks) >= 1
+    assert "text_truncated" not in seg.segment(rgb_image, SegmentRequest("red square")).provenance

@@ -96,8 +96,19 @@ def test_chunked_mask_conversion_and_cap(owl, rgb_image, monkeypatch):
     whole = owl(nms_iou=None).segment(rgb_image, SegmentRequest("red square"))
     monkeypatch.setattr(rt, "MASK_CHUNK", 3)
     chunked = owl(nms_iou=None).segment(rgb_image, SegmentRequest("red square"))
-    assert chunked.masks == whole.masks and chunked.scores == whole.scores
+    assert chunked.scores == whole.scores
+    # SAM 2 on a chunk of boxes vs all at once: same masks up to float noise at the 0 logit
+    from masklens.core.masks import iou
+
+    assert all(iou(a, b) >= 0.98 for a, b in zip(chunked.masks, whole.masks, strict=True))
     capped = owl(nms_iou=None, max_instances=4).segment(rgb_image, SegmentRequest("red square"))
-    assert capped.scores == whole.scores[:4] and capped.masks == whole.masks[:4]
+    assert capped.scores == whole.scores[:4]
+    assert all(iou(a, b) >= 0.98 for a, b in zip(capped.masks, whole.masks[:4], strict=True))
     assert len(capped.provenance["boxes"]) == 4
     assert owl().max_instances == 100  # the detector pipelines' default cap
+
+
+def test_long_prompt_is_cut_to_the_text_encoder(owl, rgb_image):
+    long_text = " ".join(["the red square"] * 20)  # the tiny OWLv2 text encoder has 16 positions
+    res = owl().segment(rgb_image, SegmentRequest(long_text))
+    assert res.provenance["text_truncated"] is True and len(res.masks) >= 1

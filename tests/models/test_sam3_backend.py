@@ -110,3 +110,12 @@ def test_option_values_are_checked():
         create_segmenter("sam3", device="cpu", score_threshold=1.5)
     with pytest.raises(ModelError, match=r"nms_iou must be in \(0, 1\]"):
         create_segmenter("owlv2-sam2", device="cpu", nms_iou=0)
+
+
+def test_long_prompt_is_truncated_not_fatal(tiny_sam3, rgb_image):
+    seg = create_segmenter("sam3", weights=str(tiny_sam3), device="cpu", score_threshold=0.0)
+    long_text = " ".join(["the red square"] * 20)  # far more than 32 tokens
+    res = seg.segment(rgb_image, SegmentRequest(long_text))
+    assert res.provenance["text_truncated"] is True and len(res.masks) == 6
+    short = seg.segment(rgb_image, SegmentRequest("the red square"))
+    assert "text_truncated" not in short.provenance
