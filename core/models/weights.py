@@ -178,8 +178,13 @@ def load_pretrained(cls: Any, folder: Path, *, backend: str, what: str = "weight
     """``cls.from_pretrained(folder)`` with safe options and load errors turned into a ModelError."""
     import pickle
 
+    from transformers import PreTrainedModel
+
+    kwargs = pretrained_kwargs(folder)
+    if not (isinstance(cls, type) and issubclass(cls, PreTrainedModel)):
+        kwargs.pop("use_safetensors", None)  # processors and tokenizers read no weights
     try:
-        return cls.from_pretrained(str(folder), **pretrained_kwargs(folder), **extra)
+        return cls.from_pretrained(str(folder), **kwargs, **extra)
     except pickle.UnpicklingError as exc:
         raise ModelError(
             f"{backend}: refusing to load the {what}: the pickled weights hold Python objects other "
