@@ -112,3 +112,13 @@ def test_long_prompt_is_cut_to_the_text_encoder(owl, rgb_image):
     long_text = " ".join(["the red square"] * 20)  # the tiny OWLv2 text encoder has 16 positions
     res = owl().segment(rgb_image, SegmentRequest(long_text))
     assert res.provenance["text_truncated"] is True and len(res.masks) >= 1
+
+
+def test_unload_frees_both_stages(owl, rgb_image):
+    seg = owl()
+    first = seg.segment(rgb_image, SegmentRequest("red square"))
+    assert len(seg.encodings) == 2  # the OWLv2 feature map and the SAM 2 embeddings
+    seg.unload()
+    assert seg.detector is None and seg.masker is None and len(seg.encodings) == 0
+    again = seg.segment(rgb_image, SegmentRequest("red square"))
+    assert again.scores == pytest.approx(first.scores)
