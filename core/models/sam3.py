@@ -13,7 +13,7 @@ import numpy as np
 
 from masklens.core.errors import ModelError
 from masklens.core.models.base import BackendInfo, SegmentRequest, SegmentResult
-from masklens.core.models.torch_runtime import TorchSegmenter, import_torch
+from masklens.core.models.torch_runtime import Stopwatch, TorchSegmenter, as_rgb_image, import_torch
 from masklens.core.models.weights import (
     ResolvedWeights,
     load_pretrained,
@@ -35,10 +35,11 @@ INFO = BackendInfo(
 
 
 class Sam3Segmenter(TorchSegmenter):
-    """SAM 3 through transformers; options: ``mask_threshold`` (on mask probabilities, 0.5)."""
+    """SAM 3 through transformers; options: ``mask_threshold`` (on mask probabilities, 0.5),
+    ``batch_size`` (text prompts per forward pass in :meth:`segment_many`, 8)."""
 
     info = INFO
-    OPTIONS = {"mask_threshold": 0.5}
+    OPTIONS = {"mask_threshold": 0.5, "batch_size": 8}
     _model_attrs = ("model", "processor")
 
     def __init__(self, **options: Any) -> None:
@@ -75,7 +76,6 @@ class Sam3Segmenter(TorchSegmenter):
         return self.encoding("sam3", image, compute)
 
     def _segment(self, image: np.ndarray, request: SegmentRequest) -> SegmentResult:
-        torch = import_torch()
         embeds = self.vision_embeds(image)
         height, width = image.shape[:2]
         kwargs: dict[str, Any] = {"text": request.text or None, "return_tensors": "pt"}
@@ -92,32 +92,81 @@ class Sam3Segmenter(TorchSegmenter):
             kwargs["original_sizes"] = [[height, width]]
         inputs = self.processor(**kwargs)
         inputs.pop("original_sizes", None)
-        # SAM 3's text encoder has 32 positions; longer prompts are truncated (end token kept)
-        # rather than failing, and the result says so.
-        text = request.text or "visual"
-        tokens = self.processor.tokenizer(
-            text, padding="max_length", max_length=TEXT_TOKENS, truncation=True, return_tensors="pt"
-        )
-        truncated = len(self.processor.tokenizer(text)["input_ids"]) > TEXT_TOKENS
+        tokens, cut = self._tokens([request.text or "visual"])
+        truncated = cut[0]
         inputs["input_ids"], inputs["attention_mask"] = tokens["input_ids"], tokens["attention_mask"]
         inputs = self.runtime.to_device(inputs)
         out = self.model(vision_embeds=embeds, **inputs)
-        logits = out.pred_logits[0].float()
-        instance = torch.sigmoid(logits)
+        return self._result(out, 0, image, truncated)
+
+    def _tokens(self, texts: list[str]) -> tuple[Any, list[bool]]:
+        """Token ids padded to SAM 3's 32 text positions; longer prompts are truncated (end token
+        kept) rather than failing, and the results say so."""
+        tok = self.processor.tokenizer
+        tokens = tok(texts, padding="max_length", max_length=TEXT_TOKENS, truncation=True, return_tensors="pt")
+        return tokens, [len(tok(t)["input_ids"]) > TEXT_TOKENS for t in texts]
+
+    def _result(self, out: Any, index: int, image: np.ndarray, truncated: bool) -> SegmentResult:
+        """Instances of batch item ``index``: score = sigmoid(logit) × presence."""
+        torch = import_torch()
+        instance = torch.sigmoid(out.pred_logits[index].float())
         presence = None
         if out.presence_logits is not None:
-            presence_t = torch.sigmoid(out.presence_logits[0].float()).reshape(-1)[0]
+            presence_t = torch.sigmoid(out.presence_logits[index].float()).reshape(-1)[0]
             presence = float(presence_t)
             instance = instance * presence_t
-        probs = torch.sigmoid(out.pred_masks[0].float())
         return self.finish(
-            probs,
+            torch.sigmoid(out.pred_masks[index].float()),
             instance.cpu().numpy(),
             image,
             mask_threshold=float(self.options["mask_threshold"]),
             presence=presence,
             extra={"text_truncated": True} if truncated else None,
         )
+
+    def segment_many(self, image: np.ndarray, requests: list[SegmentRequest]) -> list[SegmentResult]:
+        """Text-only prompts run as batches of ``batch_size`` on the one cached encoding (the
+        encoding is broadcast, not copied); prompts with boxes run one by one. ``latency_ms`` of a
+        batched result is its batch's time divided by the batch size."""
+        rgb = as_rgb_image(image)
+        results: list[SegmentResult | None] = [None] * len(requests)
+        batched = [i for i, r in enumerate(requests) if r.text and not r.boxes]
+        size = int(self.options["batch_size"])
+        for start in range(0, len(batched), size):
+            chunk = batched[start : start + size]
+            with self._lock:
+                self.ensure_loaded()
+                watch = Stopwatch(self.runtime.device)
+                with self.runtime.inference():
+                    embeds = _broadcast(self.vision_embeds(rgb), len(chunk))
+                    tokens, cut = self._tokens([requests[i].text for i in chunk])
+                    tokens = self.runtime.to_device(dict(tokens))
+                    out = self.model(vision_embeds=embeds, **tokens)
+                    chunk_results = [self._result(out, b, rgb, cut[b]) for b in range(len(chunk))]
+                latency = watch.ms() / len(chunk)
+                prov = self.provenance()
+            for i, res in zip(chunk, chunk_results, strict=True):
+                res.provenance = {**prov, **res.provenance, "latency_ms": round(latency, 3), "batch": len(chunk)}
+                results[i] = res
+        for i, req in enumerate(requests):
+            if results[i] is None:
+                results[i] = self.segment(rgb, req)
+        return [r for r in results if r is not None]
+
+
+def _broadcast(embeds: Any, batch: int) -> Any:
+    """A batch-1 vision encoder output viewed as ``batch`` copies (no memory copied)."""
+    if batch == 1:
+        return embeds
+
+    def expand(value: Any) -> Any:
+        if isinstance(value, tuple):
+            return tuple(expand(v) for v in value)
+        if hasattr(value, "expand") and getattr(value, "ndim", 0) >= 1 and value.shape[0] == 1:
+            return value.expand(batch, *value.shape[1:])
+        return value
+
+    return type(embeds)(**{key: expand(value) for key, value in embeds.items()})
 
 
 def create(**options: Any) -> Sam3Segmenter:

@@ -119,3 +119,28 @@ def test_long_prompt_is_truncated_not_fatal(tiny_sam3, rgb_image):
     assert res.provenance["text_truncated"] is True and len(res.masks) == 6
     short = seg.segment(rgb_image, SegmentRequest("the red square"))
     assert "text_truncated" not in short.provenance
+
+
+def test_segment_many_batches_text_prompts(tiny_sam3, rgb_image):
+    """Batched prompts on one broadcast encoding give what one-by-one prompts give."""
+    from masklens.core.masks import iou
+
+    seg = create_segmenter("sam3", weights=str(tiny_sam3), device="cpu", score_threshold=0.0, batch_size=2)
+    prompts = [
+        SegmentRequest("red square"),
+        SegmentRequest("blue circle"),
+        SegmentRequest("red square", boxes=[(20, 10, 44, 30)]),  # runs on its own
+        SegmentRequest(" ".join(["a cat"] * 30)),  # truncated
+        SegmentRequest("the dog"),
+    ]
+    many = seg.segment_many(rgb_image, prompts)
+    calls = _count_calls(seg.model.vision_encoder)
+    single = [seg.segment(rgb_image, p) for p in prompts]
+    assert calls == []  # one encoding served every prompt of both passes
+    assert [r.provenance.get("batch") for r in many] == [2, 2, None, 2, 2]
+    for a, b in zip(many, single, strict=True):
+        np.testing.assert_allclose(a.scores, b.scores, rtol=1e-4, atol=1e-5)
+        assert a.presence == pytest.approx(b.presence, rel=1e-4, abs=1e-5)
+        assert all(iou(x, y) >= 0.98 for x, y in zip(a.masks, b.masks, strict=True))
+        assert a.provenance.get("text_truncated") == b.provenance.get("text_truncated")
+    assert many[3].provenance["text_truncated"] is True
