@@ -47,6 +47,18 @@ META_POSTPROCESSING = {
 }
 
 
+def box_nms(boxes: np.ndarray, scores: np.ndarray, iou: float | None) -> np.ndarray:
+    """Indices kept by non-maximum suppression (torchvision), highest score first; all when ``iou`` is None."""
+    order = np.argsort(-scores, kind="stable")
+    if iou is None or len(order) <= 1:
+        return order
+    torch = import_torch()
+    from torchvision.ops import nms
+
+    keep = nms(torch.as_tensor(boxes, dtype=torch.float32), torch.as_tensor(scores, dtype=torch.float32), iou)
+    return keep.cpu().numpy()
+
+
 class BoxMasker(Protocol):
     """Turns pixel boxes (x0, y0, x1, y1) on an image into mask logits at the image's size."""
 
@@ -328,8 +340,6 @@ class DetectorSam2Segmenter(TorchSegmenter):
         raise NotImplementedError
 
     def _segment(self, image: np.ndarray, request: Any) -> Any:
-        from masklens.core.models.torch_runtime import box_nms
-
         height, width = image.shape[:2]
         assert self.masker is not None
         if not request.text and request.points:

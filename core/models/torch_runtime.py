@@ -191,18 +191,6 @@ class Stopwatch:
         return (time.perf_counter() - self.start) * 1000.0
 
 
-def box_nms(boxes: np.ndarray, scores: np.ndarray, iou: float | None) -> np.ndarray:
-    """Indices kept by non-maximum suppression (torchvision), highest score first; all when ``iou`` is None."""
-    order = np.argsort(-scores, kind="stable")
-    if iou is None or len(order) <= 1:
-        return order
-    torch = import_torch()
-    from torchvision.ops import nms
-
-    keep = nms(torch.as_tensor(boxes, dtype=torch.float32), torch.as_tensor(scores, dtype=torch.float32), iou)
-    return keep.cpu().numpy()
-
-
 def free_accelerator_memory(device: str) -> None:
     """Return cached GPU memory to the driver after weights are dropped."""
     import gc

@@ -66,7 +66,7 @@ def test_image_embedder_runs_once_per_image(owl, rgb_image):
 
 
 def test_box_nms():
-    from masklens.core.models.torch_runtime import box_nms
+    from masklens.core.models.sam2_masks import box_nms
 
     boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [0, 0, 10, 10.5]], float)
     scores = np.array([0.5, 0.9, 0.4, 0.6])
