@@ -135,7 +135,8 @@ def _from_hub(hub_id: str, backend: str, what: str) -> Path:
         ) from exc
     except (HfHubHTTPError, OSError, ValueError) as exc:
         raise ModelError(
-            f"{backend}: could not fetch {what} '{hub_id}' ({type(exc).__name__}: {exc})",
+            f"{backend}: could not fetch {what} '{hub_id}' from the Hugging Face hub "
+            f"({type(exc).__name__}: {(str(exc).splitlines() or [''])[0]})",
             hint=_fetch_hint(hub_id),
         ) from exc
 
