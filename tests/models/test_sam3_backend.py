@@ -144,3 +144,31 @@ def test_segment_many_batches_text_prompts(tiny_sam3, rgb_image):
         assert all(iou(x, y) >= 0.98 for x, y in zip(a.masks, b.masks, strict=True))
         assert a.provenance.get("text_truncated") == b.provenance.get("text_truncated")
     assert many[3].provenance["text_truncated"] is True
+
+
+def test_predict_then_score_through_the_cli(tiny_sam3, tmp_path, capsys):
+    """`masklens predict cafe --model sam3` on the demo scenes writes what `masklens score` reads."""
+    import json
+    from pathlib import Path
+
+    from masklens.core.cli import main
+
+    demo = Path(__file__).resolve().parents[2] / "resources" / "demo" / "cafe"
+    out = tmp_path / "pred.json"
+    common = ["--ann", str(demo / "ann.json")]
+    rc = main([
+        "predict", "cafe", *common, "--images", str(demo / "images"), "--model", "sam3",
+        "--weights", str(tiny_sam3), "--device", "cpu", "--score-threshold", "0",
+        "--cache-dir", str(tmp_path / "cache"), "--quiet", "--out", str(out),
+    ])
+    assert rc == 0
+    records = json.loads(out.read_text())
+    assert records and all(0.0 <= r["score"] <= 1.0 for r in records)
+    capsys.readouterr()
+    assert main(["score", "cafe", *common, "--pred", str(out)]) == 0
+    assert "AFPR" in capsys.readouterr().out
+    import torch
+
+    if not torch.cuda.is_available():  # one clear message and exit 2, no traceback
+        assert main(["predict", "cafe", *common, "--model", "sam3", "--device", "cuda", "--out", str(out)]) == 2
+        assert "CUDA is not available" in capsys.readouterr().err
