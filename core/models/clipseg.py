@@ -20,13 +20,7 @@ import numpy as np
 
 from masklens.core.errors import ModelError
 from masklens.core.models.base import BackendInfo, SegmentRequest, SegmentResult
-from masklens.core.models.torch_runtime import TorchSegmenter, fit_text, import_torch
-from masklens.core.models.weights import (
-    ResolvedWeights,
-    load_pretrained,
-    require_hf_folder,
-    resolve_weights,
-)
+from masklens.core.models.torch_runtime import HfSegmenter, fit_text, import_torch
 
 DEFAULT_THRESHOLD = 0.4
 
@@ -41,38 +35,22 @@ INFO = BackendInfo(
 )
 
 
-class ClipSegSegmenter(TorchSegmenter):
+class ClipSegSegmenter(HfSegmenter):
     """Options: ``mask_threshold`` (probability, defaults to the score threshold)."""
 
     info = INFO
     OPTIONS = {"mask_threshold": None}
-    _model_attrs = ("model", "processor")
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         if self.options["mask_threshold"] is None:
             self.options["mask_threshold"] = self.score_threshold
-        self.model: Any = None
-        self.processor: Any = None
-        self.weights: ResolvedWeights | None = None
         self._truncated = False
 
-    def _resolve(self) -> None:
-        if self.weights is None:
-            self.weights = resolve_weights(self.weights_spec, backend=INFO.name)
-
-    def _checkpoints(self) -> list[ResolvedWeights]:
-        return [self.weights] if self.weights is not None else []
-
-    def _load(self) -> None:
+    def _hf_classes(self) -> tuple[Any, Any]:
         from transformers import CLIPSegForImageSegmentation, CLIPSegProcessor
 
-        self._resolve()
-        assert self.weights is not None
-        folder = require_hf_folder(self.weights, backend=INFO.name)
-        self.processor = load_pretrained(CLIPSegProcessor, folder, backend=INFO.name, what="processor")
-        model = load_pretrained(CLIPSegForImageSegmentation, folder, backend=INFO.name)
-        self.model = model.to(self.runtime.device).eval()
+        return CLIPSegForImageSegmentation, CLIPSegProcessor
 
     def activations(self, image: np.ndarray) -> list[Any]:
         """The CLIP vision activations the decoder reads, computed once per image content."""

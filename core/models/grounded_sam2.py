@@ -14,7 +14,7 @@ import numpy as np
 from masklens.core.models.base import BackendInfo
 from masklens.core.models.sam2_masks import DetectorSam2Segmenter
 from masklens.core.models.torch_runtime import fit_text, import_torch
-from masklens.core.models.weights import load_pretrained, require_hf_folder
+from masklens.core.models.weights import load_hf_pair
 
 INFO = BackendInfo(
     name="grounded-sam2",
@@ -44,14 +44,10 @@ class GroundedSam2Segmenter(DetectorSam2Segmenter):
         from transformers import GroundingDinoForObjectDetection, GroundingDinoProcessor
 
         assert self.detector_weights is not None
-        folder = require_hf_folder(self.detector_weights, backend=INFO.name, what="Grounding DINO weights")
-        self.detector_processor = load_pretrained(
-            GroundingDinoProcessor, folder, backend=INFO.name, what="Grounding DINO processor"
+        self.detector_processor, self.detector = load_hf_pair(
+            GroundingDinoForObjectDetection, GroundingDinoProcessor, self.detector_weights,
+            backend=INFO.name, device=self.runtime.device, label="Grounding DINO",
         )
-        model = load_pretrained(
-            GroundingDinoForObjectDetection, folder, backend=INFO.name, what="Grounding DINO weights"
-        )
-        self.detector = model.to(self.runtime.device).eval()
 
     def _release_detector(self) -> None:
         self.detector = self.detector_processor = None

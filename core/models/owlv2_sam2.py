@@ -16,7 +16,7 @@ import numpy as np
 from masklens.core.models.base import BackendInfo
 from masklens.core.models.sam2_masks import DetectorSam2Segmenter
 from masklens.core.models.torch_runtime import fit_text, import_torch
-from masklens.core.models.weights import load_pretrained, require_hf_folder
+from masklens.core.models.weights import load_hf_pair
 
 INFO = BackendInfo(
     name="owlv2-sam2",
@@ -41,10 +41,10 @@ class Owlv2Sam2Segmenter(DetectorSam2Segmenter):
         from transformers import Owlv2ForObjectDetection, Owlv2Processor
 
         assert self.detector_weights is not None
-        folder = require_hf_folder(self.detector_weights, backend=INFO.name, what="OWLv2 weights")
-        self.detector_processor = load_pretrained(Owlv2Processor, folder, backend=INFO.name, what="OWLv2 processor")
-        model = load_pretrained(Owlv2ForObjectDetection, folder, backend=INFO.name, what="OWLv2 weights")
-        self.detector = model.to(self.runtime.device).eval()
+        self.detector_processor, self.detector = load_hf_pair(
+            Owlv2ForObjectDetection, Owlv2Processor, self.detector_weights,
+            backend=INFO.name, device=self.runtime.device, label="OWLv2",
+        )
 
     def _release_detector(self) -> None:
         self.detector = self.detector_processor = None

@@ -20,12 +20,7 @@ import numpy as np
 
 from masklens.core.errors import ModelError
 from masklens.core.models.torch_runtime import Runtime, TorchSegmenter, import_torch
-from masklens.core.models.weights import (
-    ResolvedWeights,
-    load_pretrained,
-    require_hf_folder,
-    safe_torch_load,
-)
+from masklens.core.models.weights import ResolvedWeights, load_hf_pair, safe_torch_load
 
 DEFAULT_SAM2_WEIGHTS = "facebook/sam2.1-hiera-large"
 #: the package config matching each original checkpoint's file name
@@ -86,10 +81,9 @@ class HFSam2Masker:
     def load(self) -> None:
         from transformers import Sam2Model, Sam2Processor
 
-        folder = require_hf_folder(self.weights, backend=self.backend, what="SAM 2 weights")
-        self.processor = load_pretrained(Sam2Processor, folder, backend=self.backend, what="SAM 2 processor")
-        model = load_pretrained(Sam2Model, folder, backend=self.backend, what="SAM 2 weights")
-        self.model = model.to(self.runtime.device).eval()
+        self.processor, self.model = load_hf_pair(
+            Sam2Model, Sam2Processor, self.weights, backend=self.backend, device=self.runtime.device, label="SAM 2"
+        )
 
     def embeddings(self, owner: TorchSegmenter, image: np.ndarray) -> Any:
         def compute() -> Any:

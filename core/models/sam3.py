@@ -13,13 +13,7 @@ import numpy as np
 
 from masklens.core.errors import ModelError
 from masklens.core.models.base import BackendInfo, SegmentRequest, SegmentResult
-from masklens.core.models.torch_runtime import Stopwatch, TorchSegmenter, as_rgb_image, import_torch
-from masklens.core.models.weights import (
-    ResolvedWeights,
-    load_pretrained,
-    require_hf_folder,
-    resolve_weights,
-)
+from masklens.core.models.torch_runtime import HfSegmenter, Stopwatch, as_rgb_image, import_torch
 
 #: SAM 3's text encoder context (``max_position_embeddings`` of its CLIP text model)
 TEXT_TOKENS = 32
@@ -34,36 +28,17 @@ INFO = BackendInfo(
 )
 
 
-class Sam3Segmenter(TorchSegmenter):
+class Sam3Segmenter(HfSegmenter):
     """SAM 3 through transformers; options: ``mask_threshold`` (on mask probabilities, 0.5),
     ``batch_size`` (text prompts per forward pass in :meth:`segment_many`, 8)."""
 
     info = INFO
     OPTIONS = {"mask_threshold": 0.5, "batch_size": 8}
-    _model_attrs = ("model", "processor")
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.model: Any = None
-        self.processor: Any = None
-        self.weights: ResolvedWeights | None = None
-
-    def _resolve(self) -> None:
-        if self.weights is None:
-            self.weights = resolve_weights(self.weights_spec, backend=INFO.name)
-
-    def _checkpoints(self) -> list[ResolvedWeights]:
-        return [self.weights] if self.weights is not None else []
-
-    def _load(self) -> None:
+    def _hf_classes(self) -> tuple[Any, Any]:
         from transformers import Sam3Model, Sam3Processor
 
-        self._resolve()
-        assert self.weights is not None
-        folder = require_hf_folder(self.weights, backend=INFO.name)
-        self.processor = load_pretrained(Sam3Processor, folder, backend=INFO.name, what="processor")
-        model = load_pretrained(Sam3Model, folder, backend=INFO.name)
-        self.model = model.to(self.runtime.device).eval()
+        return Sam3Model, Sam3Processor
 
     def vision_embeds(self, image: np.ndarray) -> Any:
         """The image's ``get_vision_features`` output, computed once per image content."""

@@ -1,16 +1,13 @@
-"""Torch runtime for the model backends: lazy import, device and dtype choice, inference context,
-image intake, and the small conversions every backend shares.
+"""Torch runtime for the model backends: image intake, the shared backend base classes
+(:class:`TorchSegmenter`, :class:`HfSegmenter`) and the small conversions every backend shares.
+Device and dtype choice live in :mod:`masklens.core.models.torch_device` (re-exported here).
 
 Nothing here imports torch at module import time; every function that needs it imports it lazily.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,106 +16,18 @@ import numpy as np
 from masklens.core.errors import ModelError
 from masklens.core.masks import Mask
 from masklens.core.models.base import Segmenter, SegmentRequest, SegmentResult
-
-DEVICES = ("auto", "cpu", "cuda", "mps")
-DTYPES = ("auto", "float32", "bfloat16", "float16")
-
-
-def import_torch() -> Any:
-    """Import torch, or say how to get it."""
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - torch is a dependency
-        raise ModelError(
-            f"PyTorch is not importable ({exc})",
-            hint="install the project with `make setup` (it installs torch and torchvision)",
-        ) from exc
-    return torch
-
-
-def resolve_device(requested: str | None = "auto") -> str:
-    """``auto`` -> cuda, then mps, then cpu; an explicit cuda/mps request fails clearly when absent."""
-    torch = import_torch()
-    req = (requested or "auto").strip().lower()
-    base = req.split(":", 1)[0]
-    if base not in DEVICES:
-        raise ModelError(f"unknown device '{requested}'", hint=f"choose one of: {', '.join(DEVICES)}")
-    mps_ok = bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
-    if base == "auto":
-        if torch.cuda.is_available():
-            return "cuda"
-        return "mps" if mps_ok else "cpu"
-    if base == "cuda":
-        if not torch.cuda.is_available():
-            raise ModelError(
-                f"device '{requested}' was requested but CUDA is not available on this machine "
-                f"(torch {torch.__version__}, torch.cuda.is_available() is False)",
-                hint="run with --device cpu (or auto); for a GPU, install a CUDA build of torch "
-                "and check `nvidia-smi`",
-            )
-        if ":" in req:
-            index = int(req.split(":", 1)[1]) if req.split(":", 1)[1].isdigit() else -1
-            if not 0 <= index < torch.cuda.device_count():
-                raise ModelError(
-                    f"device '{requested}' does not exist ({torch.cuda.device_count()} CUDA device(s))",
-                    hint="use --device cuda (the first GPU) or cuda:N with a valid N",
-                )
-        return req
-    if base == "mps" and not mps_ok:
-        raise ModelError(
-            "device 'mps' was requested but Apple's Metal backend is not available here",
-            hint="run with --device cpu (or auto)",
-        )
-    return req
-
-
-def resolve_dtype(device: str, requested: str | None = "auto") -> str:
-    """The compute dtype: ``auto`` is bfloat16 on CUDA with bf16 support, float16 on other CUDA, else float32."""
-    req = (requested or "auto").strip().lower()
-    if req not in DTYPES:
-        raise ModelError(f"unknown dtype '{requested}'", hint=f"choose one of: {', '.join(DTYPES)}")
-    if not device.startswith("cuda"):
-        if req in ("bfloat16", "float16") and device == "cpu":
-            raise ModelError(
-                f"dtype '{req}' autocast is only used on a GPU; on the CPU models run in float32",
-                hint="leave the dtype at auto or float32 when running on the CPU",
-            )
-        return "float32"
-    if req != "auto":
-        return req
-    torch = import_torch()
-    return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
-
-
-@dataclass
-class Runtime:
-    """Where and how a backend computes: device plus compute dtype (weights stay float32)."""
-
-    device: str
-    dtype: str
-
-    @classmethod
-    def create(cls, device: str | None = "auto", dtype: str | None = "auto") -> Runtime:
-        dev = resolve_device(device)
-        return cls(dev, resolve_dtype(dev, dtype))
-
-    @contextlib.contextmanager
-    def inference(self) -> Iterator[None]:
-        """``torch.inference_mode`` plus bf16/fp16 autocast on a GPU."""
-        torch = import_torch()
-        with torch.inference_mode():
-            if self.device.startswith("cuda") and self.dtype != "float32":
-                with torch.autocast("cuda", dtype=getattr(torch, self.dtype)):
-                    yield
-            else:
-                yield
-
-    def to_device(self, batch: Any) -> Any:
-        """Move every tensor of a processor output (dict-like) to the device."""
-        torch = import_torch()
-        if isinstance(batch, torch.Tensor):
-            return batch.to(self.device)
-        return {k: (v.to(self.device) if isinstance(v, torch.Tensor) else v) for k, v in batch.items()}
+from masklens.core.models.torch_device import (  # noqa: F401 - re-exported for the backends and tests
+    DEVICES,
+    DTYPES,
+    Runtime,
+    Stopwatch,
+    free_accelerator_memory,
+    import_torch,
+    resolve_device,
+    resolve_dtype,
+    tensor_nbytes,
+)
+from masklens.core.models.weights import load_hf_pair, resolve_weights
 
 
 def as_rgb_image(image: np.ndarray | str | Path) -> np.ndarray:
@@ -155,49 +64,6 @@ def as_rgb_image(image: np.ndarray | str | Path) -> np.ndarray:
     return np.ascontiguousarray(array[:, :, :3])
 
 
-def tensor_nbytes(value: Any) -> int:
-    """Bytes held by the tensors inside ``value`` (tensor, mapping, sequence, or model output)."""
-    torch = import_torch()
-    seen: set[int] = set()
-
-    def walk(v: Any) -> int:
-        if isinstance(v, torch.Tensor):
-            key = id(v)
-            if key in seen:
-                return 0
-            seen.add(key)
-            return v.numel() * v.element_size()
-        if isinstance(v, dict):
-            return sum(walk(x) for x in v.values())
-        if isinstance(v, (list, tuple)):
-            return sum(walk(x) for x in v)
-        if hasattr(v, "to_tuple"):  # transformers ModelOutput
-            return sum(walk(x) for x in v.to_tuple())
-        return 0
-
-    return walk(value)
-
-
-class Stopwatch:
-    """Wall-clock milliseconds, synchronising CUDA so GPU latencies are real."""
-
-    def __init__(self, device: str = "cpu") -> None:
-        self.device = device
-        self.start = time.perf_counter()
-
-    def ms(self) -> float:
-        if self.device.startswith("cuda"):
-            import_torch().cuda.synchronize()
-        return (time.perf_counter() - self.start) * 1000.0
-
-
-def free_accelerator_memory(device: str) -> None:
-    """Return cached GPU memory to the driver after weights are dropped."""
-    import gc
-
-    gc.collect()
-    if device.startswith("cuda"):
-        import_torch().cuda.empty_cache()
 
 
 #: default size of a backend's in-memory encoding cache (several 1008 px SAM 3 encodings)
@@ -387,6 +253,37 @@ class TorchSegmenter(Segmenter):
             provenance={"mask_threshold": mask_threshold, **(extra or {})},
         )
 
+
+class HfSegmenter(TorchSegmenter):
+    """A backend on one transformers checkpoint (``model`` + ``processor`` from one folder, resolved
+    from ``weights``); subclasses name the two classes in :meth:`_hf_classes`."""
+
+    _model_attrs = ("model", "processor")
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.model: Any = None
+        self.processor: Any = None
+        self.weights: Any = None  # ResolvedWeights once resolved
+
+    def _hf_classes(self) -> tuple[Any, Any]:
+        """The transformers ``(model class, processor class)``, imported lazily."""
+        raise NotImplementedError
+
+    def _resolve(self) -> None:
+        if self.weights is None:
+            self.weights = resolve_weights(self.weights_spec, backend=self.info.name)
+
+    def _checkpoints(self) -> list[Any]:
+        return [self.weights] if self.weights is not None else []
+
+    def _load(self) -> None:
+        model_cls, processor_cls = self._hf_classes()
+        self._resolve()
+        assert self.weights is not None
+        self.processor, self.model = load_hf_pair(
+            model_cls, processor_cls, self.weights, backend=self.info.name, device=self.runtime.device
+        )
 
 def ckpt_role(segmenter: TorchSegmenter, index: int) -> str:
     """Provenance prefix of a backend's secondary checkpoint (``ROLES`` on the class)."""

@@ -202,11 +202,22 @@ def load_pretrained(cls: Any, folder: Path, *, backend: str, what: str = "weight
         ) from exc
 
 
+def load_hf_pair(
+    model_cls: Any, processor_cls: Any, weights: ResolvedWeights, *, backend: str, device: str, label: str = ""
+) -> tuple[Any, Any]:
+    """``(processor, model)`` from one transformers checkpoint folder, the model on ``device`` in
+    eval mode; ``label`` names the part in messages ("OWLv2" -> "OWLv2 weights", "OWLv2 processor")."""
+    prefix = f"{label} " if label else ""
+    folder = require_hf_folder(weights, backend=backend, what=f"{prefix}weights")
+    processor = load_pretrained(processor_cls, folder, backend=backend, what=f"{prefix}processor")
+    model = load_pretrained(model_cls, folder, backend=backend, what=f"{prefix}weights")
+    return processor, model.to(device).eval()
+
 def safe_torch_load(path: Path, *, backend: str) -> Any:
     """Read a ``.pt`` checkpoint with ``weights_only=True``: tensors and plain containers, never code."""
     import pickle
 
-    from masklens.core.models.torch_runtime import import_torch
+    from masklens.core.models.torch_device import import_torch
 
     torch = import_torch()
     try:
