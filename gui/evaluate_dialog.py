@@ -8,14 +8,11 @@ from typing import Any
 
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -23,7 +20,8 @@ from PySide6.QtWidgets import (
 
 from masklens.core.evaluate import EvaluateResult, ModelSpec, evaluate, subset
 from masklens.core.models.registry import backend_info, backend_names
-from masklens.gui.workers import JobContext, JobRunner
+from masklens.gui.job_dialog import JobDialog
+from masklens.gui.workers import JobContext
 
 
 class _ModelRow(QWidget):
@@ -52,17 +50,12 @@ class _ModelRow(QWidget):
         return ModelSpec(self.model.currentData(), self.weights.text().strip() or None)
 
 
-class EvaluateDialog(QDialog):
+class EvaluateDialog(JobDialog):
+    cancelled_text = "cancelled — finished prompts are cached; Run again to resume"
+
     def __init__(self, parent: QWidget | None, state: Any) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Run benchmark")
-        self.setMinimumWidth(620)
-        self.state = state
+        super().__init__(parent, state, "Run benchmark", 620)
         self.result: EvaluateResult | None = None
-        self.runner = JobRunner(self)
-        self.runner.progressed.connect(self._progress)
-        self.runner.cancelled.connect(self._cancelled)
-        self.job = None
         names = backend_names()
         self.rows: list[_ModelRow] = []
         self.rows_box = QVBoxLayout()
@@ -78,26 +71,17 @@ class EvaluateDialog(QDialog):
         self.ids.setPlaceholderText("id,id,… (for 'these sample ids')")
         self.out = QLineEdit()
         self.out.setPlaceholderText("optional: folder for predictions and scores")
-        browse = QPushButton("…")
-        browse.clicked.connect(self._browse)
-        out_row = QHBoxLayout()
-        out_row.addWidget(self.out)
-        out_row.addWidget(browse)
+        out_row = self.folder_row(self.out, "Folder for predictions and scores")
         form = QFormLayout()
         form.addRow("Benchmark", QLabel(f"{state.kind.title or state.kind.name}: "
                                         f"{state.benchmark.name} ({len(state.benchmark)} samples)"))
         form.addRow("Samples", self.scope)
         form.addRow("", self.ids)
         form.addRow("Output", out_row)
-        self.progress = QProgressBar()
         self.progress.setFormat("%v / %m prompts")
-        self.status = QLabel("")
-        self.status.setWordWrap(True)
-        self.buttons = QDialogButtonBox()
         self.run_button = self.buttons.addButton("Run", QDialogButtonBox.ButtonRole.AcceptRole)
         self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
-        self.run_button.clicked.connect(self.start)
-        self.cancel_button.clicked.connect(self.cancel_or_close)
+        self.set_job_buttons(self.run_button, self.cancel_button)
         lay = QVBoxLayout(self)
         lay.addWidget(QLabel("Models (several rows compare models or checkpoints)"))
         lay.addLayout(self.rows_box)
@@ -121,11 +105,6 @@ class EvaluateDialog(QDialog):
             self.rows.remove(row)
             row.deleteLater()
 
-    def _browse(self) -> None:
-        d = QFileDialog.getExistingDirectory(self, "Folder for predictions and scores")
-        if d:
-            self.out.setText(d)
-
     # ------------------------------------------------------------ running
     def start(self) -> None:
         if self.job is not None:
@@ -139,9 +118,6 @@ class EvaluateDialog(QDialog):
         out = self.out.text().strip() or None
         images = getattr(getattr(self.state, "namespace", None), "images", None)
         params = dict(getattr(self.state, "params", {}) or {})
-        self.run_button.setEnabled(False)
-        self.cancel_button.setText("Cancel")
-        self.status.setText("running…")
 
         def work(ctx: JobContext) -> EvaluateResult:
             from masklens.core.cache import PredictionCache
@@ -155,7 +131,7 @@ class EvaluateDialog(QDialog):
             finally:
                 cache.close()
 
-        self.job = self.runner.run("evaluate", work, on_done=self._done, on_error=self._failed)
+        self.run_job("evaluate", work, self._done, "running…")
 
     def _subset(self) -> Any:
         scope = self.scope.currentData()
@@ -166,10 +142,8 @@ class EvaluateDialog(QDialog):
             return subset(self.state.benchmark, samples=ids)
         return subset(self.state.benchmark, groups=[scope.split(":", 1)[1]])
 
-    def _progress(self, _name: str, done: int, total: int, text: str) -> None:
-        self.progress.setMaximum(max(total, 1))
-        self.progress.setValue(done)
-        self.status.setText(f"{text}: {done} / {total}")
+    def progress_text(self, text: str, done: int, total: int) -> str:
+        return f"{text}: {done} / {total}"
 
     def _done(self, result: EvaluateResult) -> None:
         self.result = result
@@ -191,26 +165,6 @@ class EvaluateDialog(QDialog):
             lines.append(f"{run.name} [{g}]: {vals}")
         self.status.setText("\n".join(lines))
         self._idle()
-
-    def _failed(self, message: str) -> None:
-        self.job = None
-        self.status.setText(f"failed: {message}")
-        self._idle()
-
-    def _cancelled(self, _name: str) -> None:
-        self.job = None
-        self.status.setText("cancelled — finished prompts are cached; Run again to resume")
-        self._idle()
-
-    def _idle(self) -> None:
-        self.run_button.setEnabled(True)
-        self.cancel_button.setText("Close")
-
-    def cancel_or_close(self) -> None:
-        if self.job is not None:
-            self.runner.cancel_all()
-        else:
-            self.reject()
 
 
 def open_evaluate_dialog(parent: QWidget | None, state: Any) -> EvaluateDialog | None:

@@ -15,17 +15,12 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QCheckBox,
-    QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QProgressBar,
-    QPushButton,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -34,20 +29,16 @@ from PySide6.QtWidgets import (
 from masklens.core.errors import MasklensError
 from masklens.core.reports import ReportOptions, build_report
 from masklens.core.reports.runs import ModelRun, run_provenance
-from masklens.gui.workers import JobContext, JobRunner
+from masklens.gui.job_dialog import JobDialog
+from masklens.gui.workers import JobContext
 
 
-class ReportDialog(QDialog):
+class ReportDialog(JobDialog):
+    cancelled_text = "cancelled — nothing was written"
+
     def __init__(self, parent: QWidget | None, state: Any) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Export report")
-        self.setMinimumWidth(560)
-        self.state = state
+        super().__init__(parent, state, "Export report", 560)
         self.written: Path | None = None
-        self.runner = JobRunner(self)
-        self.runner.progressed.connect(self._progress)
-        self.runner.cancelled.connect(self._cancelled)
-        self.job = None
         self.models = QListWidget()
         for name in state.scorers:
             item = QListWidgetItem(name)
@@ -57,11 +48,7 @@ class ReportDialog(QDialog):
         self.models.setMaximumHeight(110)
         default_dir = default_report_dir(state.benchmark)
         self.out = QLineEdit(str(default_dir))
-        browse = QPushButton("…")
-        browse.clicked.connect(self._browse)
-        out_row = QHBoxLayout()
-        out_row.addWidget(self.out)
-        out_row.addWidget(browse)
+        out_row = self.folder_row(self.out, "Report folder (created or replaced)")
         self.title = QLineEdit(f"{state.kind.title or state.kind.name} report — {state.benchmark.name}")
         self.gallery = QSpinBox()
         self.gallery.setRange(0, 50)
@@ -80,27 +67,17 @@ class ReportDialog(QDialog):
         form.addRow("Failures shown per kind", self.gallery)
         form.addRow("", self.sweep)
         form.addRow("", self.reviews)
-        self.progress = QProgressBar()
-        self.status = QLabel("")
-        self.status.setWordWrap(True)
-        self.buttons = QDialogButtonBox()
         self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
         self.open_button = self.buttons.addButton("Open report", QDialogButtonBox.ButtonRole.ActionRole)
         self.open_button.setEnabled(False)
         self.close_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
-        self.export_button.clicked.connect(self.start)
+        self.set_job_buttons(self.export_button, self.close_button)
         self.open_button.clicked.connect(self.open_report)
-        self.close_button.clicked.connect(self.cancel_or_close)
         lay = QVBoxLayout(self)
         lay.addLayout(form)
         lay.addWidget(self.progress)
         lay.addWidget(self.status)
         lay.addWidget(self.buttons)
-
-    def _browse(self) -> None:
-        d = QFileDialog.getExistingDirectory(self, "Report folder (created or replaced)")
-        if d:
-            self.out.setText(d)
 
     def selected(self) -> list[str]:
         return [self.models.item(i).text() for i in range(self.models.count())
@@ -132,15 +109,7 @@ class ReportDialog(QDialog):
                                 verdicts=verdicts, options=opts,
                                 progress=lambda stage, d, n: ctx.progress(d, n, stage))
 
-        self.export_button.setEnabled(False)
-        self.close_button.setText("Cancel")
-        self.status.setText("writing…")
-        self.job = self.runner.run("report", work, on_done=self._done, on_error=self._failed)
-
-    def _progress(self, _name: str, done: int, total: int, text: str) -> None:
-        self.progress.setMaximum(max(total, 1))
-        self.progress.setValue(done)
-        self.status.setText(text)
+        self.run_job("report", work, self._done, "writing…")
 
     def _done(self, path: Path) -> None:
         self.job, self.written = None, Path(path)
@@ -148,29 +117,9 @@ class ReportDialog(QDialog):
         self.open_button.setEnabled(True)
         self._idle()
 
-    def _failed(self, message: str) -> None:
-        self.job = None
-        self.status.setText(f"failed: {message}")
-        self._idle()
-
-    def _cancelled(self, _name: str) -> None:
-        self.job = None
-        self.status.setText("cancelled — nothing was written")
-        self._idle()
-
-    def _idle(self) -> None:
-        self.export_button.setEnabled(True)
-        self.close_button.setText("Close")
-
     def open_report(self) -> None:
         if self.written is not None:
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.written / "report.html")))
-
-    def cancel_or_close(self) -> None:
-        if self.job is not None:
-            self.runner.cancel_all()
-        else:
-            self.reject()
 
 
 def default_report_dir(benchmark: Any) -> Path:
