@@ -15,15 +15,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from masklens.core.benchmarks.coco import CocoDataset, load_coco, load_results, write_results
+from masklens.core.benchmarks.coco import (
+    CocoDataset,
+    collect_predictions,
+    load_coco,
+    load_results,
+    resolve_image_path,
+    write_results,
+)
 from masklens.core.errors import DataFormatError
 from masklens.core.metrics import cge
 from masklens.core.schema import (
     Benchmark,
     GroundTruth,
     ImageRef,
-    Instance,
-    Prediction,
     PredictionSet,
     Prompt,
     Role,
@@ -38,18 +43,6 @@ IMAGE_KEY = "image"
 
 def prompt_id(image_id: Any, level: int) -> str:
     return f"{image_id}/p{level}"
-
-
-def resolve_image_path(ann_path: Path, images_dir: str | Path | None, file_name: Any) -> Path | None:
-    """Where an image file would be: ``--images`` DIR, else ``images/`` or the folder beside the JSON."""
-    if not isinstance(file_name, str) or not file_name:
-        return None
-    if images_dir is not None:
-        return Path(images_dir) / file_name
-    for base in (ann_path.parent / "images", ann_path.parent):
-        if (base / file_name).exists():
-            return base / file_name
-    return None
 
 
 def _hypernyms(raw: dict[str, Any], path: Path, record: str) -> list[str]:
@@ -125,15 +118,8 @@ def load_cgebench_predictions(pred: str | Path, benchmark: Benchmark) -> Predict
             return None
 
     records = load_results(p, key_fields=("image_id", "level"), size_of=size_of)
-    out = PredictionSet(name=p.stem, provenance={"file": str(p)})
-    for s in benchmark.samples:
-        for pr in s.prompts:
-            out.add(Prediction(pr.id, []))
-    for r in records:
-        out.by_prompt[prompt_id(r.keys["image_id"], r.keys["level"])].instances.append(
-            Instance(r.mask, r.score)
-        )
-    return out
+    return collect_predictions(p, records, (pr.id for s in benchmark.samples for pr in s.prompts),
+                               lambda keys: prompt_id(keys["image_id"], keys["level"]))
 
 
 class CGEBenchKind(BenchmarkKind):

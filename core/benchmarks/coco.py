@@ -16,7 +16,7 @@ from typing import Any
 from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_json, read_json
 from masklens.core.masks import Mask
-from masklens.core.schema import Benchmark, PredictionSet, Prompt, Sample
+from masklens.core.schema import Benchmark, Instance, Prediction, PredictionSet, Prompt, Sample
 
 
 @dataclass
@@ -182,6 +182,34 @@ def load_results(
         out.append(ResultRecord(i, found, mask, float(score), rec))
     return out
 
+
+def collect_predictions(
+    path: str | Path,
+    records: Iterable[ResultRecord],
+    prompt_ids: Iterable[str],
+    prompt_of: Callable[[dict[str, Any]], str],
+) -> PredictionSet:
+    """The prediction set of ``records`` (read from ``path``): an empty Prediction for every id in
+    ``prompt_ids``, then each record's instance appended under ``prompt_of(record.keys)``."""
+    p = Path(path)
+    out = PredictionSet(name=p.stem, provenance={"file": str(p)})
+    for pid in prompt_ids:
+        out.add(Prediction(pid, []))
+    for r in records:
+        out.by_prompt[prompt_of(r.keys)].instances.append(Instance(r.mask, r.score))
+    return out
+
+
+def resolve_image_path(ann_path: Path, images_dir: str | Path | None, file_name: Any) -> Path | None:
+    """Where an image file would be: ``--images`` DIR, else ``images/`` or the folder beside the JSON."""
+    if not isinstance(file_name, str) or not file_name:
+        return None
+    if images_dir is not None:
+        return Path(images_dir) / file_name
+    for base in (ann_path.parent / "images", ann_path.parent):
+        if (base / file_name).exists():
+            return base / file_name
+    return None
 
 def results_target(out: str | Path, default_name: str = "pred.json") -> Path:
     """Where a prediction writer writes: ``out`` itself, or ``out/default_name`` when ``out`` is

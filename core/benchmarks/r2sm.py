@@ -21,8 +21,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from masklens.core.benchmarks.cgebench import resolve_image_path
-from masklens.core.benchmarks.coco import CocoDataset, load_coco, load_results, write_results
+from masklens.core.benchmarks.coco import (
+    CocoDataset,
+    collect_predictions,
+    load_coco,
+    load_results,
+    resolve_image_path,
+    write_results,
+)
 from masklens.core.errors import DataFormatError
 from masklens.core.masks import Mask
 from masklens.core.metrics import r2sm as m
@@ -30,8 +36,6 @@ from masklens.core.schema import (
     Benchmark,
     GroundTruth,
     ImageRef,
-    Instance,
-    Prediction,
     PredictionSet,
     Prompt,
     Role,
@@ -176,12 +180,8 @@ def load_r2sm_predictions(pred: str | Path, benchmark: Benchmark) -> PredictionS
         return None if found is None else found[1]
 
     records = load_results(p, key_fields=("query_id",), size_of=size_of)
-    out = PredictionSet(name=p.stem, provenance={"file": str(p)})
-    for qid in where:
-        out.add(Prediction(prompt_id(qid), []))
-    for r in records:
-        out.by_prompt[prompt_id(r.keys["query_id"])].instances.append(Instance(r.mask, r.score))
-    return out
+    return collect_predictions(p, records, (prompt_id(qid) for qid in where),
+                               lambda keys: prompt_id(keys["query_id"]))
 
 
 def _query_of(sample: Sample, prompt: Prompt) -> Any:
