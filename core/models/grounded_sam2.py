@@ -14,7 +14,6 @@ import numpy as np
 from masklens.core.models.base import BackendInfo
 from masklens.core.models.sam2_masks import DetectorSam2Segmenter
 from masklens.core.models.torch_runtime import fit_text, import_torch
-from masklens.core.models.weights import load_hf_pair
 
 INFO = BackendInfo(
     name="grounded-sam2",
@@ -35,22 +34,12 @@ def grounding_text(text: str) -> str:
 class GroundedSam2Segmenter(DetectorSam2Segmenter):
     info = INFO
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.detector: Any = None
-        self.detector_processor: Any = None
+    DETECTOR_LABEL = "Grounding DINO"
 
-    def _load_detector(self) -> None:
+    def _detector_classes(self) -> tuple[Any, Any]:
         from transformers import GroundingDinoForObjectDetection, GroundingDinoProcessor
 
-        assert self.detector_weights is not None
-        self.detector_processor, self.detector = load_hf_pair(
-            GroundingDinoForObjectDetection, GroundingDinoProcessor, self.detector_weights,
-            backend=INFO.name, device=self.runtime.device, label="Grounding DINO",
-        )
-
-    def _release_detector(self) -> None:
-        self.detector = self.detector_processor = None
+        return GroundingDinoForObjectDetection, GroundingDinoProcessor
 
     def _detect(self, image: np.ndarray, text: str) -> tuple[np.ndarray, np.ndarray]:
         torch = import_torch()

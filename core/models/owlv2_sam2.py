@@ -16,7 +16,6 @@ import numpy as np
 from masklens.core.models.base import BackendInfo
 from masklens.core.models.sam2_masks import DetectorSam2Segmenter
 from masklens.core.models.torch_runtime import fit_text, import_torch
-from masklens.core.models.weights import load_hf_pair
 
 INFO = BackendInfo(
     name="owlv2-sam2",
@@ -32,22 +31,12 @@ class Owlv2Sam2Segmenter(DetectorSam2Segmenter):
     info = INFO
     OPTIONS = {**DetectorSam2Segmenter.OPTIONS, "nms_iou": 0.3}
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.detector: Any = None
-        self.detector_processor: Any = None
+    DETECTOR_LABEL = "OWLv2"
 
-    def _load_detector(self) -> None:
+    def _detector_classes(self) -> tuple[Any, Any]:
         from transformers import Owlv2ForObjectDetection, Owlv2Processor
 
-        assert self.detector_weights is not None
-        self.detector_processor, self.detector = load_hf_pair(
-            Owlv2ForObjectDetection, Owlv2Processor, self.detector_weights,
-            backend=INFO.name, device=self.runtime.device, label="OWLv2",
-        )
-
-    def _release_detector(self) -> None:
-        self.detector = self.detector_processor = None
+        return Owlv2ForObjectDetection, Owlv2Processor
 
     def image_features(self, image: np.ndarray) -> Any:
         """OWLv2's per-patch feature map of the (padded, resized) image, computed once per image."""

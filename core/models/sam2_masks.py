@@ -273,7 +273,9 @@ def make_box_masker(
 
 class DetectorSam2Segmenter(TorchSegmenter):
     """Open-vocabulary boxes from a detector, then one SAM 2 mask per box; the instance score is the
-    detector's box score. Subclasses implement ``_load_detector()`` and ``_detect(image, text)``.
+    detector's box score. Subclasses name the detector's transformers classes in
+    ``_detector_classes()`` (loaded into ``detector`` / ``detector_processor``, messages say
+    ``DETECTOR_LABEL``) and implement ``_detect(image, text)``.
 
     Options shared by the detector pipelines: ``sam2_weights`` (HF folder / hub id, or an original
     ``.pt``), ``sam2_config`` (for a ``.pt``), ``nms_iou`` (box NMS, None = off), ``mask_threshold``
@@ -283,9 +285,12 @@ class DetectorSam2Segmenter(TorchSegmenter):
     CHECKPOINT_ROLES = ("checkpoint", "sam2_checkpoint")
     DEFAULT_MAX_INSTANCES = 100
     OPTIONS = {"sam2_weights": DEFAULT_SAM2_WEIGHTS, "sam2_config": None, "nms_iou": None, "mask_threshold": 0.0}
+    DETECTOR_LABEL = "detector"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        self.detector: Any = None
+        self.detector_processor: Any = None
         self.detector_weights: ResolvedWeights | None = None
         self.sam2_weights: ResolvedWeights | None = None
         self.masker: HFSam2Masker | MetaSam2Masker | None = None
@@ -323,11 +328,20 @@ class DetectorSam2Segmenter(TorchSegmenter):
             self.masker.release()
         self.masker = None
 
-    def _load_detector(self) -> None:
+    def _detector_classes(self) -> tuple[Any, Any]:
+        """The detector's transformers ``(model class, processor class)``, imported lazily."""
         raise NotImplementedError
 
+    def _load_detector(self) -> None:
+        model_cls, processor_cls = self._detector_classes()
+        assert self.detector_weights is not None
+        self.detector_processor, self.detector = load_hf_pair(
+            model_cls, processor_cls, self.detector_weights,
+            backend=self.info.name, device=self.runtime.device, label=self.DETECTOR_LABEL,
+        )
+
     def _release_detector(self) -> None:
-        raise NotImplementedError
+        self.detector = self.detector_processor = None
 
     def _detect(self, image: np.ndarray, text: str) -> tuple[np.ndarray, np.ndarray]:
         """Boxes (N×4, x0 y0 x1 y1 pixels) and scores (N) for ``text``, before any threshold."""
