@@ -6,10 +6,14 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from masklens.core import __version__
 from masklens.core.errors import Cancelled, MasklensError
+
+if TYPE_CHECKING:
+    from masklens.core.scoring import BenchmarkKind
 
 #: sub-command -> module defining ``register(subparsers)``; each sets ``func`` on its parser
 COMMANDS: dict[str, str] = {
@@ -21,6 +25,17 @@ COMMANDS: dict[str, str] = {
     "review": "masklens.core.cli.review",
     "gui": "masklens.core.cli.gui",
 }
+
+
+def kind_parsers(parser: argparse.ArgumentParser, verb: str) -> Iterator[tuple[BenchmarkKind, argparse.ArgumentParser]]:
+    """A required ``KIND`` sub-command of ``parser`` per registered benchmark kind, helped
+    "<verb> <kind title>"; yields each kind with its sub-parser to fill."""
+    from masklens.core.scoring import available_kinds
+
+    kinds = parser.add_subparsers(dest="kind", metavar="KIND")
+    kinds.required = True
+    for kind in available_kinds():
+        yield kind, kinds.add_parser(kind.name, help=f"{verb} {kind.title or kind.name}")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,8 +14,9 @@ import sys
 import time
 from pathlib import Path
 
+from masklens.core.cli import kind_parsers
 from masklens.core.errors import MasklensError
-from masklens.core.scoring import available_kinds, get_kind
+from masklens.core.scoring import get_kind
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,11 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     parser = sub.add_parser("evaluate", help="run model(s) over a benchmark, then score them",
                             description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
-    kinds = parser.add_subparsers(dest="kind", metavar="KIND")
-    kinds.required = True
-    for kind in available_kinds():
-        name = kind.name
-        p = kinds.add_parser(name, help=f"evaluate on {kind.title or name}")
+    for kind, p in kind_parsers(parser, "evaluate on"):
         kind.add_arguments(p)
         for a in prediction_actions(p):  # evaluate makes the predictions
             a.required = False

@@ -18,8 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from masklens.core.cli import kind_parsers
 from masklens.core.errors import MasklensError, ModelError
-from masklens.core.scoring import BenchmarkKind, available_kinds, get_kind
+from masklens.core.scoring import BenchmarkKind, get_kind
 
 _REPLAY_ONLY = "(predict: read only with --model replay, as the file to replay)"
 
@@ -73,11 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run a model over a benchmark and write its predictions",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
     )
-    kinds = parser.add_subparsers(dest="kind", metavar="KIND")
-    kinds.required = True
-    for kind in available_kinds():
-        name = kind.name
-        p = kinds.add_parser(name, help=f"predict {kind.title or name}")
+    for kind, p in kind_parsers(parser, "predict"):
         dests = add_kind_arguments(p, kind)
         add_model_arguments(p)
         p.set_defaults(func=run, prediction_dests=dests)

@@ -7,8 +7,9 @@ import shlex
 import sys
 from pathlib import Path
 
+from masklens.core.cli import kind_parsers
 from masklens.core.errors import MasklensError
-from masklens.core.scoring import BenchmarkKind, available_kinds, get_kind
+from masklens.core.scoring import BenchmarkKind, get_kind
 
 
 def prediction_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
@@ -80,11 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from masklens.core.cli.score import add_param_flags
 
     parser = sub.add_parser("report", help="write an HTML/CSV/JSON report of one or more models")
-    kinds = parser.add_subparsers(dest="kind", metavar="KIND")
-    kinds.required = True
-    for kind in available_kinds():
-        name = kind.name
-        p = kinds.add_parser(name, help=f"report on {kind.title or name}")
+    for kind, p in kind_parsers(parser, "report on"):
         dests = add_repeatable_predictions(p, kind)
         add_param_flags(p, kind)
         g = p.add_argument_group("report")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from masklens.core.cli import kind_parsers
 from masklens.core.io import atomic_write_json
-from masklens.core.scoring import BenchmarkKind, Scorer, available_kinds, get_kind
+from masklens.core.scoring import BenchmarkKind, Scorer, get_kind
 from masklens.core.tables import format_summary
 
 
@@ -24,11 +25,7 @@ def add_param_flags(parser: argparse.ArgumentParser, kind: BenchmarkKind) -> Non
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("score", help="score predictions against a benchmark")
-    kinds = parser.add_subparsers(dest="kind", metavar="KIND")
-    kinds.required = True
-    for kind in available_kinds():
-        name = kind.name
-        p = kinds.add_parser(name, help=f"score {kind.title or name}")
+    for kind, p in kind_parsers(parser, "score"):
         kind.add_arguments(p)
         add_param_flags(p, kind)
         p.add_argument("--out", help="write JSON results here (default: a table on stdout)")
