@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tiny import forward_calls
 
 from masklens.core.errors import ModelError
 from masklens.core.models.base import SegmentRequest
@@ -36,8 +37,7 @@ def test_cached_activations_equal_the_full_forward(tiny_clipseg, rgb_image):
 def test_one_instance_scored_by_max_probability(tiny_clipseg, rgb_image):
     seg = create_segmenter("clipseg", weights=str(tiny_clipseg), device="cpu", score_threshold=0.0)
     first = seg.segment(rgb_image, SegmentRequest("red square"))
-    calls: list[int] = []
-    seg.model.clip.vision_model.register_forward_hook(lambda *_: calls.append(1))
+    calls = forward_calls(seg.model.clip.vision_model)
     second = seg.segment(rgb_image, SegmentRequest("blue circle"))
     assert calls == []  # vision activations reused for the second prompt
     for res in (first, second):

@@ -5,17 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tiny import forward_calls
 
 from masklens.core.errors import ModelError
 from masklens.core.models.base import SegmentRequest
 from masklens.core.models.grounded_sam2 import grounding_text
 from masklens.core.models.registry import backend_info, create_segmenter
-
-
-def _hook(module) -> list[int]:
-    calls: list[int] = []
-    module.register_forward_hook(lambda *_: calls.append(1))
-    return calls
 
 
 def test_info_defaults():
@@ -37,7 +32,7 @@ def test_hf_sam2_path(tiny_grounding_dino, tiny_sam2_hf, rgb_image):
         device="cpu", score_threshold=0.0,
     )
     first = seg.segment(rgb_image, SegmentRequest("red square"))
-    sam2_calls = _hook(seg.masker.model.vision_encoder)
+    sam2_calls = forward_calls(seg.masker.model.vision_encoder)
     second = seg.segment(rgb_image, SegmentRequest("blue circle"))
     assert sam2_calls == []  # SAM 2 encoded the image once, for the first prompt
     for res in (first, second):
@@ -80,7 +75,7 @@ def test_meta_sam2_path(tiny_grounding_dino, tiny_sam2_meta, rgb_image):
         sam2_config=str(config), device="cpu", score_threshold=0.0,
     )
     first = seg.segment(rgb_image, SegmentRequest("red square"))
-    calls = _hook(seg.masker.predictor.model.image_encoder)
+    calls = forward_calls(seg.masker.predictor.model.image_encoder)
     second = seg.segment(rgb_image, SegmentRequest("a cat"))
     assert calls == []  # the predictor's image features were reused
     seg.segment(rgb_image[::-1].copy(), SegmentRequest("a cat"))

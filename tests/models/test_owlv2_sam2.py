@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tiny import forward_calls
 
 from masklens.core.models.base import SegmentRequest
 from masklens.core.models.registry import backend_info, create_segmenter
-
-
-def _hook(module) -> list[int]:
-    calls: list[int] = []
-    module.register_forward_hook(lambda *_: calls.append(1))
-    return calls
 
 
 @pytest.fixture()
@@ -52,8 +47,8 @@ def test_cached_detection_equals_the_full_forward(owl, rgb_image):
 def test_image_embedder_runs_once_per_image(owl, rgb_image):
     seg = owl()
     first = seg.segment(rgb_image, SegmentRequest("red square"))
-    owl_calls = _hook(seg.detector.owlv2.vision_model)
-    sam_calls = _hook(seg.masker.model.vision_encoder)
+    owl_calls = forward_calls(seg.detector.owlv2.vision_model)
+    sam_calls = forward_calls(seg.masker.model.vision_encoder)
     second = seg.segment(rgb_image, SegmentRequest("blue circle"))
     assert owl_calls == [] and sam_calls == []
     seg.segment(rgb_image[::-1].copy(), SegmentRequest("blue circle"))

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tiny import forward_calls
 
 from masklens.core.errors import ModelError
 from masklens.core.models.base import SegmentRequest
 from masklens.core.models.registry import backend_info, create_segmenter
-
-
-def _count_calls(module) -> list[int]:
-    calls: list[int] = []
-    module.register_forward_hook(lambda *_: calls.append(1))
-    return calls
 
 
 def test_info_defaults():
@@ -25,7 +20,7 @@ def test_info_defaults():
 def test_segments_and_reuses_the_encoding(tiny_sam3, rgb_image):
     seg = create_segmenter("sam3", weights=str(tiny_sam3), device="cpu", score_threshold=0.0)
     first = seg.segment(rgb_image, SegmentRequest("red square"))
-    calls = _count_calls(seg.model.vision_encoder)
+    calls = forward_calls(seg.model.vision_encoder)
     second = seg.segment(rgb_image, SegmentRequest("blue circle"))
     third = seg.segment(rgb_image.copy(), SegmentRequest("a cat"))
     assert calls == []  # same image content: the vision encoder ran only for the first prompt
@@ -134,7 +129,7 @@ def test_segment_many_batches_text_prompts(tiny_sam3, rgb_image):
         SegmentRequest("the dog"),
     ]
     many = seg.segment_many(rgb_image, prompts)
-    calls = _count_calls(seg.model.vision_encoder)
+    calls = forward_calls(seg.model.vision_encoder)
     single = [seg.segment(rgb_image, p) for p in prompts]
     assert calls == []  # one encoding served every prompt of both passes
     assert [r.provenance.get("batch") for r in many] == [2, 2, None, 2, 2]

@@ -14,6 +14,12 @@ WORDS = [
 ]
 
 
+def forward_calls(module) -> list[int]:
+    """A list that gets one entry per forward call of ``module`` (proves encodings are reused)."""
+    calls: list[int] = []
+    module.register_forward_hook(lambda *_: calls.append(1))
+    return calls
+
 def clip_tokenizer():
     """A CLIP BPE tokenizer over a small character vocabulary (merges for the test words).
 
