@@ -211,6 +211,7 @@ def resolve_image_path(ann_path: Path, images_dir: str | Path | None, file_name:
             return base / file_name
     return None
 
+
 def results_target(out: str | Path, default_name: str = "pred.json") -> Path:
     """Where a prediction writer writes: ``out`` itself, or ``out/default_name`` when ``out`` is
     an existing folder (so ``predict --out X`` then ``score --pred X`` always agree)."""

@@ -115,7 +115,6 @@ class Runtime:
         return {k: (v.to(self.device) if isinstance(v, torch.Tensor) else v) for k, v in batch.items()}
 
 
-
 def tensor_nbytes(value: Any) -> int:
     """Bytes held by the tensors inside ``value`` (tensor, mapping, sequence, or model output)."""
     torch = import_torch()

@@ -27,7 +27,7 @@ from masklens.core.models.torch_device import (  # noqa: F401 - re-exported for 
     resolve_dtype,
     tensor_nbytes,
 )
-from masklens.core.models.weights import load_hf_pair, resolve_weights
+from masklens.core.models.weights import ResolvedWeights, load_hf_pair, resolve_weights
 
 
 def as_rgb_image(image: np.ndarray | str | Path) -> np.ndarray:
@@ -62,8 +62,6 @@ def as_rgb_image(image: np.ndarray | str | Path) -> np.ndarray:
             array = array * 255.0
         array = np.clip(np.nan_to_num(array), 0, 255).astype(np.uint8)
     return np.ascontiguousarray(array[:, :, :3])
-
-
 
 
 #: default size of a backend's in-memory encoding cache (several 1008 px SAM 3 encodings)
@@ -264,7 +262,7 @@ class HfSegmenter(TorchSegmenter):
         super().__init__(**options)
         self.model: Any = None
         self.processor: Any = None
-        self.weights: Any = None  # ResolvedWeights once resolved
+        self.weights: ResolvedWeights | None = None
 
     def _hf_classes(self) -> tuple[Any, Any]:
         """The transformers ``(model class, processor class)``, imported lazily."""
@@ -274,7 +272,7 @@ class HfSegmenter(TorchSegmenter):
         if self.weights is None:
             self.weights = resolve_weights(self.weights_spec, backend=self.info.name)
 
-    def _checkpoints(self) -> list[Any]:
+    def _checkpoints(self) -> list[ResolvedWeights]:
         return [self.weights] if self.weights is not None else []
 
     def _load(self) -> None:
@@ -284,6 +282,7 @@ class HfSegmenter(TorchSegmenter):
         self.processor, self.model = load_hf_pair(
             model_cls, processor_cls, self.weights, backend=self.info.name, device=self.runtime.device
         )
+
 
 def ckpt_role(segmenter: TorchSegmenter, index: int) -> str:
     """Provenance prefix of a backend's secondary checkpoint (``ROLES`` on the class)."""

@@ -213,6 +213,7 @@ def load_hf_pair(
     model = load_pretrained(model_cls, folder, backend=backend, what=f"{prefix}weights")
     return processor, model.to(device).eval()
 
+
 def safe_torch_load(path: Path, *, backend: str) -> Any:
     """Read a ``.pt`` checkpoint with ``weights_only=True``: tensors and plain containers, never code."""
     import pickle

@@ -20,6 +20,7 @@ def forward_calls(module) -> list[int]:
     module.register_forward_hook(lambda *_: calls.append(1))
     return calls
 
+
 def clip_tokenizer():
     """A CLIP BPE tokenizer over a small character vocabulary (merges for the test words).
 
