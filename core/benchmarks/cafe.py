@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -254,7 +255,14 @@ class CafeKind(BenchmarkKind):
 
     # ---------------------------------------------------------------- stage 1
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> CafeOverlaps:
-        pos, neg = _prompt(sample, Role.POSITIVE), _prompt(sample, Role.NEGATIVE)
+        pos = neg = None
+        for pr in sample.prompts:
+            if pr.role is Role.POSITIVE:
+                pos = pos or pr
+            elif pr.role is Role.NEGATIVE:
+                neg = neg or pr
+        if pos is None or neg is None:
+            _prompt(sample, Role.NEGATIVE if pos else Role.POSITIVE)  # raises the error
         target = sample.gts[pos.gt or "target"]
         h, w = target.height, target.width
         pos_pred, neg_pred = predictions.get(pos.id), predictions.get(neg.id)
@@ -265,21 +273,27 @@ class CafeKind(BenchmarkKind):
         pos_nc = non_crowd(pos_gt)
         # one RLE IoU call: both prompts against the target (column 0) and the positive entry's
         # other non-crowd instances (for its cgF1 matching)
-        gts = target.masks[:1] + [m for m in pos_nc if not (target.masks and m is target.masks[0])]
-        mat = iou_matrix(pos_masks + neg_masks, gts)
+        first = target.masks[0] if target.masks else None
+        gts = [first] if first is not None else []
+        gts += [m for m in pos_nc if m is not first]
         n_pos = len(pos_masks)
-        ious = mat[:, 0].tolist() if target.masks else [0.0] * mat.shape[0]
-        pos_ious, neg_ious = tuple(ious[:n_pos]), tuple(ious[n_pos:])
-        column = {id(m): j for j, m in enumerate(gts)}
-        cols = [column[id(m)] for m in pos_nc]
-        if cols == [0] and target.masks:
-            pos_table: EntrySource = (pos_scores, pos_ious)  # the target IoUs serve
-        elif len(cols) <= 1:
-            pos_table = (pos_scores, tuple(mat[:n_pos, cols[0]].tolist()) if cols else None)
+        mat = iou_matrix(pos_masks + neg_masks, gts)
+        if first is not None:
+            ious = mat[:, 0].tolist() if len(gts) > 1 else mat.ravel().tolist()
         else:
+            ious = [0.0] * mat.shape[0]
+        pos_ious, neg_ious = tuple(ious[:n_pos]), tuple(ious[n_pos:])
+        if len(pos_nc) == 1 and pos_nc[0] is first:
+            pos_table: EntrySource = (pos_scores, pos_ious)  # the target IoUs serve
+        elif len(pos_nc) <= 1:
+            col = gts.index(pos_nc[0]) if pos_nc else -1  # identity: gts holds pos_nc's masks
+            pos_table = (pos_scores, tuple(mat[:n_pos, col].tolist()) if pos_nc else None)
+        else:
+            column = {id(m): j for j, m in enumerate(gts)}
+            cols = [column[id(m)] for m in pos_nc]
             pos_table = entry_table(pos_scores, [mat[:n_pos][:, cols]])
-        neg_table = _entry_source(neg_masks, neg_scores, non_crowd(neg_gt) if neg_gt else [])
-        pair = PairScores(pos_scores, pos_ious, neg_scores, neg_ious)
+        neg_nc = non_crowd(neg_gt) if neg_gt else []
+        neg_table = (neg_scores, None) if not neg_nc else _entry_source(neg_masks, neg_scores, neg_nc)
         pos_max, neg_max = max(pos_scores, default=0.0), max(neg_scores, default=0.0)
         static = {
             "id": sample.id,
@@ -301,7 +315,7 @@ class CafeKind(BenchmarkKind):
             ],
         }
         return CafeOverlaps(
-            pair,
+            PairScores(pos_scores, pos_ious, neg_scores, neg_ious),
             pos_table,
             neg_table,
             (pos.source_id, bool(pos.meta.get("exhaustive", True))),
@@ -321,28 +335,42 @@ class CafeKind(BenchmarkKind):
         self, samples: list[Sample], overlaps: list[CafeOverlaps], params: Mapping[str, float]
     ) -> list[dict[str, Any]]:
         """Vectorised: every pair classified at once, records from per-class flag tables."""
-        pc, nc = self._codes(samples, overlaps, params)
-        memo = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))["records"]
+        cache = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))
+        pc, nc = self._codes(cache, params)
+        memo = cache["records"]
         # a pair has at most 12 (positive, negative) class states: its record per state is
-        # built once and handed out as a (shallow) copy
-        return [
-            (m.get(k) or m.setdefault(k, {**o.static, **_FLAGS[k]})).copy()
-            for o, m, k in zip(overlaps, memo, (pc * 3 + nc).tolist(), strict=True)
-        ]
+        # built once (memo slot 12 * pair + state) and handed out as a (shallow) copy
+        slots = (np.arange(len(overlaps)) * 12 + pc * 3 + nc).tolist()
+        if not slots:
+            return []
+        recs = itemgetter(*slots)(memo) if len(slots) > 1 else (memo[slots[0]],)
+        if None in recs:
+            for j in slots:
+                if memo[j] is None:
+                    memo[j] = {**overlaps[j // 12].static, **_FLAGS[j % 12]}
+            recs = itemgetter(*slots)(memo) if len(slots) > 1 else (memo[slots[0]],)
+        return list(map(dict.copy, recs))
 
     def _stacks(self, samples: list[Sample], overlaps: list[CafeOverlaps]) -> dict[str, Any]:
         """Threshold-free, built once per overlaps list: all pairs flattened, the distinct
         image entries (an entry shared by pairs counts once) and group memberships."""
         tables: dict[Any, EntrySource] = {}
-        entry_groups: dict[Any, list[str]] = {}
+        bits: dict[Any, int] = {}  # entry -> bit g - 1 set when a pair of group GROUPS[g] uses it
+        bit_of = {g: 1 << i for i, g in enumerate(GROUPS[1:])}
         for s, o in zip(samples, overlaps, strict=True):
-            for (key, counts), table in ((o.pos_entry, o.pos_table), (o.neg_entry, o.neg_table)):
-                if counts:
-                    if key not in tables:
-                        tables[key] = table
-                        entry_groups[key] = [s.group]
-                    elif s.group not in entry_groups[key]:
-                        entry_groups[key].append(s.group)  # an entry shared by pairs
+            bit = bit_of.get(s.group, 0)
+            key, counts = o.pos_entry
+            if counts:
+                if key in bits:
+                    bits[key] |= bit  # an entry shared by pairs
+                else:
+                    tables[key], bits[key] = o.pos_table, bit
+            key, counts = o.neg_entry
+            if counts:
+                if key in bits:
+                    bits[key] |= bit
+                else:
+                    tables[key], bits[key] = o.neg_table, bit
         single = [k for k, t in tables.items() if not isinstance(t, EntryTable)]
         multi = [k for k, t in tables.items() if isinstance(t, EntryTable)]
         stack = EntryStack.concat(
@@ -352,26 +380,28 @@ class CafeKind(BenchmarkKind):
             ]
         )
         keys = single + multi
-        groups = np.array([s.group for s in samples], dtype=object)
+        key_bits = np.fromiter(map(bits.__getitem__, keys), dtype=np.int64, count=len(keys))
+        entry_members = np.ones((len(GROUPS), len(keys)), dtype=bool)
+        for g in range(1, len(GROUPS)):
+            entry_members[g] = (key_bits >> (g - 1)) & 1 == 1
+        codes = np.fromiter(
+            (bit_of.get(s.group, 0) for s in samples), dtype=np.int64, count=len(samples)
+        )
         return {
             "entries": stack,
-            "entry_members": np.array(
-                [[True] * len(keys)] + [[g in entry_groups[k] for k in keys] for g in GROUPS[1:]],
-                dtype=bool,
-            ).reshape(len(GROUPS), len(keys)),
-            "pair_members": [groups == g if g != "Overall" else groups == groups for g in GROUPS],
+            "entry_members": entry_members,
+            "pair_members": [codes == codes]
+            + [codes == bit_of[g] for g in GROUPS[1:]],
             "pairs": PairStack.build(
                 [o.pair for o in overlaps], [o.static["SoftSwap"] for o in overlaps]
             ),
             "missing": sum(o.static["pos_missing"] + o.static["neg_missing"] for o in overlaps),
             "codes": {},
-            "records": [{} for _ in overlaps],
+            "records": [None] * (12 * len(overlaps)),
         }
 
-    def _codes(
-        self, samples: list[Sample], overlaps: list[CafeOverlaps], params: Mapping[str, float]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        cache = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))
+    @staticmethod
+    def _codes(cache: dict[str, Any], params: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
         key = (params["score_threshold"], params["iou_threshold"])
         if key not in cache["codes"]:
             cache["codes"] = {key: cache["pairs"].codes(*key)}  # keep the latest only
@@ -384,8 +414,8 @@ class CafeKind(BenchmarkKind):
         readouts: list[dict[str, Any]],
         params: Mapping[str, float],
     ) -> dict[str, dict[str, Value]]:
-        pc, nc = self._codes(samples, overlaps, params)
         cache = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))
+        pc, nc = self._codes(cache, params)
         soft = cache["pairs"].soft
         entries = summarize_groups(
             cache["entries"], params["score_threshold"], cache["entry_members"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import is_
 from pathlib import Path
 from typing import Any
 
@@ -98,9 +99,7 @@ class StackCache:
 
     def get(self, overlaps: Sequence[Any], build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         for i, (seen, stacks) in enumerate(self._entries):
-            if len(seen) == len(overlaps) and all(
-                a is b for a, b in zip(overlaps, seen, strict=True)
-            ):
+            if len(seen) == len(overlaps) and all(map(is_, overlaps, seen)):
                 self._entries.insert(0, self._entries.pop(i))
                 return stacks
         stacks = build()

@@ -229,12 +229,13 @@ def instances_of(
     """Masks (resized to the ground truth's size, nearest) and scores of a prediction."""
     if prediction is None or not prediction.instances:
         return [], ()
-    size = [height, width]
-    masks = [
-        i.mask if list(i.mask.rle["size"]) == size else resize_nearest(i.mask, height, width)
-        for i in prediction.instances
-    ]
-    return masks, tuple([float(i.score) for i in prediction.instances])
+    insts = prediction.instances
+    masks = [i.mask for i in insts]
+    for k, m in enumerate(masks):
+        size = m.rle["size"]
+        if size[0] != height or size[1] != width:
+            masks[k] = resize_nearest(m, height, width)
+    return masks, tuple([float(i.score) for i in insts])
 
 
 def non_crowd(gt: GroundTruth) -> list[Mask]:

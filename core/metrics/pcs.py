@@ -17,9 +17,9 @@ Two stages, as everywhere in masklens:
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, repeat
 
 import numpy as np
@@ -104,8 +104,15 @@ def entry_table(scores: Sequence[float], ious_per_annotator: Sequence[np.ndarray
 
 
 def _tp_row(matched: np.ndarray) -> list[int]:
-    values = matched.tolist()
-    return [sum(v >= x for v in values) for x in _THR]
+    """Per IoU threshold x, how many matched IoUs are ≥ x."""
+    below = [0] * (len(_THR) + 1)  # below[k]: values ≥ exactly the k lowest thresholds
+    for v in matched.tolist():
+        below[bisect_right(_THR, v)] += 1
+    out, run = [0] * len(_THR), 0
+    for j in range(len(_THR) - 1, -1, -1):
+        run += below[j + 1]
+        out[j] = run
+    return out
 
 
 def _table_single(s: list[float], mats: list[np.ndarray], ngt: np.ndarray) -> EntryTable:
@@ -154,6 +161,9 @@ class EntryStack:
     ndt: np.ndarray  # (rows,)
     tp: np.ndarray  # (rows, A, 10)
     ngt: np.ndarray  # (E, A)
+    _row_table: tuple[np.ndarray | None, np.ndarray | None] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def build(cls, tables: Sequence[EntryTable]) -> EntryStack:
@@ -238,11 +248,35 @@ class EntryStack:
             np.concatenate([st.ngt for st in stacks]),
         )
 
+    def rows_at(self, t: float) -> np.ndarray:
+        """(E,) row of each entry in the flat tables when predictions with s ≥ t are accepted."""
+        k = np.bincount(self.level_owner[self.level_values >= t], minlength=self.n)
+        return self.offsets + k
+
     def at(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """(ndt (E,), tp (E, A, 10)) when predictions with s ≥ t are accepted."""
-        k = np.bincount(self.level_owner[self.level_values >= t], minlength=self.n)
-        rows = self.offsets + k
+        rows = self.rows_at(t)
         return self.ndt[rows], self.tp[rows]
+
+    def row_sums_table(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Threshold-free, for one annotator: per flat row the integer columns that
+        :func:`accumulate_groups` sums and the local F1 of a positive entry (0 otherwise),
+        built once; None when the stack has several annotators or a row breaks TP ≤ [ndt > 0 ∧
+        ngt > 0] (then the general path runs)."""
+        if self.tp.shape[1] != 1:
+            return None
+        if self._row_table is None:
+            entry = np.repeat(np.arange(self.n), np.diff(np.r_[self.offsets, self.ndt.size]))
+            tp, ndt, ngt = self.tp[:, 0], self.ndt, self.ngt[entry, 0]
+            ints, pos = _entry_columns(tp, ndt, ngt)
+            if (tp[~pos] != 0).any():
+                self._row_table = (None, None)
+            else:
+                f1 = np.zeros(tp.shape, dtype=np.float64)
+                f1[pos] = local_f1(tp[pos], ndt[pos, None], ngt[pos, None])
+                self._row_table = (ints, f1)
+        ints, f1 = self._row_table
+        return None if ints is None else (ints, f1)
 
 
 def select_oracle(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> np.ndarray:
@@ -275,31 +309,74 @@ def _means(v: np.ndarray) -> list[float]:
     return [float(np.mean(r[k])) if k.any() else -1.0 for r, k in zip(v, keep, strict=True)]
 
 
+def _entry_columns(
+    tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Integer columns summed per subset (IL TP/FP/TN/FN, ndt, ngt, ndt of positives, TP@10)
+    and the positive-entry mask."""
+    has_gt, has_dt = ngt > 0, ndt > 0
+    pos = has_gt & has_dt
+    cols = np.stack(
+        [pos, ~has_gt & has_dt, ~has_gt & ~has_dt, has_gt & ~has_dt, ndt, ngt, ndt * pos], axis=1
+    )
+    return np.concatenate([cols, tp], axis=1, dtype=np.int64), pos
+
+
+def _segments(members: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Entries of every subset in a row (``order``), the non-empty subsets and their starts."""
+    sizes = members.sum(axis=1)
+    order = np.flatnonzero(members.ravel()) % members.shape[1] if members.size else np.zeros(0, int)
+    full = np.flatnonzero(sizes)
+    return order, full, (np.cumsum(sizes) - sizes)[full]
+
+
 def accumulate_groups(
     tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray, members: np.ndarray
 ) -> list[dict[str, float | int | None]]:
     """Metrics of entries reduced to one annotator (tp (E, 10), ndt (E,), ngt (E,)) for each
     subset given by a row of ``members`` (G, E) boolean: the official accumulate/summarize
     formulas term for term (same epsilons and order), vectorised over the subsets."""
-    has_gt, has_dt = ngt > 0, ndt > 0
-    pos = has_gt & has_dt
-    cols = np.stack(
-        [pos, ~has_gt & has_dt, ~has_gt & ~has_dt, has_gt & ~has_dt, ndt, ngt, ndt * pos], axis=1
-    )
+    ints, pos = _entry_columns(tp, ndt, ngt)
+    ints = np.concatenate([ints, tp * pos[:, None]], axis=1, dtype=np.int64)
     w = tp.shape[1]
-    ints = np.concatenate([cols, tp, tp * pos[:, None]], axis=1, dtype=np.int64)
     f1_pos = np.zeros(tp.shape, dtype=np.float64)
     f1_pos[pos] = local_f1(tp[pos], ndt[pos, None], ngt[pos, None])
     # per-subset sums by segments (no BLAS: its threads stall on a busy machine)
-    sizes = members.sum(axis=1)
-    order = np.flatnonzero(members.ravel()) % members.shape[1] if members.size else np.zeros(0, int)
-    full = np.flatnonzero(sizes)
-    starts = (np.cumsum(sizes) - sizes)[full]
+    order, full, starts = _segments(members)
     sums = np.zeros((len(members), ints.shape[1]), dtype=np.int64)
     f1_sum = np.zeros((len(members), w), dtype=np.float64)
     if full.size:
         sums[full] = np.add.reduceat(ints[order], starts, axis=0)
         f1_sum[full] = np.add.reduceat(f1_pos[order], starts, axis=0)
+    return _finish(sums, f1_sum, members)
+
+
+def _accumulate_rows(
+    stack: EntryStack, rows: np.ndarray, members: np.ndarray
+) -> list[dict[str, float | int | None]] | None:
+    """:func:`accumulate_groups` of a one-annotator stack at the given rows, from the stack's
+    threshold-free row table (same sums in the same order, so the same numbers); None when
+    the stack has no such table."""
+    table = stack.row_sums_table()
+    if table is None:
+        return None
+    ints, f1 = table
+    w = f1.shape[1]
+    order, full, starts = _segments(members)
+    sums = np.zeros((len(members), ints.shape[1] + w), dtype=np.int64)
+    f1_sum = np.zeros((len(members), w), dtype=np.float64)
+    if full.size:
+        picked = rows[order]
+        sums[full, : ints.shape[1]] = np.add.reduceat(ints[picked], starts, axis=0)
+        f1_sum[full] = np.add.reduceat(f1[picked], starts, axis=0)
+    sums[:, ints.shape[1] :] = sums[:, 7 : 7 + w]  # TP of positives = TP (checked per row)
+    return _finish(sums, f1_sum, members)
+
+
+def _finish(
+    sums: np.ndarray, f1_sum: np.ndarray, members: np.ndarray
+) -> list[dict[str, float | int | None]]:
+    w = f1_sum.shape[1]
     il = sums[:, :4].tolist()
     n_dt, n_gt, n_dt_pos = sums[:, 4:5], sums[:, 5:6], sums[:, 6:7]
     tps, tps_pos = sums[:, 7 : 7 + w], sums[:, 7 + w :]
@@ -355,6 +432,11 @@ def summarize_groups(
 ) -> list[dict[str, float | int | None]]:
     """cgF1 & co. at score threshold ``t`` (oracle over annotators) for each row of
     ``members`` (G, E), a boolean selection of the stacked entries; empty subsets give None."""
+    if stack.tp.shape[1] == 1:
+        rows = stack.rows_at(t)
+        fast = _accumulate_rows(stack, rows, members)
+        if fast is not None:
+            return fast
     ndt, tp = stack.at(t)
     if tp.shape[1] == 1:
         tp_sel, ngt_sel = tp[:, 0], stack.ngt[:, 0]

@@ -153,13 +153,18 @@ def main() -> None:
         best["bl_parse"] = min(best["bl_parse"], t)
         t, bl = timed(lambda: baseline_score(parsed, 0.5, 0.3))  # noqa: B023
         best["bl_score"] = min(best["bl_score"], t)
-    new = {"score_threshold": 0.35, "iou_threshold": 0.6}
+    # a slider drag: 30 moves, each to a (t, τ) this scorer has not seen yet (no cached
+    # codes for it); the median move is what the target is judged on
+    moves = [{"score_threshold": round(0.35 + 0.01 * i, 4), "iou_threshold": round(0.6 - 0.005 * i, 4)}
+             for i in range(30)]  # fmt: skip
     gc.collect()  # once: a slider does not run a full collection before every move
-    re_t = 9e9
-    for _ in range(30):
+    times = []
+    for params in moves:
         t0 = time.perf_counter()
-        scorer.rescore(new)
-        re_t = min(re_t, time.perf_counter() - t0)
+        scorer.rescore(params)
+        times.append(time.perf_counter() - t0)
+    re_t, re_best = float(np.median(times)), min(times)
+    new = {"score_threshold": 0.35, "iou_threshold": 0.6}
     res = scorer.rescore(new)
     bl_re, bl_new = timed(lambda: baseline_score(parsed, 0.35, 0.6))
     first = scorer.rescore({"score_threshold": 0.5, "iou_threshold": 0.3}).summary["Overall"]
@@ -186,7 +191,8 @@ def main() -> None:
     )
     print(f"  ratio baseline / masklens {bl_total / ml_total:8.2f}")
     print(
-        f"re-score at new (t, τ)      {re_t * 1e3:8.2f} ms (best of 30; records + summary + cgF1)"
+        f"re-score at new (t, τ)      {re_t * 1e3:8.2f} ms (median of 30 new (t, τ), best "
+        f"{re_best * 1e3:.2f} ms; records + summary + cgF1)"
     )
     print(f"  vs first scoring stage    {100 * re_t / best['ml_score']:8.3f} %  (target < 1 %)")
     print(f"  vs first end to end       {100 * re_t / ml_total:8.3f} %")

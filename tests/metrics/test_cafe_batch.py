@@ -124,3 +124,43 @@ def test_two_scorers_and_a_replaced_sample_keep_their_own_results(tmp_path: Path
     changed = s1.rescore()
     assert changed.samples[0]["pos_instances"] == [] and changed.samples[0]["pos_missing"]
     assert changed.summary["Overall"]["TA_TP"] <= r1["Overall"]["TA_TP"]
+
+
+def test_stage_one_equals_iou_per_prompt(tmp_path: Path) -> None:
+    """The one-call stage 1 gives what separate IoU calls per prompt and entry give."""
+    from masklens.core.benchmarks.pcs_io import instances_of, non_crowd
+    from masklens.core.masks import iou_matrix
+    from masklens.core.metrics.pcs import EntryTable, entry_table
+    from masklens.core.schema import Role
+
+    ann, preds = synth_cafe(12, 80, height=40, width=30, p_multi=0.4, p_no_annotation=0.1)
+    for a in ann["annotations"][::7]:
+        a["iscrowd"] = 1  # some crowd instances, the target among them at times
+    a, p = tmp_path / "a.json", tmp_path / "p.json"
+    a.write_text(json.dumps(ann))
+    p.write_text(json.dumps(preds))
+    args = argparse.Namespace(ann=str(a), pred=str(p), images=None)
+    bench = KIND.load_benchmark(args)
+    pset = KIND.load_predictions(args, bench)
+    scorer = Scorer(KIND, bench, pset)
+    multi = 0
+    for s, o in zip(bench.samples, scorer.overlaps, strict=True):
+        pos, neg = (next(x for x in s.prompts if x.role == r) for r in (Role.POSITIVE, Role.NEGATIVE))
+        target = s.gts["target"]
+        for prompt, scores, ious, table in (
+            (pos, o.pair.pos_scores, o.pair.pos_ious, o.pos_table),
+            (neg, o.pair.neg_scores, o.pair.neg_ious, o.neg_table),
+        ):
+            masks, want_scores = instances_of(pset.get(prompt.id), target.height, target.width)
+            assert scores == want_scores
+            assert ious == tuple(iou_matrix(masks, target.masks[:1])[:, 0].tolist())
+            gts = non_crowd(s.gts[prompt.meta["entry_gt"]])
+            mat = iou_matrix(masks, gts)
+            if isinstance(table, EntryTable):
+                multi += 1
+                want = entry_table(want_scores, [mat])
+                assert table.levels == want.levels and table.ngt.tolist() == want.ngt.tolist()
+                assert np.array_equal(table.ndt, want.ndt) and np.array_equal(table.tp, want.tp)
+            else:
+                assert table == (want_scores, tuple(mat[:, 0].tolist()) if gts else None)
+    assert multi > 0
