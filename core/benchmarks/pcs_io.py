@@ -90,7 +90,14 @@ def _rle_fast(seg: Any) -> tuple[list[int], bytes] | None:
     """(size, counts) of a compressed RLE with str counts and a non-empty size, else None."""
     if type(seg) is dict and type(seg.get("counts")) is str:
         size = seg.get("size")
-        if type(size) is list and len(size) == 2 and all(type(v) is int and v > 0 for v in size):
+        if (
+            type(size) is list
+            and len(size) == 2
+            and type(size[0]) is int
+            and type(size[1]) is int
+            and size[0] > 0
+            and size[1] > 0
+        ):
             return size, seg["counts"].encode("ascii", errors="replace")
     return None
 
@@ -116,8 +123,10 @@ def read_results(
         data = data["annotations"]
     if not isinstance(data, list):
         return slow()
-    out: list[tuple[Any, Mask | None, float]] = []
-    batch: list[tuple[int, list[int], bytes]] = []
+    out: list[tuple[Any, Mask, float]] = []
+    counts_list: list[bytes] = []
+    pixels: list[int] = []
+    resize = False
     for i, rec in enumerate(data):
         size = size_of(rec) if type(rec) is dict else None
         score = rec.get("score") if size is not None else None
@@ -125,9 +134,12 @@ def read_results(
             return slow()
         seg = rec.get("segmentation")
         fast = _rle_fast(seg)
-        if fast is not None:
-            batch.append((i, *fast))
-            out.append((rec["image_id"], None, float(score)))
+        if fast is not None:  # its counts are checked below, with all the others at once
+            rle_size, counts = fast
+            counts_list.append(counts)
+            pixels.append(rle_size[0] * rle_size[1])
+            out.append((rec["image_id"], Mask({"size": rle_size, "counts": counts}), float(score)))
+            resize = resize or rle_size[0] != size[0] or rle_size[1] != size[1]
             continue
         where = f"[{i}] (image_id={rec['image_id']!r})"
         mask = (
@@ -136,14 +148,15 @@ def read_results(
         if mask is None or (mask.shape != tuple(size) and 0 in mask.shape):
             return slow()
         out.append((rec["image_id"], mask, float(score)))
-    if any(rle_counts_problems([c for _, _, c in batch], [s[0] * s[1] for _, s, _ in batch])):
+        resize = resize or mask.shape != tuple(size)
+    if any(rle_counts_problems(counts_list, pixels)):
         return slow()
-    for i, size, counts in batch:
-        out[i] = (out[i][0], Mask({"size": size, "counts": counts}), out[i][2])
+    if not resize:
+        return out
     result = []
     for key, mask, score in out:
         h, w = sizes[key]
-        result.append((key, mask if mask.shape == (h, w) else mask.resized(h, w), score))  # type: ignore[union-attr]
+        result.append((key, mask if mask.shape == (h, w) else mask.resized(h, w), score))
     return result
 
 
