@@ -261,8 +261,9 @@ class EntryStack:
     def row_sums_table(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Threshold-free, for one annotator: per flat row the integer columns that
         :func:`accumulate_groups` sums and the local F1 of a positive entry (0 otherwise),
-        built once; None when the stack has several annotators or a row breaks TP ≤ [ndt > 0 ∧
-        ngt > 0] (then the general path runs)."""
+        built once (the stack's arrays are not changed after building); None when the stack has
+        several annotators or a row has TP > 0 without a prediction or ground truth (then the
+        general path runs)."""
         if self.tp.shape[1] != 1:
             return None
         if self._row_table is None:
@@ -376,6 +377,7 @@ def _accumulate_rows(
 def _finish(
     sums: np.ndarray, f1_sum: np.ndarray, members: np.ndarray
 ) -> list[dict[str, float | int | None]]:
+    """The per-subset metrics from the summed columns (see :func:`accumulate_groups`)."""
     w = f1_sum.shape[1]
     il = sums[:, :4].tolist()
     n_dt, n_gt, n_dt_pos = sums[:, 4:5], sums[:, 5:6], sums[:, 6:7]
