@@ -216,6 +216,7 @@ def _entry_source(masks: list[Mask], scores: tuple[float, ...], gts: list[Mask])
 
 
 _FLAGS = [flags for row in CLASS_FLAGS for flags in row]  # index: positive * 3 + negative
+_POSITIVE, _NEGATIVE = Role.POSITIVE, Role.NEGATIVE
 
 
 def _prompt(sample: Sample, role: Role) -> Prompt:
@@ -257,9 +258,9 @@ class CafeKind(BenchmarkKind):
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> CafeOverlaps:
         pos = neg = None
         for pr in sample.prompts:
-            if pr.role is Role.POSITIVE:
+            if pr.role is _POSITIVE:
                 pos = pos or pr
-            elif pr.role is Role.NEGATIVE:
+            elif pr.role is _NEGATIVE:
                 neg = neg or pr
         if pos is None or neg is None:
             _prompt(sample, Role.NEGATIVE if pos else Role.POSITIVE)  # raises the error
@@ -294,7 +295,8 @@ class CafeKind(BenchmarkKind):
             pos_table = entry_table(pos_scores, [mat[:n_pos][:, cols]])
         neg_nc = non_crowd(neg_gt) if neg_gt else []
         neg_table = (neg_scores, None) if not neg_nc else _entry_source(neg_masks, neg_scores, neg_nc)
-        pos_max, neg_max = max(pos_scores, default=0.0), max(neg_scores, default=0.0)
+        pos_max = max(pos_scores) if pos_scores else 0.0
+        neg_max = max(neg_scores) if neg_scores else 0.0
         static = {
             "id": sample.id,
             "edit_type": sample.group,
@@ -303,8 +305,8 @@ class CafeKind(BenchmarkKind):
             "SoftSwap": int(neg_max > pos_max),
             "pos_max_score": pos_max,
             "neg_max_score": neg_max,
-            "pos_max_iou": max(pos_ious, default=0.0),
-            "neg_max_iou": max(neg_ious, default=0.0),
+            "pos_max_iou": max(pos_ious) if pos_ious else 0.0,
+            "neg_max_iou": max(neg_ious) if neg_ious else 0.0,
             "pos_missing": pos_pred is None,
             "neg_missing": neg_pred is None,
             "pos_instances": [
