@@ -107,7 +107,7 @@ def _tp_row(matched: np.ndarray) -> list[int]:
     """Per IoU threshold x, how many matched IoUs are ≥ x."""
     below = [0] * (len(_THR) + 1)  # below[k]: values ≥ exactly the k lowest thresholds
     for v in matched.tolist():
-        below[bisect_right(_THR, v)] += 1
+        below[bisect_right(_THR, v) if v == v else 0] += 1  # NaN is ≥ no threshold
     out, run = [0] * len(_THR), 0
     for j in range(len(_THR) - 1, -1, -1):
         run += below[j + 1]

@@ -83,7 +83,7 @@ def test_row_table_falls_back_when_a_row_breaks_the_invariant() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(iou_val, max_size=7))
+@given(st.lists(iou_val | st.just(float("nan")), max_size=7))
 def test_tp_row_counts_like_the_definition(values) -> None:
     want = [sum(v >= x for v in values) for x in _THR]
     assert _tp_row(np.array(values, dtype=float)) == want
