@@ -65,9 +65,9 @@ def test_batch_rle_validation_on_real_sized_masks() -> None:
 
 
 def test_batch_rle_validation_across_chunks(monkeypatch) -> None:
-    import masklens.core.masks as masks_mod
+    import masklens.core.rle_validation as validation
 
-    monkeypatch.setattr(masks_mod, "_CHUNK_BYTES", 500)  # many small chunks
+    monkeypatch.setattr(validation, "_CHUNK_BYTES", 500)  # many small chunks
     _, preds = synth_cafe(4, 30, height=120, width=90)
     counts = [p["segmentation"]["counts"].encode() for p in preds]
     n = 120 * 90
