@@ -2,7 +2,7 @@
 
 Pure functions on per-pair scores and IoUs (IoU of every predicted instance with the
 positive image's target). Thresholds are inclusive: accepted ⇔ s ≥ t, aligned ⇔ IoU ≥ τ.
-Classification is over all predicted instances of a prompt (see ``docs/metrics/cafe.md``):
+Classification is over all predicted instances of a prompt (see ``docs/metrics.md``):
 
 * positive prompt — ``TA_TP`` when any instance is accepted and aligned; the official
   script (``tools/eval_cafe_metrics.py``) calls every other positive ``TA-FN``

@@ -1,7 +1,7 @@
 """Mask-wise OVS protocol: front / back / err per threshold, τ*, AUC, out-matched pairs, ambiguity graph.
 
 Follows Algorithm 1 of "Revisit the open nature of open vocabulary semantic
-segmentation" (see docs/metrics/ovs.md for every reading of the paper made here).
+segmentation" (see docs/metrics.md for every reading of the paper made here).
 Per image i and threshold τ ∈ {0.1, …, 0.9}, B(τ)_{i,c} = {score ≥ τ}:
 
 * for each class c with ground truth in i (C_true(i)) the binary confusion
