@@ -1,9 +1,8 @@
-"""CAFE (counterfactual attribute factuality): loader and scoring kind (docs/metrics/cafe.md).
+"""CAFE (counterfactual attribute factuality): the scoring kind (docs/metrics/cafe.md).
 
-One ``Sample`` per negative-prompt image (``fp_source_id`` → its positive image), as the
-official script pairs them; target = the positive image's first annotation (a positive
-without annotation drops its pair). Both prompts are asked on the edited image and scored
-against the target: ``gts = {"target", "pos_entry", "neg_entry"}`` (the entries' full
+Samples come from :func:`~masklens.core.benchmarks.cafe_io.load_cafe` (re-exported here):
+one per (positive, negative) pair, both prompts asked on the edited image and scored
+against the target (``gts = {"target", "pos_entry", "neg_entry"}``; the entries' full
 annotation lists feed cgF1). Groups ``Overall``, ``SM``, ``CC``, ``OC``.
 """
 
@@ -18,18 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.benchmarks.coco import load_coco
+from masklens.core.benchmarks.cafe_io import EDIT_TYPES, GROUPS, edit_group, load_cafe
 from masklens.core.benchmarks.pcs import PCS_HELP, SCORE_THRESHOLD, StackCache
 from masklens.core.benchmarks.pcs_io import (
     add_images_flag,
-    checked_masks,
-    entry_gt,
-    exhaustive,
-    image_path,
     instances_of,
     load_coco_predictions,
     non_crowd,
-    text_of,
     write_coco_results,
 )
 from masklens.core.errors import DataFormatError
@@ -49,23 +43,21 @@ from masklens.core.metrics.pcs import (
     entry_table,
     summarize_groups,
 )
-from masklens.core.schema import (
-    Benchmark,
-    GroundTruth,
-    ImageRef,
-    PredictionSet,
-    Prompt,
-    Role,
-    Sample,
-)
+from masklens.core.schema import Benchmark, PredictionSet, Prompt, Role, Sample
 from masklens.core.scoring import BenchmarkKind, ParamSpec, Value
 
-EDIT_TYPES: dict[str, str] = {
-    "Superficial Mimicry": "SM",
-    "Context Conflict": "CC",
-    "Ontological Conflict": "OC",
-}
-GROUPS = ("Overall", "SM", "CC", "OC")
+__all__ = [  # the loader's names stay importable from here (re-exported)
+    "CAFE_HELP",
+    "EDIT_TYPES",
+    "GROUPS",
+    "IOU_THRESHOLD",
+    "KIND",
+    "CafeKind",
+    "CafeOverlaps",
+    "EntrySource",
+    "edit_group",
+    "load_cafe",
+]
 
 IOU_THRESHOLD = ParamSpec(
     "iou_threshold",
@@ -81,113 +73,6 @@ CAFE_HELP: dict[str, str] = {
     "N_entries": "image entries (positive and negative) in the group's cgF1",
     "IL_FPR_pcs": "SAM 3's IL_FPR over the group's image entries: IL_FP / (IL_FP + IL_TN + 1e-6)",
 }
-
-
-def edit_group(value: Any, path: Path, record: str) -> str:
-    """Map an ``edit_type`` (full name or SM/CC/OC) to its group."""
-    if isinstance(value, str):
-        if value in EDIT_TYPES:
-            return EDIT_TYPES[value]
-        if value in GROUPS[1:]:
-            return value
-    raise DataFormatError(
-        f"unknown edit_type {value!r}",
-        path=path,
-        record=record,
-        field="edit_type",
-        hint=f"expected one of {', '.join(EDIT_TYPES)}",
-    )
-
-
-def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
-    """Load a CAFE annotation file into one Sample per (positive, negative) pair."""
-    ds = load_coco(path)
-    p = ds.path
-    negatives = [im for im in ds.images.values() if "fp_source_id" in im.raw]
-    positives = {k: im for k, im in ds.images.items() if "fp_source_id" not in im.raw}
-    if not negatives:
-        raise DataFormatError(
-            "no negative-prompt image (an entry with 'fp_source_id'): not a CAFE annotation file",
-            path=p,
-            field="images",
-        )
-    cache = checked_masks(ds)
-    info: dict[str, Any] = {"dropped_pairs": 0}
-    samples: list[Sample] = []
-    paired: set[Any] = set()
-    for neg in negatives:
-        rec = f"image id {neg.id}"
-        pos_id = neg.raw["fp_source_id"]
-        pos = positives.get(pos_id) if isinstance(pos_id, (int, str)) else None
-        if pos is None:
-            raise DataFormatError(
-                f"fp_source_id {pos_id!r} points to no positive image",
-                path=p,
-                record=rec,
-                field="fp_source_id",
-            )
-        edit = neg.raw.get("edit_type", pos.raw.get("edit_type"))
-        if edit is None:
-            raise DataFormatError(
-                "missing field", path=p, record=f"image id {pos.id}", field="edit_type"
-            )
-        group = edit_group(edit, p, rec if "edit_type" in neg.raw else f"image id {pos.id}")
-        pos_text = text_of(pos, p, required=True)
-        neg_text = text_of(neg, p, required=True)
-        if (neg.height, neg.width) != (pos.height, pos.width):
-            raise DataFormatError(
-                f"size {neg.height}x{neg.width} differs from its positive image's {pos.height}x{pos.width}",
-                path=p,
-                record=rec,
-            )
-        pos_gt = entry_gt(ds, pos, "pos_entry", pos_text, cache)
-        if not pos_gt.masks:
-            info["dropped_pairs"] += 1
-            continue
-        paired.add(pos.id)
-        neg_gt = entry_gt(ds, neg, "neg_entry", neg_text, cache)
-        target = pos_gt.masks[0]
-        gts = {
-            "target": GroundTruth("target", [target], pos.height, pos.width, label=pos_text),
-            "pos_entry": pos_gt,
-            "neg_entry": neg_gt,
-        }
-        prompts = [
-            Prompt(
-                str(pos.id), pos_text, Role.POSITIVE, "image", "target", source_id=pos.id,
-                meta={"entry_gt": "pos_entry", "exhaustive": exhaustive(pos, p)},
-            ),
-            Prompt(
-                str(neg.id), neg_text, Role.NEGATIVE, "image", "target", source_id=neg.id,
-                meta={"entry_gt": "neg_entry", "exhaustive": exhaustive(neg, p),
-                      "file_name": neg.file_name},
-            ),
-        ]  # fmt: skip
-        samples.append(
-            Sample(
-                id=f"{pos.id}/{neg.id}",
-                images={
-                    "image": ImageRef(
-                        "image", image_path(images, pos), pos.height, pos.width, pos.id
-                    )
-                },
-                gts=gts,
-                prompts=prompts,
-                group=group,
-                meta={"edit_type": edit, "load_info": info},
-            )
-        )
-    if not samples:
-        raise DataFormatError(
-            f"no pair to score: the positive images of all {len(negatives)} pairs have no "
-            "annotation (the target mask)",
-            path=p,
-            field="annotations",
-        )
-    info["unpaired_positives"] = sum(1 for k in positives if k not in paired)
-    sources = {"ann": p} | ({"images": Path(images)} if images is not None else {})
-    meta = dict(info, image_sizes={k: (im.height, im.width) for k, im in ds.images.items()})
-    return Benchmark("cafe", p.stem, samples, sources=sources, meta=meta)
 
 
 #: an entry with at most one non-crowd instance: (scores, IoUs with it, or None without one);
