@@ -1,4 +1,4 @@
-"""CAFE (counterfactual attribute factuality): the scoring kind (docs/metrics/cafe.md).
+"""CAFE (counterfactual attribute factuality): the scoring kind (docs/metrics.md, CAFE).
 
 Samples come from :func:`~masklens.core.benchmarks.cafe_io.load_cafe` (re-exported here):
 one per (positive, negative) pair, both prompts asked on the edited image and scored

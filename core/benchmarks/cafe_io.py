@@ -1,4 +1,4 @@
-"""CAFE (counterfactual attribute factuality) loader (docs/metrics/cafe.md).
+"""CAFE (counterfactual attribute factuality) loader (docs/metrics.md, CAFE).
 
 One ``Sample`` per negative-prompt image (``fp_source_id`` → its positive image), as the
 official script pairs them; target = the positive image's first annotation (a positive
