@@ -8,6 +8,25 @@ import sys
 
 from masklens.core.errors import MasklensError
 
+_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+def _quiet_offscreen_warnings() -> None:
+    """Drop the offscreen platform's harmless "propagateSizeHints" warning (one per window)."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    previous = None
+
+    def handler(mode, context, message):  # noqa: ANN001 - Qt callback
+        if message in _NOISE:
+            return
+        if previous is not None:
+            previous(mode, context, message)
+        else:
+            sys.stderr.write(message + "\n")
+
+    previous = qInstallMessageHandler(handler)
+
 
 def run_app(args: argparse.Namespace) -> int:
     shot = getattr(args, "screenshot", None)
@@ -18,6 +37,7 @@ def run_app(args: argparse.Namespace) -> int:
     from masklens.gui.main_window import MainWindow
     from masklens.gui.settings import Settings
 
+    _quiet_offscreen_warnings()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("masklens")
     # screenshots are reproducible: default settings, nothing saved
