@@ -1,8 +1,15 @@
-"""Shared test set-up: headless Qt, no network, no model downloads."""
+"""Shared test set-up: headless Qt, no network, no model downloads, nothing written to the
+user's own cache/config/data folders."""
 
 import os
+import tempfile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+_SCRATCH = tempfile.mkdtemp(prefix="masklens-tests-")
+os.environ.setdefault("MASKLENS_CACHE_DIR", os.path.join(_SCRATCH, "cache"))
+os.environ.setdefault("MASKLENS_CONFIG_DIR", os.path.join(_SCRATCH, "config"))
+os.environ.setdefault("XDG_DATA_HOME", os.path.join(_SCRATCH, "data"))
