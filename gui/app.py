@@ -28,10 +28,25 @@ def _quiet_offscreen_warnings() -> None:
     previous = qInstallMessageHandler(handler)
 
 
+def _require_display() -> None:
+    """On Linux without a display Qt aborts with a cryptic plugin message; say what to do."""
+    if sys.platform != "linux" or os.environ.get("QT_QPA_PLATFORM"):
+        return
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return
+    raise MasklensError(
+        "no display found (neither DISPLAY nor WAYLAND_DISPLAY is set)",
+        hint="run it in a desktop session (or `ssh -X`), or render offscreen: "
+        "`masklens gui --demo --screenshot window.png`. On Debian/Ubuntu desktops Qt also "
+        "needs the system package libxcb-cursor0.",
+    )
+
+
 def run_app(args: argparse.Namespace) -> int:
     shot = getattr(args, "screenshot", None)
     if shot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    _require_display()
     from PySide6.QtWidgets import QApplication
 
     from masklens.gui.main_window import MainWindow
