@@ -38,7 +38,7 @@ def _require_display() -> None:
         "no display found (neither DISPLAY nor WAYLAND_DISPLAY is set)",
         hint="run it in a desktop session (or `ssh -X`), or render offscreen: "
         "`masklens gui --demo --screenshot window.png`. On Debian/Ubuntu desktops Qt also "
-        "needs the system package libxcb-cursor0.",
+        "needs system X11 libraries (see docs/gui.md, Troubleshooting).",
     )
 
 
