@@ -206,6 +206,7 @@ class WindowActions:
                                            run.generic, run.benchmark, run.replaced, seconds=run.seconds,
                                            extra={"staged": run.staged, "base": run.base,
                                                   "from_cache": run.from_cache}))
+            self.tabs.setCurrentWidget(self.compare_view)  # show the new layer beside the others
             self.status.update_device()
 
         self._serial = getattr(self, "_serial", 0) + 1

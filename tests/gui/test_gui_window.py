@@ -275,3 +275,10 @@ def test_a_repeated_typed_prompt_comes_from_the_prediction_cache(toy_window, qtb
     assert calls == ["red square"]
     assert first.extra["from_cache"] is False and second.extra["from_cache"] is True
     assert second.generic == first.generic
+
+
+def test_a_typed_prompt_result_is_shown_in_the_compare_tab(toy_window, qtbot):
+    w = toy_window
+    w.tabs.setCurrentIndex(0)
+    run_typed(w, qtbot, "red square", "positive")
+    assert w.tabs.currentWidget() is w.compare_view
