@@ -12,7 +12,7 @@ def device_text() -> str:
     """"cpu", or the CUDA device with memory in use — without importing torch ourselves."""
     torch = sys.modules.get("torch")
     if torch is None:
-        return "device: cpu (no model loaded)"
+        return "device: cpu (no torch model loaded)"
     try:
         if torch.cuda.is_available():
             i = torch.cuda.current_device()
