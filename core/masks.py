@@ -187,13 +187,17 @@ def resize_nearest(mask: Mask, height: int, width: int) -> Mask:
     ``PIL.Image.resize(..., Image.NEAREST)``; the COCO-style benchmarks' official scripts do not
     resize at all (see :func:`resize_nearest_floor` for HalluSegBench's cv2 rule).
     """
+    return _resize(mask, height, width, "INTER_NEAREST_EXACT")
+
+
+def _resize(mask: Mask, height: int, width: int, interpolation: str) -> Mask:
+    """cv2 resize with the named ``cv2.INTER_*`` flag; a no-op (cv2 not imported) when the size matches."""
     if mask.shape == (height, width):
         return mask
     import cv2
 
-    arr = mask.to_array().astype(np.uint8)
-    out = cv2.resize(arr, (width, height), interpolation=cv2.INTER_NEAREST_EXACT)
-    return Mask.from_array(out)
+    arr = mask_utils.decode(mask.rle)  # uint8 (h, w), as cv2 wants it
+    return Mask.from_array(cv2.resize(arr, (width, height), interpolation=getattr(cv2, interpolation)))
 
 
 def _rles(masks: Sequence[Mask]) -> list[dict[str, Any]]:
@@ -271,10 +275,4 @@ def resize_nearest_floor(mask: Mask, height: int, width: int) -> Mask:
     sampling of :func:`resize_nearest` by up to one source pixel. No-op when the
     size matches.
     """
-    if mask.shape == (height, width):
-        return mask
-    import cv2
-
-    arr = mask.to_array().astype(np.uint8)
-    out = cv2.resize(arr, (width, height), interpolation=cv2.INTER_NEAREST)
-    return Mask.from_array(out)
+    return _resize(mask, height, width, "INTER_NEAREST")
