@@ -83,9 +83,10 @@ def subset(
             f"unknown group(s): {', '.join(bad)}", field="--group",
             hint=f"groups of this benchmark: {', '.join(sorted(str(g) for g in present))}",
         )
+    id_set, group_set = set(ids), set(gs)
     keep = [
         s for s in benchmark.samples
-        if (not ids or s.id in set(ids)) and (not gs or s.group in set(gs))
+        if (not ids or s.id in id_set) and (not gs or s.group in group_set)
     ]
     return Benchmark(benchmark.kind, benchmark.name, keep, dict(benchmark.sources),
                      {**benchmark.meta, "subset": {"samples": ids, "groups": gs}})
@@ -117,7 +118,7 @@ def evaluate(
     in the cache and a re-run continues.
     """
     from masklens.core.models.manager import ModelManager
-    from masklens.core.models.runner import RunStats, run_benchmark
+    from masklens.core.models.runner import RunStats, is_cancelled, run_benchmark
 
     if not models:
         raise MasklensError("evaluate needs at least one --model")
@@ -138,7 +139,7 @@ def evaluate(
         )
         predictions.name = label
         predictions.provenance.update(_segmenter_provenance(segmenter))
-        if _cancelled(cancel):
+        if is_cancelled(cancel):
             raise Cancelled("cancelled before scoring")
         scb = (lambda d, n, _l=label: progress(f"{_l} · scoring", d, n)) if progress else None
         scorer = Scorer(kind, benchmark, predictions, progress=scb)
@@ -176,9 +177,3 @@ def _segmenter_provenance(segmenter: Any) -> dict[str, Any]:
         return dict(segmenter.provenance())
     except Exception:  # noqa: BLE001 - provenance is informative; never fail a run on it
         return {}
-
-
-def _cancelled(cancel: threading.Event | Callable[[], bool] | None) -> bool:
-    if cancel is None:
-        return False
-    return cancel.is_set() if isinstance(cancel, threading.Event) else bool(cancel())

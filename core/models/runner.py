@@ -104,7 +104,8 @@ class _ImageJob:
     prompts: list[Prompt] = field(default_factory=list)
 
 
-def _is_cancelled(cancel: CancelCheck) -> bool:
+def is_cancelled(cancel: CancelCheck) -> bool:
+    """Whether a :data:`CancelCheck` has fired (None never does)."""
     if cancel is None:
         return False
     if isinstance(cancel, threading.Event):
@@ -228,7 +229,7 @@ def run_benchmark(
     if progress is not None:
         progress(0, total)
     for job in jobs:
-        if _is_cancelled(cancel):
+        if is_cancelled(cancel):
             raise Cancelled(f"cancelled after {done} of {total} prompts")
         image: np.ndarray | None = None
         ikey = ""
