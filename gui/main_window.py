@@ -268,8 +268,11 @@ class MainWindow(WindowActions, QMainWindow):
                     return own
             if pred is None:
                 return "no prediction"
-            prompt = live[spec.prompt_id].prompt if spec.prompt_id in live else sample.prompt(spec.prompt_id)
-            g = generic_readout(sample, prompt, pred, t)
+            r = live.get(spec.prompt_id)
+            if r is not None and r.generic.get("score_threshold") == t:
+                g = r.generic  # already derived at this t (state._rescore_live): no mask touched again
+            else:
+                g = generic_readout(sample, r.prompt if r is not None else sample.prompt(spec.prompt_id), pred, t)
             iou = "–" if g["iou"] is None else f"{g['iou']:.3f}"
             return (f"IoU(∪ s≥{t:.2f}) {iou} · kept {g['n_accepted']}/{g['n_instances']}"
                     f" · max s {g['max_score']:.2f}")
