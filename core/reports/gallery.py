@@ -1,7 +1,8 @@
 """Gallery of the worst failures of each kind, drawn as overlays (TP / FP / FN colours).
 
-Only the samples shown are decoded (one decode per mask drawn); the image comes
-from ``ImageRef.path`` (or ``images_dir``), else the masks are drawn on a blank canvas.
+Only the samples shown are decoded (each panel: its ground truth and the union of the kept
+instances, one decode each); the image comes from ``ImageRef.path`` (or ``images_dir``),
+else the masks are drawn on a blank canvas.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.masks import Mask
+from masklens.core.masks import union_all
 from masklens.core.reports.layout import Failure, KindLayout
 from masklens.core.reports.runs import ModelRun, ReportContext
 from masklens.core.schema import ImageRef, Sample
@@ -77,14 +78,10 @@ def _panel(
     h, w = (gt.height, gt.width) if gt else ((ref.height, ref.width) if ref else (64, 64))
     gt_arr = gt.union().to_array() if gt and gt.masks else np.zeros((h, w), bool)
     pred = run.predictions.get(prompt_id)
-    pred_arr = np.zeros((h, w), bool)
-    n_inst = 0
-    if pred is not None:
-        keep = [i for i in pred.instances if t is None or i.score >= t]
-        n_inst = len(keep)
-        for inst in keep:
-            m: Mask = inst.mask if inst.mask.shape == (h, w) else inst.mask.resized(h, w)
-            pred_arr |= m.to_array()
+    keep = [i for i in pred.instances if t is None or i.score >= t] if pred is not None else []
+    n_inst = len(keep)
+    # the kept instances are merged in RLE and decoded once (resized() is a no-op at the gt's size)
+    pred_arr = union_all([i.mask.resized(h, w) for i in keep], h, w).to_array()
     base = _load_image(ref, images_dir, h, w)
     png = overlay_png(base, gt_arr, pred_arr)
     return {
