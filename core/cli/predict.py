@@ -150,17 +150,6 @@ class _Bar:
             self.bar.close()
 
 
-def output_threshold(kind: BenchmarkKind, args: argparse.Namespace) -> float | None:
-    """The score below which instances are left out of the output, or None to keep all.
-
-    Backends already drop instances below their score threshold (``--score-threshold``
-    or their calibrated default); an explicit ``--score-threshold`` is applied once more
-    to the output so that it holds for every backend alike.
-    """
-    explicit = getattr(args, "model_score_threshold", None)
-    return None if explicit is None else float(explicit)
-
-
 def keep_scored(predictions: Any, threshold: float) -> Any:
     """A copy of a PredictionSet keeping only instances scored >= threshold (inclusive)."""
     from masklens.core.schema import Prediction, PredictionSet
@@ -189,7 +178,11 @@ def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out:
         if staged.is_dir() and out.is_dir():
             old = tmp / ".previous"
             os.replace(out, old)
-            os.replace(staged, out)
+            try:
+                os.replace(staged, out)
+            except OSError:
+                os.replace(old, out)  # put the previous output back before tmp is removed
+                raise
         elif staged.exists():
             if out.is_dir() and not staged.is_dir():
                 raise MasklensError("the output is a folder but this benchmark writes a file", path=out)
@@ -239,9 +232,11 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
         if cache is not None:
             cache.close()
-    threshold = output_threshold(kind, args)
+    # Backends already drop instances below their own threshold; an explicit
+    # --score-threshold is applied once more to the output so it holds for every backend alike.
+    threshold = getattr(args, "model_score_threshold", None)
     if threshold is not None:
-        predictions = keep_scored(predictions, threshold)
+        predictions = keep_scored(predictions, float(threshold))
     out = Path(args.out)
     written = write_atomically(kind, benchmark, predictions, out)
     where = ", ".join(map(str, written)) if len(written) <= 3 else f"{out} ({len(written)} files)"
