@@ -127,6 +127,12 @@ def to_prediction(prompt_id: str, result: SegmentResult) -> Prediction:
     )
 
 
+def key_params(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The creation options that join a prediction-cache key: all but ``device`` (it does
+    not change the output) and ``weights`` (named by :func:`checkpoint_identity`)."""
+    return {k: v for k, v in (options or {}).items() if k not in ("device", "weights")}
+
+
 def checkpoint_identity(segmenter: Segmenter, options: Mapping[str, Any] | None = None) -> str:
     """What identifies a segmenter's weights for the prediction cache, without loading them.
 
@@ -159,8 +165,7 @@ def segment_cached(
     opts = dict(options or {})
     name = backend or segmenter.info.name
     key = PredictionKey.for_request(
-        name, checkpoint_identity(segmenter, opts), image_key(image), request,
-        {k: v for k, v in opts.items() if k not in ("device", "weights")},
+        name, checkpoint_identity(segmenter, opts), image_key(image), request, key_params(opts)
     )
     hit = cache.get(key)
     if hit is not None:
@@ -219,12 +224,12 @@ def run_benchmark(
     stats = stats if stats is not None else RunStats()
     name = backend or segmenter.info.name
     opts = dict(options or {})
-    key_params = {k: v for k, v in opts.items() if k not in ("device", "weights")}
+    params = key_params(opts)
     ckpt = checkpoint_identity(segmenter, opts) if cache is not None else ""
     jobs = plan_images(benchmark, images_dir)
     total = sum(len(j.prompts) for j in jobs)
     stats.prompts, stats.images = total, len(jobs)
-    out = PredictionSet(name=name, provenance={"model": name, **{k: v for k, v in opts.items()}})
+    out = PredictionSet(name=name, provenance={"model": name, **opts})
     done = 0
     if progress is not None:
         progress(0, total)
@@ -242,7 +247,7 @@ def run_benchmark(
                 cache.remember_file_image_key(job.path, ikey)
         requests = [(prompt, request_for(prompt)) for prompt in job.prompts]
         keys: list[PredictionKey | None] = [
-            PredictionKey.for_request(name, ckpt, ikey, req, key_params) if cache is not None else None
+            PredictionKey.for_request(name, ckpt, ikey, req, params) if cache is not None else None
             for _, req in requests
         ]
         hits = cache.get_many(k for k in keys if k is not None) if cache is not None else {}
