@@ -98,7 +98,9 @@ class Mask:
                 rle = mask_utils.frPyObjects({"size": [h, w], "counts": counts}, h, w)
                 return cls({"size": [h, w], "counts": rle["counts"]})
             if isinstance(counts, str):
-                counts = counts.encode("ascii", errors="replace")
+                if not counts.isascii():  # encoding with errors="replace" would yield '?', a valid digit
+                    raise fail("corrupt RLE: counts contain characters outside the RLE alphabet")
+                counts = counts.encode("ascii")
             if not isinstance(counts, (bytes, bytearray)):
                 raise fail("RLE 'counts' must be a string, bytes or a list of integers")
             problem = rle_counts_problem(bytes(counts), h * w)

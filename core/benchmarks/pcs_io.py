@@ -87,8 +87,9 @@ def text_of(img: CocoImage, path: Path, *, required: bool) -> str:
 
 
 def _rle_fast(seg: Any) -> tuple[list[int], bytes] | None:
-    """(size, counts) of a compressed RLE with str counts and a non-empty size, else None."""
-    if type(seg) is dict and type(seg.get("counts")) is str:
+    """(size, counts) of a compressed RLE with ASCII str counts and a non-empty size, else None
+    (the slow path then reports what is wrong)."""
+    if type(seg) is dict and type(seg.get("counts")) is str and seg["counts"].isascii():
         size = seg.get("size")
         if (
             type(size) is list
@@ -98,7 +99,7 @@ def _rle_fast(seg: Any) -> tuple[list[int], bytes] | None:
             and size[0] > 0
             and size[1] > 0
         ):
-            return size, seg["counts"].encode("ascii", errors="replace")
+            return size, seg["counts"].encode("ascii")
     return None
 
 

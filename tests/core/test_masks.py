@@ -87,6 +87,7 @@ def test_png_errors_name_the_file(tmp_path):
     "seg, msg",
     [
         ({"size": [4, 4], "counts": "zz!!"}, "outside the RLE alphabet"),
+        ({"size": [3, 5], "counts": "\u00e9"}, "outside the RLE alphabet"),  # not read as '?' = 15
         ({"size": [4, 4], "counts": "0"}, "cover 0 pixels"),
         ({"size": [10, 10], "counts": "f037000`1x"}, ""),  # trailing junk
         ({"size": [4, 4], "counts": [3, 20]}, "sum to 23"),

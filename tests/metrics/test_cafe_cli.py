@@ -127,6 +127,8 @@ BAD_CAFE = {
     "truncated ann": ("ann", None, ["ann.json", "not valid JSON"]),
     "missing pred": ("pred", "delete", ["pred.json", "file not found"]),
     "corrupt RLE": ("pred", _set(0, "segmentation", {"size": [24, 24], "counts": "zz~~"}), ["[0]", "corrupt RLE"]),
+    # '?aa0' is a sound 24x24 RLE: a non-ASCII first character must not be read as '?'
+    "non-ASCII RLE": ("pred", _set(0, "segmentation", {"size": [24, 24], "counts": "\u00e9aa0"}), ["[0]", "RLE alphabet"]),
     "non-numeric score": ("pred", _set(1, "score", "high"), ["[1]", "score"]),
     "image_id nowhere": ("pred", _set(2, "image_id", 424242), ["[2]", "image_id=424242"]),
     "zero-size mask": ("pred", _set(0, "segmentation", {"size": [0, 0], "counts": ""}), ["[0]", "0x0"]),
