@@ -10,7 +10,9 @@ Attributes (read them; change them through the methods so that views follow):
 * ``scorers`` – name → :class:`~masklens.core.scoring.Scorer` (cached overlaps per prediction set)
 * ``active`` – name of the prediction set shown on the canvas and in the browser (or None)
 * ``params`` – current scoring parameters (slider values), e.g. ``{"score_threshold": 0.5}``
-* ``readouts`` – name → per-sample readout records for ``params`` (same order as the samples)
+* ``readouts`` – name → per-sample readout records for ``params`` (same order as the samples);
+  always holds the active set; a slider move re-derives only that one, the others are derived
+  again when they become active (use ``scorers[name].readouts(params)`` for any set)
 * ``index`` – index of the current sample in ``benchmark.samples``
 * ``live`` – typed-prompt results (:class:`LiveResult`) of this session, newest last
 * ``review_store`` – a ``masklens.core.review.ReviewStore`` when one is open, else None
@@ -109,18 +111,21 @@ class AppState(QObject):
     def set_active(self, name: str | None) -> None:
         if name != self.active and (name is None or name in self.prediction_sets):
             self.active = name
+            if name is not None and name not in self.readouts:  # dropped by set_params
+                self.readouts[name] = self.scorers[name].readouts(self.params)
             for r in self.live:  # their other prompts are answered from the active set
                 self._rescore_live(r)
             self.predictionsChanged.emit()
             self.readoutsChanged.emit()
 
     def set_params(self, params: dict[str, float]) -> None:
-        """New slider values: every readout re-derived from cached overlaps (no mask touched)."""
+        """New slider values: the active set's readouts re-derived from cached overlaps (no mask
+        touched); the other sets' are dropped and re-derived when one becomes active."""
         if self.kind is None:
             return
         self.params = self.kind.resolve_params(params)
-        for name, scorer in self.scorers.items():
-            self.readouts[name] = scorer.readouts(self.params)
+        self.readouts = ({self.active: self.scorers[self.active].readouts(self.params)}
+                         if self.active in self.scorers else {})
         for r in self.live:
             self._rescore_live(r)
         self.readoutsChanged.emit()

@@ -336,3 +336,20 @@ def test_screenshot_with_a_kind_but_no_demo_flag_does_not_wait_for_a_dialog(tmp_
 
     out = tmp_path / "k.png"
     assert main(["gui", "--kind", "cgebench", "--screenshot", str(out)]) == 0 and out.exists()
+
+
+def test_slider_rederives_the_shown_set_and_the_others_when_they_become_active(toy_window, qtbot, tmp_path):
+    w = toy_window
+    files = []
+    for name, score in (("a.json", 0.7), ("b.json", 0.3)):
+        p = tmp_path / name
+        p.write_text(json.dumps([{"sample": "s0", "prompt": 0, "box": [8, 8, 28, 28], "score": score}]))
+        files.append(str(p))
+    assert w.open_prediction_files([["--pred", f] for f in files])
+    qtbot.waitUntil(lambda: {"a.json", "b.json"} <= set(w.state.prediction_sets), timeout=10000)
+    w.state.set_active("a.json")
+    w.state.set_params({**w.state.params, "score_threshold": 0.2})
+    assert set(w.state.readouts) == {"a.json"}  # only the shown set is re-derived per slider move
+    w.state.set_active("b.json")
+    assert w.state.readouts["b.json"] == w.state.scorers["b.json"].readouts(w.state.params)
+    assert w.state.readout(0)["positive"]["hit"] is True  # 0.3 ≥ t = 0.2 (it missed at t = 0.5)
