@@ -18,7 +18,7 @@ import argparse
 import importlib
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,7 +200,7 @@ class Scorer:
 
     def rescore(self, params: Mapping[str, Any] | None = None) -> ScoreResult:
         p = self.kind.resolve_params(params)
-        readouts = self.readouts(p)
+        readouts = self.kind.sample_readouts(self.benchmark.samples, self.overlaps, p)
         summary = self.kind.summarize(self.benchmark.samples, self.overlaps, readouts, p)
         return ScoreResult(
             benchmark=self.kind.name,
@@ -278,8 +278,3 @@ def available_kinds() -> list[BenchmarkKind]:
                 print(f"masklens: warning: benchmark kind '{name}' unavailable ({_BROKEN_KINDS[name]})",
                       file=sys.stderr)
     return out
-
-
-def iter_kinds(names: Iterable[str] | None = None) -> Iterable[BenchmarkKind]:
-    for n in names or kind_names():
-        yield get_kind(n)
