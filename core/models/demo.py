@@ -24,15 +24,14 @@ Boxes and points, when given, restrict the answer to the regions they select
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from masklens.core.cache import EncodingCache, image_key
 from masklens.core.errors import ModelError
 from masklens.core.masks import Mask
 from masklens.core.models.base import BackendInfo, Segmenter, SegmentRequest, SegmentResult
@@ -239,22 +238,16 @@ class DemoSegmenter(Segmenter):
                              hint="drop --device or use --device cpu")
         self.score_threshold = t
         self.max_instances = max_instances
-        self._cache: OrderedDict[bytes, list[Region]] = OrderedDict()
-        self._cache_size = cache_size
+        # the analyses are small: each entry counts 1, so the cache holds ``cache_size`` images
+        self._cache = EncodingCache(cache_size)
         self.analyses = 0  # how many images were analysed (the "encoder" runs)
 
     def _regions(self, image: np.ndarray) -> list[Region]:
-        key = hashlib.blake2b(np.ascontiguousarray(image).tobytes(), digest_size=16).digest()
-        key += repr(image.shape).encode()
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            return self._cache[key]
-        regions = analyse(image)
-        self.analyses += 1
-        self._cache[key] = regions
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-        return regions
+        def compute() -> list[Region]:
+            self.analyses += 1
+            return analyse(image)
+
+        return self._cache.get_or_compute(image_key(image), compute, lambda _: 1)
 
     def segment(self, image: np.ndarray, request: SegmentRequest) -> SegmentResult:
         start = time.perf_counter()
