@@ -91,8 +91,8 @@ class ReportDialog(JobDialog):
             self.status.setText("choose at least one prediction set (open predictions or run a model)")
             return
         st = self.state
-        runs = [ModelRun(n, st.prediction_sets[n], st.scorers[n], st.scorers[n].rescore(st.params),
-                         run_provenance(st.prediction_sets[n])) for n in names]
+        chosen = [(n, st.prediction_sets[n], st.scorers[n]) for n in names]
+        params = dict(st.params)
         verdicts = []
         if self.reviews.isChecked() and st.review_store is not None:
             from masklens.core.review import benchmark_key
@@ -104,8 +104,9 @@ class ReportDialog(JobDialog):
                              command="masklens gui › File › Export report")
         out = Path(self.out.text().strip())
 
-        def work(ctx: JobContext) -> Path:
-            return build_report(st.kind, st.benchmark, runs, out, params=st.params,
+        def work(ctx: JobContext) -> Path:  # rescoring (summaries, extras) runs off the GUI thread too
+            runs = [ModelRun(n, ps, sc, sc.rescore(params), run_provenance(ps)) for n, ps, sc in chosen]
+            return build_report(st.kind, st.benchmark, runs, out, params=params,
                                 verdicts=verdicts, options=opts,
                                 progress=lambda stage, d, n: ctx.progress(d, n, stage))
 
