@@ -165,21 +165,34 @@ class EncodingCache:
             )
 
 
-def nbytes_of(value: Any) -> int:
-    """Best-effort size in bytes of an encoding: arrays, tensors, and containers of them."""
-    if value is None:
+def nbytes_of(value: Any, *, distinct: bool = False) -> int:
+    """Best-effort size in bytes of an encoding: arrays, tensors, and containers of them.
+
+    With ``distinct=True`` an array/tensor object met more than once (e.g. shared
+    between fields of a model output) is counted once.
+    """
+    seen: set[int] = set()
+
+    def walk(v: Any) -> int:
+        if v is None:
+            return 0
+        is_array = isinstance(v, np.ndarray)
+        is_tensor = not is_array and hasattr(v, "element_size") and hasattr(v, "nelement")
+        if is_array or is_tensor:
+            if distinct:
+                if id(v) in seen:
+                    return 0
+                seen.add(id(v))
+            return int(v.nbytes) if is_array else int(v.element_size() * v.nelement())
+        if isinstance(v, Mapping):
+            return sum(walk(x) for x in v.values())
+        if isinstance(v, (list, tuple)):
+            return sum(walk(x) for x in v)
+        if hasattr(v, "to_tuple"):  # transformers ModelOutput
+            return sum(walk(x) for x in v.to_tuple())
         return 0
-    if isinstance(value, np.ndarray):
-        return int(value.nbytes)
-    if hasattr(value, "element_size") and hasattr(value, "nelement"):  # torch.Tensor
-        return int(value.element_size() * value.nelement())
-    if isinstance(value, Mapping):
-        return sum(nbytes_of(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return sum(nbytes_of(v) for v in value)
-    if hasattr(value, "to_tuple"):  # transformers ModelOutput
-        return sum(nbytes_of(v) for v in value.to_tuple())
-    return 0
+
+    return walk(value)
 
 
 __all__ = [

@@ -116,26 +116,11 @@ class Runtime:
 
 
 def tensor_nbytes(value: Any) -> int:
-    """Bytes held by the tensors inside ``value`` (tensor, mapping, sequence, or model output)."""
-    torch = import_torch()
-    seen: set[int] = set()
+    """Bytes held by the tensors inside ``value`` (tensor, mapping, sequence, or model output),
+    each tensor counted once: :func:`masklens.core.cache.nbytes_of` with ``distinct=True``."""
+    from masklens.core.cache import nbytes_of
 
-    def walk(v: Any) -> int:
-        if isinstance(v, torch.Tensor):
-            key = id(v)
-            if key in seen:
-                return 0
-            seen.add(key)
-            return v.numel() * v.element_size()
-        if isinstance(v, dict):
-            return sum(walk(x) for x in v.values())
-        if isinstance(v, (list, tuple)):
-            return sum(walk(x) for x in v)
-        if hasattr(v, "to_tuple"):  # transformers ModelOutput
-            return sum(walk(x) for x in v.to_tuple())
-        return 0
-
-    return walk(value)
+    return nbytes_of(value, distinct=True)
 
 
 class Stopwatch:

@@ -107,6 +107,18 @@ def test_nbytes_of_nested_containers():
     assert nbytes_of(None) == 0
 
 
+def test_nbytes_of_distinct_counts_a_shared_tensor_once():
+    import torch
+
+    from masklens.core.models.torch_device import tensor_nbytes
+
+    t = torch.zeros((2, 8), dtype=torch.float16)
+    other = torch.zeros(3, dtype=torch.float32)
+    value = {"last": t, "hidden": (t, other), "none": None}
+    assert nbytes_of(value) == 2 * 32 + 12
+    assert nbytes_of(value, distinct=True) == tensor_nbytes(value) == 32 + 12
+
+
 # ------------------------------------------------------------------ image_key
 def test_image_key_is_a_content_hash():
     rng = np.random.default_rng(0)
