@@ -64,7 +64,7 @@ def hf_cache_dir() -> Path:
 
 def locate(spec: str, role: str = "weights") -> Checkpoint:
     """Where ``spec`` (local path or Hugging Face id) would be read from, and whether it is there."""
-    from masklens.core.models.weights import _HUB_ID, looks_like_path
+    from masklens.core.models.weights import _HUB_ID, _fetch_hint, looks_like_path
 
     path = Path(spec).expanduser()
     if path.exists() or looks_like_path(spec) or not _HUB_ID.match(spec):
@@ -78,7 +78,7 @@ def locate(spec: str, role: str = "weights") -> Checkpoint:
 
     cache = hf_cache_dir()
     repo_dir = cache / f"models--{spec.replace('/', '--')}"
-    hint = f"huggingface-cli download {spec}  (or set HF_HOME to the cache that holds it)"
+    hint = _fetch_hint(spec)  # the same advice the backend gives when it cannot load them
     found = try_to_load_from_cache(spec, "config.json", cache_dir=cache)
     if not isinstance(found, str):
         return Checkpoint(role, spec, str(repo_dir), False, "missing", hint)
