@@ -285,7 +285,7 @@ class HfSegmenter(TorchSegmenter):
 
 
 def ckpt_role(segmenter: TorchSegmenter, index: int) -> str:
-    """Provenance prefix of a backend's secondary checkpoint (``ROLES`` on the class)."""
+    """Provenance prefix of a backend's checkpoint number ``index`` (``CHECKPOINT_ROLES`` on the class)."""
     roles = getattr(segmenter, "CHECKPOINT_ROLES", ())
     return roles[index] if index < len(roles) else f"checkpoint{index}"
 
