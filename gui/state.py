@@ -171,7 +171,8 @@ class AppState(QObject):
 
     def _rescore_live(self, r: LiveResult) -> None:
         """New parameters (or a new active prediction set) for a typed-prompt result: the benchmark
-        readout is re-derived from its cached overlaps unless the other prompts' predictions changed."""
+        readout is re-derived from its cached overlaps unless the other prompts' predictions changed;
+        the generic readout (which touches masks) only when t moved."""
         from masklens.core.readout import benchmark_overlaps, benchmark_readout, generic_readout
 
         sample = self.benchmark.sample(r.sample_id) if self.benchmark else None
@@ -181,6 +182,7 @@ class AppState(QObject):
         if r.extra.get("base") is not base or "staged" not in r.extra:
             r.extra["staged"] = benchmark_overlaps(self.kind, sample, r.prompt, r.prediction, base)
             r.extra["base"] = base
-        r.generic = generic_readout(sample, r.prompt, r.prediction, self.score_threshold)
+        if r.generic.get("score_threshold") != self.score_threshold:  # it depends on t only
+            r.generic = generic_readout(sample, r.prompt, r.prediction, self.score_threshold)
         r.benchmark = benchmark_readout(self.kind, sample, r.prompt, r.prediction, self.params, base,
                                         cached=r.extra["staged"])
