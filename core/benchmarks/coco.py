@@ -224,16 +224,22 @@ def write_results(
     predictions: PredictionSet,
     out: str | Path,
     keys_of: Callable[[Sample, Prompt], dict[str, Any]],
+    default_name: str = "pred.json",
 ) -> list[Path]:
     """Write every prompt's instances as COCO results ``{**keys_of(sample, prompt), category_id: 1,
-    segmentation, score}`` (atomically) to :func:`results_target`; returns the file written."""
+    segmentation, score}`` (atomically) to :func:`results_target`; returns the file written. A
+    prompt shared by several samples (a CAFE positive in two pairs) is written once."""
     records = []
+    seen: set[str] = set()
     for sample in benchmark.samples:
         for prompt in sample.prompts:
+            if prompt.id in seen:
+                continue
+            seen.add(prompt.id)
             pred = predictions.get(prompt.id)
             for inst in pred.instances if pred else []:
                 records.append({**keys_of(sample, prompt), "category_id": 1,
                                 "segmentation": inst.mask.to_coco(), "score": float(inst.score)})
-    target = results_target(out)
+    target = results_target(out, default_name)
     atomic_write_json(target, records, indent=None)
     return [target]

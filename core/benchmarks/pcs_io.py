@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from masklens.core.benchmarks.coco import CocoDataset, CocoImage, load_results, results_target
+from masklens.core.benchmarks.coco import CocoDataset, CocoImage, load_results, write_results
 from masklens.core.errors import DataFormatError
-from masklens.core.io import atomic_write_json, read_json
+from masklens.core.io import read_json
 from masklens.core.masks import Mask, resize_nearest, rle_counts_problems
 from masklens.core.schema import Benchmark, GroundTruth, Instance, Prediction, PredictionSet
 
@@ -212,29 +212,9 @@ def checked_masks(ds: CocoDataset) -> dict[int, Mask]:
 def write_coco_results(
     benchmark: Benchmark, predictions: PredictionSet, out: Path, default_name: str
 ) -> list[Path]:
-    """Write predictions as COCO results (atomic) to ``out``, or to ``out/default_name`` when
-    ``out`` is an existing folder (the shared rule of :func:`coco.results_target`). A prompt
-    shared by several samples (a CAFE positive in two pairs) is written once."""
-    target = results_target(out, default_name)
-    records: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for sample in benchmark.samples:
-        for prompt in sample.prompts:
-            if prompt.id in seen:
-                continue
-            seen.add(prompt.id)
-            pred = predictions.get(prompt.id)
-            for inst in pred.instances if pred else []:
-                records.append(
-                    {
-                        "image_id": prompt.source_id,
-                        "category_id": 1,
-                        "segmentation": inst.mask.to_coco(),
-                        "score": float(inst.score),
-                    }
-                )
-    atomic_write_json(target, records, indent=None)
-    return [target]
+    """Write predictions as COCO results keyed by ``image_id`` (:func:`coco.write_results`): to
+    ``out``, or to ``out/default_name`` when ``out`` is an existing folder."""
+    return write_results(benchmark, predictions, out, lambda s, pr: {"image_id": pr.source_id}, default_name)
 
 
 def instances_of(
