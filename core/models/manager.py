@@ -175,7 +175,7 @@ class ModelManager:
             if not _is_out_of_memory(exc):
                 raise
             with self._lock:
-                self._unload_others(self._active, reason="out of GPU memory")
+                self._unload_others(self._active)  # out of GPU memory
             return fn(seg)
 
     @property
@@ -214,7 +214,7 @@ class ModelManager:
             if slot.gpu_bytes:
                 self._known[key] = max(self._known.get(key, 0), slot.gpu_bytes)
 
-    def _unload_others(self, keep: ModelKey | None, *, reason: str = "") -> None:
+    def _unload_others(self, keep: ModelKey | None) -> None:
         for key in [k for k, s in self._slots.items() if k != keep and s.gpu_bytes > 0]:
             self._drop(key)
         _release_gpu_cache()
@@ -231,7 +231,7 @@ class ModelManager:
             return
         need = self._known.get(key)
         if need is None:
-            self._unload_others(key, reason="footprint unknown")
+            self._unload_others(key)  # its footprint is unknown: make all the room
             return
         need = int(need * self.headroom) - self._slots[key].gpu_bytes  # already resident part
         for victim in others:  # least recently used first
