@@ -23,8 +23,9 @@ import numpy as np
 from masklens.core.benchmarks.coco import load_coco, results_target
 from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_json, read_json
-from masklens.core.masks import Mask, intersect_all, iou_matrix, resize_nearest, union_all
+from masklens.core.masks import Mask, intersect_all, iou_matrix, resize_nearest
 from masklens.core.metrics import ovs
+from masklens.core.metrics.prefix_union import prefix_unions
 from masklens.core.schema import (
     Benchmark,
     GroundTruth,
@@ -214,8 +215,9 @@ def threshold_masks(pred: Prediction | None, height: int, width: int) -> list[Ma
     """B(τ) for each τ: union of the instances with score ≥ τ (empty without a prediction)."""
     if pred is None:
         return [Mask.empty(height, width) for _ in ovs.THRESHOLDS]
-    inst = [(i.score, resize_nearest(i.mask, height, width)) for i in pred.instances]
-    return [union_all([m for s, m in inst if s >= t], height, width) for t in ovs.THRESHOLDS]
+    masks = [resize_nearest(i.mask, height, width) for i in pred.instances]
+    pu = prefix_unions(masks, [i.score for i in pred.instances], height, width)
+    return [pu.unions[pu.row(t)] for t in ovs.THRESHOLDS]
 
 
 def write_ovs_predictions(benchmark: Benchmark, predictions: PredictionSet, out: Path) -> list[Path]:

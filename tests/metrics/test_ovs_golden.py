@@ -186,7 +186,7 @@ def test_rescoring_never_touches_masks(golden, monkeypatch):
 
     import masklens.core.benchmarks.ovs as kind_module
 
-    for name in ("iou_matrix", "intersect_all", "union_all", "resize_nearest"):
+    for name in ("iou_matrix", "intersect_all", "prefix_unions", "resize_nearest"):
         monkeypatch.setattr(kind_module, name, boom)
     monkeypatch.setattr(Mask, "to_array", boom)
     assert scorer.rescore({"av_threshold": 0.5}).summary == first

@@ -189,3 +189,23 @@ def test_properties_on_random_images(seed, tau_av):
             assert len(set(gts)) == len(gts) and len(set(ps)) == len(ps)
             assert all(iou > tau_av for _, _, iou in r.pairs)
     assert summ.auc is None or 0 <= summ.auc <= 1
+
+
+def test_threshold_masks_are_the_unions_of_instances_at_or_above_each_tau() -> None:
+    """B(τ) from the prefix unions equals the union of {s ≥ τ} built directly, ties and
+    scores exactly at a τ included."""
+    from masklens.core.benchmarks.ovs import threshold_masks
+    from masklens.core.schema import Instance, Prediction
+
+    rng = np.random.default_rng(7)
+    scores = [0.3, 0.3, 0.05, 0.95, 0.5, 0.71, 0.1]
+    arrays = [rng.random((9, 11)) < 0.25 for _ in scores]
+    pred = Prediction("p", [Instance(Mask.from_array(a), s) for a, s in zip(arrays, scores, strict=True)])
+    got = threshold_masks(pred, 9, 11)
+    assert len(got) == len(ovs.THRESHOLDS)
+    for t, m in zip(ovs.THRESHOLDS, got, strict=True):
+        want = np.zeros((9, 11), dtype=bool)
+        for a, s in zip(arrays, scores, strict=True):
+            if s >= t:
+                want |= a
+        assert np.array_equal(m.to_array(), want), t
