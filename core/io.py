@@ -55,8 +55,9 @@ def _umask() -> int:
 
 
 #: files and folders we write get the user's usual permissions (mkstemp/mkdtemp make them private)
-_FILE_MODE = 0o666 & ~_umask()
-_DIR_MODE = 0o777 & ~_umask()
+_UMASK = _umask()  # read once: os.umask is process-wide, so it is only touched at import
+_FILE_MODE = 0o666 & ~_UMASK
+_DIR_MODE = 0o777 & ~_UMASK
 
 
 def _cannot_write(path: Path, exc: OSError) -> MasklensError:
