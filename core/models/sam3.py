@@ -90,8 +90,13 @@ class Sam3Segmenter(HfSegmenter):
             presence_t = torch.sigmoid(out.presence_logits[index].float()).reshape(-1)[0]
             presence = float(presence_t)
             instance = instance * presence_t
+        logits = out.pred_masks[index]
+
+        def probs(keep: list[int]) -> Any:  # only the kept queries' masks, not all of them
+            return torch.sigmoid(logits[torch.as_tensor(keep, device=logits.device)].float())
+
         return self.finish(
-            torch.sigmoid(out.pred_masks[index].float()),
+            probs,
             instance.cpu().numpy(),
             image,
             mask_threshold=float(self.options["mask_threshold"]),
