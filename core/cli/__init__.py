@@ -47,13 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in COMMANDS.values():
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name == module:  # command not built yet
-                continue
-            raise
-        mod.register(sub)
+        importlib.import_module(module).register(sub)
     return parser
 
 
