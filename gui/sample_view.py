@@ -153,6 +153,7 @@ class SampleViewWidget(QWidget):
             return
         for p in self.panels:
             self.grid.removeWidget(p)
+            p.hide()  # until deleteLater runs it would show through the new grid's spacing
             p.deleteLater()
         self.panels, self.sync = [], SyncGroup()
         self.empty.setVisible(n == 0)

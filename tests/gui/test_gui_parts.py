@@ -353,3 +353,20 @@ def test_slider_rederives_the_shown_set_and_the_others_when_they_become_active(t
     w.state.set_active("b.json")
     assert w.state.readouts["b.json"] == w.state.scorers["b.json"].readouts(w.state.params)
     assert w.state.readout(0)["positive"]["hit"] is True  # 0.3 ≥ t = 0.2 (it missed at t = 0.5)
+
+
+def test_replaced_panels_are_hidden_at_once(qtbot):
+    """A new grid (e.g. the Compare tab going from one panel to two) hides the old panels before
+    deleteLater runs; otherwise an offscreen grab shows them through the grid's spacing."""
+    from masklens.gui.sample_view import SampleViewWidget
+
+    view = SampleViewWidget()
+    qtbot.addWidget(view)
+    view.resize(800, 400)
+    view.show()
+    view._ensure(1, 1)
+    old = view.panels[0]
+    qtbot.waitUntil(old.isVisible, timeout=2000)
+    view._ensure(2, 2)
+    assert old not in view.panels and not old.isVisible()
+    qtbot.waitUntil(lambda: all(p.isVisible() for p in view.panels), timeout=2000)
