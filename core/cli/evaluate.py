@@ -39,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         m.add_argument("--weights", action="append", metavar="PATH_OR_ID",
                        help="checkpoint per --model, in the same order (or one for all)")
         m.add_argument("--label", action="append", help="display name per --model")
-        m.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default=None)
+        m.add_argument("--device", default=None, metavar="auto|cpu|cuda[:N]|mps",
+                       help="where to run every --model (default: auto = cuda, then mps, then cpu)")
         m.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                        help="backend option for every --model (repeatable; VALUE parsed as JSON "
                        "when it can be), e.g. score_threshold=0.2")
@@ -95,13 +96,15 @@ class _Bars:
 
 def run(args: argparse.Namespace) -> int:
     from masklens.core.cache import PredictionCache
+    from masklens.core.cli.predict import check_device
     from masklens.core.evaluate import evaluate, subset
     from masklens.core.models.registry import backend_info
 
     kind = get_kind(args.kind)
     specs = model_specs(args)
-    for spec in specs:  # unknown model names fail before any work
+    for spec in specs:  # unknown model names and absent devices fail before any work
         backend_info(spec.name)
+    check_device(args.device)
     params = kind.resolve_params({p.name: getattr(args, p.name, None) for p in kind.params})
     ids = [x.strip() for x in (args.samples or "").split(",") if x.strip()]
     benchmark = subset(kind.load_benchmark(args), samples=ids, groups=args.group)
