@@ -18,15 +18,17 @@ import argparse
 import importlib
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import is_
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from masklens.core.errors import MasklensError
 from masklens.core.schema import Benchmark, PredictionSet, Sample
 
 Value = float | int | None
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,26 @@ class BenchmarkKind(ABC):
     ) -> dict[str, Any]:
         """Optional JSON-ready structured results (written under "extras"); none by default."""
         return {}
+
+
+class OverlapsCache:
+    """Something derived from a whole overlaps list (stacks, AP, confusion scores), remembered
+    for the last ``size`` lists seen. Lists match by the identity of their elements (overlaps
+    never change; a replaced sample is a new object, so it rebuilds), so re-scoring at new
+    parameters does not derive it again. For :meth:`BenchmarkKind.summarize` and friends."""
+
+    def __init__(self, size: int = 4) -> None:
+        self._size = size
+        self._entries: list[tuple[list[Any], Any]] = []
+
+    def get(self, overlaps: Sequence[Any], build: Callable[[], T]) -> T:
+        for i, (seen, value) in enumerate(self._entries):
+            if len(seen) == len(overlaps) and all(map(is_, overlaps, seen)):
+                self._entries.insert(0, self._entries.pop(i))
+                return value
+        value = build()
+        self._entries = [(list(overlaps), value), *self._entries[: self._size - 1]]
+        return value
 
 
 class Scorer:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from masklens.core.benchmarks.cafe_io import EDIT_TYPES, GROUPS, edit_group, load_cafe
-from masklens.core.benchmarks.pcs import PCS_HELP, SCORE_THRESHOLD, StackCache
+from masklens.core.benchmarks.pcs import PCS_HELP, SCORE_THRESHOLD
 from masklens.core.benchmarks.pcs_io import (
     add_images_flag,
     instances_of,
@@ -44,7 +44,7 @@ from masklens.core.metrics.pcs import (
     summarize_groups,
 )
 from masklens.core.schema import Benchmark, PredictionSet, Prompt, Role, Sample
-from masklens.core.scoring import BenchmarkKind, ParamSpec, Value
+from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, Value
 
 __all__ = [  # the loader's names stay importable from here (re-exported)
     "CAFE_HELP",
@@ -119,7 +119,7 @@ class CafeKind(BenchmarkKind):
     metric_help = CAFE_HELP
 
     def __init__(self) -> None:
-        self._cache = StackCache()
+        self._cache = OverlapsCache()
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--ann", required=True, metavar="FILE", help="CAFE annotation JSON")

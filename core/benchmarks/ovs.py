@@ -37,7 +37,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring import BenchmarkKind, ParamSpec, Value
+from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, Value
 
 FORMAT = "masklens-ovs/1"
 T_KEYS = tuple(f"{t:.1f}" for t in ovs.THRESHOLDS)
@@ -262,6 +262,9 @@ class OvsKind(BenchmarkKind):
         "community_rate": "communities / vocabulary size",
     }
 
+    def __init__(self) -> None:
+        self._confusion_cache = OverlapsCache(size=1)
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--ann", required=True, help="OVS ground truth (docs/formats/ovs.md)")
         parser.add_argument("--pred", required=True, help="OVS predictions: score maps or per-threshold masks")
@@ -313,18 +316,11 @@ class OvsKind(BenchmarkKind):
             rec["null_reasons"] = {"front": "image has no ground truth"}
         return rec
 
-    _confusion_cache: tuple[tuple[Any, ...], list[tuple[float | None, float | None, int]]] | None = None
-
     def _confusion(self, overlaps: list[Any]) -> list[tuple[float | None, float | None, int]]:
         """front/back per threshold, cached for the same overlap objects (they never change)."""
-        cached = self._confusion_cache
-        if cached is not None and len(cached[0]) == len(overlaps) and all(
-            a is b for a, b in zip(cached[0], overlaps, strict=True)
-        ):
-            return cached[1]
-        scores = [ovs.confusion_scores(overlaps, k) for k in range(len(ovs.THRESHOLDS))]
-        self._confusion_cache = (tuple(overlaps), scores)
-        return scores
+        return self._confusion_cache.get(
+            overlaps, lambda: [ovs.confusion_scores(overlaps, k) for k in range(len(ovs.THRESHOLDS))]
+        )
 
     def _aggregate(self, samples: list[Sample], overlaps: list[Any], params: Mapping[str, float]) -> ovs.OvsSummary:
         vocab = len(samples[0].prompts) if samples else 0

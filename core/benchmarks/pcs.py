@@ -13,9 +13,8 @@ are loaded (to browse) but not scored; a missing field counts as exhaustive.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from operator import is_
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +51,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring import BenchmarkKind, ParamSpec, Value
+from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, Value
 
 SCORE_THRESHOLD = ParamSpec(
     "score_threshold",
@@ -86,25 +85,6 @@ PCS_HELP: dict[str, str] = {
     "recall": "micro recall over all entries, mean over IoU thresholds",
     "F1": "micro F1 over all entries, mean over IoU thresholds",
 }
-
-
-class StackCache:
-    """Threshold-free stacks built from an overlaps list, remembered for the last few lists
-    seen (matched by the identity of their elements, so a replaced sample rebuilds), so
-    that re-scoring at new thresholds does not rebuild them."""
-
-    def __init__(self, size: int = 4) -> None:
-        self._size = size
-        self._entries: list[tuple[list[Any], dict[str, Any]]] = []
-
-    def get(self, overlaps: Sequence[Any], build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        for i, (seen, stacks) in enumerate(self._entries):
-            if len(seen) == len(overlaps) and all(map(is_, overlaps, seen)):
-                self._entries.insert(0, self._entries.pop(i))
-                return stacks
-        stacks = build()
-        self._entries = [(list(overlaps), stacks), *self._entries[: self._size - 1]]
-        return stacks
 
 
 # ---------------------------------------------------------------- PCS loader
@@ -203,7 +183,7 @@ class PcsKind(BenchmarkKind):
     metric_help = PCS_HELP
 
     def __init__(self) -> None:
-        self._cache = StackCache()
+        self._cache = OverlapsCache()
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(

@@ -41,7 +41,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring import BenchmarkKind, ParamSpec, Value
+from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, Value
 
 IMAGE_KEY = "image"
 GROUPS = ("all", "amodal", "modal")
@@ -214,7 +214,7 @@ class R2SMKind(BenchmarkKind):
     }
 
     def __init__(self) -> None:
-        self._ap_cache: list[tuple[tuple[Any, ...], dict[str, dict[str, Value]]]] = []
+        self._ap_cache = OverlapsCache(size=2)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--ann", required=True, help="R2SM annotation JSON (images, annotations, queries)")
@@ -279,19 +279,17 @@ class R2SMKind(BenchmarkKind):
 
     def _ap(self, overlaps: list[Any]) -> dict[str, dict[str, Value]]:
         """AP/AR per group; independent of t, so cached on the identity of the overlap objects."""
-        key = tuple(overlaps)
-        for k, v in self._ap_cache:
-            if len(k) == len(key) and all(a is b for a, b in zip(k, key, strict=True)):
-                return v
+        return self._ap_cache.get(overlaps, lambda: self._ap_of(overlaps))
+
+    @staticmethod
+    def _ap_of(overlaps: list[Any]) -> dict[str, dict[str, Value]]:
         queries = [q for o in overlaps for q in o.queries]
         groups = {
             "all": range(len(queries)),
             "amodal": [i for i, q in enumerate(queries) if q.amodal],
             "modal": [i for i, q in enumerate(queries) if not q.amodal],
         }
-        result = m.coco_ap_groups([q.unit for q in queries], groups)
-        self._ap_cache = [(key, result), *self._ap_cache[:1]]
-        return result
+        return m.coco_ap_groups([q.unit for q in queries], groups)
 
     def notes(self, samples: list[Sample], overlaps: list[Any]) -> list[str]:
         empty = sum(1 for o in overlaps for q in o.queries if q.gt_area == 0)
