@@ -1,4 +1,4 @@
-"""Threshold sweep: headline metrics over t, τ, … re-derived from cached overlaps (Scorer.rescore)."""
+"""Threshold sweep: headline metrics over t, τ, … re-derived from cached overlaps (readouts + summary)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from masklens.core.reports.runs import ReportContext
 def sweep(ctx: ReportContext, layout: KindLayout) -> dict[str, Any]:
     """{param: {"values": [...], "group": g, "series": {model: {metric: [...]}}}}.
 
-    Each point is ``scorer.rescore`` with one parameter moved and the others at
-    the report's values; no mask is touched again.
+    Each point is the kind's readouts and summary (what ``scorer.rescore`` derives, less its
+    notes and extras) with one parameter moved and the others at the report's values; no mask is
+    touched again.
     """
     group = layout.group_of(ctx)
     metrics = layout.headline_metrics(ctx)
@@ -28,8 +29,10 @@ def sweep(ctx: ReportContext, layout: KindLayout) -> dict[str, Any]:
         series: dict[str, dict[str, list[Any]]] = {}
         for run in ctx.runs:
             per_metric: dict[str, list[Any]] = {m: [] for m in metrics}
-            for v in values:
-                summary = run.scorer.rescore({**ctx.params, name: v}).summary.get(group, {})
+            for v in values:  # readouts + summary only (rescore would also derive notes and extras)
+                p = ctx.kind.resolve_params({**ctx.params, name: v})
+                summary = ctx.kind.summarize(ctx.benchmark.samples, run.scorer.overlaps,
+                                             run.scorer.readouts(p), p).get(group, {})
                 for m in metrics:
                     per_metric[m].append(summary.get(m))
             series[run.name] = per_metric
