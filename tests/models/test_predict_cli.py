@@ -183,3 +183,38 @@ def test_output_folder_is_replaced_in_one_step(tmp_path, capsys):
     items = json.loads(Path(argv[argv.index("--data") + 1]).read_text())
     assert len(list(out.rglob("*.png"))) == 4 * len(items)  # four folders, one PNG per item
     assert [p.name for p in tmp_path.iterdir()] == ["pred"]  # no temporary left behind
+
+
+def test_failed_move_of_a_new_output_folder_puts_the_previous_one_back(tmp_path, monkeypatch):
+    """If the new folder cannot be moved in, the previous output is restored, not deleted."""
+    import os
+
+    from masklens.core.cli.predict import write_atomically
+    from masklens.core.errors import MasklensError
+
+    class FolderKind:
+        name = "folder"
+
+        def write_predictions(self, benchmark: Any, predictions: Any, out: Path) -> list[Path]:
+            out.mkdir()
+            (out / "new.txt").write_text("new")
+            return [out / "new.txt"]
+
+    out = tmp_path / "pred"
+    out.mkdir()
+    (out / "old.txt").write_text("old")
+    real_replace = os.replace
+
+    def replace(src: Any, dst: Any) -> None:
+        if Path(src).name == "pred" and Path(dst) == out.absolute():  # the new folder moving in
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(MasklensError, match="cannot write the output"):
+        write_atomically(FolderKind(), None, None, out)
+    assert (out / "old.txt").read_text() == "old" and not (out / "new.txt").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["pred"]  # no temporary left behind
+    monkeypatch.undo()
+    assert write_atomically(FolderKind(), None, None, out) == [out.absolute() / "new.txt"]
+    assert not (out / "old.txt").exists()
