@@ -24,6 +24,7 @@ from masklens.core.benchmarks.coco import (
     write_results,
 )
 from masklens.core.errors import DataFormatError
+from masklens.core.masks import resize_nearest
 from masklens.core.metrics import cge
 from masklens.core.schema import (
     Benchmark,
@@ -163,7 +164,8 @@ class CGEBenchKind(BenchmarkKind):
         for pr in level_prompts(sample):
             pred = predictions.get(pr.id) if pr is not None else None
             insts = pred.instances if pred else []
-            levels.append(([_fit(i.mask, g.height, g.width) for i in insts], [i.score for i in insts]))
+            # predictions made live may come at another size: nearest resize to G's (no-op otherwise)
+            levels.append(([resize_nearest(i.mask, g.height, g.width) for i in insts], [i.score for i in insts]))
         return cge.cge_areas(union, levels)
 
     def sample_readout(self, sample: Sample, overlaps: cge.CgeAreas, params: Mapping[str, float]) -> dict[str, Any]:
@@ -211,11 +213,6 @@ def level_prompts(sample: Sample) -> list[Prompt | None]:
         if isinstance(k, int) and 0 <= k < LEVELS:
             out[k] = p
     return out
-
-
-def _fit(mask: Any, height: int, width: int) -> Any:
-    """Predictions made live may come at another size: nearest-neighbour resize to G's size."""
-    return mask if mask.shape == (height, width) else mask.resized(height, width)
 
 
 KIND = CGEBenchKind()

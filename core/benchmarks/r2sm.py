@@ -30,7 +30,7 @@ from masklens.core.benchmarks.coco import (
     write_results,
 )
 from masklens.core.errors import DataFormatError
-from masklens.core.masks import Mask
+from masklens.core.masks import Mask, resize_nearest
 from masklens.core.metrics import r2sm as m
 from masklens.core.schema import (
     Benchmark,
@@ -246,7 +246,7 @@ class R2SMKind(BenchmarkKind):
             queries.append(m.query_areas(
                 qid, pr.id, pr.text, amodal, req.masks, oth.masks,
                 req.crowd or [False] * len(req.masks),
-                [i.mask if i.mask.shape == (h, w) else i.mask.resized(h, w) for i in insts],
+                [resize_nearest(i.mask, h, w) for i in insts],
                 [i.score for i in insts], h, w,
             ))
         return m.R2smOverlaps(tuple(queries))
