@@ -157,7 +157,7 @@ def read_results(
     result = []
     for key, mask, score in out:
         h, w = sizes[key]
-        result.append((key, mask if mask.shape == (h, w) else mask.resized(h, w), score))
+        result.append((key, resize_nearest(mask, h, w), score))
     return result
 
 
