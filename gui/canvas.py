@@ -78,9 +78,6 @@ class Canvas(QGraphicsView):
     def layer_names(self) -> list[str]:
         return [n for n, item in self._layers.items() if item.isVisible()]
 
-    def clear_layers(self) -> None:
-        self.keep_layers([])
-
     def keep_layers(self, names: list[str]) -> None:
         """Remove every layer not named in ``names``."""
         for name in [n for n in self._layers if n not in names]:
