@@ -36,6 +36,8 @@ class Canvas(QGraphicsView):
         self._image = QGraphicsPixmapItem()
         self.scene().addItem(self._image)
         self._layers: dict[str, QGraphicsPixmapItem] = {}
+        #: layer name -> (masks, key, label map) of its last overlay (see sample_view.build_layers)
+        self.label_memo: dict[str, tuple] = {}
         self._labels: list[QGraphicsTextItem] = []
         self._fitted = True
         self._size = (0, 0)

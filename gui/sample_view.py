@@ -102,23 +102,39 @@ def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], 
     the instances, or the TP/FP/FN error view; each covers only its masks' bounding box
     (``box_of`` gives a mask's box, e.g. memoised). Returns the layers shown."""
     colours, shown = tg.colours, []
+    memo = canvas.label_memo
 
-    def put(name: str, labels: np.ndarray, box: tuple[int, int, int, int], table: list[int], z: float) -> None:
+    def put(name: str, masks: tuple[np.ndarray, ...], box: tuple[int, int, int, int], flag: object,
+            make: Callable[[], np.ndarray], table: list[int], z: float) -> None:
+        # a label map depends only on its masks (the store's arrays: same object = same mask), the
+        # box and the outline flag; an opacity or colour change reuses it and swaps the table
+        hit = memo.get(name)
+        if (hit is not None and hit[1] == (box, flag) and len(hit[0]) == len(masks)
+                and all(a is b for a, b in zip(hit[0], masks, strict=True))):
+            labels = hit[2]
+        else:
+            labels = make()
+            memo[name] = (masks, (box, flag), labels)
         canvas.set_layer(name, to_pixmap(labels, table), z=z, pos=box[:2])
         shown.append(name)
 
     if tg.error and gts:
-        box = union_box([box_of(m) for m in (gts[0], *inst)])
+        masks = (gts[0], *inst)
+        box = union_box([box_of(m) for m in masks])
         if box is not None:
-            g, *ps = crop([gts[0], *inst], box)
-            union = np.logical_or.reduce(ps) if ps else np.zeros_like(g)
+            def errors(masks: tuple[np.ndarray, ...] = masks, box: tuple[int, int, int, int] = box) -> np.ndarray:
+                g, *ps = crop(list(masks), box)
+                union = np.logical_or.reduce(ps) if ps else np.zeros_like(g)
+                return error_labels(np.ascontiguousarray(g), union)
+
             table = error_table(colours["tp"], colours["fp"], colours["fn"], max(tg.pred_opacity, 0.85))
-            put("error", error_labels(np.ascontiguousarray(g), union), box, table, 3)
+            put("error", masks, box, None, errors, table, 3)
         return shown
     if tg.pred and inst:
         box = union_box([box_of(m) for m in inst])
         if box is not None:
-            put("pred", instance_labels(crop(inst, box), tg.outlines), box, instance_table(tg.pred_opacity), 5)
+            put("pred", tuple(inst), box, tg.outlines, lambda: instance_labels(crop(inst, box), tg.outlines),
+                instance_table(tg.pred_opacity), 5)
     if tg.gt:  # above the prediction, so that its outline stays visible
         for i, m in enumerate(gts):
             box = box_of(m)
@@ -126,9 +142,11 @@ def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], 
                 continue
             (sub,) = crop([m], box)
             if i == 0:
-                put("gt", layer_labels(sub, tg.outlines), box, layer_table(colours["gt"], tg.gt_opacity), 6)
+                put("gt", (m,), box, tg.outlines, lambda sub=sub: layer_labels(sub, tg.outlines),
+                    layer_table(colours["gt"], tg.gt_opacity), 6)
             else:  # further ground truths (e.g. R2SM's other mask): outline only
-                put(f"gt{i + 1}", layer_labels(sub, True, 3), box, layer_table(colours["gt2"], 0.0), 7 + i)
+                put(f"gt{i + 1}", (m,), box, True, lambda sub=sub: layer_labels(sub, True, 3),
+                    layer_table(colours["gt2"], 0.0), 7 + i)
     return shown
 
 

@@ -370,3 +370,29 @@ def test_replaced_panels_are_hidden_at_once(qtbot):
     view._ensure(2, 2)
     assert old not in view.panels and not old.isVisible()
     qtbot.waitUntil(lambda: all(p.isVisible() for p in view.panels), timeout=2000)
+
+
+def test_opacity_change_reuses_label_maps_and_new_masks_rebuild_them(qtbot):
+    from masklens.gui.canvas import Canvas
+    from masklens.gui.sample_view import LayerToggles, build_layers
+
+    canvas = Canvas()
+    qtbot.addWidget(canvas)
+    gt = np.zeros((40, 40), bool)
+    gt[5:20, 5:20] = True
+    pred = np.zeros((40, 40), bool)
+    pred[10:30, 10:30] = True
+    tg = LayerToggles()
+    assert build_layers(canvas, [gt], [pred], tg) == ["pred", "gt"]
+    first = {k: v[2] for k, v in canvas.label_memo.items()}
+    before = canvas._layers["gt"].pixmap().toImage().pixelColor(7, 7).alpha()  # (2, 2) inside the box
+    tg.gt_opacity = 0.9
+    build_layers(canvas, [gt], [pred], tg)
+    assert all(canvas.label_memo[k][2] is first[k] for k in first)  # same label maps
+    assert canvas._layers["gt"].pixmap().toImage().pixelColor(7, 7).alpha() > before  # new table
+    other = pred.copy()
+    build_layers(canvas, [gt], [other], tg)  # another mask array: rebuilt
+    assert canvas.label_memo["pred"][2] is not first["pred"]
+    tg.outlines = False
+    build_layers(canvas, [gt], [other], tg)
+    assert canvas.label_memo["gt"][2] is not first["gt"] and 2 not in canvas.label_memo["gt"][2]
