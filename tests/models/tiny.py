@@ -6,7 +6,26 @@ memory, weights are random.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+_T = TypeVar("_T")
+
+
+def _seeded(build: Callable[..., _T]) -> Callable[..., _T]:
+    """Random weights, but the same ones every session: a tiny model whose mask logits sit near
+    the threshold by bad luck must not make a test flaky."""
+
+    @functools.wraps(build)
+    def wrapper(*args, **kwargs):
+        import torch
+
+        torch.manual_seed(1234)
+        return build(*args, **kwargs)
+
+    return wrapper
 
 WORDS = [
     "a", "the", "red", "blue", "green", "circle", "square", "triangle", "cat", "dog", "shape",
@@ -64,6 +83,7 @@ def _clip_text(tok, hidden: int = 32, **extra) -> dict:
     }
 
 
+@_seeded
 def build_sam3(folder: Path) -> Path:
     from transformers import Sam3Config, Sam3ImageProcessor, Sam3Model, Sam3Processor
     from transformers.models.sam3.configuration_sam3 import (
@@ -103,6 +123,7 @@ def build_sam3(folder: Path) -> Path:
     return folder
 
 
+@_seeded
 def build_sam2_hf(folder: Path) -> Path:
     from transformers import (
         Sam2Config,
@@ -155,6 +176,7 @@ def bert_tokenizer():
     return BertTokenizer(vocab={t: i for i, t in enumerate(tokens)})
 
 
+@_seeded
 def build_grounding_dino(folder: Path) -> Path:
     from transformers import (
         GroundingDinoConfig,
@@ -187,6 +209,7 @@ def build_grounding_dino(folder: Path) -> Path:
     return folder
 
 
+@_seeded
 def build_owlv2(folder: Path) -> Path:
     import torch
     from transformers import (
@@ -219,6 +242,7 @@ def build_owlv2(folder: Path) -> Path:
     return folder
 
 
+@_seeded
 def build_clipseg(folder: Path) -> Path:
     from transformers import (
         CLIPSegConfig,
@@ -276,6 +300,7 @@ SAM2_META_TINY_OVERRIDES = [
 ]
 
 
+@_seeded
 def build_sam2_meta(folder: Path) -> tuple[Path, Path]:
     """A tiny SAM 2 from Meta's package: ``build_sam2`` with hydra overrides; returns the ``.pt``
     checkpoint ({"model": state_dict}, as Meta ships them) and the resolved config YAML."""
