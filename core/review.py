@@ -17,9 +17,7 @@ Qt-free; the GUI's review panel and ``masklens review`` both use this module.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import sqlite3
 import threading
 import uuid
@@ -30,6 +28,7 @@ from pathlib import Path
 
 from masklens.core.errors import DataFormatError, MasklensError
 from masklens.core.io import atomic_write_json, atomic_write_text
+from masklens.core.safe_csv import csv_text
 
 
 # ------------------------------------------------------------------ verdict types
@@ -363,21 +362,10 @@ class ReviewStore:
         if p.suffix.lower() == ".json":
             atomic_write_json(p, {"schema_version": SCHEMA_VERSION, "verdicts": records})
         elif p.suffix.lower() == ".csv":
-            buf = io.StringIO()
-            writer = csv.DictWriter(buf, fieldnames=FIELDS, lineterminator="\n")
-            writer.writeheader()
-            writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in records)
-            atomic_write_text(p, buf.getvalue())
+            atomic_write_text(p, csv_text(records, list(FIELDS)))
         else:
             raise MasklensError("export file must end in .csv or .json", path=p)
         return p
-
-
-def csv_cell(value: object) -> object:
-    """Neutralise spreadsheet formulas in user text (a leading = + - @ gets a quote)."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
 
 
 def _where(**conds: str | None) -> tuple[str, tuple[str, ...]]:
