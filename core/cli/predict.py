@@ -164,14 +164,15 @@ def keep_scored(predictions: Any, threshold: float) -> Any:
 
 def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out: Path) -> list[Path]:
     """``kind.write_predictions`` into a temporary sibling, then moved onto ``out`` in one step
-    (a file or a whole folder), so an interrupted write never leaves a half-written output."""
+    (a file or a whole folder), so an interrupted write never leaves a half-written output.
+    Staging folders left beside ``out`` by a killed run are removed first; errors name ``out``."""
     import os
     import shutil
-    import tempfile
+
+    from masklens.core.io import _cannot_write, named_after_output, temp_sibling_dir
 
     out = out.absolute()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    tmp = temp_sibling_dir(out)
     try:
         staged = tmp / out.name
         written = kind.write_predictions(benchmark, predictions, staged)
@@ -189,8 +190,10 @@ def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out:
             os.replace(staged, out)
         else:
             raise MasklensError(f"{kind.name} wrote nothing at the output path", path=out)
+    except MasklensError as exc:
+        raise named_after_output(exc, tmp, out) from None
     except OSError as exc:
-        raise MasklensError(f"cannot write the output ({exc.strerror})", path=out) from None
+        raise _cannot_write(out, exc) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
