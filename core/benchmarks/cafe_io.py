@@ -124,7 +124,7 @@ def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
                 id=f"{pos.id}/{neg.id}",
                 images={
                     "image": ImageRef(
-                        "image", image_path(images, pos), pos.height, pos.width, pos.id
+                        "image", image_path(images, pos, p), pos.height, pos.width, pos.id
                     )
                 },
                 gts=gts,

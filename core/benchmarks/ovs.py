@@ -26,6 +26,7 @@ from masklens.core.io import atomic_write_json, read_json
 from masklens.core.masks import Mask, intersect_all, iou_matrix, resize_nearest
 from masklens.core.metrics import ovs
 from masklens.core.metrics.prefix_union import prefix_unions
+from masklens.core.paths import inside_root
 from masklens.core.schema import (
     Benchmark,
     GroundTruth,
@@ -89,7 +90,9 @@ def load_ovs_annotations(path: str | Path) -> Benchmark:
                    gt=name if name in gts else None, source_id=cid)
             for cid, name in vocab.items()
         ]
-        image = ImageRef("image", root / img.file_name if img.file_name else None, img.height, img.width, img_id)
+        file = inside_root(root, img.file_name, path=p, record=f"image id {img_id}", field="file_name",
+                           what="image path") if img.file_name else None
+        image = ImageRef("image", file, img.height, img.width, img_id)
         samples.append(Sample(sid, {"image": image}, gts, prompts, meta={"image_id": img_id}))
     return Benchmark("ovs", p.stem, samples, sources={"ann": p},
                      meta={"vocabulary": dict(vocab), "format": FORMAT})
@@ -200,7 +203,9 @@ def load_ovs_predictions(path: str | Path, benchmark: Benchmark) -> PredictionSe
         if "score_map" in r:
             if not isinstance(r["score_map"], str):
                 raise DataFormatError("expected a file name", path=p, record=rec, field="score_map")
-            scores = _read_score_map(p.parent / r["score_map"], path=p, rec=rec)
+            f = inside_root(p.parent, r["score_map"], path=p, record=rec, field="score_map",
+                            what="score map path")
+            scores = _read_score_map(f, path=p, rec=rec)
             masks = level_sets(scores, img.height, img.width)
             source = "score_map"
         else:

@@ -137,7 +137,7 @@ def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> B
                 id=str(img.id),
                 images={
                     "image": ImageRef(
-                        "image", image_path(images, img), img.height, img.width, img.id
+                        "image", image_path(images, img, ds.path), img.height, img.width, img.id
                     )
                 },
                 gts=gts,

@@ -13,6 +13,7 @@ from masklens.core.benchmarks.coco import CocoDataset, CocoImage, load_results, 
 from masklens.core.errors import DataFormatError
 from masklens.core.io import read_json
 from masklens.core.masks import Mask, resize_nearest, rle_counts_problems
+from masklens.core.paths import inside_root
 from masklens.core.schema import Benchmark, GroundTruth, Instance, Prediction, PredictionSet
 
 
@@ -22,10 +23,12 @@ def add_images_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def image_path(images: str | Path | None, img: CocoImage) -> Path | None:
+def image_path(images: str | Path | None, img: CocoImage, ann: Path | None = None) -> Path | None:
+    """``--images`` DIR / ``file_name``; a name leaving DIR is refused (masklens.core.paths)."""
     if images is None or not img.file_name:
         return None
-    return Path(images) / img.file_name
+    return inside_root(images, img.file_name, path=ann, record=f"image id {img.id}",
+                       field="file_name", what="image path")
 
 
 def exhaustive(img: CocoImage, path: Path) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 
 from masklens.core.cli import kind_parsers
 from masklens.core.errors import MasklensError, ModelError
+from masklens.core.paths import add_flag
 from masklens.core.scoring import BenchmarkKind, get_kind
 
 _REPLAY_ONLY = "(predict: read only with --model replay, as the file to replay)"
@@ -77,6 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     for kind, p in kind_parsers(parser, "predict"):
         dests = add_kind_arguments(p, kind)
         add_model_arguments(p)
+        add_flag(p)
         p.set_defaults(func=run, prediction_dests=dests)
 
 
