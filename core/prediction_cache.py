@@ -179,6 +179,10 @@ class PredictionCache:
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
+            if classify(exc) == FULL:  # the cache only saves time: run on without it
+                self._conn = None
+                self._disable(f"disk full while creating {self.root}")
+                return
             raise MasklensError(
                 f"cannot create the prediction cache directory ({exc.strerror})",
                 path=self.root,

@@ -199,7 +199,7 @@ class ReviewStore:
         """Open (with ``create``: create or upgrade) the store at ``path``. With
         ``create=False`` (read-only commands) a missing, empty (0-byte) or non-masklens file is
         an error, never silently turned into a new database. SQLite errors become clear
-        messages (see :meth:`_error`)."""
+        messages (:class:`~masklens.core.sqlite_errors.StoreErrors`)."""
         self.path = Path(path)
         self.reviewer = reviewer or _default_reviewer()
         self._lock = threading.RLock()

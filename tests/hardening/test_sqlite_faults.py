@@ -210,3 +210,13 @@ def test_cache_with_garbage_pages_is_disabled_not_fatal(tmp_path, capsys):
     assert got == [None] * 40  # misses: the model would recompute them
     assert pc.disabled and "is damaged" in pc.disabled
     assert capsys.readouterr().err.count("prediction cache disabled for this run") == 1
+
+
+def test_cache_on_a_disk_full_from_the_start(tiny_fs, capsys):
+    fill(tiny_fs)
+    key = PredictionKey.make("m", "c", "img", "p")
+    with PredictionCache(tiny_fs / "new" / "cache") as pc:
+        assert pc.disabled and "disk full while" in pc.disabled
+        pc.put(key, _result(1))
+        assert pc.get(key) is None and len(pc) == 0
+    assert capsys.readouterr().err.count("prediction cache disabled for this run") == 1
