@@ -239,3 +239,16 @@ def test_coco_image_names_leaving_images_are_refused(kind, tmp_path, capsys):
     assert main(["score", kind, *argv]) == 2
     err = capsys.readouterr().err
     assert "field 'file_name'" in err and "outside its root" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", [["score", "hallusegbench"], ["predict", "ovs"],
+                                     ["evaluate", "cafe"], ["report", "r2sm"], ["gui"]])
+def test_every_reading_command_offers_the_flag_off_by_default(command):
+    from masklens.core.cli import build_parser
+
+    parser = build_parser()
+    sub = parser._subparsers._group_actions[0].choices[command[0]]
+    if len(command) > 1:
+        sub = sub._subparsers._group_actions[0].choices[command[1]]
+    action = sub._option_string_actions["--allow-outside-root"]
+    assert action.default is False and "refused by default" in action.help
