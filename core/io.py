@@ -10,6 +10,7 @@ import math
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,14 +84,21 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _stale_owner(middle: str) -> bool:
+#: a staging entry without a pid in its name (older masklens) is stale after this many seconds
+LEGACY_STALE_S = 600
+
+
+def _stale_owner(middle: str, entry: Path) -> bool:
     """Whether the temp sibling ``.{name}.{middle}.tmp`` / ``.{name}.old-{pid}`` belongs to no
     live process: ``middle`` is ``{pid}.{random}`` (this version), ``{pid}`` (an ``old-`` folder)
-    or a bare random part (written by masklens before the pid was recorded: stale)."""
+    or a bare random part (older masklens: stale once older than :data:`LEGACY_STALE_S`)."""
     pid = middle.split(".", 1)[0]
-    if "." in middle or middle.isdigit():
-        return not pid.isdigit() or int(pid) == os.getpid() or not _pid_alive(int(pid))
-    return True
+    if ("." in middle or middle.isdigit()) and pid.isdigit():
+        return int(pid) != os.getpid() and not _pid_alive(int(pid))  # ours: another thread's
+    try:
+        return time.time() - entry.lstat().st_mtime > LEGACY_STALE_S
+    except OSError:
+        return False
 
 
 def remove_stale_temps(target: str | Path) -> list[Path]:
@@ -112,7 +120,7 @@ def remove_stale_temps(target: str | Path) -> list[Path]:
             middle, previous = rest[4:], s
         else:
             continue
-        if not _stale_owner(middle):
+        if not _stale_owner(middle, s):
             continue
         with contextlib.suppress(OSError):
             if previous.is_dir() and not t.exists() and not t.is_symlink():
@@ -165,7 +173,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         raise _cannot_write(p, IsADirectoryError())
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.{os.getpid()}.", suffix=".tmp", dir=p.parent)
     except OSError as exc:
         raise _cannot_write(p, exc) from None
     try:

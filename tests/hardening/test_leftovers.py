@@ -3,17 +3,19 @@ back) by the next run that writes there; a full disk is reported naming --out.""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from masklens.core.cli import main
 from masklens.core.errors import MasklensError
-from masklens.core.io import atomic_directory, remove_stale_temps
+from masklens.core.io import LEGACY_STALE_S, atomic_directory, remove_stale_temps
 
 from .conftest import fill
 
@@ -57,11 +59,14 @@ def test_killed_final_move_is_repaired_by_the_next_run(tmp_path):
     left = [p.name for p in tmp_path.iterdir() if p.name.startswith(".preddir.")]
     assert len(left) == 1 and left[0].endswith(".tmp") and not out.exists()
     # a legacy leftover (no pid in its name) and one of a dead process are removed too
-    (tmp_path / ".preddir.abcd1234.tmp").mkdir()
+    legacy, fresh_legacy = tmp_path / ".preddir.abcd1234.tmp", tmp_path / ".preddir.efgh5678.tmp"
+    legacy.mkdir()
+    fresh_legacy.mkdir()  # might be an older masklens writing right now: kept for a while
+    os.utime(legacy, (time.time() - LEGACY_STALE_S - 5,) * 2)
     (tmp_path / ".preddir.2147483646.zz.tmp").mkdir()
     assert _predict(out, tmp_path / "cache") == 0
     assert _tree(out) == before
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".preddir")] == []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".preddir")] == [fresh_legacy.name]
 
 
 def test_a_live_writers_staging_folder_is_left_alone(tmp_path):
