@@ -252,3 +252,34 @@ def test_every_reading_command_offers_the_flag_off_by_default(command):
         sub = sub._subparsers._group_actions[0].choices[command[1]]
     action = sub._option_string_actions["--allow-outside-root"]
     assert action.default is False and "refused by default" in action.help
+
+
+def test_whatever_inside_root_returns_really_is_inside(tmp_path_factory):
+    """Property: for paths built from '..', '.', names, symlinks in and out, absolute starts —
+    either a refusal, or a path whose real location is under the root."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    base = tmp_path_factory.mktemp("prop")
+    root = base / "root"
+    (root / "a" / "b").mkdir(parents=True)
+    (base / "outside").mkdir()
+    os.symlink(base / "outside", root / "a" / "out")
+    os.symlink(root / "a" / "b", root / "in")
+    real_root = os.path.realpath(root)
+    parts = st.sampled_from(["a", "b", "..", ".", "out", "in", "x.png", ""])
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(parts, max_size=6), st.booleans())
+    def check(segments, absolute):
+        rel = "/".join(segments)
+        if absolute:
+            rel = str(base) + "/" + rel
+        try:
+            got = inside_root(root, rel)
+        except DataFormatError:
+            return
+        real = os.path.realpath(got)
+        assert real == real_root or real.startswith(real_root + os.sep), (rel, real)
+
+    check()
