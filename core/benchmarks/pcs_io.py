@@ -181,16 +181,16 @@ def load_coco_predictions(
     sizes: dict[Any, tuple[int, int]] = dict(ignorable or {})
     prompt_of: dict[Any, str] = {}
     preds = PredictionSet(name=p.stem, provenance={"file": str(p)})
-    for key, (pid, size) in (extra or {}).items():
-        sizes[key] = size
-        prompt_of[key] = pid
-        preds.by_prompt.setdefault(pid, Prediction(pid, []))
     for sample in benchmark.samples:
         for prompt in sample.prompts:
             img = sample.images[prompt.image]
             sizes[prompt.source_id] = (img.height, img.width)
             prompt_of[prompt.source_id] = prompt.id
             preds.by_prompt.setdefault(prompt.id, Prediction(prompt.id, []))
+    for key, (pid, size) in (extra or {}).items():
+        sizes[key] = size
+        prompt_of[key] = pid
+        preds.by_prompt.setdefault(pid, Prediction(pid, []))
     ignored = 0
     for key, mask, score, category in read_results(p, sizes):
         pid = prompt_of.get(key)

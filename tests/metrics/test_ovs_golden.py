@@ -227,3 +227,26 @@ def test_auc_envelope_is_monotone():
     # the point with the largest err has a lower front: the envelope keeps the better one
     fronts, errs = [0.9, 0.6] + [None] * 7, [0.1, 0.2] + [None] * 7
     assert ovs.auc_front_err(fronts, errs) == pytest.approx(0.1 * 0.45 + 0.9 * 0.9)
+
+
+def test_tau_star_follows_eq_10_err():
+    """Ten images with class a (10 px of 100). τ = 0.1: a predicted exactly, plus a spurious
+    b of 50 px in one image: err = 0.5 / (10 images · |C| = 1) = 0.05 (Eq. 10), err_class_mean
+    0.5. τ = 0.2: 9 px of a, nothing spurious. τ* = 0.1 by err (√(1 + 0.95²) > √(0.81 + 1));
+    the earlier class-mean err would have picked 0.2."""
+    def image(spurious: bool) -> ovs.ImageOverlaps:
+        per = [ovs.ThresholdOverlaps({"a": 10, **({"b": 50} if spurious else {})}, {"a": 10},
+                                     ("b",) if spurious else (), np.zeros((1 if spurious else 0, 1))),
+               ovs.ThresholdOverlaps({"a": 9}, {"a": 9})]  # fmt: skip
+        per += [ovs.ThresholdOverlaps({}, {}) for _ in ovs.THRESHOLDS[2:]]
+        return ovs.ImageOverlaps(100, {"a": 10}, tuple(per))
+
+    images = [image(i == 0) for i in range(10)]
+    reads = [[ovs.image_readout(ov, k, 0.7) for k in range(9)] for ov in images]
+    summ = ovs.summarize(images, reads, vocabulary_size=2)
+    first = summ.per_threshold[0]
+    assert first.err == pytest.approx(0.05) and first.err_class_mean == pytest.approx(0.5)
+    assert summ.per_threshold[1].err is None
+    assert summ.tau_star == 0.1
+    fronts = [s.front for s in summ.per_threshold]
+    assert ovs.best_threshold(fronts, [s.err_class_mean for s in summ.per_threshold]) == 1
