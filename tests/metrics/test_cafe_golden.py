@@ -241,3 +241,21 @@ def test_empty_group_gives_nulls(tmp_path: Path) -> None:
     cc = Scorer(KIND, bench, KIND.load_predictions(args, bench)).rescore().summary["CC"]
     assert cc["N"] == 0 and cc["TA_TP"] == 0
     assert cc["AFPR"] is None and cc["cgF1"] is None and cc["IL_MCC"] is None
+
+
+def test_entries_join_the_group_of_their_own_edit_type(tmp_path: Path) -> None:
+    """The per-subset cgF1 files of run_eval.sh list the entries of one edit type: when P1's
+    negative says "Context Conflict", the pair (its edit type read from the negative, as
+    eval_cafe_metrics.py does) and that negative entry move to CC; P1's positive stays SM."""
+    ann, pred = write_fixture(tmp_path)
+    data = json.loads(ann.read_text())
+    for im in data["images"]:
+        if im["id"] == 1 + NEG:
+            im["edit_type"] = "Context Conflict"
+    ann.write_text(json.dumps(data))
+    args = argparse.Namespace(ann=str(ann), pred=str(pred), images=None)
+    bench = KIND.load_benchmark(args)
+    s = Scorer(KIND, bench, KIND.load_predictions(args, bench)).rescore().summary
+    assert (s["SM"]["N"], s["SM"]["N_entries"]) == (2, 5)
+    assert (s["CC"]["N"], s["CC"]["N_entries"]) == (3, 5)
+    assert s["Overall"]["N_entries"] == 18
