@@ -103,7 +103,7 @@ def entry_table(scores: Sequence[float], ious_per_annotator: Sequence[np.ndarray
 def _category_key(category: Any) -> tuple[int, Any]:
     """Sort key of a ``category_id``: numbers ascending (as ``sorted(catIds)``), then strings,
     then a missing id (masklens keeps records the official code drops; see docs/metrics.md)."""
-    if isinstance(category, (int, float)) and not isinstance(category, bool) and category == category:
+    if isinstance(category, (int, float)) and category == category:  # True == 1, as in a dict key
         return (0, category)
     if isinstance(category, str):
         return (1, category)
