@@ -158,7 +158,7 @@ class CafeKind(BenchmarkKind):
         return load_cafe(args.ann, getattr(args, "images", None))
 
     def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
-        # records on images of the file that are in no pair are read, then ignored
+        # records on images of the file in no scored pair are the orphan entries' (for cgF1)
         orphans = benchmark.samples[0].meta.get("orphan_entries", []) if benchmark.samples else []
         extra = {o.image_id: (o.prompt_id, (o.gt.height, o.gt.width)) for o in orphans}
         sizes = benchmark.meta.get("image_sizes", {})

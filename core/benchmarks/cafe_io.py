@@ -4,8 +4,9 @@ One ``Sample`` per negative-prompt image (``fp_source_id`` → its positive imag
 official script pairs them; target = the positive image's first annotation (a positive
 without annotation drops its pair). Both prompts are asked on the edited image and scored
 against the target: ``gts = {"target", "pos_entry", "neg_entry"}`` (the entries' full
-annotation lists feed cgF1). ``edit_type`` gives the group ``SM``, ``CC`` or ``OC``; the
-scoring kind lives in :mod:`masklens.core.benchmarks.cafe`.
+annotation lists feed cgF1). ``edit_type`` gives the group ``SM``, ``CC`` or ``OC``. The
+image entries in no scored pair (:class:`OrphanEntry`) ride on the first sample's meta: they
+count in cgF1 only. The scoring kind lives in :mod:`masklens.core.benchmarks.cafe`.
 """
 
 from __future__ import annotations
