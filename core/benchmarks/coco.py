@@ -197,7 +197,9 @@ def collect_predictions(
     for pid in prompt_ids:
         out.add(Prediction(pid, []))
     for r in records:
-        out.by_prompt[prompt_of(r.keys)].instances.append(Instance(r.mask, r.score))
+        out.by_prompt[prompt_of(r.keys)].instances.append(
+            Instance(r.mask, r.score, category=r.raw.get("category_id"))
+        )
     return out
 
 
@@ -243,7 +245,8 @@ def write_results(
             seen.add(prompt.id)
             pred = predictions.get(prompt.id)
             for inst in pred.instances if pred else []:
-                records.append({**keys_of(sample, prompt), "category_id": 1,
+                cat = 1 if inst.category is None else inst.category
+                records.append({**keys_of(sample, prompt), "category_id": cat,
                                 "segmentation": inst.mask.to_coco(), "score": float(inst.score)})
     target = results_target(out, default_name)
     atomic_write_json(target, records, indent=None)

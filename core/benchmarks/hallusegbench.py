@@ -3,7 +3,8 @@
 One :class:`Sample` per item, with images ``factual`` (I) / ``counterfactual`` (I'),
 ground truths ``factual`` (M_c) / ``counterfactual`` (M'_c') and four prompts, one
 per official prediction folder (see :mod:`masklens.core.metrics.hallu`).
-Predictions are binary PNGs ``DIR/{folder}/{factual image stem}_{ann_id}_mask.png``;
+Predictions are PNGs ``DIR/{folder}/{factual image stem}_{ann_id}_mask.png``; every mask PNG
+(ground truth too) is read as the official scripts read it, ``cv2.imread(path, 0) > 0``;
 a missing PNG is recorded in ``PredictionSet.missing`` and skipped by the metrics
 that need it. Predictions of another size are resized to their ground truth with
 ``cv2.INTER_NEAREST`` as the official scripts do.
@@ -84,7 +85,7 @@ def _label(item: dict[str, Any], role: str, schema: int, *, path: Path, record: 
 def _load_mask(root: Path, rel: str, *, path: Path, record: str, field: str) -> Mask:
     f = inside_root(root, rel, path=path, record=record, field=field, what="mask path")
     try:
-        return Mask.from_png(f)
+        return Mask.from_png(f, grey=True)  # cv2.imread(p, 0) > 0, as the official scripts
     except DataFormatError as exc:
         raise DataFormatError(
             f"{exc.detail}: {f}", path=path, record=record, field=field,
@@ -185,7 +186,7 @@ def load_prediction_dir(benchmark: Benchmark, pred_dir: str | Path) -> Predictio
             if not f.exists():
                 out.missing.add(prompt.id)
                 continue
-            mask = Mask.from_png(f)
+            mask = Mask.from_png(f, grey=True)
             gt = sample.gts[str(prompt.gt)]
             original = mask.shape
             mask = resize_nearest_floor(mask, gt.height, gt.width)
@@ -243,7 +244,8 @@ class HalluSegBenchKind(BenchmarkKind):
         "CMS_fact": "(α|C| + |N|)/(α|M_c|) of c' on I, C = P ∩ M_c, N = P \\ M_c; 0 when |M_c| = 0",
         "CMS_counterfact": "(α|C| + |N|)/(α|M'_c'|) of c on I'; 0 when |M'_c'| = 0",
         "CCMS": "mean CMS_fact / mean CMS_counterfact (paper tables)",
-        "CCMS_item_mean": "mean of per-item CMS_fact / CMS_counterfact, items with CMS_counterfact = 0 dropped (official script)",
+        "CCMS_item_mean": "official get_hallucination.py: mean of per-item ratios of the CMS rounded to 4 decimals, "
+                          "items whose rounded CMS_counterfact is 0 dropped",
         "CCMS_item_n": "items that enter CCMS_item_mean",
         "N": "items in the group (S/M/L: factual mask area < 32², < 96², else)",
     }

@@ -255,13 +255,15 @@ class OvsKind(BenchmarkKind):
     metric_help = {
         "front": "mean over classes of TP/(TP+FP+FN) of the dataset-level binary confusion per class",
         "back": "mean over classes of TN/(TN+FP+FN)",
-        "err": "mean over classes of EM_c, the mean share of the image of class c's remaining "
-               "(non-GT, not out-matched) masks; null when none remain (the paper's NULL)",
+        "err": "Eq. 10: (1/|C|) Σ_c EM_c, |C| classes with ground truth, EM_c = mean over all images of the "
+               "share of the image of class c's remaining (non-GT, not out-matched) mask; null when none remain",
+        "err_class_mean": "mean over the classes with remaining masks of their mean remaining-mask share "
+                          "(masklens' earlier err; variant)",
         "err_mask_mean": "mean share of the image over all remaining masks (masklens extra)",
         "err_rate": "Σ err_{i,c} / (images × vocabulary): wrongly claimed share per entry (masklens extra)",
         "outmatched": "out-matched pairs (IoU > τ_AV with a GT mask of another class)",
         "tau_star": "argmax_τ √(front² + (1 − err)²), lowest τ on ties",
-        "AUC": "area under the monotone envelope of front vs err, from (0,0), flat to err = 1",
+        "AUC": "area under the upper envelope of front vs err (dominated points dropped), from (0,0), flat to err = 1",
         "communities": "greedy-modularity communities of the ambiguity graph at τ*",
         "modularity": "modularity Q of those communities",
         "community_rate": "communities / vocabulary size",
@@ -354,8 +356,8 @@ class OvsKind(BenchmarkKind):
             "vocabulary": agg.vocabulary_size,
         }
         for key, s in zip(T_KEYS, agg.per_threshold, strict=True):
-            out[key] = {"front": s.front, "back": s.back, "err": s.err, "err_mask_mean": s.err_mask_mean,
-                        "err_rate": s.err_rate, "outmatched": s.outmatched}
+            out[key] = {"front": s.front, "back": s.back, "err": s.err, "err_class_mean": s.err_class_mean,
+                        "err_mask_mean": s.err_mask_mean, "err_rate": s.err_rate, "outmatched": s.outmatched}
         return out
 
     def extras(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],

@@ -23,6 +23,7 @@ import numpy as np
 from masklens.core.benchmarks.coco import load_coco
 from masklens.core.benchmarks.pcs_io import (
     add_images_flag,
+    categories_of,
     checked_masks,
     entry_gt,
     exhaustive,
@@ -30,6 +31,7 @@ from masklens.core.benchmarks.pcs_io import (
     instances_of,
     load_coco_predictions,
     non_crowd,
+    non_crowd_categories,
     text_of,
     write_coco_results,
 )
@@ -39,7 +41,7 @@ from masklens.core.metrics.pcs import (
     EntryStack,
     EntryTable,
     entry_readout,
-    entry_table,
+    ordered_entry_table,
     summarize_entries,
 )
 from masklens.core.schema import (
@@ -165,14 +167,20 @@ class PcsOverlaps:
 
 
 def entry_overlaps(
-    masks: list[Mask], scores: tuple[float, ...], gts: Sequence[GroundTruth]
+    masks: list[Mask],
+    scores: tuple[float, ...],
+    gts: Sequence[GroundTruth],
+    categories: Sequence[Any] | None = None,
 ) -> tuple[EntryTable, list[tuple[float, ...]]]:
+    """The entry's matching table (instances in SAM 3's category order) and, per annotator,
+    each prediction's best IoU (file order)."""
     mats = [iou_matrix(masks, non_crowd(g)) for g in gts]
     best = [
         tuple(float(v) for v in (m.max(axis=1) if m.shape[1] else np.zeros(len(masks))))
         for m in mats
     ]
-    return entry_table(scores, mats), best
+    cats = list(categories) if categories is not None else [None] * len(masks)
+    return ordered_entry_table(scores, mats, cats, [non_crowd_categories(g) for g in gts]), best
 
 
 class PcsKind(BenchmarkKind):
@@ -213,7 +221,7 @@ class PcsKind(BenchmarkKind):
         h, w = gts[0].height, gts[0].width
         pred = predictions.get(prompt.id)
         masks, scores = instances_of(pred, h, w)
-        table, best = entry_overlaps(masks, scores, gts)
+        table, best = entry_overlaps(masks, scores, gts, categories_of(pred))
         return PcsOverlaps(
             table, scores, best, pred is None, bool(sample.meta.get("exhaustive", True))
         )

@@ -31,8 +31,10 @@ from masklens.core.metrics.pcs_tables import (
     EntryTable,
     _entry_columns,
     _tp_row,
+    category_order,
     entry_table,
     local_f1,
+    ordered_entry_table,
     select_oracle,
 )
 
@@ -45,9 +47,11 @@ __all__ = [  # the table names stay importable from here (re-exported)
     "_THR",
     "_tp_row",
     "accumulate_groups",
+    "category_order",
     "entry_readout",
     "entry_table",
     "local_f1",
+    "ordered_entry_table",
     "select_oracle",
     "summarize_entries",
     "summarize_groups",
