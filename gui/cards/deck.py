@@ -1,0 +1,153 @@
+"""The stack of readout cards in the Readout dock: the benchmark's card for the current sample,
+then one row per typed prompt with the original prompt's card beside the typed prompt's card
+(both the kind's card, focused on the replaced prompt, from the same core scorer)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+
+from masklens.gui.cards import CardContext, ReadoutCard, card_for
+from masklens.gui.cards.generic import GenericReadoutCard
+from masklens.gui.cards.highlight import clear_highlight, show_highlight
+from masklens.gui.cards.widgets import wrapped
+
+CARD_MIN_WIDTH = 170
+
+
+class CardDeck(QScrollArea):
+    """Scrollable cards of the bound state's current sample (rebuilt by :meth:`refresh`)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.state: Any = None
+        self.views: Callable[[], list[Any]] = list
+        self.main_card: ReadoutCard | None = None
+        #: per typed result shown: (result, original prompt's card or None, typed prompt's card)
+        self.typed: list[tuple[Any, ReadoutCard | None, ReadoutCard]] = []
+        self._summary_key: Any = None
+        self._summary: Any = None
+        self._key: Any = None
+        self.setWidget(self._container([]))
+
+    def bind(self, state: Any, views: Callable[[], list[Any]]) -> None:
+        self.state, self.views = state, views
+
+    @property
+    def cards(self) -> list[ReadoutCard]:
+        out = [self.main_card] if self.main_card is not None else []
+        for _r, original, typed in self.typed:
+            out += [c for c in (original, typed) if c is not None]
+        return out
+
+    # ------------------------------------------------------------ building
+    def refresh(self) -> None:
+        st = self.state
+        if st is None:
+            return
+        sample, kind = st.sample, st.kind
+        rec = st.readout() if sample is not None else None
+        live = st.live_for_sample() if sample is not None else []
+        key = (id(sample), id(rec), st.active, tuple(sorted(st.params.items())),
+               tuple((r.id, id(r.benchmark), id(r.generic)) for r in live))
+        if key == self._key:
+            return  # same records: keep the cards (and a hover in progress)
+        self._key = key
+        clear_highlight(self.views())
+        self.main_card, self.typed = None, []
+        widgets: list[QWidget] = []
+        if sample is None or kind is None:
+            self.setWidget(self._container([]))
+            return
+        ctx = CardContext(kind, sample, dict(st.params), self._summary_for)
+        card_cls = card_for(kind.name)
+        if rec is not None:
+            self.main_card = card_cls(rec, ctx, title=f"{kind.title or kind.name} · {st.active}")
+            self.main_card.hovered.connect(self._hover_benchmark)
+            widgets.append(self.main_card)
+        else:
+            widgets.append(wrapped("No benchmark readout: open predictions (File › Open predictions…) "
+                                   "or type a prompt and Run.", style="color: palette(mid);"))
+        for r in live:
+            widgets.append(wrapped(f"typed #{r.id} {r.label}", style="font-weight: bold; margin-top: 6px;"))
+            original = typed = None
+            if r.benchmark is not None and r.replaced is not None:
+                if rec is not None:
+                    base = next((p for p in sample.prompts if p.id == r.replaced), None)
+                    original = card_cls(rec, ctx, focus=r.replaced,
+                                        title=f"original “{base.text if base else r.replaced}”")
+                    original.hovered.connect(self._hover_benchmark)
+                typed = card_cls(r.benchmark, ctx, focus=r.replaced, title=f"typed “{r.prompt.text}”")
+            else:
+                typed = GenericReadoutCard(r.generic, ctx, title=f"typed “{r.prompt.text}” (no "
+                                                               f"{r.prompt.role.value} prompt to replace)")
+            typed.hovered.connect(lambda pid, i, r=r: self._hover_typed(r, pid, i))
+            self.typed.append((r, original, typed))
+            widgets.append(_side_by_side([c for c in (original, typed) if c is not None]))
+        bar = self.verticalScrollBar().value()
+        self.setWidget(self._container(widgets))
+        self.verticalScrollBar().setValue(bar)
+
+    @staticmethod
+    def _container(widgets: list[QWidget]) -> QWidget:
+        box = QWidget()
+        lay = QVBoxLayout(box)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.setSpacing(4)
+        for w in widgets:
+            lay.addWidget(w)
+        lay.addStretch(1)
+        return box
+
+    def _summary_for(self) -> Any:
+        """The active set's summary at the current parameters (benchmark-level values, e.g. OVS τ*),
+        from the core scorer's cached overlaps; computed once per (set, parameters)."""
+        st = self.state
+        scorer = st.scorers.get(st.active) if st is not None and st.active else None
+        rows = st.readouts.get(st.active) if scorer is not None else None
+        if scorer is None or rows is None:
+            return None
+        key = (id(scorer), id(rows), tuple(sorted(st.params.items())))
+        if key != self._summary_key:
+            params = st.kind.resolve_params(st.params)
+            self._summary = st.kind.summarize(st.benchmark.samples, scorer.overlaps, rows, params)
+            self._summary_key = key
+        return self._summary
+
+    # ------------------------------------------------------------ hover → canvas
+    def _hover_benchmark(self, prompt_id: str, index: int) -> None:
+        preds = self.state.predictions() if self.state is not None else None
+        pred = preds.get(prompt_id) if preds is not None else None
+        self._highlight(prompt_id, pred, index)
+
+    def _hover_typed(self, result: Any, prompt_id: str, index: int) -> None:
+        if prompt_id == result.replaced or result.replaced is None:
+            self._highlight(f"live:{result.id}", result.prediction, index)
+        else:
+            self._hover_benchmark(prompt_id, index)
+
+    def _highlight(self, canvas_prompt: str, prediction: Any, index: int) -> None:
+        views = self.views()
+        if index < 0 or prediction is None or index >= len(prediction.instances):
+            clear_highlight(views)
+            return
+        show_highlight(views, canvas_prompt, prediction.instances[index].mask)
+
+
+def _side_by_side(cards: list[ReadoutCard]) -> QWidget:
+    row = QWidget()
+    lay = QHBoxLayout(row)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.setSpacing(4)
+    for c in cards:
+        c.setMinimumWidth(CARD_MIN_WIDTH)
+        c.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        lay.addWidget(c, 1, Qt.AlignmentFlag.AlignTop)
+    if len(cards) == 1:
+        lay.addWidget(QLabel(""), 1)
+    return row
