@@ -118,9 +118,11 @@ class CafeCard(ReadoutCard):
                      instance=index, lead=f"{sign} {text}")
         self.numbers[f"{side}_instance"] = index
         g = self.grid()
-        self.add_metric(g, f"{side}_max_score", f"max s({sign})", rec.get(f"{side}_max_score"), digits=2,
-                    tick=t)
-        self.add_metric(g, f"{side}_max_iou", f"max IoU({sign})", rec.get(f"{side}_max_iou"), tick=tau)
+        of = "" if self.focus is not None else f"({sign})"  # a focused card is narrow: one prompt
+        self.add_metric(g, f"{side}_max_score", f"max s{of}", rec.get(f"{side}_max_score"), digits=2,
+                        tick=t, tooltip=f"{self.tip(f'{side}_max_score')} (tick: t)")
+        self.add_metric(g, f"{side}_max_iou", f"max IoU{of}", rec.get(f"{side}_max_iou"), tick=tau,
+                        tooltip=f"{self.tip(f'{side}_max_iou')} (tick: τ)")
         self.numbers[f"{side}_n"] = len(instances)
         self.texts[f"{side}_n"] = f"{len(instances)} instance(s)"
 

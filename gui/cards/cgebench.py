@@ -34,18 +34,20 @@ class CgeCard(ReadoutCard):
             self.verdict("verdict", f"{_cum_outcome(last)}: c({last['level']}) {fmt(last['cumulative'])}", tone,
                          self.tip("cumulative"),
                          f"hierarchy up to {deepest} keeps {fmt(last['cumulative'])} of G")
-        grid = self.grid()
         t = self.ctx.param("score_threshold", 0.5)
-        for lv in levels:
-            k, name = int(lv["level"]), level_name(int(lv["level"]))
-            outcome = str(lv.get("outcome"))
-            tone = _OUTCOME.get(outcome, Tone.NONE)
+        for lv in levels:  # the verdict first: one badge per level when focused, else a text
+            k, name, outcome = int(lv["level"]), level_name(int(lv["level"])), str(lv.get("outcome"))
             if self.focus is not None:
-                self.verdict(f"outcome_p{k}", outcome, tone, self.tip("outcome"),
+                self.verdict(f"outcome_p{k}", outcome, _OUTCOME.get(outcome, Tone.NONE), self.tip("outcome"),
                              f"{name} “{lv.get('text', '')}”: kept {lv.get('kept')}/{lv.get('instances')}"
                              f" instances with s ≥ {t:.2f}")
             else:
                 self.texts[f"outcome_p{k}"] = outcome
+        grid = self.grid()
+        for lv in levels:
+            k, name = int(lv["level"]), level_name(int(lv["level"]))
+            outcome = str(lv.get("outcome"))
+            tone = _OUTCOME.get(outcome, Tone.NONE)
             self.add_metric(grid, f"IoGT_p{k}", f"IoGT({name})", lv.get("IoGT"), tone=tone,
                         tooltip=f"{self.tip('IoGT')}\n{name} “{lv.get('text', '')}” · {outcome}"
                                 f" · kept {lv.get('kept')}/{lv.get('instances')}")

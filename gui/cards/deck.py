@@ -4,6 +4,7 @@ then one row per typed prompt with the original prompt's card beside the typed p
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,7 @@ from masklens.gui.cards.generic import GenericReadoutCard
 from masklens.gui.cards.highlight import clear_highlight, show_highlight
 from masklens.gui.cards.widgets import wrapped
 
-CARD_MIN_WIDTH = 170
+CARD_MIN_WIDTH = 120
 
 
 class CardDeck(QScrollArea):
@@ -82,7 +83,9 @@ class CardDeck(QScrollArea):
                     original = card_cls(rec, ctx, focus=r.replaced,
                                         title=f"original “{base.text if base else r.replaced}”")
                     original.hovered.connect(self._hover_benchmark)
-                typed = card_cls(r.benchmark, ctx, focus=r.replaced, title=f"typed “{r.prompt.text}”")
+                typed_ctx = CardContext(kind, _with_text(sample, r.replaced, r.prompt.text), ctx.params,
+                                        self._summary_for)
+                typed = card_cls(r.benchmark, typed_ctx, focus=r.replaced, title=f"typed “{r.prompt.text}”")
             else:
                 typed = GenericReadoutCard(r.generic, ctx, title=f"typed “{r.prompt.text}” (no "
                                                                f"{r.prompt.role.value} prompt to replace)")
@@ -137,6 +140,12 @@ class CardDeck(QScrollArea):
             clear_highlight(views)
             return
         show_highlight(views, canvas_prompt, prediction.instances[index].mask)
+
+
+def _with_text(sample: Any, prompt_id: str, text: str) -> Any:
+    """The sample as the typed record was scored: the replaced prompt carries the typed text."""
+    prompts = [dataclasses.replace(p, text=text) if p.id == prompt_id else p for p in sample.prompts]
+    return dataclasses.replace(sample, prompts=prompts)
 
 
 def _side_by_side(cards: list[ReadoutCard]) -> QWidget:
