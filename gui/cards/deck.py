@@ -5,18 +5,24 @@ then one row per typed prompt with the original prompt's card beside the typed p
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+from superqt.utils import create_worker
 
 from masklens.gui.cards import CardContext, ReadoutCard, card_for
 from masklens.gui.cards.generic import GenericReadoutCard
 from masklens.gui.cards.highlight import clear_highlight, show_highlight
 from masklens.gui.cards.widgets import wrapped
 
+log = logging.getLogger(__name__)
+
 CARD_MIN_WIDTH = 120
+#: benchmarks up to this many samples get their summary (OVS τ*) on the GUI thread (≈ 1 ms per 15)
+SYNC_SUMMARY_LIMIT = 2000
 
 
 class CardDeck(QScrollArea):
@@ -33,6 +39,7 @@ class CardDeck(QScrollArea):
         self.typed: list[tuple[Any, ReadoutCard | None, ReadoutCard]] = []
         self._summary_key: Any = None
         self._summary: Any = None
+        self._pending: Any = None  # key of the summary being computed on the worker pool
         self._key: Any = None
         self.setWidget(self._container([]))
 
@@ -109,18 +116,44 @@ class CardDeck(QScrollArea):
 
     def _summary_for(self) -> Any:
         """The active set's summary at the current parameters (benchmark-level values, e.g. OVS τ*),
-        from the core scorer's cached overlaps; computed once per (set, parameters)."""
+        from the core scorer's cached overlaps; computed once per (set, parameters) — on the worker
+        pool for a large benchmark (the card shows it when it arrives; the latest request wins)."""
         st = self.state
         scorer = st.scorers.get(st.active) if st is not None and st.active else None
         rows = st.readouts.get(st.active) if scorer is not None else None
         if scorer is None or rows is None:
             return None
         key = (id(scorer), id(rows), tuple(sorted(st.params.items())))
-        if key != self._summary_key:
-            params = st.kind.resolve_params(st.params)
-            self._summary = st.kind.summarize(st.benchmark.samples, scorer.overlaps, rows, params)
-            self._summary_key = key
-        return self._summary
+        if key == self._summary_key:
+            return self._summary
+        kind, samples, params = st.kind, st.benchmark.samples, st.kind.resolve_params(st.params)
+
+        def compute() -> Any:
+            return kind.summarize(samples, scorer.overlaps, rows, params)
+
+        if len(samples) <= SYNC_SUMMARY_LIMIT:
+            self._summary, self._summary_key = compute(), key
+            return self._summary
+        if self._pending != key:
+            self._pending = key
+            worker = create_worker(compute)
+            worker.returned.connect(lambda value, k=key: self._summary_arrived(k, value))
+            worker.errored.connect(lambda exc, k=key: self._summary_failed(k, exc))
+            worker.start()
+        return None
+
+    def _summary_failed(self, key: Any, exc: BaseException) -> None:
+        log.error("benchmark summary for the readout card failed: %s: %s", type(exc).__name__, exc)
+        if key == self._pending:
+            self._pending = None
+
+    def _summary_arrived(self, key: Any, value: Any) -> None:
+        if key != self._pending:  # parameters moved on meanwhile: a newer request is running
+            return
+        self._pending = None
+        self._summary, self._summary_key = value, key
+        self._key = None  # rebuild the cards with it
+        self.refresh()
 
     # ------------------------------------------------------------ hover → canvas
     def _hover_benchmark(self, prompt_id: str, index: int) -> None:

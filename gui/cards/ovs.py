@@ -11,7 +11,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 
 from masklens.gui.cards import ReadoutCard, register_card
-from masklens.gui.cards.widgets import Tone, chip, fmt, row_of
+from masklens.gui.cards.widgets import Tone, fmt, wrapped
 
 
 @register_card("ovs")
@@ -48,13 +48,14 @@ class OvsCard(ReadoutCard):
             self.add_metric(g, "err_tau_star", f"err @τ* {key}", err, tone=tone, tooltip=self.tip("err"))
             self.add_metric(g, "back_all", "back @τ* (benchmark)", whole.get("back"), tooltip=self.tip("back"))
             pairs = at.get("outmatched", [])
-            if pairs:
-                self.lay.addWidget(row_of(*[
-                    chip(f"{gt}→{pred} {float(iou):.2f}", Tone.PARTIAL, self.tip("outmatched"))
-                    for gt, pred, iou in pairs[:6]]))
+            if pairs:  # ambiguous, not wrong: the partial tone, and a text that wraps in a narrow dock
+                text = " · ".join(f"{gt}→{pred} {float(iou):.2f}" for gt, pred, iou in pairs)
+                self.lay.addWidget(wrapped(f"{Tone.PARTIAL.glyph} out-matched: {text}", self.tip("outmatched"),
+                                           f"color: {Tone.PARTIAL.colour}; font-weight: bold;"))
             self.numbers["outmatched_tau_star"] = len(pairs)
         else:
-            self.note("τ* is not known (no benchmark summary): every threshold below", self.tip("tau_star"))
+            self.note("τ* not known yet (the benchmark summary is being computed): every τ below",
+                      self.tip("tau_star"))
         self.numbers["tau_star"] = tau_star
         self._table(per, key)
 

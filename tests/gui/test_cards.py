@@ -154,7 +154,7 @@ def test_each_kind_card_equals_the_core_record(window, qtbot, kind):
     params = dict(window.state.params)
     result = core_result(kind, params)
     verdicts = set()
-    for index in step_samples(window, qtbot, 12):
+    for index in step_samples(window, qtbot, 70):  # every sample of each demo
         card = deck.main_card
         assert type(card) is card_for(kind) and type(card).__module__.endswith(f"cards.{kind}")
         rec = result.samples[index]
@@ -336,3 +336,34 @@ def test_cge_card_tells_iogt_from_the_cumulative_line(qtbot):
         assert card.texts[f"outcome_p{k}"] == lv["outcome"]
     assert card.texts["outcome_p2"] == "partial"
     assert card.badges[0].verdict.startswith("zero: c(3)")
+
+
+def test_ovs_summary_of_a_large_benchmark_arrives_from_the_worker_pool(window, qtbot, monkeypatch):
+    from masklens.gui.cards import deck as deck_module
+
+    monkeypatch.setattr(deck_module, "SYNC_SUMMARY_LIMIT", 0)  # every benchmark counts as large
+    deck = open_demo(window, qtbot, "ovs")
+    qtbot.waitUntil(lambda: deck.main_card.numbers.get("tau_star") is not None, timeout=20000)
+    expect = core_result("ovs", dict(window.state.params)).summary["all"]["tau_star"]
+    assert deck.main_card.numbers["tau_star"] == expect
+    window.readout_panel.sliders.set_value("av_threshold", 0.2)  # a new summary is requested
+    qtbot.waitUntil(lambda: deck._pending is None and deck._summary_key is not None
+                    and deck._summary_key[2] == tuple(sorted(window.state.params.items())), timeout=20000)
+    expect = core_result("ovs", dict(window.state.params)).summary["all"]
+    assert deck.main_card.numbers["tau_star"] == expect["tau_star"]
+    assert deck.main_card.numbers["back_all"] == expect["back"]
+
+
+def test_hovering_an_instance_row_highlights_it(window, qtbot):
+    deck = open_demo(window, qtbot, "pcs")
+    card = deck.main_card
+    table = card.instance_table
+    prompt_id = window.state.sample.prompts[0].id
+    panel = next(p for p, s in zip(window.sample_view.panels, window.sample_view.specs, strict=True)
+                 if s.prompt_id == prompt_id)
+    qtbot.mouseMove(window, QPoint(5, 5))
+    qtbot.mouseMove(table.viewport(), table.visualItemRect(table.item(0, 1)).center())
+    qtbot.waitUntil(lambda: HIGHLIGHT_LAYER in panel.canvas.layer_names(), timeout=3000)
+    inst = window.state.predictions().get(prompt_id).instances[0]
+    item = panel.canvas._layers[HIGHLIGHT_LAYER]
+    assert (item.offset().x(), item.offset().y()) == tuple(inst.mask.bbox[:2])
