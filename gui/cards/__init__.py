@@ -78,7 +78,7 @@ class ReadoutCard(QFrame):
         self.lay.setContentsMargins(6, 4, 6, 4)
         self.lay.setSpacing(3)
         if title:
-            head = wrapped(title, style="font-weight: bold;")
+            head = wrapped(title, bold=True)
             self.lay.addWidget(head)
         self.build()
 
@@ -94,7 +94,7 @@ class ReadoutCard(QFrame):
         return "\n".join(parts) or fallback
 
     def section(self, text: str, tooltip: str = "") -> QLabel:
-        label = wrapped(text, tooltip, "font-weight: bold; color: palette(mid); margin-top: 3px;")
+        label = wrapped(text, tooltip, bold=True, muted=True)
         self.lay.addWidget(label)
         return label
 
@@ -113,7 +113,7 @@ class ReadoutCard(QFrame):
         else:
             lay.addWidget(row_of(*([wrapped(lead)] if lead else []), badge))
         if reason:
-            lay.addWidget(wrapped(reason, tooltip, "font-family: monospace;"))
+            lay.addWidget(wrapped(reason, tooltip, monospace=True))
         if prompt is not None and instance is not None:
             self.hover_rows.append((frame, prompt, instance))
             frame.entered.connect(lambda p=prompt, i=instance: self.hovered.emit(p, i))
@@ -149,7 +149,7 @@ class ReadoutCard(QFrame):
         return label
 
     def note(self, text: str, tooltip: str = "") -> QLabel:
-        label = wrapped(text, tooltip, "color: palette(mid);")
+        label = wrapped(text, tooltip, muted=True)
         self.lay.addWidget(label)
         return label
 

@@ -56,7 +56,7 @@ class CgeCard(ReadoutCard):
                         tooltip=self.tip("cumulative"))
         if self.focus is None and levels:
             line = " → ".join(f"{fmt(lv.get('cumulative'), 2)}" for lv in levels)
-            self.lay.addWidget(wrapped(f"c(i): {line}", self.tip("cumulative"), "font-family: monospace;"))
+            self.lay.addWidget(wrapped(f"c(i): {line}", self.tip("cumulative"), monospace=True))
             self.texts["c_line"] = line
 
 

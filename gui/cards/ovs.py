@@ -51,7 +51,7 @@ class OvsCard(ReadoutCard):
             if pairs:  # ambiguous, not wrong: the partial tone, and a text that wraps in a narrow dock
                 text = " · ".join(f"{gt}→{pred} {float(iou):.2f}" for gt, pred, iou in pairs)
                 self.lay.addWidget(wrapped(f"{Tone.PARTIAL.glyph} out-matched: {text}", self.tip("outmatched"),
-                                           f"color: {Tone.PARTIAL.colour}; font-weight: bold;"))
+                                           bold=True, colour=Tone.PARTIAL.colour))
             self.numbers["outmatched_tau_star"] = len(pairs)
         else:
             self.note("τ* not known yet (the benchmark summary is being computed): every τ below",

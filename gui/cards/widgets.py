@@ -11,7 +11,7 @@ import math
 from enum import Enum
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -20,6 +20,9 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QWidget,
 )
+
+# No per-widget style sheets: a card is rebuilt on every sample switch, and style-sheet polishing
+# of its dozens of widgets cost more than building them. Fonts and palettes are set directly.
 
 
 class Tone(Enum):
@@ -63,18 +66,42 @@ def fmt_pair(a: float, b: float, digits: int = 2) -> tuple[str, str]:
     return repr(a), repr(b)
 
 
-class Badge(QLabel):
-    """A verdict in the benchmark's words on a coloured pill, with its glyph: "✔ TA-TP"."""
+class Pill(QLabel):
+    """A verdict or flag drawn as a rounded pill: filled in the tone's colour (a badge) or outlined
+    (a chip), always with the tone's glyph before the text."""
 
-    def __init__(self, text: str, tone: Tone, tooltip: str = "", parent: QWidget | None = None) -> None:
+    def __init__(self, text: str, tone: Tone, tooltip: str = "", *, filled: bool = True,
+                 parent: QWidget | None = None) -> None:
         super().__init__(f"{tone.glyph} {text}", parent)
-        self.verdict, self.tone = text, tone
-        ink = "white" if tone in (Tone.FAIL, Tone.NEUTRAL, Tone.PASS, Tone.NONE) else "black"
-        self.setStyleSheet(f"background-color: {tone.colour}; color: {ink}; font-weight: bold;"
-                           " border-radius: 4px; padding: 1px 6px;")
+        self.verdict, self.tone, self.filled = text, tone, filled
+        font = QFont(self.font())
+        font.setBold(True)
+        self.setFont(font)
+        self.setContentsMargins(6, 1, 6, 1)
         self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         if tooltip:
             self.setToolTip(tooltip)
+
+    def ink(self) -> QColor:
+        if not self.filled:
+            return QColor(self.tone.colour)
+        return QColor("black" if self.tone is Tone.PARTIAL else "white")
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        r = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
+        colour = QColor(self.tone.colour)
+        p.setPen(QPen(colour, 1))
+        p.setBrush(colour if self.filled else Qt.BrushStyle.NoBrush)
+        p.drawRoundedRect(r, 4, 4)
+        p.setPen(self.ink())
+        p.drawText(self.contentsRect(), Qt.AlignmentFlag.AlignCenter, self.text())
+        p.end()
+
+
+class Badge(Pill):
+    """A verdict in the benchmark's words on a filled pill, with its glyph: "✔ TA-TP"."""
 
 
 class Bar(QWidget):
@@ -130,7 +157,13 @@ class HoverFrame(QFrame):
     def _set(self, on: bool) -> None:
         if on != self.hovered:
             self.hovered = on
-            self.setStyleSheet("HoverFrame { background-color: rgba(240, 228, 66, 70); }" if on else "")
+            if on:  # a light yellow (Okabe–Ito) wash says which verdict the canvas shows
+                pal = self.palette()
+                pal.setColor(QPalette.ColorRole.Window, QColor(240, 228, 66, 90))
+                self.setPalette(pal)
+            else:
+                self.setPalette(QPalette())
+            self.setAutoFillBackground(on)
             (self.entered if on else self.left).emit()
 
     def enterEvent(self, event) -> None:  # noqa: N802 - Qt override
@@ -161,7 +194,9 @@ class MetricGrid(QGridLayout):
         row = self.rowCount()
         name = QLabel(symbol)
         value = QLabel(text)
-        value.setStyleSheet(f"font-family: monospace; color: {tone.colour if tone is not Tone.NEUTRAL else 'palette(text)'};")
+        value.setFont(mono())
+        if tone is not Tone.NEUTRAL:
+            tint(value, tone.colour)
         value.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         cells: list[QWidget] = [name, value] + ([bar] if bar is not None else [])
         for col, w in enumerate(cells):
@@ -170,14 +205,19 @@ class MetricGrid(QGridLayout):
         return value
 
 
-def chip(text: str, tone: Tone, tooltip: str) -> QLabel:
-    """A flag (e.g. SoftSwap) with its glyph and an outline in the tone's colour."""
-    label = QLabel(f"{tone.glyph} {text}")
-    label.setStyleSheet(f"border: 1px solid {tone.colour}; color: {tone.colour}; border-radius: 3px;"
-                        " padding: 0px 4px; font-weight: bold;")
-    label.setToolTip(tooltip)
-    label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
-    return label
+def chip(text: str, tone: Tone, tooltip: str) -> Pill:
+    """A flag (e.g. SoftSwap) with its glyph on a pill outlined in the tone's colour."""
+    return Pill(text, tone, tooltip, filled=False)
+
+
+def mono() -> QFont:
+    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+
+
+def tint(label: QLabel, colour: str) -> None:
+    pal = label.palette()
+    pal.setColor(QPalette.ColorRole.WindowText, QColor(colour))
+    label.setPalette(pal)
 
 
 def row_of(*widgets: QWidget, stretch: bool = True) -> QWidget:
@@ -193,12 +233,21 @@ def row_of(*widgets: QWidget, stretch: bool = True) -> QWidget:
     return box
 
 
-def wrapped(text: str, tooltip: str = "", style: str = "") -> QLabel:
+def wrapped(text: str, tooltip: str = "", *, bold: bool = False, monospace: bool = False,
+            muted: bool = False, colour: str | None = None) -> QLabel:
+    """A word-wrapped, selectable label."""
     label = QLabel(text)
     label.setWordWrap(True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    if style:
-        label.setStyleSheet(style)
+    if monospace or bold:
+        font = mono() if monospace else QFont(label.font())
+        font.setBold(bold)
+        label.setFont(font)
+    if muted or colour:
+        pal = label.palette()
+        ink = QColor(colour) if colour else pal.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText)
+        pal.setColor(QPalette.ColorRole.WindowText, ink)
+        label.setPalette(pal)
     if tooltip:
         label.setToolTip(tooltip)
     return label

@@ -295,13 +295,17 @@ def test_every_builtin_kind_has_its_card_and_others_fall_back(toy_window):
     assert isinstance(card, GenericCard) and card.numbers["id"] == toy_window.state.readout()["id"]
 
 
-def test_badges_carry_a_glyph_besides_the_colour():
+def test_badges_carry_a_glyph_besides_the_colour(qtbot):
     from masklens.gui.cards.widgets import Tone
 
     glyphs = {t.glyph for t in Tone}
     assert len(glyphs) == len(Tone)
     b = Badge("TA-FP", Tone.FAIL)
-    assert b.text() == "✖ TA-FP" and "#D55E00" in b.styleSheet()
+    b.resize(b.sizeHint())
+    assert b.text() == "✖ TA-FP"
+    img = b.grab().toImage()
+    fill = sum(img.pixelColor(x, y).name() == "#d55e00" for x in range(img.width()) for y in range(img.height()))
+    assert fill > 0.4 * img.width() * img.height()  # the pill is filled in vermillion
 
 
 def test_cge_card_tells_iogt_from_the_cumulative_line(qtbot):
