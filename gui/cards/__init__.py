@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from masklens.core.schema import Sample
@@ -75,7 +75,7 @@ class ReadoutCard(QFrame):
         self.tooltips: dict[str, str] = {}
         self.hover_rows: list[tuple[HoverFrame, str, int]] = []
         self.lay = QVBoxLayout(self)
-        self.lay.setContentsMargins(6, 4, 6, 4)
+        self.lay.setContentsMargins(4, 4, 4, 4)
         self.lay.setSpacing(3)
         if title:
             head = wrapped(title, bold=True)
@@ -107,7 +107,7 @@ class ReadoutCard(QFrame):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.setSpacing(1)
         badge = Badge(text, tone, tooltip)
-        if len(lead) > 28:  # a long query on its own line, the badge below it
+        if len(lead) > 28 or self.focus is not None and lead:  # long, or a narrow card: two lines
             lay.addWidget(wrapped(lead))
             lay.addWidget(row_of(badge))
         else:
@@ -116,6 +116,7 @@ class ReadoutCard(QFrame):
             lay.addWidget(wrapped(reason, tooltip, monospace=True))
         if prompt is not None and instance is not None:
             self.hover_rows.append((frame, prompt, instance))
+            frame.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # the keyboard reaches the highlight too
             frame.entered.connect(lambda p=prompt, i=instance: self.hovered.emit(p, i))
             frame.left.connect(lambda p=prompt: self.hovered.emit(p, -1))
         self.lay.addWidget(frame)

@@ -20,7 +20,6 @@ from masklens.gui.cards.widgets import wrapped
 
 log = logging.getLogger(__name__)
 
-CARD_MIN_WIDTH = 120
 #: benchmarks up to this many samples get their summary (OVS τ*) on the GUI thread (≈ 1 ms per 15)
 SYNC_SUMMARY_LIMIT = 2000
 
@@ -189,7 +188,6 @@ def _side_by_side(cards: list[ReadoutCard]) -> QWidget:
     lay.setContentsMargins(0, 0, 0, 0)
     lay.setSpacing(4)
     for c in cards:
-        c.setMinimumWidth(CARD_MIN_WIDTH)
         c.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         lay.addWidget(c, 1, Qt.AlignmentFlag.AlignTop)
     if len(cards) == 1:

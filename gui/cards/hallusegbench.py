@@ -58,29 +58,32 @@ class HalluCard(ReadoutCard):
         if focus is not None:
             keys = list(_QUERY_KEYS.get((focus.role, focus.image), keys))
         labels = (rec.get("factual_label", "c"), rec.get("counterfactual_label", "c′"))
-        negatives = {p.image: p.id for p in self.ctx.sample.prompts if p.role == Role.NEGATIVE}
-        for name, cms, query, image in (("textual", "CMS_fact", f"c′ “{labels[1]}” on I", "factual"),
-                                        ("visual", "CMS_counterfact", f"c “{labels[0]}” on I′",
-                                         "counterfactual")):
+        negatives = {p.image: p for p in self.ctx.sample.prompts if p.role == Role.NEGATIVE}
+        for name, cms, symbol, image in (("textual", "CMS_fact", "c′ ", "factual"),
+                                         ("visual", "CMS_counterfact", "c ", "counterfactual")):
             if cms not in keys:
                 continue
+            asked = negatives.get(image)  # its text: a typed prompt's card shows the typed words
+            text_of = asked.text if asked is not None else labels[1 if image == "factual" else 0]
+            query = f"{symbol}“{text_of}” on {'I' if image == 'factual' else 'I′'}"
             value = rec.get(cms)
             if value is None:
                 tone, text, reason = Tone.NONE, "no prediction", f"{cms} is null: {self._why(cms)}"
             elif value == 0:
                 tone, text, reason = Tone.PASS, "no hallucination", f"{cms} = 0"
             else:
-                tone, text, reason = Tone.FAIL, f"{name} hallucination", f"{cms} = {value:.3f} > 0"
+                tone, reason = Tone.FAIL, f"{cms} = {value:.3f} > 0"
+                text = "hallucination" if self.focus is not None else f"{name} hallucination"  # narrow
             hover = tone is Tone.FAIL and image in negatives  # the hallucinated mask (one per query)
             self.verdict(name, text, tone, self.tip(name), reason, lead=query,
-                         prompt=negatives.get(image) if hover else None, instance=0 if hover else None)
+                         prompt=asked.id if hover and asked else None, instance=0 if hover else None)
         grid = self.grid()
         alpha = self.ctx.param("alpha", 3.0)
         for key in keys:
             symbol, span, up = _ROWS[key]
             value = rec.get(key)
-            tone = Tone.NEUTRAL if value is None or key.startswith("IoU_fact") or key == "IoU_counterfact" \
-                else _tone(value, up)
+            neutral = value is None or key in ("IoU_fact", "IoU_counterfact")  # no pass/fail reading
+            tone = Tone.NEUTRAL if neutral else _tone(value, up)
             tip = self.tip(key) + (f"\nα = {alpha:g}" if key.startswith("CMS") else "")
             self.add_metric(grid, key, symbol, value, tone=tone, bar=span, tooltip=tip)
         if focus is None:

@@ -113,7 +113,7 @@ class Bar(QWidget):
         super().__init__(parent)
         self.value, self.tone, self.lo, self.hi, self.tick = value, tone, lo, hi, tick
         self.setFixedHeight(10)
-        self.setMinimumWidth(40)
+        self.setMinimumWidth(24)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
@@ -175,8 +175,18 @@ class HoverFrame(QFrame):
         super().mouseMoveEvent(event)
 
     def leaveEvent(self, event) -> None:  # noqa: N802 - Qt override
-        self._set(False)
+        if not self.hasFocus():
+            self._set(False)
         super().leaveEvent(event)
+
+    def focusInEvent(self, event) -> None:  # noqa: N802 - Qt override: Tab reaches it like a hover
+        self._set(True)
+        super().focusInEvent(event)
+
+    def focusOutEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if not self.underMouse():
+            self._set(False)
+        super().focusOutEvent(event)
 
 
 class MetricGrid(QGridLayout):
@@ -185,7 +195,7 @@ class MetricGrid(QGridLayout):
     def __init__(self) -> None:
         super().__init__()
         self.setContentsMargins(0, 0, 0, 0)
-        self.setHorizontalSpacing(6)
+        self.setHorizontalSpacing(4)
         self.setVerticalSpacing(2)
         self.setColumnStretch(2, 1)
 

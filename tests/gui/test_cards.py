@@ -371,3 +371,38 @@ def test_hovering_an_instance_row_highlights_it(window, qtbot):
     inst = window.state.predictions().get(prompt_id).instances[0]
     item = panel.canvas._layers[HIGHLIGHT_LAYER]
     assert (item.offset().x(), item.offset().y()) == tuple(inst.mask.bbox[:2])
+
+
+def test_tab_focus_on_a_verdict_highlights_like_a_hover(window, qtbot):
+    deck = open_demo(window, qtbot, "cafe")
+    frame, prompt_id, _index = deck.main_card.hover_rows[0]
+    panel = next(p for p, s in zip(window.sample_view.panels, window.sample_view.specs, strict=True)
+                 if s.prompt_id == prompt_id)
+    window.activateWindow()
+    frame.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(lambda: HIGHLIGHT_LAYER in panel.canvas.layer_names(), timeout=3000)
+    window.browser.table.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(lambda: HIGHLIGHT_LAYER not in panel.canvas.layer_names(), timeout=3000)
+
+
+def test_hallu_card_with_a_missing_prediction_says_so(qtbot):
+    """A missing prediction is skipped by the scorer (null, not 0): the card shows "no prediction"
+    with the record's reason, and no number."""
+    from masklens.gui.cards import CardContext
+
+    kind = get_kind("hallusegbench")
+    ns = demo_namespace("hallusegbench")
+    bench = kind.load_benchmark(ns)
+    preds = kind.load_predictions(ns, bench)
+    sample = bench.samples[4]
+    gone = next(p.id for p in sample.prompts if p.role == Role.NEGATIVE and p.image == "factual")
+    del preds.by_prompt[gone]
+    preds.missing.add(gone)
+    rec = Scorer(kind, bench, preds).readouts()[4]
+    assert rec["CMS_fact"] is None and rec["IoU_textual"] is None  # the scorer's reading
+    card = card_for("hallusegbench")(rec, CardContext(kind, sample, kind.default_params()))
+    qtbot.addWidget(card)
+    assert card.texts["textual"] == "no prediction"
+    assert card.numbers["CMS_fact"] is None and card.texts["CMS_fact"] == "–"
+    assert card.numbers["dIoU_textual"] == rec["dIoU_textual"] is None
+    assert card.texts["visual"] == ("no hallucination" if rec["CMS_counterfact"] == 0 else "visual hallucination")
