@@ -20,7 +20,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from masklens.core.schema import Sample
+from masklens.core.schema import Prediction, Sample
 from masklens.core.scoring import BenchmarkKind
 from masklens.gui.cards.widgets import (
     Badge,
@@ -43,6 +43,8 @@ class CardContext:
     sample: Sample
     params: Mapping[str, float] = field(default_factory=dict)
     summary: Callable[[], Mapping[str, Mapping[str, Any]] | None] = lambda: None
+    #: the prediction a prompt id was scored with (None when unknown), for on-demand detail
+    prediction: Callable[[str], Prediction | None] = lambda prompt_id: None
 
     def param(self, name: str, default: float = 0.0) -> float:
         return float(self.params.get(name, default))

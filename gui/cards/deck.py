@@ -76,7 +76,9 @@ class CardDeck(QScrollArea):
         if sample is None or kind is None:
             self._show([])
             return
-        ctx = CardContext(kind, sample, dict(st.params), self._summary_for)
+        preds = st.predictions()
+        ctx = CardContext(kind, sample, dict(st.params), self._summary_for,
+                          lambda pid: preds.get(pid) if preds is not None else None)
         card_cls = card_for(kind.name)
         if rec is not None:
             self.main_card = card_cls(rec, ctx, title=f"{kind.title or kind.name} · {st.active}")
@@ -95,7 +97,8 @@ class CardDeck(QScrollArea):
                                         title=f"original “{base.text if base else r.replaced}”")
                     original.hovered.connect(self._hover_benchmark)
                 typed_ctx = CardContext(kind, _with_text(sample, r.replaced, r.prompt.text), ctx.params,
-                                        self._summary_for)
+                                        self._summary_for,
+                                        lambda pid, r=r: r.prediction if pid == r.replaced else ctx.prediction(pid))
                 typed = card_cls(r.benchmark, typed_ctx, focus=r.replaced, title=f"typed “{r.prompt.text}”")
             else:
                 typed = GenericReadoutCard(r.generic, ctx, title=f"typed “{r.prompt.text}” (no "

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QVBoxLayout
 
 from masklens.gui.cards import ReadoutCard, register_card
@@ -33,8 +34,11 @@ class PcsCard(ReadoutCard):
         "TP@0.75": "Hungarian matches with IoU ≥ 0.75",
         "local_F1": "this entry's F1, mean over IoU 0.50:0.05:0.95 (null for an IL TN)",
         "annotator": "the annotator file whose ground truth gives this entry its best local F1 (oracle)",
-        "instance_iou": "IoU of the instance with the best-matching non-crowd ground-truth instance of "
-                        "the oracle annotator (not the Hungarian assignment)",
+        "instance_iou": "best: the instance's highest IoU with a non-crowd ground-truth instance of the "
+                        "oracle annotator (whether or not the assignment pairs them)",
+        "match_gt": "GT: the oracle annotator's non-crowd instance the one Hungarian assignment of cgF1 "
+                    "(over the accepted predictions, maximising the summed IoU) pairs with it; – unmatched",
+        "match_iou": "IoU of that pair; ✔ when ≥ 0.5 (a TP@0.5). Their count is TP@0.5",
     }
 
     def build(self) -> None:
@@ -63,26 +67,50 @@ class PcsCard(ReadoutCard):
         if insts:
             self._table(insts, prompt, t)
 
+    def _matches(self, prompt: str | None) -> list[dict[str, Any]] | None:
+        """The kind's per-instance assignment for this entry (None when it cannot be had)."""
+        kind, rec = self.ctx.kind, self.record
+        pred = self.ctx.prediction(prompt) if prompt is not None else None
+        if pred is None or not hasattr(kind, "instance_matches"):
+            return None
+        return kind.instance_matches(self.ctx.sample, pred, self.ctx.params, int(rec.get("annotator") or 0))
+
     def _table(self, insts: list[dict[str, Any]], prompt: str | None, t: float) -> None:
+        matches = self._matches(prompt)
         frame = HoverFrame()
-        table = QTableWidget(len(insts), 4, frame)
-        table.setHorizontalHeaderLabels(["#", "s", f"s ≥ {t:.2f}", "IoU"])
+        heads = ["#", "s", f"s ≥ {t:.2f}"] + (["GT", "IoU"] if matches else []) + ["best"]
+        tips = ["instance index in the prediction", "score s", "accepted: s ≥ t"]
+        if matches:
+            tips += [self.tip("match_gt"), self.tip("match_iou")]
+        tips.append(self.tip("instance_iou"))
+        table = QTableWidget(len(insts), len(heads), frame)
+        table.setHorizontalHeaderLabels(heads)
         table.verticalHeader().setVisible(False)
         table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         table.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
         table.setMouseTracking(True)
-        tips = ["instance index in the prediction", "score s", "accepted: s ≥ t", self.tip("instance_iou")]
         for c, tip in enumerate(tips):
             table.horizontalHeaderItem(c).setToolTip(tip)
         for r, inst in enumerate(insts):
             acc = bool(inst.get("accepted"))
-            cells = [str(r), fmt(inst.get("score"), 2), "✔ yes" if acc else "✖ no", fmt(inst.get("iou"))]
-            for c, text in enumerate(cells):
+            cells: list[tuple[str, str | None]] = [(str(r), None), (fmt(inst.get("score"), 2), None),
+                                                   ("✔ yes" if acc else "✖ no", None if acc else "grey")]
+            if matches:
+                m = matches[r]
+                iou = m["iou"]
+                cells.append(("–" if m["gt"] is None else str(m["gt"]), None))
+                if iou is None:
+                    cells.append(("–", None))
+                else:  # TP at IoU 0.5 or not: glyph and colour
+                    tp = iou >= 0.5
+                    cells.append((f"{'✔' if tp else '✖'} {iou:.3f}", Tone.PASS.colour if tp else Tone.FAIL.colour))
+            cells.append((fmt(inst.get("iou")), None))
+            for c, (text, colour) in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tips[c])
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                if c == 2:
-                    item.setForeground(Qt.GlobalColor.darkGreen if acc else Qt.GlobalColor.darkGray)
+                if colour:
+                    item.setForeground(QColor("gray" if colour == "grey" else colour))
                 table.setItem(r, c, item)
         table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 6)
         table.resizeColumnsToContents()
@@ -96,6 +124,7 @@ class PcsCard(ReadoutCard):
         lay.addWidget(table)
         self.lay.addWidget(frame)
         self.instance_table = table
+        self.matches = matches
         self.numbers["instances"] = len(insts)
 
 

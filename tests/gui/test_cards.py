@@ -122,10 +122,17 @@ def check_pcs(card, rec, params, sample):
     insts = rec["instances"]
     if insts:
         table = card.instance_table
-        assert table.rowCount() == len(insts)
+        assert table.rowCount() == len(insts) and table.columnCount() == 6
         for r, inst in enumerate(insts):
-            assert table.item(r, 3).text() == f"{inst['iou']:.3f}"
+            assert table.item(r, 5).text() == f"{inst['iou']:.3f}"  # best IoU, from the record
             assert table.item(r, 2).text() == ("✔ yes" if inst["accepted"] else "✖ no")
+        # the match column is the assignment cgF1 counts: its IoUs ≥ 0.5 / 0.75 are TP@0.5 / TP@0.75
+        ious = [m["iou"] for m in card.matches if m["iou"] is not None]
+        assert sum(v >= 0.5 for v in ious) == rec["TP@0.5"]
+        assert sum(v >= 0.75 for v in ious) == rec["TP@0.75"]
+        assert all(m["accepted"] for m in card.matches if m["gt"] is not None)
+        shown = [table.item(r, 4).text() for r in range(len(insts))]
+        assert sum(text.startswith("✔") for text in shown) == rec["TP@0.5"]
 
 
 def check_ovs(card, rec, params, sample, summary):
