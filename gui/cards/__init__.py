@@ -95,6 +95,10 @@ class ReadoutCard(QFrame):
         parts = [p for p in (own, f"benchmark: {kinds}" if kinds and own else kinds) if p]
         return "\n".join(parts) or fallback
 
+    def params_tip(self) -> str:
+        specs = self.ctx.kind.params if self.ctx.kind else ()
+        return "\n".join(f"{p.symbol or p.name} = {self.ctx.param(p.name, p.default):g}: {p.help}" for p in specs)
+
     def section(self, text: str, tooltip: str = "") -> QLabel:
         label = wrapped(text, tooltip, bold=True, muted=True)
         self.lay.addWidget(label)
@@ -152,7 +156,8 @@ class ReadoutCard(QFrame):
         return label
 
     def note(self, text: str, tooltip: str = "") -> QLabel:
-        label = wrapped(text, tooltip, muted=True)
+        """A muted line of context (its tooltip: ``tooltip``, else the parameters' meanings)."""
+        label = wrapped(text, tooltip or self.params_tip(), muted=True)
         self.lay.addWidget(label)
         return label
 

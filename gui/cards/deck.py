@@ -48,7 +48,12 @@ class CardDeck(QScrollArea):
         self.setWidget(self._box)
 
     def bind(self, state: Any, views: Callable[[], list[Any]]) -> None:
+        """Follow ``state`` (an AppState): the cards rebuild when its sample, records or typed
+        prompts change, whoever else listens (a refresh with unchanged records is free)."""
         self.state, self.views = state, views
+        for signal in (state.benchmarkChanged, state.sampleChanged, state.readoutsChanged,
+                       state.predictionsChanged, state.liveChanged):
+            signal.connect(self.refresh)
 
     @property
     def cards(self) -> list[ReadoutCard]:
@@ -58,7 +63,7 @@ class CardDeck(QScrollArea):
         return out
 
     # ------------------------------------------------------------ building
-    def refresh(self) -> None:
+    def refresh(self, *_args: Any) -> None:
         st = self.state
         if st is None:
             return

@@ -413,3 +413,37 @@ def test_hallu_card_with_a_missing_prediction_says_so(qtbot):
     assert card.numbers["CMS_fact"] is None and card.texts["CMS_fact"] == "–"
     assert card.numbers["dIoU_textual"] == rec["dIoU_textual"] is None
     assert card.texts["visual"] == ("no hallucination" if rec["CMS_counterfact"] == 0 else "visual hallucination")
+
+
+def test_cards_follow_the_state_when_another_benchmark_opens(window, qtbot):
+    deck = open_demo(window, qtbot, "r2sm")
+    window.run_prompt(PromptRequest("the whole blue square", Role.AMODAL, None, None, "demo"), sync=True)
+    qtbot.waitUntil(lambda: len(deck.typed) == 1, timeout=20000)
+    window.tabs.setCurrentIndex(0)  # the Compare tab's stale live panels are issue 8's defect 4 (gui-fix)
+    window.open_demo("cgebench", sync=True)
+    qtbot.waitUntil(lambda: window.state.kind.name == "cgebench" and bool(window.state.readouts), timeout=20000)
+    assert type(deck.main_card) is card_for("cgebench") and deck.typed == []
+    rec = core_result("cgebench", dict(window.state.params)).samples[window.state.index]
+    check_cge(deck.main_card, rec, window.state.params, window.state.sample)
+
+
+def test_a_bound_panel_follows_the_state_on_its_own(qtbot):
+    """No main window: the Readout panel bound to an AppState shows the record of each sample."""
+    from masklens.gui.readout_panel import ReadoutPanel
+    from masklens.gui.state import AppState
+
+    state = AppState()
+    panel = ReadoutPanel()
+    qtbot.addWidget(panel)
+    panel.bind(state, list)
+    kind = get_kind("r2sm")
+    ns = demo_namespace("r2sm")
+    bench = kind.load_benchmark(ns)
+    preds = kind.load_predictions(ns, bench)
+    state.set_benchmark(kind, bench, ns)
+    assert panel.deck.main_card is None  # no predictions yet
+    scorer = Scorer(kind, bench, preds)
+    state.add_predictions("demo", preds, scorer)
+    for i in (0, 6, 9):
+        state.set_index(i)
+        check_r2sm(panel.deck.main_card, scorer.readouts(state.params)[i], state.params, bench.samples[i])
