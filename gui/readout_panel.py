@@ -109,8 +109,8 @@ class ReadoutPanel(QWidget):
         self.help: dict[str, str] = {}
 
     def bind(self, state: Any, views: Callable[[], list[Any]]) -> None:
-        """Show the cards of ``state`` (an AppState) with each :meth:`show_readouts`; hovering a
-        card's verdict highlights its instance on the canvases of ``views()``."""
+        """Show the cards of ``state`` (an AppState; they follow its signals); hovering a card's
+        verdict highlights its instance on the canvases of ``views()``."""
         self.deck.bind(state, views)
 
     def _show_details(self, on: bool) -> None:
