@@ -40,6 +40,8 @@ from masklens.core.masks import Mask, iou_matrix
 from masklens.core.metrics.pcs import (
     EntryStack,
     EntryTable,
+    assignment,
+    category_order,
     entry_readout,
     ordered_entry_table,
     summarize_entries,
@@ -48,6 +50,7 @@ from masklens.core.schema import (
     Benchmark,
     GroundTruth,
     ImageRef,
+    Prediction,
     PredictionSet,
     Prompt,
     Role,
@@ -247,6 +250,29 @@ class PcsKind(BenchmarkKind):
                 for s, v in zip(overlaps.scores, ious, strict=True)
             ],
         }
+
+    def instance_matches(
+        self, sample: Sample, prediction: Prediction | None, params: Mapping[str, float], annotator: int
+    ) -> list[dict[str, Any]]:
+        """Per predicted instance (file order): its score, whether s ≥ t, and the non-crowd
+        ground-truth instance of ``annotator`` (``gt``: index, None when unmatched) the one Hungarian
+        assignment of cgF1 gives it among the accepted predictions, with that IoU. Counting the IoUs
+        ≥ 0.5 gives the record's TP@0.5. Touches masks: for one sample on demand (the readout card)."""
+        t = params["score_threshold"]
+        gt = list(sample.gts.values())[annotator]
+        masks, scores = instances_of(prediction, gt.height, gt.width)
+        # the same instance order as the scorer's matching (SAM 3's category order), so a tie
+        # between two equally good assignments resolves as it did for the record's TP counts
+        cats = categories_of(prediction)
+        ordered = [i for i in category_order(cats) if scores[i] >= t]
+        truth = non_crowd(gt)
+        cols = category_order(non_crowd_categories(gt))
+        ious = (iou_matrix([masks[i] for i in ordered], [truth[c] for c in cols])
+                if ordered and truth else np.zeros((0, 0)))
+        matched = {ordered[r]: (cols[c], float(ious[r, c])) for r, c in assignment(ious)}
+        return [{"instance": i, "score": s, "accepted": s >= t,
+                 "gt": matched[i][0] if i in matched else None,
+                 "iou": matched[i][1] if i in matched else None} for i, s in enumerate(scores)]
 
     def summarize(
         self,

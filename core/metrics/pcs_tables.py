@@ -64,6 +64,21 @@ def _match_values(ious: np.ndarray) -> np.ndarray:
     return ious[rows, cols]
 
 
+def assignment(ious: np.ndarray) -> list[tuple[int, int]]:
+    """The (prediction row, ground-truth column) pairs of the assignment whose IoUs
+    :func:`_match_values` returns (for showing which instance matched which; same values)."""
+    if ious.shape[0] == 0 or ious.shape[1] == 0:
+        return []
+    if ious.shape[1] == 1:
+        return [(int(np.argmax(ious[:, 0])), 0)]
+    if ious.shape[0] == 1:
+        return [(0, int(np.argmax(ious[0])))]
+    from scipy.optimize import linear_sum_assignment
+
+    rows, cols = linear_sum_assignment(-ious)
+    return list(zip(rows.tolist(), cols.tolist(), strict=True))
+
+
 _THR = [float(x) for x in IOU_THRESHOLDS]
 _ZERO = [0] * len(_THR)
 
