@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from photos import write_cases
 
 from masklens.core.cache import image_key
 from masklens.core.errors import DataFormatError, ModelError
@@ -23,8 +22,8 @@ from masklens.gui.images import ImageStore
 
 
 @pytest.fixture(scope="module")
-def cases(tmp_path_factory):
-    return write_cases(tmp_path_factory.mktemp("photos"))
+def cases(photo_cases):
+    return photo_cases
 
 
 class Recorder(Segmenter):
