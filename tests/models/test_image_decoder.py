@@ -81,6 +81,23 @@ def test_same_pixels_as_transformers_load_image(cases):
         np.testing.assert_array_equal(read_image(case.path), reference, err_msg=name)
 
 
+def test_transformers_paints_a_transparent_palette_colour_white(cases):
+    """The one way transformers' own pipeline departs from "alpha dropped": after ``load_image``,
+    Pillow keeps a palette image's ``info["transparency"]`` and the processors' ``convert_to_rgb``
+    composites that colour onto white. masklens drops alpha for every form (docs/images.md); the
+    differential tests remove this quirk from the reference (tests/models/reference.py)."""
+    from transformers.image_transforms import convert_to_rgb
+    from transformers.image_utils import load_image as hf_load_image
+
+    case = cases["palette.png"]
+    loaded = hf_load_image(str(case.path))
+    assert loaded.info.get("transparency") is not None
+    painted = np.asarray(convert_to_rgb(loaded, return_numpy=True))
+    transparent = (case.expected == np.asarray(loaded.info["transparency"], np.uint8)).all(axis=2)
+    assert transparent.any() and (painted[transparent] == 255).all()
+    np.testing.assert_array_equal(painted[~transparent], case.expected[~transparent])
+
+
 def test_every_path_gives_the_same_pixels(cases, tmp_path):
     refs = {name: ImageRef("img", case.path, *case.expected.shape[:2]) for name, case in cases.items()}
     recorder = Recorder()

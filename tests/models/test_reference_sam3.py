@@ -44,6 +44,7 @@ def run_reference(reference_sam3, path, text, threshold, boxes=None):
     return post_process(reference_sam3, reference_outputs(reference_sam3, path, text, boxes), threshold)
 
 
+@pytest.mark.slow
 def test_every_prompt_and_image_matches_the_reference(tiny_sam3, reference_sam3, reference_images):
     """Threshold 0 (every query kept) and a threshold between two reference scores (a real cut);
     one prompt at a time (``segment``) and batched on the cached encoding (``segment_many``)."""
