@@ -27,6 +27,8 @@ from masklens.core.errors import DataFormatError
 #: bumped whenever the decoding policy changes the pixels of some file (joins cached file keys)
 DECODER_VERSION = 2
 
+#: the EXIF tag of the orientation
+_ORIENTATION = 0x0112
 #: Pillow modes holding integer samples wider than 8 bits (grey)
 _WIDE_GREY = {"I", "I;16", "I;16B", "I;16L", "I;16N"}
 
@@ -42,7 +44,8 @@ def read_image(path: str | Path, expected_size: tuple[int, int] | None = None) -
     stored = _open(Path(path))
     image = stored
     try:
-        image = ImageOps.exif_transpose(stored)
+        if stored.getexif().get(_ORIENTATION, 1) != 1:  # (exif_transpose copies even when there is nothing to do)
+            image = ImageOps.exif_transpose(stored)
     except (OSError, ValueError, SyntaxError, KeyError, TypeError):  # a corrupt EXIF block: keep the stored grid
         image = stored
     if expected_size is not None and image.size != stored.size:
@@ -77,8 +80,8 @@ def _open(path: Path):
         raise DataFormatError("image file not found", path=path, hint="check --images / the benchmark's image root")
     try:
         with Image.open(path) as im:
-            im.load()
-            return im.copy()  # detached from the file (the with-block closes it)
+            im.load()  # the pixels stay usable after the with-block closes the file
+        return im
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise DataFormatError(
             f"the image cannot be decoded ({type(exc).__name__}: {exc})",
