@@ -85,7 +85,8 @@ def grounding_dino_reference(gdino, image, text, threshold):
     with torch.inference_mode():
         out = model(**inputs)
     det = processor.post_process_grounded_object_detection(
-        out, inputs["input_ids"], threshold=threshold, text_threshold=threshold, target_sizes=[image.size[::-1]]
+        out, inputs["input_ids"], threshold=threshold, text_threshold=max(threshold, 0.0),  # labels only
+        target_sizes=[image.size[::-1]],
     )[0]
     return det["scores"].numpy(), det["boxes"].numpy()
 
@@ -111,24 +112,29 @@ def _inside(boxes, image):
 
 
 def _compare(seg, detector_ref, sam2_ref, paths, thresholds, name):
+    """For each image: the reference detector once at the lowest threshold and SAM 2 once on its
+    boxes; each higher threshold keeps a subset of those (post-processing is a filter, SAM 2 masks
+    each box on its own). masklens keeps score >= t, the reference score > t: the reference is asked
+    for > (the float32 just below t)."""
     partly_outside = 0
+    below = [float(np.nextafter(np.float32(t), np.float32(-1))) for t in thresholds]
     for path in paths:
         image = reference_image(path)
-        for t in thresholds:
-            # masklens keeps score >= t, the reference score > t: ask it for > (the float32 just below t)
-            scores, boxes = detector_ref(image, PROMPT, float(np.nextafter(np.float32(t), np.float32(-1))))
-            inside = _inside(boxes, image)
-            scores, boxes = scores[inside], boxes[inside]
-            w, h = image.size
-            partly_outside += int(((boxes[:, :2] < 0) | (boxes[:, 2:] > [w, h])).any(axis=1).sum())
-            masks = sam2_ref(image, boxes)
+        w, h = image.size
+        all_scores, all_boxes = detector_ref(image, PROMPT, min(below))
+        inside = _inside(all_boxes, image)
+        all_scores, all_boxes = all_scores[inside], all_boxes[inside]
+        partly_outside += int(((all_boxes[:, :2] < 0) | (all_boxes[:, 2:] > [w, h])).any(axis=1).sum())
+        all_masks = sam2_ref(image, all_boxes)
+        for t, t_ref in zip(thresholds, below, strict=True):
+            kept = all_scores > np.float32(t_ref)
+            scores, boxes, masks = all_scores[kept], all_boxes[kept], all_masks[kept]
             seg.score_threshold = t
             res = seg.segment(str(path), SegmentRequest(PROMPT))
             label = f"{name} {path.name} t={t}"
             assert_same(res, scores, masks, label=label, atol=1e-5)
             got_boxes = np.asarray(res.provenance["boxes"], np.float64).reshape(-1, 4)
-            order = np.argsort(-scores, kind="stable")
-            want = boxes[order].astype(np.float64)
+            want = boxes[np.argsort(-scores, kind="stable")].astype(np.float64)
             want[:, [0, 2]], want[:, [1, 3]] = want[:, [0, 2]].clip(0, w), want[:, [1, 3]].clip(0, h)
             np.testing.assert_allclose(got_boxes, want, atol=0.02, err_msg=label)  # clipped, rounded to 0.01
     return partly_outside
@@ -143,7 +149,7 @@ def test_grounded_sam2_matches_the_reference(tiny_grounding_dino, tiny_sam2_hf, 
         seg,
         lambda image, text, t: grounding_dino_reference(gdino, image, text, t),
         lambda image, boxes: hf_sam2_masks(hf_sam2, image, boxes),
-        reference_images[::2],
+        reference_images[::3],
         (0.0, 0.3),
         "grounded-sam2",
     )
@@ -176,7 +182,7 @@ def test_meta_sam2_path_matches_the_predictor(
         "grounded-sam2", weights=str(tiny_grounding_dino), sam2_weights=str(ckpt), sam2_config=str(config),
         device="cpu", score_threshold=0.0,
     )
-    for path in reference_images[:4]:
+    for path in reference_images[:3]:
         image = reference_image(path)
         w, h = image.size
         boxes = [(0.1 * w, 0.2 * h, 0.6 * w, 0.9 * h), (0.5 * w, 0.05 * h, 1.2 * w, 0.5 * h)]  # one past the edge
@@ -186,7 +192,7 @@ def test_meta_sam2_path_matches_the_predictor(
         seg,
         lambda image, text, t: grounding_dino_reference(gdino, image, text, t),
         lambda image, boxes: meta_sam2_masks(meta_predictor, image, boxes),
-        reference_images[:2],
+        reference_images[1:2],
         (0.0,),
         "grounded-sam2 (Meta SAM 2)",
     )
