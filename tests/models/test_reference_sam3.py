@@ -46,11 +46,13 @@ def run_reference(reference_sam3, path, text, threshold, boxes=None):
 
 @pytest.mark.slow
 def test_every_prompt_and_image_matches_the_reference(tiny_sam3, reference_sam3, reference_images):
-    """Threshold 0 (every query kept) and a threshold between two reference scores (a real cut);
-    one prompt at a time (``segment``) and batched on the cached encoding (``segment_many``)."""
+    """Threshold 0 (every query kept) and, for the first prompt, a threshold between two reference
+    scores (a real cut); one prompt at a time (``segment``) and batched on the cached encoding
+    (``segment_many``)."""
     seg = create_segmenter("sam3", weights=str(tiny_sam3), device="cpu", score_threshold=0.0)
     compared = 0
-    for path in reference_images:
+    paths = [p for p in reference_images if p.name not in ("plain.jpg", "rgb16.png")]  # plain RGB once decoded
+    for path in paths:
         seg.score_threshold = 0.0
         batched = seg.segment_many(str(path), [SegmentRequest(p) for p in PROMPTS])
         for prompt, many in zip(PROMPTS, batched, strict=True):
@@ -60,19 +62,21 @@ def test_every_prompt_and_image_matches_the_reference(tiny_sam3, reference_sam3,
             seg.score_threshold = 0.0
             assert_same(seg.segment(str(path), SegmentRequest(prompt)), ref["scores"], ref["masks"], label=label)
             assert_same(many, ref["scores"], ref["masks"], label=f"{label} (batched)")
+            compared += 1
+            if prompt != PROMPTS[0]:
+                continue
             scores = np.sort(ref["scores"].numpy().astype(np.float64))
             t = float((scores[2] + scores[3]) / 2)  # 3 of the 6 queries pass
             cut = post_process(reference_sam3, outputs, t)
             assert len(cut["scores"]) == 3
             seg.score_threshold = t
             assert_same(seg.segment(str(path), SegmentRequest(prompt)), cut["scores"], cut["masks"], label=f"{label} t={t}")
-            compared += 1
-    assert compared == len(reference_images) * len(PROMPTS)
+    assert compared == len(paths) * len(PROMPTS) >= 12
 
 
 def test_box_prompts_match_the_reference(tiny_sam3, reference_sam3, reference_images):
     seg = create_segmenter("sam3", weights=str(tiny_sam3), device="cpu", score_threshold=0.0)
-    for path in reference_images[:3]:
+    for path in reference_images[1:3]:  # a demo image and the EXIF-rotated JPEG
         image = reference_image(path)
         w, h = image.size
         box = [round(w * 0.2, 1), round(h * 0.25, 1), round(w * 0.7, 1), round(h * 0.9, 1)]
