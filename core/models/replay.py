@@ -182,7 +182,9 @@ class ReplaySegmenter(Segmenter):
 
         if ref not in self._ref_keys:
             try:
-                self._ref_keys[ref] = image_key(load_image(resolve_image_path(ref, self.images)))
+                self._ref_keys[ref] = image_key(
+                    load_image(resolve_image_path(ref, self.images), (ref.height, ref.width))
+                )
             except MasklensError:
                 self._ref_keys[ref] = None  # an image we cannot read cannot match
         return self._ref_keys[ref]

@@ -31,24 +31,16 @@ from masklens.core.models.weights import ResolvedWeights, load_hf_pair, resolve_
 
 
 def as_rgb_image(image: np.ndarray | str | Path) -> np.ndarray:
-    """An H×W×3 uint8 RGB array from an array or an image file; a clear ModelError otherwise."""
+    """An H×W×3 uint8 RGB array from an array or an image file (decoded by
+    :func:`masklens.core.images.read_image`); a clear ModelError otherwise."""
     if isinstance(image, (str, Path)):
-        path = Path(image)
-        if not path.is_file():
-            raise ModelError("image file not found", path=path, hint="check the images folder (--images)")
-        try:
-            from PIL import Image, UnidentifiedImageError
+        from masklens.core.errors import DataFormatError
+        from masklens.core.images import read_image
 
-            with Image.open(path) as im:
-                im.load()
-                array = np.asarray(im.convert("RGB"))
-        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
-            raise ModelError(
-                f"the image cannot be decoded ({type(exc).__name__}: {exc})",
-                path=path,
-                hint="re-export it as PNG or JPEG; the file may be truncated or not an image",
-            ) from exc
-        return array
+        try:
+            return read_image(image)  # the one decoder (EXIF applied, alpha dropped, 16-bit -> high byte)
+        except DataFormatError as exc:
+            raise ModelError(exc.detail, path=exc.path, hint=exc.hint) from exc
     array = np.asarray(image)
     if array.ndim == 2:
         array = np.repeat(array[:, :, None], 3, axis=2)
