@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from masklens.gui.key_scope import show_focus
+
 MIN_SCALE, MAX_SCALE = 0.02, 64.0
 
 
@@ -33,6 +35,8 @@ class Canvas(QGraphicsView):
         self.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
         self.setBackgroundBrush(QBrush(QColor("#202124")))
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # a click gives it the one-key shortcuts
+        show_focus(self, "QGraphicsView")
         self._image = QGraphicsPixmapItem()
         self.scene().addItem(self._image)
         self._layers: dict[str, QGraphicsPixmapItem] = {}

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget, QVBoxLayout,
 
 from masklens.core.errors import MasklensError
 from masklens.core.scoring import get_kind
-from masklens.gui import integrations
+from masklens.gui import integrations, key_scope
 from masklens.gui.browser import SampleBrowser
 from masklens.gui.images import ImageStore
 from masklens.gui.live_list import LiveList
@@ -53,6 +53,9 @@ class MainWindow(WindowActions, QMainWindow):
         self._build_widgets()
         self._build_menus()
         self._connect()
+        # one-key shortcuts act only with the focus on the canvas or the sample list
+        self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table])
+        key_scope.show_focus(self.browser.table, "QTableView")
         self.resize(1500, 950)
         if settings.geometry:
             self.restoreGeometry(QByteArray.fromBase64(settings.geometry.encode()))
