@@ -98,3 +98,18 @@ def test_a_v2_store_is_upgraded_with_its_verdicts(tmp_path):
         assert (v.uid, v.retracts) == ("u1", "")
         st.retract(v)
         assert st.current(B) == []
+
+
+def test_cli_summary_and_agreement_count_an_undone_verdict_as_absent(tmp_path, capsys):
+    from masklens.core.cli import main
+
+    db = tmp_path / "r.sqlite"
+    with ReviewStore(db) as st:
+        st.record(B, "s1", "fine", reviewer="ann")
+        st.record(B, "s1", "fine", reviewer="bob")
+        st.retract(st.record(B, "s2", "model_wrong", reviewer="ann"))
+    assert main(["review", "summary", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "model_wrong" not in out and "fine" in out
+    assert main(["review", "agreement", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["items_total"] == 1
