@@ -26,6 +26,7 @@ from masklens.gui.state import AppState
 from masklens.gui.status import StatusBar
 from masklens.gui.view_toolbar import ViewToolbar
 from masklens.gui.views import view_for
+from masklens.gui.visual_prompts import VisualPromptTool
 from masklens.gui.window_actions import WindowActions
 from masklens.gui.workers import JobRunner
 
@@ -53,6 +54,8 @@ class MainWindow(WindowActions, QMainWindow):
         self._build_widgets()
         self._build_menus()
         self._connect()
+        self.visual_tool = VisualPromptTool(self)  # box / point prompts drawn on the canvas
+        self.addToolBar(self.visual_tool.toolbar)
         # one-key shortcuts act only with the focus on the canvas or the sample list
         self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table])
         key_scope.show_focus(self.browser.table, "QTableView")

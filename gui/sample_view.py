@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
@@ -151,10 +152,19 @@ def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], 
 
 
 class SampleViewWidget(QWidget):
-    """A grid of panels; the panels' canvases pan and zoom together."""
+    """A grid of panels; the panels' canvases pan and zoom together.
+
+    Drawn prompts: every canvas follows ``tool``; ``boxDrawn(image, box)`` and
+    ``pointClicked(image, point)`` name the image of the panel drawn on, and ``marks``
+    (image key -> (boxes, points)) are shown on every panel of that image."""
+
+    boxDrawn = Signal(str, tuple)
+    pointClicked = Signal(str, tuple)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.tool = "pan"
+        self.marks: dict[str, tuple[list, list]] = {}
         self.grid = QGridLayout(self)
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(3)
@@ -183,6 +193,9 @@ class SampleViewWidget(QWidget):
             self.grid.addWidget(p, i // columns, i % columns)
             self.sync.add(p.canvas)
             self.panels.append(p)
+            p.canvas.set_tool(self.tool)
+            p.canvas.boxDrawn.connect(lambda *b, i=i: self._drawn(i, self.boxDrawn, b))
+            p.canvas.pointClicked.connect(lambda *q, i=i: self._drawn(i, self.pointClicked, q))
         self._layout_key = layout_key
 
     def show_panels(self, specs: list[PanelSpec], ctx: RenderContext | None, columns: int) -> None:
@@ -192,6 +205,23 @@ class SampleViewWidget(QWidget):
             return
         for panel, spec in zip(self.panels, specs, strict=True):
             render_panel(panel, spec, ctx)
+        self.draw_marks()
+
+    # ------------------------------------------------------------ drawn prompts
+    def set_tool(self, tool: str) -> None:
+        self.tool = tool
+        for p in self.panels:
+            p.canvas.set_tool(tool)
+
+    def _drawn(self, i: int, signal: Signal, value: tuple) -> None:
+        if i < len(self.specs):
+            signal.emit(self.specs[i].image, tuple(value))
+
+    def draw_marks(self) -> None:
+        """Show ``marks`` on the panels of their image (and clear the others)."""
+        for panel, spec in zip(self.panels, self.specs, strict=False):
+            boxes, points = self.marks.get(spec.image, ([], []))
+            panel.canvas.set_marks(boxes, points)
 
     def fit(self) -> None:
         if self.panels:

@@ -50,8 +50,12 @@ class LiveResult:
 
     @property
     def label(self) -> str:
+        from masklens.gui.visual_prompts import describe
+
         lvl = f" p{self.prompt.level}" if self.prompt.level is not None else ""
-        return f"{self.model}: “{self.prompt.text}” ({self.prompt.role.value}{lvl})"
+        drawn = describe(self.prompt.meta)
+        return (f"{self.model}: “{self.prompt.text}” ({self.prompt.role.value}{lvl})"
+                + (f" + {drawn}" if drawn else ""))
 
 
 class AppState(QObject):

@@ -184,6 +184,9 @@ class WindowActions:
         if sample is None or kind is None:
             self.message_bar.show_message("open a benchmark first", "warning")
             return False
+        visual, note = None, ""
+        if getattr(self, "visual_tool", None) is not None:  # boxes/points drawn on the canvas
+            req, visual, note = self.visual_tool.for_run(req, req.model)
         try:
             from masklens.core.readout import make_typed_prompt
 
@@ -194,6 +197,8 @@ class WindowActions:
             self.message_bar.show_message(f"cannot run {req.model}: {exc}", "error")
             return False
         self.settings.add_history(req.text)
+        if note:
+            self.message_bar.show_message(note, "info")
         self.settings.model = req.model
         self.state.model = req.model
 
@@ -214,7 +219,7 @@ class WindowActions:
         options = dict(self.settings.model_options.get(req.model, {}))
         return self.start(f"run {req.model}", tasks.run_prompt, self.models, req.model, options, rgb, kind, sample,
                           req.text, req.role, req.level, image_key, dict(self.state.params),
-                          self.state.predictions(), serial, req.replaces, self.prediction_cache,
+                          self.state.predictions(), serial, req.replaces, self.prediction_cache, visual,
                           on_done=done, sync=sync)
 
     def open_model_options(self, model: str) -> bool:
