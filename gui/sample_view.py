@@ -165,6 +165,8 @@ class SampleViewWidget(QWidget):
         super().__init__(parent)
         self.tool = "pan"
         self.marks: dict[str, tuple[list, list]] = {}
+        #: a panel's own drawn prompt (e.g. the boxes a typed-prompt result was run with), else None
+        self.marks_for: Callable[[PanelSpec], tuple[list, list] | None] = lambda spec: None
         self.grid = QGridLayout(self)
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(3)
@@ -220,7 +222,7 @@ class SampleViewWidget(QWidget):
     def draw_marks(self) -> None:
         """Show ``marks`` on the panels of their image (and clear the others)."""
         for panel, spec in zip(self.panels, self.specs, strict=False):
-            boxes, points = self.marks.get(spec.image, ([], []))
+            boxes, points = self.marks_for(spec) or self.marks.get(spec.image, ([], []))
             panel.canvas.set_marks(boxes, points)
 
     def fit(self) -> None:

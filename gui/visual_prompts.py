@@ -65,7 +65,8 @@ class VisualPromptTool(QObject):
         super().__init__(window)
         self.window = window
         self.prompt = VisualPrompt()
-        self.views = [window.sample_view, window.compare_view]
+        self.views = [window.sample_view]  # the Compare tab shows each result's own drawn prompt
+        window.compare_view.marks_for = self._result_marks
         self.toolbar = QToolBar("Prompt tools", window)
         self.toolbar.setObjectName("prompt-tools-toolbar")
         group = QActionGroup(self)
@@ -147,6 +148,13 @@ class VisualPromptTool(QObject):
             self.window.status.showMessage(
                 f"drawn on {self.prompt.image}: {describe(self.prompt.to_meta())} — Run or Ctrl+Return", 8000)
         self.changed.emit()
+
+    def _result_marks(self, spec: Any) -> tuple[list, list] | None:
+        """The boxes/points a typed-prompt result (panel ``live:N``) was run with."""
+        for r in self.window.state.live:
+            if spec.prompt_id == f"live:{r.id}":
+                return list(r.prompt.meta.get("boxes") or []), list(r.prompt.meta.get("points") or [])
+        return None
 
     # ------------------------------------------------------------ running
     def for_run(self, request: Any, model: str) -> tuple[Any, dict[str, Any] | None, str]:

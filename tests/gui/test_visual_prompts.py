@@ -168,8 +168,8 @@ def test_esc_cancels_a_box_being_drawn_and_tool_keys_need_canvas_focus(cafe, qtb
 
 
 def test_grounded_sam2_gets_geometry_in_place_of_text(cafe):
-    from masklens.gui.prompt_bar import PromptRequest
     from masklens.core.schema import Role
+    from masklens.gui.prompt_bar import PromptRequest
 
     w = cafe
     w.visual_tool.add(w.sample_view.specs[0].image, box=(1, 2, 30, 40))
@@ -178,3 +178,20 @@ def test_grounded_sam2_gets_geometry_in_place_of_text(cafe):
     assert new.text == "" and meta == {"boxes": [(1.0, 2.0, 30.0, 40.0)]} and "SAM 2" in note
     new, meta, note = w.visual_tool.for_run(req, "sam3")  # SAM 3: text + box exemplars
     assert new.text == "red circle" and meta["boxes"] and note == ""
+
+
+def test_compare_panel_shows_the_geometry_its_result_was_run_with(cafe, qtbot):
+    w = cafe
+    canvas = w.sample_view.panels[0].canvas
+    image = w.sample_view.specs[0].image
+    w.visual_tool.add(image, box=(10, 12, 60, 70))
+    w.prompt_bar.set_text("")
+    r = run_drawn(w, qtbot, canvas)
+    assert w.tabs.currentWidget() is w.compare_view
+    (panel,) = w.compare_view.panels
+    assert panel.canvas.marks() == [("box", (10.0, 12.0, 60.0, 70.0))]
+    w.tabs.setCurrentIndex(0)
+    w.visual_tool.clear()  # the drawn prompt goes; the result keeps its own
+    w.tabs.setCurrentIndex(1)
+    assert w.compare_view.panels[0].canvas.marks() == [("box", (10.0, 12.0, 60.0, 70.0))]
+    assert r.prompt.meta["boxes"] == [(10.0, 12.0, 60.0, 70.0)]
