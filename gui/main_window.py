@@ -14,6 +14,7 @@ from masklens.core.errors import MasklensError
 from masklens.core.scoring import get_kind
 from masklens.gui import integrations, key_scope
 from masklens.gui.browser import SampleBrowser
+from masklens.gui.compare_sets import SetComparison
 from masklens.gui.images import ImageStore
 from masklens.gui.live_list import LiveList
 from masklens.gui.message_bar import MessageBar
@@ -54,6 +55,7 @@ class MainWindow(WindowActions, QMainWindow):
         self._build_widgets()
         self._build_menus()
         self._connect()
+        self.set_comparison = SetComparison(self)  # the "Compare sets" tab
         self.visual_tool = VisualPromptTool(self)  # box / point prompts drawn on the canvas
         self.addToolBar(self.visual_tool.toolbar)
         # one-key shortcuts act only with the focus on the canvas or the sample list
@@ -186,6 +188,8 @@ class MainWindow(WindowActions, QMainWindow):
         self.tabs.currentChanged.connect(lambda _: self.render())
 
     def _current_view(self) -> SampleViewWidget:
+        if self.set_comparison.shown():
+            return self.set_comparison.tab.view
         return self.compare_view if self.tabs.currentIndex() == 1 else self.sample_view
 
     def _jobs_changed(self) -> None:
@@ -244,7 +248,9 @@ class MainWindow(WindowActions, QMainWindow):
         view = view_for(kind.name)
         ctx = RenderContext(self.store, sample, prediction, t, self.toggles,
                             self._caption(live, prediction, t, view), score_labels=view.score_labels)
-        if self.tabs.currentIndex() == 1:
+        if self.set_comparison.shown():
+            self.set_comparison.render(ctx, view)
+        elif self.tabs.currentIndex() == 1:
             specs = self.live_list.panel_specs(sample)
             self.compare_view.show_panels(specs, ctx, 2 if len(specs) == 4 else min(3, max(1, len(specs))))
         else:

@@ -86,7 +86,8 @@ class WindowActions:
         return {a.dest: getattr(ns, a.dest) for a in file_actions(kind_parser(kind))
                 if is_prediction_arg(a) and getattr(ns, a.dest, None)}
 
-    def attach_predictions(self, namespace: argparse.Namespace, name: str, *, sync: bool = False) -> bool:
+    def attach_predictions(self, namespace: argparse.Namespace, name: str, *, sync: bool = False,
+                           argv: list[str] | None = None) -> bool:
         """Load and score a prediction set (a replay layer) named ``name``."""
         from masklens.gui import tasks
 
@@ -100,6 +101,8 @@ class WindowActions:
 
         def done(value: Any) -> None:
             if self.state.benchmark is bench:
+                if argv:  # remembered with the session (gui/compare_sets.py)
+                    self.state.set_argv[name] = list(argv)
                 self.state.add_predictions(name, *value)
                 self.message_bar.show_message(f"predictions '{name}' scored", "info")
 
@@ -139,7 +142,7 @@ class WindowActions:
         ns = with_predictions(self.state.namespace, values)
         first = next(iter(values.values()))
         label = name or Path(str(first[0] if isinstance(first, list) else first)).name
-        return self.attach_predictions(ns, label, sync=sync)
+        return self.attach_predictions(ns, label, sync=sync, argv=pred_argv)
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()

@@ -1,0 +1,292 @@
+"""Compare prediction sets: two or more sets (attached files, evaluation runs) side by side on the
+same sample, one row per set with the benchmark's own view and captions, pan/zoom synced, plus
+browser columns per set and "fixed by B" / "broken by B" filters.
+
+A is the active set (the one the browser and the Sample tab show); B, C, … are the other ticked
+sets in order. "Failure" is a filter of the benchmark's own (its presets, e.g. CAFE "negative
+prompt is TA-FP"), chosen in the tab; a sample is *fixed by B* when it is a failure under A and
+not under B, *broken by B* the other way round. The browser gets the columns
+``compare.A.fails``, ``compare.B.fails``, ``compare.B.change`` (fixed / broken / same) and the
+failure's keys under B (``compare.B.neg_class``), and the presets "fixed by B", "broken by B".
+
+The prediction files of the sets, the ticked sets, the failure and the tab are remembered per
+benchmark in the settings (``Settings.sessions``) and restored when it is opened again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from masklens.gui.filters import Filter, Row, Unreviewed, flatten, presets_for, register_presets
+from masklens.gui.sample_view import RenderContext, SampleViewWidget
+from masklens.gui.views import PanelSpec
+
+LETTERS = "ABCDEF"
+_SEP = "\x1f"  # joins a set letter and a prompt id in the panels' prompt ids
+
+register_presets("*", [
+    item for letter in LETTERS[1:4] for item in (
+        (f"fixed by {letter} (compared sets)", f"compare.{letter}.change == fixed"),
+        (f"broken by {letter} (compared sets)", f"compare.{letter}.change == broken"),
+    )
+])
+
+
+def _is_compare_filter(f: Filter) -> bool:
+    return type(f) in (Filter, Unreviewed) or any(k.startswith("compare.") for k in f.keys)
+
+
+class CompareSetsTab(QWidget):
+    """The tab: set check boxes, the failure choice and a grid of panels (one row per set)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.sets_row = QHBoxLayout()
+        self.sets_row.setContentsMargins(4, 2, 4, 2)
+        self.sets_row.addWidget(QLabel("Sets:"))
+        self.boxes: dict[str, QCheckBox] = {}
+        self.failure = QComboBox()
+        self.failure.setToolTip("what counts as a failure for “fixed by B” / “broken by B”: "
+                                "one of the benchmark's filters")
+        self.view = SampleViewWidget()
+        self.view.empty.setText("Attach a second prediction set (File › Open predictions…, or "
+                                "Evaluate › Run benchmark) and tick two or more sets here.")
+        top = QHBoxLayout()
+        top.addLayout(self.sets_row, 1)
+        top.addWidget(QLabel("failure means"))
+        top.addWidget(self.failure)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addLayout(top)
+        lay.addWidget(self.view, 1)
+
+
+class SetComparison(QObject):
+    """Wires the tab to the window: rendering, browser columns, filters and session memory."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.w = window
+        self.tab = CompareSetsTab()
+        self.failures: list[Filter] = []
+        self._readouts: dict[str, tuple[tuple, list]] = {}
+        self._pending: dict[str, Any] = {}  # remembered ticks/failure waiting for their sets
+        self._augmented = False
+        self.ticked: list[str] = []
+        window.tabs.addTab(self.tab, "Compare sets")
+        s = window.state
+        s.predictionsChanged.connect(self._sets_changed)
+        s.readoutsChanged.connect(self._readouts_changed)
+        s.benchmarkChanged.connect(self._benchmark_changed)
+        self.tab.failure.currentIndexChanged.connect(lambda _: self._changed())
+        window.tabs.currentChanged.connect(lambda _: self._remember())
+
+    # ------------------------------------------------------------ which sets
+    def compared(self) -> list[str]:
+        """Set names in letter order: A = the active set, then the other ticked sets."""
+        names = [n for n in self.ticked if n in self.w.state.prediction_sets]
+        active = self.w.state.active
+        if active in names:
+            names.remove(active)
+            names.insert(0, active)
+        return names[: len(LETTERS)]
+
+    def tick(self, name: str, on: bool = True) -> None:
+        box = self.tab.boxes.get(name)
+        if box is not None:
+            box.setChecked(on)  # -> _toggled
+
+    def _toggled(self, name: str, on: bool) -> None:
+        self.ticked = [n for n in self.ticked if n != name] + ([name] if on else [])
+        self._changed()
+
+    def _sets_changed(self) -> None:
+        names = list(self.w.state.prediction_sets)
+        for name in [n for n in self.tab.boxes if n not in names]:
+            self.tab.boxes.pop(name).deleteLater()
+        for name in names:
+            if name not in self.tab.boxes:
+                box = QCheckBox(name)
+                box.toggled.connect(lambda on, n=name: self._toggled(n, on))
+                self.tab.sets_row.addWidget(box)
+                self.tab.boxes[name] = box
+                known = self._pending.get("known", ())
+                if name in self._pending.get("compared", ()) or name not in known:
+                    box.setChecked(True)  # new sets join the comparison; remembered ticks are kept
+        active = self._pending.get("active")
+        if active in names and active != self.w.state.active:
+            self._pending.pop("active")
+            self.w.state.set_active(active)  # emits predictionsChanged again
+            return
+        self._restore_failure()
+        self._remember_sets()
+        self._changed()
+
+    # ------------------------------------------------------------ failure filter
+    def _benchmark_changed(self) -> None:
+        for box in self.tab.boxes.values():
+            box.deleteLater()
+        self.tab.boxes, self.ticked, self._readouts, self._augmented = {}, [], {}, False
+        self._fill_failures([])
+        self._restore_session()
+
+    def _fill_failures(self, columns: list[str]) -> None:
+        current = self.tab.failure.currentText()
+        kind = self.w.state.kind.name if self.w.state.kind else None
+        self.failures = [f for f in presets_for(kind, columns) if not _is_compare_filter(f)] if columns else []
+        self.tab.failure.blockSignals(True)
+        self.tab.failure.clear()
+        self.tab.failure.addItems([f.label for f in self.failures])
+        idx = self.tab.failure.findText(self._pending.get("failure") or current)
+        self.tab.failure.setCurrentIndex(max(idx, 0))
+        self.tab.failure.blockSignals(False)
+
+    def _restore_failure(self) -> None:
+        rows = self._set_readouts(self.w.state.active) if self.w.state.active else []
+        if rows and not self.failures:
+            self._fill_failures(list(flatten(rows[0])))
+
+    def failure(self) -> Filter | None:
+        i = self.tab.failure.currentIndex()
+        return self.failures[i] if 0 <= i < len(self.failures) else None
+
+    # ------------------------------------------------------------ readouts and browser columns
+    def _set_readouts(self, name: str) -> list[dict[str, Any]]:
+        """A set's readouts at the current parameters (the state's for the active set)."""
+        s = self.w.state
+        if name in s.readouts:
+            return s.readouts[name]
+        key = tuple(sorted(s.params.items()))
+        hit = self._readouts.get(name)
+        if hit is None or hit[0] != key:
+            hit = self._readouts[name] = (key, s.scorers[name].readouts(s.params))
+        return hit[1]
+
+    def rows(self) -> list[dict[str, Any]] | None:
+        """The active set's readouts with a ``compare`` section in front (None: nothing compared)."""
+        names, crit, s = self.compared(), self.failure(), self.w.state
+        if len(names) < 2 or crit is None or s.benchmark is None:
+            return None
+        samples = s.benchmark.samples
+        per_set = [self._set_readouts(n) for n in names]
+        keys = [k for k in getattr(crit, "_resolved", {}).values()]
+        out = []
+        for i, rec in enumerate(per_set[0]):
+            flats = [flatten(r[i]) for r in per_set]
+            fails = [bool(crit(Row(samples[i], f))) for f in flats]
+            section: dict[str, Any] = {"A": {"fails": fails[0]}}
+            for letter, f, bad in zip(LETTERS[1:], flats[1:], fails[1:], strict=False):
+                change = "fixed" if fails[0] and not bad else "broken" if bad and not fails[0] else "same"
+                section[letter] = {"fails": bad, "change": change, **{k: f.get(k) for k in keys}}
+            out.append({"compare": section, **rec})
+        return out
+
+    def _readouts_changed(self) -> None:
+        self._readouts = {k: v for k, v in self._readouts.items() if k in self.w.state.scorers}
+        self._restore_failure()
+        self._update_browser()
+
+    def _update_browser(self) -> None:
+        rows = self.rows()
+        if rows is None and not self._augmented:
+            return
+        s = self.w.state
+        self.w.browser.set_readouts(rows if rows is not None else s.readouts.get(s.active or ""))
+        self.w.browser.select_source_row(s.index)
+        self._augmented = rows is not None
+
+    def _changed(self) -> None:
+        self._update_browser()
+        self._remember()
+        if self.shown():
+            self.w.render()
+
+    # ------------------------------------------------------------ drawing
+    def shown(self) -> bool:
+        return self.w.tabs.currentWidget() is self.tab
+
+    def render(self, ctx: RenderContext, view: Any) -> None:
+        """One row per compared set: the benchmark's panels with that set's predictions and captions."""
+        s, sample = self.w.state, ctx.sample
+        names = self.compared()
+        base = view.panels(sample)
+        specs: list[PanelSpec] = []
+        for letter, name in zip(LETTERS, names, strict=False):
+            for spec in base:
+                pid = f"{letter}{_SEP}{spec.prompt_id}" if spec.prompt_id else None
+                specs.append(replace(spec, title=f"{letter} · {name} · {spec.title}", prompt_id=pid))
+        sets = dict(zip(LETTERS, names, strict=False))
+
+        def prediction(pid: str | None) -> Any:
+            if not pid or _SEP not in pid:
+                return None
+            letter, own = pid.split(_SEP, 1)
+            return s.prediction_sets[sets[letter]].get(own) if letter in sets else None
+
+        def caption(spec: PanelSpec) -> str:
+            if not spec.prompt_id or _SEP not in spec.prompt_id:
+                return ""
+            letter, own = spec.prompt_id.split(_SEP, 1)
+            rows = self._set_readouts(sets[letter])
+            rec = rows[s.index] if s.index < len(rows) else None
+            words = view.safe_caption(sample, sample.prompt(own), rec)
+            fails = self._fails(rec)
+            return (f"{words}  ✗ failure" if fails else f"{words}  ✓") if fails is not None else words
+
+        local = replace(ctx, prediction=prediction, caption=caption)
+        self.tab.view.show_panels(specs, local, max(1, len(base)))
+
+    def _fails(self, rec: dict[str, Any] | None) -> bool | None:
+        crit = self.failure()
+        if crit is None or rec is None or self.w.state.sample is None:
+            return None
+        return bool(crit(Row(self.w.state.sample, flatten(rec))))
+
+    # ------------------------------------------------------------ session memory
+    def _session_key(self) -> str | None:
+        s = self.w.state
+        if s.kind is None or s.benchmark is None:
+            return None
+        return f"{s.kind.name}:{s.benchmark.name}:{' '.join(s.argv)}"
+
+    def _remember_sets(self) -> None:
+        key = self._session_key()
+        if key is None:
+            return
+        entry = self.w.settings.sessions.setdefault(key, {})
+        files = dict(entry.get("sets", {}))
+        files.update(self.w.state.set_argv)  # the prediction files of the sets attached from files
+        entry["sets"] = files
+
+    def _remember(self) -> None:
+        key = self._session_key()
+        if key is None or self._pending.get("restoring"):
+            return
+        entry = self.w.settings.sessions.setdefault(key, {})
+        entry["compared"] = list(self.ticked)
+        if self.w.state.active:
+            entry["active"] = self.w.state.active
+        if self.failure() is not None:
+            entry["failure"] = self.failure().label
+        entry["tab"] = self.w.tabs.tabText(self.w.tabs.currentIndex())
+
+    def _restore_session(self) -> None:
+        key = self._session_key()
+        entry = self.w.settings.sessions.get(key or "", {})
+        self._pending = {k: entry[k] for k in ("compared", "failure", "active") if k in entry}
+        self._pending["known"] = set(entry.get("sets", {})) | set(entry.get("compared", ()))
+        for name, argv in entry.get("sets", {}).items():
+            if name not in self.w.state.prediction_sets and argv:
+                self.w.open_predictions(list(argv), name)
+        tab = entry.get("tab")
+        for i in range(self.w.tabs.count()):
+            if tab and self.w.tabs.tabText(i) == tab:
+                self._pending["restoring"] = True
+                self.w.tabs.setCurrentIndex(i)
+                self._pending.pop("restoring")
+

@@ -1,0 +1,129 @@
+"""Compare prediction sets (issue 8): two sets side by side on the same sample with the benchmark's
+captions, synced pan/zoom, browser columns per set, "fixed by B" / "broken by B" filters, and the
+attached sets and layout restored with the session. CAFE demo + a second prediction file in which
+two negatives and one positive were changed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtCore import Qt
+
+demo = pytest.importorskip("masklens.core.benchmarks.demo")
+
+NEG = 1_000_000_000
+
+
+@pytest.fixture
+def second_set(tmp_path):
+    """The demo predictions with the negatives of samples 1 and 3 and the positive of sample 2
+    scored 0.05 (< t): 1 and 3 stop being TA-FP, 2 becomes TA-FN."""
+    if "cafe" not in demo.demo_kinds():
+        pytest.skip("no cafe demo")
+    ns = demo.demo_namespace("cafe", with_predictions=True)
+    preds = json.loads(open(ns.pred).read())
+    for p in preds:
+        if p["image_id"] in (NEG + 1, NEG + 3, 2):
+            p["score"] = 0.05
+    out = tmp_path / "b.json"
+    out.write_text(json.dumps(preds))
+    return out
+
+
+def open_with_b(w, qtbot, b):
+    assert w.open_demo("cafe", sync=True)
+    assert w.open_predictions(["--pred", str(b)])
+    qtbot.waitUntil(lambda: "b.json" in w.state.prediction_sets and not w.jobs.busy, timeout=20000)
+    w.state.set_active("demo predictions")
+
+
+def click_tab(w, qtbot, text):
+    bar = w.tabs.tabBar()
+    i = next(i for i in range(w.tabs.count()) if w.tabs.tabText(i) == text)
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(i).center())
+    assert w.tabs.currentIndex() == i
+
+
+def shown_ids(w):
+    b = w.browser
+    return [b.model.samples[b.proxy.mapToSource(b.proxy.index(r, 0)).row()].id
+            for r in range(b.proxy.rowCount())]
+
+
+def choose_preset(w, label):
+    combo = w.browser.presets
+    i = combo.findText(label)
+    assert i >= 0, [combo.itemText(k) for k in range(combo.count())]
+    combo.setCurrentIndex(i)
+
+
+def test_two_sets_side_by_side_with_their_captions_and_synced_view(window, qtbot, second_set):
+    w = window
+    open_with_b(w, qtbot, second_set)
+    click_tab(w, qtbot, "Compare sets")
+    cmp = w.set_comparison
+    assert cmp.compared() == ["demo predictions", "b.json"]
+    panels = cmp.tab.view.panels
+    assert len(panels) == 4  # two rows (A, B) of the CAFE view's two panels
+    assert [p.title.text().split(" · ")[:2] for p in panels] == [
+        ["A", "demo predictions"], ["A", "demo predictions"], ["B", "b.json"], ["B", "b.json"]]
+    cmp.tab.failure.setCurrentText("negative prompt is TA-FP")
+    neg_a, neg_b = panels[1].caption.text(), panels[3].caption.text()
+    assert neg_a.startswith("TA-FP") and "✗ failure" in neg_a  # sample 1 under A
+    assert neg_b.startswith("TN") and "✓" in neg_b  # ... and under B
+    assert "pred" in panels[1].canvas.layer_names() and "pred" not in panels[3].canvas.layer_names()
+    panels[0].canvas.zoom(2.0)  # pan/zoom synced over both sets
+    assert {round(p.canvas.scale_factor(), 4) for p in panels} == {round(panels[0].canvas.scale_factor(), 4)}
+    cmp.tick("b.json", False)  # one set left: one row
+    assert len(cmp.tab.view.panels) == 2
+
+
+def test_browser_columns_and_fixed_broken_filters(window, qtbot, second_set):
+    w = window
+    open_with_b(w, qtbot, second_set)
+    cmp = w.set_comparison
+    cmp.tab.failure.setCurrentText("negative prompt is TA-FP")
+    cols = w.browser.model.columns
+    assert {"compare.A.fails", "compare.B.fails", "compare.B.change", "compare.B.neg_class"} <= set(cols)
+    choose_preset(w, "fixed by B (compared sets)")
+    assert shown_ids(w) == ["1/1000000001", "3/1000000003"]
+    choose_preset(w, "broken by B (compared sets)")
+    assert shown_ids(w) == []
+    cmp.tab.failure.setCurrentText("positive prompt not TA-TP")
+    choose_preset(w, "broken by B (compared sets)")
+    assert shown_ids(w) == ["2/1000000002"]
+    # F3 walks the filter: the next sample broken by B
+    w.activateWindow()
+    qtbot.waitUntil(w.isActiveWindow, timeout=3000)
+    qtbot.keyClick(w, Qt.Key.Key_F3)
+    assert w.state.sample.id == "2/1000000002"
+    # the slider re-derives every compared set: at t = 0.04 B's 0.05 scores count again
+    w.set_params({**w.state.params, "score_threshold": 0.04})
+    choose_preset(w, "broken by B (compared sets)")
+    assert shown_ids(w) == []
+
+
+def test_attached_sets_and_layout_come_back_with_the_session(qtbot, second_set):
+    from masklens.gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    open_with_b(w, qtbot, second_set)
+    click_tab(w, qtbot, "Compare sets")
+    w.set_comparison.tab.failure.setCurrentText("positive prompt not TA-TP")
+    w.close()  # saves the settings
+
+    w2 = MainWindow()
+    qtbot.addWidget(w2)
+    w2.show()
+    assert w2.open_demo("cafe", sync=True)
+    qtbot.waitUntil(lambda: "b.json" in w2.state.prediction_sets and not w2.jobs.busy, timeout=20000)
+    qtbot.waitUntil(lambda: w2.state.active == "demo predictions", timeout=5000)
+    cmp = w2.set_comparison
+    assert w2.tabs.currentWidget() is cmp.tab
+    assert cmp.compared() == ["demo predictions", "b.json"]
+    assert cmp.tab.failure.currentText() == "positive prompt not TA-TP"
+    assert len(cmp.tab.view.panels) == 4
+    w2.close()
