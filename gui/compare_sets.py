@@ -49,6 +49,11 @@ class CompareSetsTab(QWidget):
         self.sets_row.setContentsMargins(4, 2, 4, 2)
         self.sets_row.addWidget(QLabel("Sets:"))
         self.boxes: dict[str, QCheckBox] = {}
+        self.typed = QCheckBox("typed prompts")
+        self.typed.setChecked(True)
+        self.typed.setToolTip("add the ticked typed-prompt results of this sample (Typed prompts dock) "
+                              "as a last row")
+        self.sets_row.addWidget(self.typed)
         self.failure = QComboBox()
         self.failure.setToolTip("what counts as a failure for “fixed by B” / “broken by B”: "
                                 "one of the benchmark's filters")
@@ -84,6 +89,7 @@ class SetComparison(QObject):
         s.readoutsChanged.connect(self._readouts_changed)
         s.benchmarkChanged.connect(self._benchmark_changed)
         self.tab.failure.currentIndexChanged.connect(lambda _: self._changed())
+        self.tab.typed.toggled.connect(lambda _: self._changed())
         window.tabs.currentChanged.connect(lambda _: self._remember())
 
     # ------------------------------------------------------------ which sets
@@ -113,7 +119,7 @@ class SetComparison(QObject):
             if name not in self.tab.boxes:
                 box = QCheckBox(name)
                 box.toggled.connect(lambda on, n=name: self._toggled(n, on))
-                self.tab.sets_row.addWidget(box)
+                self.tab.sets_row.insertWidget(self.tab.sets_row.count() - 1, box)
                 self.tab.boxes[name] = box
                 known = self._pending.get("known", ())
                 if name in self._pending.get("compared", ()) or name not in known:
@@ -217,29 +223,38 @@ class SetComparison(QObject):
         base = view.panels(sample)
         specs: list[PanelSpec] = []
         for letter, name in zip(LETTERS, names, strict=False):
+            fails = self._fails(self._record(name))  # the sample's failure under this set
+            mark = "" if fails is None else " ✗" if fails else " ✓"
             for spec in base:
                 pid = f"{letter}{_SEP}{spec.prompt_id}" if spec.prompt_id else None
-                specs.append(replace(spec, title=f"{letter} · {name} · {spec.title}", prompt_id=pid))
+                specs.append(replace(spec, title=f"{letter}{mark} · {name} · {spec.title}", prompt_id=pid))
+        if self.tab.typed.isChecked():  # typed-prompt layers of this sample, after the sets
+            specs += self.w.live_list.panel_specs(sample)
         sets = dict(zip(LETTERS, names, strict=False))
 
         def prediction(pid: str | None) -> Any:
             if not pid or _SEP not in pid:
-                return None
+                return ctx.prediction(pid)
             letter, own = pid.split(_SEP, 1)
             return s.prediction_sets[sets[letter]].get(own) if letter in sets else None
 
         def caption(spec: PanelSpec) -> str:
             if not spec.prompt_id or _SEP not in spec.prompt_id:
-                return ""
+                return ctx.caption(spec)
             letter, own = spec.prompt_id.split(_SEP, 1)
-            rows = self._set_readouts(sets[letter])
-            rec = rows[s.index] if s.index < len(rows) else None
-            words = view.safe_caption(sample, sample.prompt(own), rec)
-            fails = self._fails(rec)
-            return (f"{words}  ✗ failure" if fails else f"{words}  ✓") if fails is not None else words
+            return view.safe_caption(sample, sample.prompt(own), self._record(sets[letter]))
 
         local = replace(ctx, prediction=prediction, caption=caption)
         self.tab.view.show_panels(specs, local, max(1, len(base)))
+        crit = self.failure()
+        for panel in self.tab.view.panels:
+            panel.title.setToolTip(f"✗: the sample is a failure under this set ({crit.label}); ✓: it is not"
+                                   if crit is not None else panel.title.text())
+
+    def _record(self, name: str) -> dict[str, Any] | None:
+        rows = self._set_readouts(name)
+        i = self.w.state.index
+        return rows[i] if i < len(rows) else None
 
     def _fails(self, rec: dict[str, Any] | None) -> bool | None:
         crit = self.failure()

@@ -6,6 +6,7 @@ two negatives and one positive were changed."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
@@ -22,7 +23,7 @@ def second_set(tmp_path):
     if "cafe" not in demo.demo_kinds():
         pytest.skip("no cafe demo")
     ns = demo.demo_namespace("cafe", with_predictions=True)
-    preds = json.loads(open(ns.pred).read())
+    preds = json.loads(Path(ns.pred).read_text())
     for p in preds:
         if p["image_id"] in (NEG + 1, NEG + 3, 2):
             p["score"] = 0.05
@@ -66,16 +67,26 @@ def test_two_sets_side_by_side_with_their_captions_and_synced_view(window, qtbot
     assert cmp.compared() == ["demo predictions", "b.json"]
     panels = cmp.tab.view.panels
     assert len(panels) == 4  # two rows (A, B) of the CAFE view's two panels
-    assert [p.title.text().split(" · ")[:2] for p in panels] == [
-        ["A", "demo predictions"], ["A", "demo predictions"], ["B", "b.json"], ["B", "b.json"]]
     cmp.tab.failure.setCurrentText("negative prompt is TA-FP")
-    neg_a, neg_b = panels[1].caption.text(), panels[3].caption.text()
-    assert neg_a.startswith("TA-FP") and "✗ failure" in neg_a  # sample 1 under A
-    assert neg_b.startswith("TN") and "✓" in neg_b  # ... and under B
+    panels = cmp.tab.view.panels
+    assert [p.title.text().split(" · ")[:2] for p in panels] == [  # sample 1: TA-FP under A, TN under B
+        ["A ✗", "demo predictions"], ["A ✗", "demo predictions"], ["B ✓", "b.json"], ["B ✓", "b.json"]]
+    assert panels[1].caption.text().startswith("TA-FP") and panels[3].caption.text().startswith("TN")
     assert "pred" in panels[1].canvas.layer_names() and "pred" not in panels[3].canvas.layer_names()
     panels[0].canvas.zoom(2.0)  # pan/zoom synced over both sets
     assert {round(p.canvas.scale_factor(), 4) for p in panels} == {round(panels[0].canvas.scale_factor(), 4)}
     cmp.tick("b.json", False)  # one set left: one row
+    assert len(cmp.tab.view.panels) == 2
+    # a typed-prompt layer of this sample joins as a last row, with its own caption
+    from masklens.core.schema import Role
+    from masklens.gui.prompt_bar import PromptRequest
+
+    assert w.run_prompt(PromptRequest("square", Role.POSITIVE, None, None, "demo"), sync=True)
+    click_tab(w, qtbot, "Compare sets")
+    panels = cmp.tab.view.panels
+    assert len(panels) == 3 and panels[2].title.text().startswith("#1 demo")
+    assert "IoU" in panels[2].caption.text() and "pred" in panels[2].canvas.layer_names()
+    cmp.tab.typed.setChecked(False)
     assert len(cmp.tab.view.panels) == 2
 
 
