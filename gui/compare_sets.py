@@ -27,6 +27,8 @@ from masklens.gui.sample_view import RenderContext, SampleViewWidget
 from masklens.gui.views import PanelSpec
 
 LETTERS = "ABCDEF"
+#: up to this many samples the compare columns are built at once, beyond on the worker pool
+SYNC_ROWS = 5000
 _SEP = "\x1f"  # joins a set letter and a prompt id in the panels' prompt ids
 
 register_presets("*", [
@@ -50,6 +52,24 @@ def flatten_some(record: dict[str, Any], tops: set[str] | None) -> dict[str, Any
     if tops is None:
         return flatten(record)
     return flatten({k: record[k] for k in tops if k in record})
+
+
+def compare_rows(samples: list[Any], per_set: list[list[dict[str, Any]]], crit: Filter,
+                 *, only_needed: bool = True) -> list[dict[str, Any]]:
+    """The first set's readouts, each with a ``compare`` section in front: per set whether the
+    sample fails ``crit``, and for B, C, … the change against A and the values ``crit`` reads."""
+    keys = list(getattr(crit, "_resolved", {}).values())
+    tops = needed_tops(crit, keys) if only_needed else None
+    out = []
+    for i, rec in enumerate(per_set[0]):
+        flats = [flatten_some(r[i], tops) for r in per_set]
+        fails = [bool(crit(Row(samples[i], f))) for f in flats]
+        section: dict[str, Any] = {"A": {"fails": fails[0]}}
+        for letter, f, bad in zip(LETTERS[1:], flats[1:], fails[1:], strict=False):
+            change = "fixed" if fails[0] and not bad else "broken" if bad and not fails[0] else "same"
+            section[letter] = {"fails": bad, "change": change, **{k: f.get(k) for k in keys}}
+        out.append({"compare": section, **rec})
+    return out
 
 
 def _is_compare_filter(f: Filter) -> bool:
@@ -99,6 +119,7 @@ class SetComparison(QObject):
         self._pending: dict[str, Any] = {}  # remembered ticks/failure waiting for their sets
         self._augmented = False
         self._rows_memo: tuple | None = None
+        self._serial = 0
         self.ticked: list[str] = []
         window.tabs.addTab(self.tab, "Compare sets")
         s = window.state
@@ -202,17 +223,7 @@ class SetComparison(QObject):
         if (memo is not None and memo[0] == memo_key
                 and all(a is b for a, b in zip(memo[2], per_set, strict=True))):
             return memo[1]
-        keys = list(getattr(crit, "_resolved", {}).values())
-        tops = needed_tops(crit, keys)
-        out = []
-        for i, rec in enumerate(per_set[0]):
-            flats = [flatten_some(r[i], tops) for r in per_set]
-            fails = [bool(crit(Row(samples[i], f))) for f in flats]
-            section: dict[str, Any] = {"A": {"fails": fails[0]}}
-            for letter, f, bad in zip(LETTERS[1:], flats[1:], fails[1:], strict=False):
-                change = "fixed" if fails[0] and not bad else "broken" if bad and not fails[0] else "same"
-                section[letter] = {"fails": bad, "change": change, **{k: f.get(k) for k in keys}}
-            out.append({"compare": section, **rec})
+        out = compare_rows(samples, per_set, crit)
         self._rows_memo = (memo_key, out, per_set)
         return out
 
@@ -222,7 +233,38 @@ class SetComparison(QObject):
         self._update_browser()
 
     def _update_browser(self) -> None:
-        rows = self.rows()
+        """Browser columns for the compared sets; large benchmarks build them on the worker pool
+        (the latest request wins), small ones at once."""
+        s = self.w.state
+        n = len(s.benchmark.samples) if s.benchmark is not None else 0
+        self._serial += 1
+        if n <= SYNC_ROWS or self.rows_ready():
+            self._show_rows(self.rows())
+            return
+        serial, names, crit = self._serial, self.compared(), self.failure()
+        per_set = [self._set_readouts(name) for name in names]
+        samples = s.benchmark.samples
+
+        def build(ctx: Any) -> list[dict[str, Any]]:
+            return compare_rows(samples, per_set, crit)
+
+        def done(rows: list[dict[str, Any]]) -> None:
+            if serial == self._serial:  # a newer slider value or tick supersedes this one
+                self._rows_memo = ((tuple(names), crit.label), rows, per_set)
+                self._show_rows(rows)
+
+        self.w.jobs.run("compare sets", build, on_done=done)
+
+    def rows_ready(self) -> bool:
+        """Whether :meth:`rows` is free: nothing compared, or memoised for these readouts."""
+        names, crit = self.compared(), self.failure()
+        if len(names) < 2 or crit is None:
+            return True
+        memo = self._rows_memo
+        return (memo is not None and memo[0] == (tuple(names), crit.label)
+                and all(a is b for a, b in zip(memo[2], [self._set_readouts(x) for x in names], strict=True)))
+
+    def _show_rows(self, rows: list[dict[str, Any]] | None) -> None:
         if rows is None and not self._augmented:
             return
         s = self.w.state

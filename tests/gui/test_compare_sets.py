@@ -138,3 +138,18 @@ def test_attached_sets_and_layout_come_back_with_the_session(qtbot, second_set):
     assert cmp.tab.failure.currentText() == "positive prompt not TA-TP"
     assert len(cmp.tab.view.panels) == 4
     w2.close()
+
+
+def test_large_benchmarks_build_the_columns_on_the_worker_pool(window, qtbot, second_set, monkeypatch):
+    from masklens.gui import compare_sets
+
+    w = window
+    open_with_b(w, qtbot, second_set)
+    monkeypatch.setattr(compare_sets, "SYNC_ROWS", 0)  # the 18 demo samples count as "large"
+    cmp = w.set_comparison
+    cmp.tab.failure.setCurrentText("positive prompt not TA-TP")
+    with qtbot.waitSignal(w.jobs.finished, timeout=10000):
+        w.set_params({**w.state.params, "score_threshold": 0.6})  # the job is started, not run here
+    qtbot.waitUntil(lambda: not w.jobs.busy, timeout=10000)
+    choose_preset(w, "broken by B (compared sets)")
+    assert shown_ids(w) == ["2/1000000002"]

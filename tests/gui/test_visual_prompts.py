@@ -163,6 +163,9 @@ def test_esc_cancels_a_box_being_drawn_and_tool_keys_need_canvas_focus(cafe, qtb
     # a drawn prompt belongs to its sample: stepping on clears it
     drag_box(qtbot, canvas, (5, 5, 40, 40))
     assert w.visual_tool.prompt
+    qtbot.keyClick(canvas, Qt.Key.Key_H)  # Pan: a drag pans again, the drawing stays
+    assert w.visual_tool.tool == "pan" and canvas.tool == "pan" and w.visual_tool.prompt
+    assert w.visual_tool.tool_actions["pan"].isChecked()
     w.step_sample(1)
     assert not w.visual_tool.prompt and w.sample_view.panels[0].canvas.marks() == []
 
