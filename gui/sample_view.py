@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
@@ -181,6 +181,7 @@ class SampleViewWidget(QWidget):
         layout_key = (n, columns)
         if getattr(self, "_layout_key", None) == layout_key:
             return
+        had_focus = any(p.canvas.hasFocus() for p in self.panels)  # keep the one-key shortcuts
         for p in self.panels:
             self.grid.removeWidget(p)
             p.hide()  # until deleteLater runs it would show through the new grid's spacing
@@ -198,6 +199,8 @@ class SampleViewWidget(QWidget):
             p.canvas.set_tool(self.tool)
             p.canvas.boxDrawn.connect(lambda *b, i=i: self._drawn(i, self.boxDrawn, b))
             p.canvas.pointClicked.connect(lambda *q, i=i: self._drawn(i, self.pointClicked, q))
+        if had_focus and self.panels:
+            self.panels[0].canvas.setFocus(Qt.FocusReason.OtherFocusReason)
         self._layout_key = layout_key
 
     def show_panels(self, specs: list[PanelSpec], ctx: RenderContext | None, columns: int) -> None:

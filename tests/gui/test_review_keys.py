@@ -140,3 +140,30 @@ def test_note_field_types_letters_and_enter_records_the_note(rw, qtbot):
 def test_focus_ring_on_canvas_and_list(rw):
     assert ":focus" in canvas_of(rw).styleSheet()
     assert ":focus" in rw.browser.table.styleSheet()
+
+
+def test_ctrl_z_in_a_text_field_is_the_field_s_undo(rw, qtbot):
+    w = rw
+    canvas = canvas_of(w)
+    qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton)
+    qtbot.keyClick(canvas, Qt.Key.Key_M)
+    combo = w.prompt_bar.text
+    focus(qtbot, combo)
+    combo.lineEdit().clear()
+    qtbot.keyClicks(combo, "red")
+    qtbot.keyClick(combo, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert current(w) == [(w.state.sample.id, "model_wrong", "")]  # the verdict stays
+    assert combo.lineEdit().text() != "red"  # the field undid its typing
+
+
+def test_the_canvas_keeps_the_focus_when_the_panels_are_rebuilt(rw, qtbot):
+    w = rw
+    qtbot.mouseClick(canvas_of(w).viewport(), Qt.MouseButton.LeftButton)
+    assert canvas_of(w).hasFocus()
+    w.tabs.setCurrentIndex(0)
+    w.sample_view._layout_key = None  # e.g. a benchmark with another panel layout
+    w.render()
+    new = canvas_of(w)
+    qtbot.waitUntil(new.hasFocus, timeout=3000)
+    qtbot.keyClick(new, Qt.Key.Key_K)
+    assert current(w) == [(w.state.sample.id, "fine", "")]
