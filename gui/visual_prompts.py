@@ -23,7 +23,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QToolBar
+from PySide6.QtWidgets import QLabel, QToolBar
 
 #: backends whose detector needs text: drawn geometry replaces it and goes to their SAM 2 stage
 GEOMETRY_REPLACES_TEXT = frozenset({"grounded-sam2", "owlv2-sam2"})
@@ -97,6 +97,10 @@ class VisualPromptTool(QObject):
         self.run_action.setToolTip("run the drawn prompt (with the text, if any) on the selected model (Ctrl+Return)")
         self.run_action.triggered.connect(lambda: window.prompt_bar.request_run())
         self.toolbar.addAction(self.run_action)
+        self.summary = QLabel("")
+        self.summary.setToolTip("the drawn prompt: boxes [x0,y0,x1,y1] and points (+ positive, − negative), "
+                                "in image pixels")
+        self.toolbar.addWidget(self.summary)
         self.actions = [*self.tool_actions.values(), self.clear_action, self.run_action]
         for view in self.views:
             view.boxDrawn.connect(lambda image, box: self.add(image, box=box))
@@ -144,9 +148,7 @@ class VisualPromptTool(QObject):
         for view in self.views:
             view.marks = marks
             view.draw_marks()
-        if self.prompt:
-            self.window.status.showMessage(
-                f"drawn on {self.prompt.image}: {describe(self.prompt.to_meta())} — Run or Ctrl+Return", 8000)
+        self.summary.setText(f" {self.prompt.image}: {describe(self.prompt.to_meta())}" if self.prompt else "")
         self.changed.emit()
 
     def _result_marks(self, spec: Any) -> tuple[list, list] | None:
