@@ -98,8 +98,6 @@ class VisualPromptTool(QObject):
         self.run_action.triggered.connect(lambda: window.prompt_bar.request_run())
         self.toolbar.addAction(self.run_action)
         self.summary = QLabel("")
-        self.summary.setToolTip("the drawn prompt: boxes [x0,y0,x1,y1] and points (+ positive, − negative), "
-                                "in image pixels")
         self.toolbar.addWidget(self.summary)
         self.actions = [*self.tool_actions.values(), self.clear_action, self.run_action]
         for view in self.views:
@@ -148,7 +146,10 @@ class VisualPromptTool(QObject):
         for view in self.views:
             view.marks = marks
             view.draw_marks()
-        self.summary.setText(f" {self.prompt.image}: {describe(self.prompt.to_meta())}" if self.prompt else "")
+        nb, npt = len(self.prompt.boxes), len(self.prompt.points)
+        self.summary.setText(f" {nb} box{'es' * (nb != 1)} · {npt} point{'s' * (npt != 1)}" if self.prompt else "")
+        self.summary.setToolTip(f"drawn on {self.prompt.image}: {describe(self.prompt.to_meta())} (image pixels)"
+                                if self.prompt else "")
         self.changed.emit()
 
     def _result_marks(self, spec: Any) -> tuple[list, list] | None:

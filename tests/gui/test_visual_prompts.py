@@ -71,7 +71,8 @@ def test_box_tool_draws_a_box_and_the_demo_model_answers_it(cafe, qtbot):
     drag_box(qtbot, canvas, box)
     (kind, drawn), = canvas.marks()
     assert kind == "box" and np.allclose(drawn, box, atol=1.5)
-    assert w.visual_tool.summary.text().strip().startswith(f"{w.sample_view.specs[0].image}: box [")
+    assert w.visual_tool.summary.text().strip() == "1 box · 0 points"
+    assert w.visual_tool.summary.toolTip().startswith(f"drawn on {w.sample_view.specs[0].image}: box [")
     w.prompt_bar.set_text("")  # a box alone: whatever is there
     r = run_drawn(w, qtbot, canvas)
     assert np.allclose(r.prompt.meta["boxes"][0], box, atol=1.5)
