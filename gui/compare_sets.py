@@ -29,6 +29,8 @@ from masklens.gui.views import PanelSpec
 LETTERS = "ABCDEF"
 #: up to this many samples the compare columns are built at once, beyond on the worker pool
 SYNC_ROWS = 5000
+#: benchmarks whose compared sets the settings remember
+MAX_SESSIONS = 20
 _SEP = "\x1f"  # joins a set letter and a prompt id in the panels' prompt ids
 
 register_presets("*", [
@@ -335,11 +337,21 @@ class SetComparison(QObject):
             return None
         return f"{s.kind.name}:{s.benchmark.name}:{' '.join(s.argv)}"
 
+    def _entry(self, key: str) -> dict[str, Any]:
+        """This benchmark's session entry, moved to the end (most recent); the oldest beyond
+        :data:`MAX_SESSIONS` are dropped."""
+        sessions = self.w.settings.sessions
+        entry = sessions.pop(key, {})
+        sessions[key] = entry
+        while len(sessions) > MAX_SESSIONS:
+            sessions.pop(next(iter(sessions)))
+        return entry
+
     def _remember_sets(self) -> None:
         key = self._session_key()
         if key is None:
             return
-        entry = self.w.settings.sessions.setdefault(key, {})
+        entry = self._entry(key)
         files = dict(entry.get("sets", {}))
         files.update(self.w.state.set_argv)  # the prediction files of the sets attached from files
         entry["sets"] = files
@@ -348,7 +360,7 @@ class SetComparison(QObject):
         key = self._session_key()
         if key is None or self._pending.get("restoring"):
             return
-        entry = self.w.settings.sessions.setdefault(key, {})
+        entry = self._entry(key)
         entry["compared"] = list(self.ticked)
         if self.w.state.active:
             entry["active"] = self.w.state.active

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QFormLayout,
     QGridLayout,
@@ -58,6 +60,10 @@ class ReviewPanel(QWidget):
         self.note = QLineEdit()
         self.note.setPlaceholderText("optional note; Enter records it with your verdict")
         self.note.returnPressed.connect(self.record_note)
+        self._focus_before_note: QWidget | None = None  # Enter gives the focus back to it
+        app = QApplication.instance()
+        if app is not None:
+            app.focusChanged.connect(self._focus_changed)
         self.undo_stack: list[Any] = []  # verdicts recorded in this session, newest last
         form = QFormLayout()
         form.addRow("About", self.target)
@@ -183,7 +189,15 @@ class ReviewPanel(QWidget):
         if mine is None:
             self.status.setText("choose a verdict (button or key): the note is recorded with it")
             return None
-        return self.record(mine)
+        v = self.record(mine)
+        back = self._focus_before_note
+        if v is not None and back is not None and shiboken6.isValid(back) and back.isVisible():
+            back.setFocus(Qt.FocusReason.OtherFocusReason)  # back to the canvas or list: keys work again
+        return v
+
+    def _focus_changed(self, old: QWidget | None, new: QWidget | None) -> None:
+        if new is self.note and old is not None and shiboken6.isValid(old) and not self.isAncestorOf(old):
+            self._focus_before_note = old
 
     def undo(self) -> Any:
         """Take back the newest verdict of this session: a retraction row is appended to the store."""

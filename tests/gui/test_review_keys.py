@@ -167,3 +167,19 @@ def test_the_canvas_keeps_the_focus_when_the_panels_are_rebuilt(rw, qtbot):
     qtbot.waitUntil(new.hasFocus, timeout=3000)
     qtbot.keyClick(new, Qt.Key.Key_K)
     assert current(w) == [(w.state.sample.id, "fine", "")]
+
+
+def test_enter_in_the_note_gives_the_focus_back_to_the_canvas(rw, qtbot):
+    w = rw
+    canvas = canvas_of(w)
+    qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton)
+    qtbot.keyClick(canvas, Qt.Key.Key_M)
+    note = w.review_panel.note
+    qtbot.mouseClick(note, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(note.hasFocus, timeout=3000)
+    qtbot.keyClicks(note, "bleeds into the sky")
+    qtbot.keyClick(note, Qt.Key.Key_Return)
+    assert current(w) == [(w.state.sample.id, "model_wrong", "bleeds into the sky")]
+    qtbot.waitUntil(canvas.hasFocus, timeout=3000)
+    qtbot.keyClick(canvas, Qt.Key.Key_K)  # keys act again at once
+    assert current(w) == [(w.state.sample.id, "fine", "")]
