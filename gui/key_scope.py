@@ -56,12 +56,27 @@ class SingleKeyScope(QObject):
 
 
 def install(window: QWidget, areas: Callable[[], list[QWidget]]) -> SingleKeyScope:
-    """Scope ``window``'s one-key shortcuts to ``areas()``."""
+    """Scope ``window``'s one-key shortcuts to ``areas()``. When a benchmark opens
+    (``window.state.benchmarkChanged``) and the focus is outside the areas, the last area that
+    can take it (the sample list) gets it, so the keys work without a first click."""
     scope = SingleKeyScope(areas, window)
     window.installEventFilter(scope)
     for dock in window.findChildren(QDockWidget):  # a floating dock is a window of its own
         dock.installEventFilter(scope)
+    state = getattr(window, "state", None)
+    if state is not None and hasattr(state, "benchmarkChanged"):
+        state.benchmarkChanged.connect(lambda: focus_areas(areas()))
     return scope
+
+
+def focus_areas(areas: list[QWidget]) -> None:
+    """Give the focus to the last of ``areas`` that can take it, unless it is in one already."""
+    if inside(QApplication.focusWidget(), areas):
+        return
+    for area in reversed(areas):  # the sample list first: it is always there
+        if area.isVisible() and area.focusPolicy() != Qt.FocusPolicy.NoFocus:
+            area.setFocus(Qt.FocusReason.OtherFocusReason)
+            return
 
 
 def show_focus(view: QWidget, cls: str) -> None:

@@ -153,3 +153,14 @@ def test_large_benchmarks_build_the_columns_on_the_worker_pool(window, qtbot, se
     qtbot.waitUntil(lambda: not w.jobs.busy, timeout=10000)
     choose_preset(w, "broken by B (compared sets)")
     assert shown_ids(w) == ["2/1000000002"]
+
+
+def test_settings_remember_only_the_most_recent_benchmarks(window):
+    from masklens.gui.compare_sets import MAX_SESSIONS
+
+    cmp = window.set_comparison
+    for i in range(MAX_SESSIONS + 5):
+        cmp._entry(f"toy:b{i}:")["tab"] = "Sample"
+    cmp._entry("toy:b3:")  # used again: most recent
+    keys = list(window.settings.sessions)
+    assert len(keys) == MAX_SESSIONS and keys[-1] == "toy:b3:" and "toy:b0:" not in keys

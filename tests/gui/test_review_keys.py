@@ -183,3 +183,16 @@ def test_enter_in_the_note_gives_the_focus_back_to_the_canvas(rw, qtbot):
     qtbot.waitUntil(canvas.hasFocus, timeout=3000)
     qtbot.keyClick(canvas, Qt.Key.Key_K)  # keys act again at once
     assert current(w) == [(w.state.sample.id, "fine", "")]
+
+
+def test_opening_a_benchmark_puts_the_focus_on_the_sample_list(window, toy, qtbot):
+    w = window
+    w.activateWindow()
+    qtbot.waitUntil(w.isActiveWindow, timeout=3000)
+    focus(qtbot, w.prompt_bar.text)
+    assert w.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])])
+    qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=10000)
+    assert QApplication.focusWidget() is w.browser.table
+    if w.review_panel is not None:
+        qtbot.keyClick(w.browser.table, Qt.Key.Key_K)
+        assert current(w) == [(w.state.sample.id, "fine", "")]
