@@ -126,7 +126,6 @@ class SetComparison(QObject):
         window.tabs.addTab(self.tab, "Compare sets")
         s = window.state
         s.predictionsChanged.connect(self._sets_changed)
-        s.readoutsChanged.connect(self._readouts_changed)
         s.benchmarkChanged.connect(self._benchmark_changed)
         self.tab.failure.currentIndexChanged.connect(lambda _: self._changed())
         self.tab.typed.toggled.connect(lambda _: self._changed())
@@ -229,23 +228,23 @@ class SetComparison(QObject):
         self._rows_memo = (memo_key, out, per_set)
         return out
 
-    def _readouts_changed(self) -> None:
+    def browser_readouts(self, plain: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        """What the browser shows for the active set's readouts ``plain``: themselves, or with the
+        ``compare`` section in front while two or more sets are ticked. Small benchmarks get it at
+        once; large ones (> :data:`SYNC_ROWS`) get it from the worker pool (latest request wins)
+        and meanwhile keep the previous comparison's columns, so the chosen filter stays."""
+        self._serial += 1
         self._readouts = {k: v for k, v in self._readouts.items() if k in self.w.state.scorers}
         self._restore_failure()
-        self._update_browser()
-
-    def _update_browser(self) -> None:
-        """Browser columns for the compared sets; large benchmarks build them on the worker pool
-        (the latest request wins), small ones at once."""
-        s = self.w.state
-        n = len(s.benchmark.samples) if s.benchmark is not None else 0
-        self._serial += 1
-        if n <= SYNC_ROWS or self.rows_ready():
-            self._show_rows(self.rows())
-            return
-        serial, names, crit = self._serial, self.compared(), self.failure()
+        names, crit, s = self.compared(), self.failure(), self.w.state
+        if plain is None or len(names) < 2 or crit is None or s.benchmark is None:
+            self._augmented = False
+            return plain
+        self._augmented = True
+        if len(plain) <= SYNC_ROWS or self.rows_ready():
+            return self.rows()
+        serial, samples = self._serial, s.benchmark.samples
         per_set = [self._set_readouts(name) for name in names]
-        samples = s.benchmark.samples
 
         def build(ctx: Any) -> list[dict[str, Any]]:
             return compare_rows(samples, per_set, crit)
@@ -256,6 +255,17 @@ class SetComparison(QObject):
                 self._show_rows(rows)
 
         self.w.jobs.run("compare sets", build, on_done=done)
+        memo = self._rows_memo
+        if memo is not None and memo[0] == (tuple(names), crit.label) and len(memo[1]) == len(plain):
+            return [{"compare": old["compare"], **rec} for old, rec in zip(memo[1], plain, strict=True)]
+        keys = list(getattr(crit, "_resolved", {}).values())
+        pending = {"A": {"fails": None}, **{letter: {"fails": None, "change": None, **dict.fromkeys(keys)}
+                                           for letter in LETTERS[1:len(names)]}}
+        return [{"compare": pending, **rec} for rec in plain]
+
+    def _update_browser(self) -> None:
+        s = self.w.state
+        self._show_rows(self.browser_readouts(s.readouts.get(s.active or "")), force=True)
 
     def rows_ready(self) -> bool:
         """Whether :meth:`rows` is free: nothing compared, or memoised for these readouts."""
@@ -266,13 +276,11 @@ class SetComparison(QObject):
         return (memo is not None and memo[0] == (tuple(names), crit.label)
                 and all(a is b for a, b in zip(memo[2], [self._set_readouts(x) for x in names], strict=True)))
 
-    def _show_rows(self, rows: list[dict[str, Any]] | None) -> None:
-        if rows is None and not self._augmented:
+    def _show_rows(self, rows: list[dict[str, Any]] | None, force: bool = False) -> None:
+        if rows is None and not force:
             return
-        s = self.w.state
-        self.w.browser.set_readouts(rows if rows is not None else s.readouts.get(s.active or ""))
-        self.w.browser.select_source_row(s.index)
-        self._augmented = rows is not None
+        self.w.browser.set_readouts(rows)
+        self.w.browser.select_source_row(self.w.state.index)
 
     def _changed(self) -> None:
         self._update_browser()

@@ -212,7 +212,8 @@ class MainWindow(WindowActions, QMainWindow):
         self.view_toolbar.set_sets(list(self.state.prediction_sets), self.state.active)
 
     def _readouts_changed(self) -> None:
-        self.browser.set_readouts(self.state.readouts.get(self.state.active or ""))
+        # with two or more sets ticked in "Compare sets", their columns come first
+        self.browser.set_readouts(self.set_comparison.browser_readouts(self.state.readouts.get(self.state.active or "")))
         self.browser.select_source_row(self.state.index)  # a model reset drops the selection
         self.render()
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 demo = pytest.importorskip("masklens.core.benchmarks.demo")
 
@@ -75,8 +75,9 @@ def test_two_sets_side_by_side_with_their_captions_and_synced_view(window, qtbot
     assert "pred" in panels[1].canvas.layer_names() and "pred" not in panels[3].canvas.layer_names()
     panels[0].canvas.zoom(2.0)  # pan/zoom synced over both sets
     assert {round(p.canvas.scale_factor(), 4) for p in panels} == {round(panels[0].canvas.scale_factor(), 4)}
-    cmp.tick("b.json", False)  # one set left: one row
-    assert len(cmp.tab.view.panels) == 2
+    box = cmp.tab.boxes["b.json"]
+    qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(8, box.height() // 2))  # untick B: one row left
+    assert not box.isChecked() and len(cmp.tab.view.panels) == 2
     # a typed-prompt layer of this sample joins as a last row, with its own caption
     from masklens.core.schema import Role
     from masklens.gui.prompt_bar import PromptRequest
@@ -101,6 +102,10 @@ def test_browser_columns_and_fixed_broken_filters(window, qtbot, second_set):
     assert shown_ids(w) == ["1/1000000001", "3/1000000003"]
     choose_preset(w, "broken by B (compared sets)")
     assert shown_ids(w) == []
+    w.view_toolbar.sets.setCurrentText("b.json")  # b.json becomes A: what it fixed, the other breaks
+    assert cmp.compared() == ["b.json", "demo predictions"]
+    assert shown_ids(w) == ["1/1000000001", "3/1000000003"]
+    w.view_toolbar.sets.setCurrentText("demo predictions")
     cmp.tab.failure.setCurrentText("positive prompt not TA-TP")
     choose_preset(w, "broken by B (compared sets)")
     assert shown_ids(w) == ["2/1000000002"]
@@ -109,9 +114,10 @@ def test_browser_columns_and_fixed_broken_filters(window, qtbot, second_set):
     qtbot.waitUntil(w.isActiveWindow, timeout=3000)
     qtbot.keyClick(w, Qt.Key.Key_F3)
     assert w.state.sample.id == "2/1000000002"
-    # the slider re-derives every compared set: at t = 0.04 B's 0.05 scores count again
+    # the slider re-derives every compared set: at t = 0.04 B's 0.05 scores count again; the
+    # chosen filter stays
     w.set_params({**w.state.params, "score_threshold": 0.04})
-    choose_preset(w, "broken by B (compared sets)")
+    assert w.browser.presets.currentText() == "broken by B (compared sets)"
     assert shown_ids(w) == []
 
 
@@ -148,11 +154,17 @@ def test_large_benchmarks_build_the_columns_on_the_worker_pool(window, qtbot, se
     monkeypatch.setattr(compare_sets, "SYNC_ROWS", 0)  # the 18 demo samples count as "large"
     cmp = w.set_comparison
     cmp.tab.failure.setCurrentText("positive prompt not TA-TP")
-    with qtbot.waitSignal(w.jobs.finished, timeout=10000):
-        w.set_params({**w.state.params, "score_threshold": 0.6})  # the job is started, not run here
     qtbot.waitUntil(lambda: not w.jobs.busy, timeout=10000)
     choose_preset(w, "broken by B (compared sets)")
     assert shown_ids(w) == ["2/1000000002"]
+    with qtbot.waitSignal(w.jobs.finished, timeout=10000):
+        w.set_params({**w.state.params, "score_threshold": 0.04})  # the job is started, not run here
+        # meanwhile: the previous comparison's columns, so the filter stays
+        assert w.browser.presets.currentText() == "broken by B (compared sets)"
+        assert shown_ids(w) == ["2/1000000002"]
+    qtbot.waitUntil(lambda: not w.jobs.busy, timeout=10000)
+    assert w.browser.presets.currentText() == "broken by B (compared sets)"
+    assert shown_ids(w) == []  # at t = 0.04 B's 0.05 positive counts again
 
 
 def test_settings_remember_only_the_most_recent_benchmarks(window):

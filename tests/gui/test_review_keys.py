@@ -196,3 +196,18 @@ def test_opening_a_benchmark_puts_the_focus_on_the_sample_list(window, toy, qtbo
     if w.review_panel is not None:
         qtbot.keyClick(w.browser.table, Qt.Key.Key_K)
         assert current(w) == [(w.state.sample.id, "fine", "")]
+
+
+def test_undo_does_not_reach_into_the_previous_benchmark_s_store(rw, qtbot):
+    w = rw
+    canvas = canvas_of(w)
+    qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton)
+    qtbot.keyClick(canvas, Qt.Key.Key_M)
+    old_path, old_key = w.state.review_store.path, benchmark_key(w.state.benchmark)
+    assert w.open_demo("cafe", sync=True)
+    assert w.state.review_store.path != old_path
+    qtbot.mouseClick(canvas_of(w).viewport(), Qt.MouseButton.LeftButton)
+    qtbot.keyClick(canvas_of(w), Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert "nothing to undo" in w.review_panel.status.text()
+    with ReviewStore(old_path) as st:
+        assert [v.verdict for v in st.current(old_key)] == ["model_wrong"]
