@@ -53,6 +53,7 @@ def test_review_draw_and_compare_on_each_demo(window, qtbot, kind, no_errors):
     qtbot.waitUntil(w.isActiveWindow, timeout=3000)
     w.tabs.setCurrentIndex(0)
     canvas = w.sample_view.panels[0].canvas
+    qtbot.waitUntil(lambda: canvas.width() > 150, timeout=3000)  # laid out
     vp = canvas.viewport()
     qtbot.mouseClick(vp, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(canvas.hasFocus, timeout=3000)
@@ -78,7 +79,8 @@ def test_review_draw_and_compare_on_each_demo(window, qtbot, kind, no_errors):
     qtbot.keyClick(canvas, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: len(w.state.live) > n and not w.jobs.busy, timeout=30000)
     r = w.state.live[-1]
-    assert r.prompt.meta["boxes"] and r.prompt.image == w.sample_view.specs[0].image
+    assert np.allclose(r.prompt.meta["boxes"][0], (x0, y0, x1, y1), atol=3.5)  # drawn in view pixels; clamped to the image
+    assert r.prompt.image == w.sample_view.specs[0].image
     assert w.message_bar.level != "error", w.message_bar.text
 
     # a second prediction set (the demo's again, under another name), compared side by side

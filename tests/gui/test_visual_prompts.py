@@ -20,6 +20,7 @@ def cafe(window, qtbot):
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=3000)
     window.prompt_bar.select_model("demo")
+    qtbot.waitUntil(lambda: window.sample_view.panels[0].canvas.width() > 200, timeout=3000)  # laid out
     return window
 
 
@@ -200,3 +201,25 @@ def test_compare_panel_shows_the_geometry_its_result_was_run_with(cafe, qtbot):
     w.tabs.setCurrentIndex(1)
     assert w.compare_view.panels[0].canvas.marks() == [("box", (10.0, 12.0, 60.0, 70.0))]
     assert r.prompt.meta["boxes"] == [(10.0, 12.0, 60.0, 70.0)]
+
+
+def test_a_box_drawn_on_the_counterfactual_runs_on_that_image(window, qtbot):
+    if "hallusegbench" not in demo.demo_kinds():
+        pytest.skip("no hallusegbench demo")
+    w = window
+    assert w.open_demo("hallusegbench", sync=True)
+    specs = w.sample_view.specs
+    other = next(i for i, s in enumerate(specs) if s.image != specs[0].image)
+    canvas = w.sample_view.panels[other].canvas
+    qtbot.waitUntil(lambda: canvas.width() > 200, timeout=3000)  # laid out: one view pixel ≈ one image pixel
+    qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton)
+    qtbot.keyClick(canvas, Qt.Key.Key_B)
+    drag_box(qtbot, canvas, (10, 10, 60, 60))
+    assert w.visual_tool.prompt.image == specs[other].image
+    # shown on every panel of that image, on no panel of the other
+    for spec, panel in zip(specs, w.sample_view.panels, strict=True):
+        assert bool(panel.canvas.marks()) == (spec.image == specs[other].image)
+    w.prompt_bar.set_text("")
+    r = run_drawn(w, qtbot, canvas)
+    assert r.prompt.image == specs[other].image
+    assert np.allclose(r.prompt.meta["boxes"][0], (10, 10, 60, 60), atol=1.5)
