@@ -87,6 +87,8 @@ class ReviewPanel(QWidget):
                                     "nothing is deleted)")
         self.undo_button.clicked.connect(self.undo)
         self.undo_button.setEnabled(False)
+        for b in (*self.buttons.values(), self.clear_button, self.undo_button, self.next_button):
+            b.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # a click leaves the focus (and the keys) where it was
         row = QHBoxLayout()
         row.addWidget(self.clear_button)
         row.addWidget(self.undo_button)

@@ -211,3 +211,16 @@ def test_undo_does_not_reach_into_the_previous_benchmark_s_store(rw, qtbot):
     assert "nothing to undo" in w.review_panel.status.text()
     with ReviewStore(old_path) as st:
         assert [v.verdict for v in st.current(old_key)] == ["model_wrong"]
+
+
+def test_a_verdict_button_click_leaves_the_keys_on_the_canvas(rw, qtbot):
+    w = rw
+    canvas = canvas_of(w)
+    qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton)
+    first = w.state.sample.id
+    button = w.review_panel.buttons["fine"]
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert current(w) == [(first, "fine", "")]
+    assert canvas.hasFocus()
+    qtbot.keyClick(canvas, Qt.Key.Key_N)  # next unreviewed, from the keyboard at once
+    assert w.state.sample.id != first
