@@ -177,6 +177,8 @@ class SetComparison(QObject):
         for box in self.tab.boxes.values():
             box.deleteLater()
         self.tab.boxes, self.ticked, self._readouts, self._augmented = {}, [], {}, False
+        self._rows_memo = None
+        self._serial += 1  # a worker still building the previous benchmark's rows is ignored
         self._fill_failures([])
         self._restore_session()
 
