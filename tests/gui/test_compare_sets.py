@@ -176,3 +176,21 @@ def test_settings_remember_only_the_most_recent_benchmarks(window):
     cmp._entry("toy:b3:")  # used again: most recent
     keys = list(window.settings.sessions)
     assert len(keys) == MAX_SESSIONS and keys[-1] == "toy:b3:" and "toy:b0:" not in keys
+
+
+def test_opening_another_benchmark_while_comparing_starts_afresh(window, qtbot, second_set):
+    if "cgebench" not in demo.demo_kinds():
+        pytest.skip("no cgebench demo")
+    w = window
+    open_with_b(w, qtbot, second_set)
+    click_tab(w, qtbot, "Compare sets")
+    w.set_comparison.tab.failure.setCurrentText("negative prompt is TA-FP")
+    assert any(c.startswith("compare.") for c in w.browser.model.columns)
+    assert w.open_demo("cgebench", sync=True)
+    cmp = w.set_comparison
+    assert list(cmp.tab.boxes) == ["demo predictions"] and cmp.compared() == ["demo predictions"]
+    assert not any(c.startswith("compare.") for c in w.browser.model.columns)
+    panels = cmp.tab.view.panels
+    assert len(panels) == 4 and all(p.title.text().startswith("A") for p in panels)
+    assert "IoGT" in panels[0].caption.text()
+    assert w.status.sample.text().startswith("sample 1/10")
