@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject
@@ -383,8 +384,13 @@ class SetComparison(QObject):
         entry = self.w.settings.sessions.get(key or "", {})
         self._pending = {k: entry[k] for k in ("compared", "failure", "active") if k in entry}
         self._pending["known"] = set(entry.get("sets", {})) | set(entry.get("compared", ()))
-        for name, argv in entry.get("sets", {}).items():
-            if name not in self.w.state.prediction_sets and argv:
+        for name, argv in list(entry.get("sets", {}).items()):
+            gone = [a for a in argv if not str(a).startswith("-") and not Path(a).exists()]
+            if gone:  # moved or deleted since: forget it, say so once
+                entry["sets"].pop(name)
+                self.w.message_bar.show_message(
+                    f"remembered predictions '{name}' not reattached: {gone[0]} no longer exists", "warning")
+            elif name not in self.w.state.prediction_sets and argv:
                 self.w.open_predictions(list(argv), name)
         tab = entry.get("tab")
         for i in range(self.w.tabs.count()):

@@ -145,6 +145,17 @@ def test_attached_sets_and_layout_come_back_with_the_session(qtbot, second_set):
     assert len(cmp.tab.view.panels) == 4
     w2.close()
 
+    second_set.unlink()  # the file went away: not reattached, said once, forgotten
+    w3 = MainWindow()
+    qtbot.addWidget(w3)
+    w3.show()
+    assert w3.open_demo("cafe", sync=True)
+    assert any(level == "warning" and "not reattached" in text and "b.json" in text
+               for level, text in w3.message_bar.history)
+    assert list(w3.state.prediction_sets) == ["demo predictions"]
+    assert not any(e.get("sets") for e in w3.settings.sessions.values())
+    w3.close()
+
 
 def test_large_benchmarks_build_the_columns_on_the_worker_pool(window, qtbot, second_set, monkeypatch):
     from masklens.gui import compare_sets
