@@ -48,14 +48,20 @@ class Mask:
         return cls({"size": [height, width], "counts": _empty_counts(height * width)})
 
     @classmethod
-    def from_png(cls, path: str | Path) -> Mask:
-        """Read a PNG (or any image cv2 reads); non-zero pixels are foreground."""
+    def from_png(cls, path: str | Path, *, grey: bool = False) -> Mask:
+        """Read a PNG (or any image cv2 reads); non-zero pixels are foreground.
+
+        ``grey=False``: a pixel is foreground when any channel (alpha included) is non-zero.
+        ``grey=True``: exactly ``cv2.imread(path, 0) > 0`` (HalluSegBench's official reading):
+        cv2's weighted grey conversion of the colour channels, alpha ignored, 16-bit values
+        reduced to their high byte (so 1…255 read as background).
+        """
         import cv2
 
         p = Path(path)
         if not p.exists():
             raise DataFormatError("mask file not found", path=p)
-        arr = cv2.imread(str(p), cv2.IMREAD_UNCHANGED)
+        arr = cv2.imread(str(p), cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_UNCHANGED)
         if arr is None:
             raise DataFormatError("cannot decode mask image", path=p)
         return cls.from_array(arr)

@@ -55,8 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; user mistakes print one clear message and exit non-zero, never a traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    from masklens.core.paths import allow_outside_root
+
     try:
-        return int(args.func(args) or 0)
+        with allow_outside_root(getattr(args, "allow_outside_root", False)):
+            return int(args.func(args) or 0)
     except MasklensError as exc:
         print(f"masklens: error: {exc}", file=sys.stderr)
         return 2
