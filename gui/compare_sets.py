@@ -17,12 +17,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
+from masklens.gui.cards.deck import SYNC_SUMMARY_LIMIT
+from masklens.gui.compare_cards import SetCards
+from masklens.gui.compare_session import SessionMemory
 from masklens.gui.filters import Filter, Row, Unreviewed, flatten, presets_for, register_presets
 from masklens.gui.sample_view import RenderContext, SampleViewWidget
 from masklens.gui.views import PanelSpec
@@ -30,8 +40,6 @@ from masklens.gui.views import PanelSpec
 LETTERS = "ABCDEF"
 #: up to this many samples the compare columns are built at once, beyond on the worker pool
 SYNC_ROWS = 5000
-#: benchmarks whose compared sets the settings remember
-MAX_SESSIONS = 20
 _SEP = "\x1f"  # joins a set letter and a prompt id in the panels' prompt ids
 
 register_presets("*", [
@@ -103,14 +111,20 @@ class CompareSetsTab(QWidget):
         top.addLayout(self.sets_row, 1)
         top.addWidget(QLabel("failure means"))
         top.addWidget(self.failure)
+        self.cards = SetCards()  # each set's readout card
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.view)
+        split.addWidget(self.cards)
+        split.setStretchFactor(0, 1)
+        split.setSizes([900, 300])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
         lay.addLayout(top)
-        lay.addWidget(self.view, 1)
+        lay.addWidget(split, 1)
 
 
-class SetComparison(QObject):
+class SetComparison(SessionMemory, QObject):
     """Wires the tab to the window: rendering, browser columns, filters and session memory."""
 
     def __init__(self, window: Any) -> None:
@@ -325,10 +339,24 @@ class SetComparison(QObject):
 
         local = replace(ctx, prediction=prediction, caption=caption)
         self.tab.view.show_panels(specs, local, max(1, len(base)))
+        self.tab.cards.show_sets(s.kind, sample, dict(s.params), [
+            (letter, name, self._record(name),
+             lambda pid, n=name: s.prediction_sets[n].get(pid), lambda n=name: self._summary(n))
+            for letter, name in sets.items()])
         crit = self.failure()
         for panel in self.tab.view.panels:
             panel.title.setToolTip(f"✗: the sample is a failure under this set ({crit.label}); ✓: it is not"
                                    if crit is not None else panel.title.text())
+
+    def _summary(self, name: str) -> Any:
+        """A set's benchmark-level summary at the current parameters (e.g. OVS τ*) for its card;
+        only for benchmarks small enough to compute it on the GUI thread (else None)."""
+        s = self.w.state
+        if s.benchmark is None or len(s.benchmark.samples) > SYNC_SUMMARY_LIMIT or name not in s.scorers:
+            return None
+        scorer = s.scorers[name]
+        return s.kind.summarize(s.benchmark.samples, scorer.overlaps, self._set_readouts(name),
+                                s.kind.resolve_params(s.params))
 
     def _record(self, name: str) -> dict[str, Any] | None:
         rows = self._set_readouts(name)
@@ -340,62 +368,3 @@ class SetComparison(QObject):
         if crit is None or rec is None or self.w.state.sample is None:
             return None
         return bool(crit(Row(self.w.state.sample, flatten(rec))))
-
-    # ------------------------------------------------------------ session memory
-    def _session_key(self) -> str | None:
-        s = self.w.state
-        if s.kind is None or s.benchmark is None:
-            return None
-        return f"{s.kind.name}:{s.benchmark.name}:{' '.join(s.argv)}"
-
-    def _entry(self, key: str) -> dict[str, Any]:
-        """This benchmark's session entry, moved to the end (most recent); the oldest beyond
-        :data:`MAX_SESSIONS` are dropped."""
-        sessions = self.w.settings.sessions
-        entry = sessions.pop(key, {})
-        sessions[key] = entry
-        while len(sessions) > MAX_SESSIONS:
-            sessions.pop(next(iter(sessions)))
-        return entry
-
-    def _remember_sets(self) -> None:
-        key = self._session_key()
-        if key is None:
-            return
-        entry = self._entry(key)
-        files = dict(entry.get("sets", {}))
-        files.update(self.w.state.set_argv)  # the prediction files of the sets attached from files
-        entry["sets"] = files
-
-    def _remember(self) -> None:
-        key = self._session_key()
-        if key is None or self._pending.get("restoring"):
-            return
-        entry = self._entry(key)
-        entry["compared"] = list(self.ticked)
-        if self.w.state.active:
-            entry["active"] = self.w.state.active
-        if self.failure() is not None:
-            entry["failure"] = self.failure().label
-        entry["tab"] = self.w.tabs.tabText(self.w.tabs.currentIndex())
-
-    def _restore_session(self) -> None:
-        key = self._session_key()
-        entry = self.w.settings.sessions.get(key or "", {})
-        self._pending = {k: entry[k] for k in ("compared", "failure", "active") if k in entry}
-        self._pending["known"] = set(entry.get("sets", {})) | set(entry.get("compared", ()))
-        for name, argv in list(entry.get("sets", {}).items()):
-            gone = [a for a in argv if not str(a).startswith("-") and not Path(a).exists()]
-            if gone:  # moved or deleted since: forget it, say so once
-                entry["sets"].pop(name)
-                self.w.message_bar.show_message(
-                    f"remembered predictions '{name}' not reattached: {gone[0]} no longer exists", "warning")
-            elif name not in self.w.state.prediction_sets and argv:
-                self.w.open_predictions(list(argv), name)
-        tab = entry.get("tab")
-        for i in range(self.w.tabs.count()):
-            if tab and self.w.tabs.tabText(i) == tab:
-                self._pending["restoring"] = True
-                self.w.tabs.setCurrentIndex(i)
-                self._pending.pop("restoring")
-

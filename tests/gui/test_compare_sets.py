@@ -73,6 +73,12 @@ def test_two_sets_side_by_side_with_their_captions_and_synced_view(window, qtbot
         ["A ✗", "demo predictions"], ["A ✗", "demo predictions"], ["B ✓", "b.json"], ["B ✓", "b.json"]]
     assert panels[1].caption.text().startswith("TA-FP") and panels[3].caption.text().startswith("TN")
     assert "pred" in panels[1].canvas.layer_names() and "pred" not in panels[3].canvas.layer_names()
+    # each set's own readout card, in the benchmark's words: TA-FP under A, TN under B
+    cards = cmp.tab.cards.cards
+    assert set(cards) == {"A", "B"}
+    assert "TA-FP" in " ".join(b.text() for b in cards["A"].badges)
+    assert "TN" in " ".join(b.text() for b in cards["B"].badges)
+    assert "TA-FP" not in " ".join(b.text() for b in cards["B"].badges)
     panels[0].canvas.zoom(2.0)  # pan/zoom synced over both sets
     assert {round(p.canvas.scale_factor(), 4) for p in panels} == {round(panels[0].canvas.scale_factor(), 4)}
     box = cmp.tab.boxes["b.json"]
@@ -179,7 +185,7 @@ def test_large_benchmarks_build_the_columns_on_the_worker_pool(window, qtbot, se
 
 
 def test_settings_remember_only_the_most_recent_benchmarks(window):
-    from masklens.gui.compare_sets import MAX_SESSIONS
+    from masklens.gui.compare_session import MAX_SESSIONS
 
     cmp = window.set_comparison
     for i in range(MAX_SESSIONS + 5):
