@@ -22,7 +22,7 @@ class SetCards(QScrollArea):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWidgetResizable(True)
-        self.setMinimumWidth(260)
+        self.setMinimumWidth(220)
         self.cards: dict[str, ReadoutCard] = {}  # letter -> card
         self._key: Any = None
         self._box = QWidget()

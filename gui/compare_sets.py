@@ -107,6 +107,7 @@ class CompareSetsTab(QWidget):
         self.view = SampleViewWidget()
         self.view.empty.setText("Attach a second prediction set (File › Open predictions…, or "
                                 "Evaluate › Run benchmark) and tick two or more sets here.")
+        self.view.empty.setWordWrap(True)  # a long hint must not widen the window
         top = QHBoxLayout()
         top.addLayout(self.sets_row, 1)
         top.addWidget(QLabel("failure means"))

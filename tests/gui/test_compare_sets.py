@@ -211,3 +211,12 @@ def test_opening_another_benchmark_while_comparing_starts_afresh(window, qtbot, 
     assert len(panels) == 4 and all(p.title.text().startswith("A") for p in panels)
     assert "IoGT" in panels[0].caption.text()
     assert w.status.sample.text().startswith("sample 1/10")
+
+
+def test_the_compare_tab_does_not_widen_the_window(window, qtbot, second_set):
+    w = window
+    before = w.size()
+    open_with_b(w, qtbot, second_set)
+    click_tab(w, qtbot, "Compare sets")
+    assert w.set_comparison.tab.minimumSizeHint().width() < 600  # its hint wraps; its cards scroll
+    assert w.size() == before
