@@ -32,6 +32,8 @@ def review_panel(window: Any) -> Any:
         panel.verdictRecorded.connect(lambda *_: refresh_verdicts(window))
     if hasattr(panel, "nextUnreviewedRequested"):
         panel.nextUnreviewedRequested.connect(lambda sid: _goto_sample(window, sid))
+    if hasattr(panel, "confirmed"):
+        panel.confirmed.connect(lambda text: window.message_bar.show_message(text, "info"))
     return panel
 
 

@@ -12,8 +12,9 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget, QVBoxLayout,
 
 from masklens.core.errors import MasklensError
 from masklens.core.scoring import get_kind
-from masklens.gui import integrations
+from masklens.gui import integrations, key_scope
 from masklens.gui.browser import SampleBrowser
+from masklens.gui.compare_sets import SetComparison
 from masklens.gui.images import ImageStore
 from masklens.gui.live_list import LiveList
 from masklens.gui.message_bar import MessageBar
@@ -26,6 +27,7 @@ from masklens.gui.state import AppState
 from masklens.gui.status import StatusBar
 from masklens.gui.view_toolbar import ViewToolbar
 from masklens.gui.views import view_for
+from masklens.gui.visual_prompts import VisualPromptTool
 from masklens.gui.window_actions import WindowActions
 from masklens.gui.workers import JobRunner
 
@@ -53,6 +55,12 @@ class MainWindow(WindowActions, QMainWindow):
         self._build_widgets()
         self._build_menus()
         self._connect()
+        self.set_comparison = SetComparison(self)  # the "Compare sets" tab
+        self.visual_tool = VisualPromptTool(self)  # box / point prompts drawn on the canvas
+        self.addToolBar(self.visual_tool.toolbar)
+        # one-key shortcuts act only with the focus on the canvas or the sample list
+        self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table])
+        key_scope.show_focus(self.browser.table, "QTableView")
         self.resize(1500, 950)
         if settings.geometry:
             self.restoreGeometry(QByteArray.fromBase64(settings.geometry.encode()))
@@ -181,6 +189,8 @@ class MainWindow(WindowActions, QMainWindow):
         self.tabs.currentChanged.connect(lambda _: self.render())
 
     def _current_view(self) -> SampleViewWidget:
+        if self.set_comparison.shown():
+            return self.set_comparison.tab.view
         return self.compare_view if self.tabs.currentIndex() == 1 else self.sample_view
 
     def _jobs_changed(self) -> None:
@@ -203,7 +213,8 @@ class MainWindow(WindowActions, QMainWindow):
         self.view_toolbar.set_sets(list(self.state.prediction_sets), self.state.active)
 
     def _readouts_changed(self) -> None:
-        self.browser.set_readouts(self.state.readouts.get(self.state.active or ""))
+        # with two or more sets ticked in "Compare sets", their columns come first
+        self.browser.set_readouts(self.set_comparison.browser_readouts(self.state.readouts.get(self.state.active or "")))
         self.browser.select_source_row(self.state.index)  # a model reset drops the selection
         self.render()
 
@@ -239,7 +250,9 @@ class MainWindow(WindowActions, QMainWindow):
         view = view_for(kind.name)
         ctx = RenderContext(self.store, sample, prediction, t, self.toggles,
                             self._caption(live, prediction, t, view), score_labels=view.score_labels)
-        if self.tabs.currentIndex() == 1:
+        if self.set_comparison.shown():
+            self.set_comparison.render(ctx, view)
+        elif self.tabs.currentIndex() == 1:
             specs = self.live_list.panel_specs(sample)
             self.compare_view.show_panels(specs, ctx, 2 if len(specs) == 4 else min(3, max(1, len(specs))))
         else:

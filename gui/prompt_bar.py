@@ -106,6 +106,7 @@ class PromptBar(QWidget):
         self.image.currentIndexChanged.connect(lambda _: self._prefill())
         self._sample: Sample | None = None
         self.history: list[str] = []
+        self.has_visual = lambda: False  # a drawn box/point prompt can run without text
         self.refresh_models()
         self._role_changed()
 
@@ -201,7 +202,7 @@ class PromptBar(QWidget):
 
     def request(self) -> PromptRequest | None:
         text = self.text.currentText().strip()
-        if not text:
+        if not text and not self.has_visual():
             return None
         role = self.current_role()
         return PromptRequest(
@@ -216,7 +217,8 @@ class PromptBar(QWidget):
     def request_run(self) -> None:
         req = self.request()
         if req is not None:
-            self.history = [req.text] + [t for t in self.history if t != req.text][:49]
+            if req.text:
+                self.history = [req.text] + [t for t in self.history if t != req.text][:49]
             self.runRequested.emit(req)
 
     def set_busy(self, busy: bool) -> None:

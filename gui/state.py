@@ -50,8 +50,12 @@ class LiveResult:
 
     @property
     def label(self) -> str:
+        from masklens.gui.visual_prompts import describe
+
         lvl = f" p{self.prompt.level}" if self.prompt.level is not None else ""
-        return f"{self.model}: “{self.prompt.text}” ({self.prompt.role.value}{lvl})"
+        drawn = describe(self.prompt.meta)
+        return (f"{self.model}: “{self.prompt.text}” ({self.prompt.role.value}{lvl})"
+                + (f" + {drawn}" if drawn else ""))
 
 
 class AppState(QObject):
@@ -70,6 +74,7 @@ class AppState(QObject):
         self.namespace: argparse.Namespace | None = None
         self.argv: list[str] = []
         self.prediction_sets: dict[str, PredictionSet] = {}
+        self.set_argv: dict[str, list[str]] = {}  # set name -> prediction arguments it was read from
         self.scorers: dict[str, Scorer] = {}
         self.active: str | None = None
         self.params: dict[str, float] = {}
@@ -87,7 +92,7 @@ class AppState(QObject):
     ) -> None:
         self.kind, self.benchmark = kind, benchmark
         self.namespace, self.argv = namespace, list(argv or [])
-        self.prediction_sets, self.scorers, self.readouts = {}, {}, {}
+        self.prediction_sets, self.scorers, self.readouts, self.set_argv = {}, {}, {}, {}
         self.active, self.index, self.live = None, 0, []
         try:  # remembered values; out of range (e.g. from an older version) → the defaults
             self.params = kind.resolve_params({k: v for k, v in (params or {}).items()

@@ -105,15 +105,21 @@ def run_prompt(
     serial: int,
     replaces: str | None = None,
     cache: Any = None,
+    visual: dict[str, Any] | None = None,
 ) -> PromptRun:
     """Run one typed prompt on one model and derive both readouts.
 
     With a PredictionCache, a prompt asked before (same backend, checkpoint, image content,
-    text, role, options) is answered from disk: the model is not even loaded."""
+    text, role, drawn boxes/points, options) is answered from disk: the model is not even
+    loaded. ``visual`` holds boxes/points drawn on the canvas (joined to the prompt's meta)."""
     from masklens.core.models.runner import request_for, segment_cached, to_prediction
 
     prompt = make_typed_prompt(sample, text, role, level=level, image=image_key,
                                prompt_id=f"live:{serial}", replaces=replaces)
+    if visual:
+        import dataclasses
+
+        prompt = dataclasses.replace(prompt, meta={**prompt.meta, **visual})
     ctx.progress(0, 2, f"{model}: “{text}”")
     t0 = time.perf_counter()
     request = request_for(prompt)

@@ -86,7 +86,8 @@ class WindowActions:
         return {a.dest: getattr(ns, a.dest) for a in file_actions(kind_parser(kind))
                 if is_prediction_arg(a) and getattr(ns, a.dest, None)}
 
-    def attach_predictions(self, namespace: argparse.Namespace, name: str, *, sync: bool = False) -> bool:
+    def attach_predictions(self, namespace: argparse.Namespace, name: str, *, sync: bool = False,
+                           argv: list[str] | None = None) -> bool:
         """Load and score a prediction set (a replay layer) named ``name``."""
         from masklens.gui import tasks
 
@@ -100,6 +101,8 @@ class WindowActions:
 
         def done(value: Any) -> None:
             if self.state.benchmark is bench:
+                if argv:  # remembered with the session (gui/compare_sets.py)
+                    self.state.set_argv[name] = list(argv)
                 self.state.add_predictions(name, *value)
                 self.message_bar.show_message(f"predictions '{name}' scored", "info")
 
@@ -139,7 +142,7 @@ class WindowActions:
         ns = with_predictions(self.state.namespace, values)
         first = next(iter(values.values()))
         label = name or Path(str(first[0] if isinstance(first, list) else first)).name
-        return self.attach_predictions(ns, label, sync=sync)
+        return self.attach_predictions(ns, label, sync=sync, argv=pred_argv)
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -184,6 +187,9 @@ class WindowActions:
         if sample is None or kind is None:
             self.message_bar.show_message("open a benchmark first", "warning")
             return False
+        visual, note = None, ""
+        if getattr(self, "visual_tool", None) is not None:  # boxes/points drawn on the canvas
+            req, visual, note = self.visual_tool.for_run(req, req.model)
         try:
             from masklens.core.readout import make_typed_prompt
 
@@ -194,6 +200,8 @@ class WindowActions:
             self.message_bar.show_message(f"cannot run {req.model}: {exc}", "error")
             return False
         self.settings.add_history(req.text)
+        if note:
+            self.message_bar.show_message(note, "info")
         self.settings.model = req.model
         self.state.model = req.model
 
@@ -214,7 +222,7 @@ class WindowActions:
         options = dict(self.settings.model_options.get(req.model, {}))
         return self.start(f"run {req.model}", tasks.run_prompt, self.models, req.model, options, rgb, kind, sample,
                           req.text, req.role, req.level, image_key, dict(self.state.params),
-                          self.state.predictions(), serial, req.replaces, self.prediction_cache,
+                          self.state.predictions(), serial, req.replaces, self.prediction_cache, visual,
                           on_done=done, sync=sync)
 
     def open_model_options(self, model: str) -> bool:

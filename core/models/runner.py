@@ -108,8 +108,14 @@ def is_cancelled(cancel: CancelCheck) -> bool:
 
 
 def request_for(prompt: Prompt) -> SegmentRequest:
-    """The model request for a benchmark prompt (text and role)."""
-    return SegmentRequest(text=prompt.text, role=str(prompt.role))
+    """The model request for a prompt: text and role, and the boxes/points drawn with it (a
+    prompt's ``meta["boxes"]`` / ``meta["points"]``, image pixels; the GUI's visual prompts)."""
+    boxes, points = prompt.meta.get("boxes"), prompt.meta.get("points")
+    return SegmentRequest(
+        text=prompt.text, role=str(prompt.role),
+        boxes=[tuple(map(float, b)) for b in boxes] if boxes else None,
+        points=[(float(x), float(y), int(label)) for x, y, label in points] if points else None,
+    )
 
 
 def to_prediction(prompt_id: str, result: SegmentResult) -> Prediction:
