@@ -77,10 +77,10 @@ class MainWindow(WindowActions, QMainWindow):
         lay = QVBoxLayout(central)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
-        lay.addWidget(self.message_bar)
         lay.addWidget(self.prompt_bar)
         lay.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
+        self.message_bar.overlay(central, below=self.prompt_bar)  # never pushes the layout
         self.view_toolbar = ViewToolbar(self.toggles, self)
         self.addToolBar(self.view_toolbar)
         self.browser = SampleBrowser()
@@ -95,6 +95,7 @@ class MainWindow(WindowActions, QMainWindow):
             self.tabifyDockWidget(self.live_dock, self.review_dock)
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
+        self.view_toolbar.scope_keys(self.tabs, self.browser.table)
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
@@ -119,7 +120,8 @@ class MainWindow(WindowActions, QMainWindow):
                             triggered=lambda: self.open_benchmark_dialog()))
         m.addAction(QAction("Open &predictions…", self, shortcut="Ctrl+Shift+O",
                             triggered=self.open_predictions_dialog))
-        m.addAction(QAction("Open &demo", self, triggered=lambda: self.open_demo()))
+        self.demo_menu = m.addMenu("Open &demo")
+        self._fill_demo_menu()
         self.recent_menu = m.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         report = integrations.report_action(self)
@@ -195,6 +197,8 @@ class MainWindow(WindowActions, QMainWindow):
         self.browser.set_benchmark(kind.name if kind else None, bench.samples if bench else [],
                                    dict(kind.metric_help) if kind else {})
         self.view_toolbar.set_sets([], None)
+        self.live_list.set_results([])  # the previous benchmark's typed prompts are gone
+        self.tabs.setCurrentWidget(self.sample_view)
         self.setWindowTitle(f"masklens — {kind.title or kind.name}: {bench.name}" if kind and bench else "masklens")
         integrations.attach_review_store(self)
 
@@ -210,6 +214,7 @@ class MainWindow(WindowActions, QMainWindow):
         self.browser.select_source_row(index)
         sample = self.state.sample
         self.prompt_bar.set_sample(sample)
+        self.live_list.set_results(self.state.live_for_sample())  # this sample's layers only
         if self.review_panel is not None and sample is not None and self.state.benchmark is not None:
             integrations.review_set_sample(self)
         self.render()
@@ -262,8 +267,11 @@ class MainWindow(WindowActions, QMainWindow):
             pred = prediction(spec.prompt_id)
             if spec.prompt_id is None:
                 return ""
-            if spec.prompt_id not in live and view is not None:  # the benchmark's own words first
-                own = view.safe_caption(sample, sample.prompt(spec.prompt_id), readout)
+            own_prompt = next((p for p in sample.prompts if p.id == spec.prompt_id), None)
+            if own_prompt is None and spec.prompt_id not in live:  # a layer of another sample
+                return ""
+            if own_prompt is not None and view is not None:  # the benchmark's own words first
+                own = view.safe_caption(sample, own_prompt, readout)
                 if own:
                     return own
             if pred is None:

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QWidget,
 )
@@ -96,6 +97,11 @@ class PromptBar(QWidget):
         self.cancel = QPushButton("Cancel")
         self.cancel.setEnabled(False)
         self.cancel.clicked.connect(self.cancelRequested)
+        self.target.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.target.setMinimumContentsLength(16)  # its items can be long prompts: never widen the bar
+        # the bar takes the width it is given: a box appearing (level, image, replaces) never
+        # widens the window's centre and so never squeezes the docks beside it
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
         for w in (QLabel("Role"), self.role, self.level, self.image, self.target, QLabel("Prompt"), self.text,

@@ -54,6 +54,22 @@ class WindowActions:
             return False
         return self.open_benchmark(dlg.kinds.currentData(), dlg.result_argv())
 
+    def _fill_demo_menu(self) -> None:
+        """File › Open demo: one entry per bundled demo benchmark kind."""
+        try:
+            from masklens.core.benchmarks.demo import demo_kinds
+        except ImportError:
+            self.demo_menu.addAction("(not installed)").setEnabled(False)
+            return
+        for name in demo_kinds():
+            try:
+                title = get_kind(name).title or name
+            except (ImportError, MasklensError):
+                continue
+            act = self.demo_menu.addAction(f"{title} ({name})")
+            act.setObjectName(f"open-demo-{name}")
+            act.triggered.connect(lambda _=False, k=name: self.open_demo(k))
+
     def open_demo(self, kind: str | None = None, *, sync: bool = False) -> bool:
         try:
             from masklens.core.benchmarks.demo import demo_kinds, demo_namespace
