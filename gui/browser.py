@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -26,6 +27,7 @@ FIXED = ("#", "sample", "group", "prompts", "verdict")
 MAX_METRIC_COLUMNS = 60
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 _SKIP = {"id", "sample_id", "sample"}
+OUTSIDE_TIP = "outside the current filter: kept while you look at it; it goes when you move on"
 
 
 def _fmt(value: Any) -> str:
@@ -50,6 +52,7 @@ class SampleTableModel(QAbstractTableModel):
         self.verdicts: dict[str, str] = {}
         self.help: dict[str, str] = {}
         self._prompt_text: dict[int, str] = {}
+        self.outside_row: int | None = None  # the current sample, kept although the filter drops it
 
     def set_samples(self, samples: list[Sample], help_: dict[str, str] | None = None) -> None:
         self.beginResetModel()
@@ -140,6 +143,15 @@ class SampleTableModel(QAbstractTableModel):
             return v if isinstance(v, (int, float)) else (float("-inf") if v is None else str(v))
         if role == Qt.ItemDataRole.TextAlignmentRole and index.column() >= len(FIXED):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if index.row() == self.outside_row:
+            if role == Qt.ItemDataRole.FontRole:
+                font = QFont()
+                font.setItalic(True)
+                return font
+            if role == Qt.ItemDataRole.ForegroundRole:
+                return QColor("#7a7a7a")
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return OUTSIDE_TIP
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
@@ -165,7 +177,9 @@ def metric_tooltip(name: str, help_: dict[str, str]) -> str | None:
 
 
 class SampleFilterProxy(QSortFilterProxyModel):
-    """Search text over id/group/prompts plus one :class:`Filter`."""
+    """Search text over id/group/prompts plus one :class:`Filter`; emits ``refiltered``."""
+
+    refiltered = Signal()
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -176,6 +190,7 @@ class SampleFilterProxy(QSortFilterProxyModel):
         # move; the browser refilters explicitly and sorts when a header is clicked
         self.setDynamicSortFilter(False)
         self._rank: dict[int, int] = {}
+        self.pinned: int | None = None  # a source row shown whatever the filter (the current sample)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Sort by precomputed ranks (one Python key per row, not two data() calls per comparison)."""
@@ -199,6 +214,7 @@ class SampleFilterProxy(QSortFilterProxyModel):
             self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
         else:  # pragma: no cover - older Qt
             self.invalidateFilter()
+        self.refiltered.emit()
 
     def set_filter(self, f: Filter) -> None:
         self.filter = f
@@ -209,6 +225,10 @@ class SampleFilterProxy(QSortFilterProxyModel):
         self.refilter()
 
     def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:  # noqa: N802
+        return row == self.pinned or self.matches(row)
+
+    def matches(self, row: int) -> bool:
+        """Whether source ``row`` passes the search and the filter (the pin aside)."""
         model: SampleTableModel = self.sourceModel()
         if self.search:
             hay = f"{model.value(row, 1)} {model.value(row, 2)} {model.value(row, 3)}".lower()
@@ -232,7 +252,7 @@ class SampleBrowser(QWidget):
         self.proxy = SampleFilterProxy(self)
         self.proxy.setSourceModel(self.model)
         self.search = QLineEdit(placeholderText="search id, group, prompt…")
-        self.search.textChanged.connect(self.proxy.set_search)
+        self.search.textChanged.connect(self._search_changed)
         self.presets = QComboBox()
         self.presets.currentIndexChanged.connect(self._preset_chosen)
         self.expression = QLineEdit(placeholderText="filter, e.g. IoU_fact < 0.5 (Enter)")
@@ -266,10 +286,12 @@ class SampleBrowser(QWidget):
         self.proxy.rowsInserted.connect(self._update_count)
         self.proxy.rowsRemoved.connect(self._update_count)
         self.proxy.modelReset.connect(self._update_count)
+        self.proxy.refiltered.connect(self._mark_pinned)
 
     # ------------------------------------------------------------ content
     def set_benchmark(self, kind: str | None, samples: list[Sample], help_: dict[str, str]) -> None:
         self._kind = kind
+        self.proxy.pinned, self.model.outside_row = None, None
         self.model.set_samples(samples, help_)
         self._refresh_presets()
         self._widths()
@@ -284,7 +306,12 @@ class SampleBrowser(QWidget):
             self._refresh_presets()
             self._widths()
         if type(self.proxy.filter) is not Filter or self.proxy.search:  # "all samples": nothing to redo
-            self.proxy.refilter()
+            # new values (a slider moved): the sample being looked at stays, marked when it no
+            # longer matches, until the user moves
+            current = getattr(self, "_current_row", None)
+            if current is not None and 0 <= current < self.model.rowCount():
+                self.proxy.pinned = current
+            self._quietly(self.proxy.refilter)
         self._update_count()
 
     def _widths(self) -> None:
@@ -303,13 +330,18 @@ class SampleBrowser(QWidget):
         idx = self.presets.findText(current)
         self.presets.setCurrentIndex(max(idx, 0))
         self.presets.blockSignals(False)
-        self.proxy.set_filter(self._filters[max(idx, 0)])
+        self._quietly(lambda: self.proxy.set_filter(self._filters[max(idx, 0)]))
 
     def _preset_chosen(self, i: int) -> None:
         if 0 <= i < len(self._filters):
             self.expression.clear()
-            self.proxy.set_filter(self._filters[i])
-            self._update_count()
+            self._set_filter(self._filters[i])
+
+    def _set_filter(self, f: Filter) -> None:
+        """A filter the user chose: exactly its matches are listed; the sample shown stays."""
+        self.proxy.pinned = None
+        self._quietly(lambda: self.proxy.set_filter(f))
+        self._update_count()
 
     def set_expression(self, text: str) -> bool:
         """Apply a typed filter expression; an unreadable one is reported, not applied."""
@@ -326,8 +358,7 @@ class SampleBrowser(QWidget):
             self.expression.blockSignals(True)
             self.expression.setText(text)
             self.expression.blockSignals(False)
-        self.proxy.set_filter(f)
-        self._update_count()
+        self._set_filter(f)
         return True
 
     def _expression_entered(self) -> None:
@@ -337,15 +368,70 @@ class SampleBrowser(QWidget):
         else:
             self._preset_chosen(self.presets.currentIndex())
 
+    def _search_changed(self, text: str) -> None:
+        self.proxy.pinned = None
+        self._quietly(lambda: self.proxy.set_search(text))
+
     def _update_count(self, *_: Any) -> None:
-        self.count.setText(f"{self.proxy.rowCount()} / {self.model.rowCount()}")
+        shown = self.proxy.rowCount() - (1 if self.current_outside() else 0)
+        self.count.setText(f"{shown} / {self.model.rowCount()}")
+        self.count.setToolTip(OUTSIDE_TIP if self.current_outside() else "samples matching the filter / all")
+
+    def current_outside(self) -> bool:
+        """True when the current sample is shown although the filter does not match it."""
+        return self.model.outside_row is not None
+
+    def _mark_pinned(self) -> None:
+        """After a re-filter: mark the pinned current sample when it no longer matches."""
+        pin = self.proxy.pinned
+        outside = pin if pin is not None and pin < self.model.rowCount() and not self.proxy.matches(pin) else None
+        if outside != self.model.outside_row:
+            old, self.model.outside_row = self.model.outside_row, outside
+            for r in (old, outside):
+                if r is not None and r < self.model.rowCount():
+                    self.model.dataChanged.emit(self.model.index(r, 0),
+                                                self.model.index(r, self.model.columnCount() - 1))
+        self._update_count()
+
+    def _quietly(self, change: Any) -> None:
+        """Run ``change`` (a re-filter) without letting the table's selection pick another sample:
+        the sample shown changes only when the user moves."""
+        self._keep_current = True
+        try:
+            change()
+            # the table's current row is the sample shown, or none when the filter hides it
+            cur = getattr(self, "_current_row", None)
+            idx = (self.proxy.mapFromSource(self.model.index(cur, 0))
+                   if cur is not None and 0 <= cur < self.model.rowCount() else QModelIndex())
+            if not idx.isValid():
+                self.table.selectionModel().clear()
+            elif self.table.currentIndex().row() != idx.row():
+                self.table.selectRow(idx.row())
+        finally:
+            self._keep_current = False
+
+    def _unpin(self, keep: int | None = None) -> None:
+        """The user moved (to ``keep``) or chose another filter: a pinned sample outside the
+        filter leaves the table (one re-filter, only then)."""
+        pinned = self.proxy.pinned
+        if pinned is None or pinned == keep:
+            return
+        self.proxy.pinned = None
+        if self.model.outside_row == pinned:
+            self._quietly(self.proxy.refilter)
+        self._mark_pinned()
 
     # ------------------------------------------------------------ navigation
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if current.isValid():
-            self.sampleActivated.emit(self.proxy.mapToSource(current).row())
+        if current.isValid() and not getattr(self, "_keep_current", False):
+            row = self.proxy.mapToSource(current).row()
+            self._current_row = row
+            self._unpin(keep=row)
+            self.sampleActivated.emit(row)
 
     def select_source_row(self, row: int) -> None:
+        self._current_row = row
+        self._unpin(keep=row)
         idx = self.proxy.mapFromSource(self.model.index(row, 0))
         if idx.isValid() and self.table.currentIndex().row() != idx.row():
             self.table.selectRow(idx.row())

@@ -256,7 +256,8 @@ class MainWindow(WindowActions, QMainWindow):
             self.message_bar.show_message(note, "warning")
         n = len(self.state.benchmark.samples)
         self.status.set_sample(f"sample {self.state.index + 1}/{n}: {sample.id}"
-                               + (f" · {sample.group}" if sample.group else ""))
+                               + (f" · {sample.group}" if sample.group else "")
+                               + (" · outside the filter" if self.browser.current_outside() else ""))
 
     def _caption(self, live: dict, prediction, t: float, view=None):
         from masklens.core.readout import generic_readout
@@ -334,6 +335,7 @@ class MainWindow(WindowActions, QMainWindow):
         label = f"{res.kind.title or res.kind.name}: {res.benchmark.name}"
         if res.argv:
             self.settings.add_recent(res.kind.name, res.argv, label)
+        self.message_bar.dismiss()  # what was said about the previous benchmark
         self.message_bar.show_message(f"opened {label} ({len(res.benchmark.samples)} samples)", "info")
         self.state.set_benchmark(res.kind, res.benchmark, res.namespace, res.argv,
                                  self.settings.params.get(res.kind.name))

@@ -1,8 +1,8 @@
 """A message bar floating over the top of the canvas: the core's clear messages, never a traceback.
 
 It is an overlay, not a row of the layout, so showing or hiding it never moves anything. A
-warning or an error stays until it is closed (✕) or replaced by another warning or error; an
-information fades after a few seconds and never hides a warning or an error that is shown (it
+warning or an error stays until it is closed (✕), replaced by a newer warning or error, or the
+window drops it (another benchmark opened); an information fades after a few seconds and never hides a warning or an error that is shown (it
 goes to ``history`` and the tooltip instead)."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class MessageBar(QFrame):
     def show_message(self, text: str, level: str = "info") -> None:
         """Show ``text``; information fades after a few seconds, warnings and errors stay."""
         self.history.append((level, text))
-        if self.isVisible() and SEVERITY.get(level, 0) < SEVERITY.get(self.level, 0):
+        if level == "info" and self.isVisible() and SEVERITY.get(self.level, 0) > 0:
             self.setToolTip(f"also: {text}")  # an information never hides a warning or an error
             return
         self.level = level

@@ -116,3 +116,105 @@ def test_typed_prompt_layers_follow_the_sample(window, qtbot, no_internal_errors
     assert w.live_list.list.count() == 0 and w.compare_view.panels == []
     qtbot.keyClick(w.browser.table, Qt.Key.Key_PageUp)
     assert w.live_list.list.count() == 1 and len(w.compare_view.panels) == 1
+
+
+def type_filter(w, qtbot, text):
+    edit = w.browser.expression
+    focus(w, qtbot, edit)
+    edit.clear()
+    qtbot.keyClicks(edit, text)
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+
+
+def test_slider_keeps_the_current_sample_outside_the_filter(toy_window, qtbot, no_internal_errors):
+    w = toy_window
+    t = w.readout_panel.sliders.sliders["score_threshold"]
+    t.setValue(0.6)
+    qtbot.waitUntil(lambda: w.state.params["score_threshold"] == pytest.approx(0.6), timeout=3000)
+    type_filter(w, qtbot, "positive.best_iou < 0.5")  # s4 (score 0.55) and s5 (0.45) fail at t 0.6
+    assert w.browser.count.text() == "2 / 6"
+    table = w.browser.table
+    focus(w, qtbot, table)
+    # a filter the user chose lists exactly its matches; the sample shown does not jump
+    assert w.browser.proxy.rowCount() == 2 and w.state.sample.id == "s0"
+    s4 = w.browser.proxy.mapFromSource(w.browser.model.index(4, 1))
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualRect(s4).center())
+    assert w.state.sample.id == "s4" and w.browser.proxy.rowCount() == 2
+    # t down to 0.5, typed into the slider's value box: s4's instance is kept again, so s4 leaves
+    # the filter — but it stays shown, marked, until the user moves
+    box = t._label
+    focus(w, qtbot, box)
+    box.selectAll()
+    qtbot.keyClicks(box, "0.5")
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: w.state.params["score_threshold"] == pytest.approx(0.5), timeout=3000)
+    assert w.state.sample.id == "s4"
+    assert w.browser.current_outside() and "outside the filter" in w.status.sample.text()
+    assert w.browser.count.text() == "1 / 6" and w.browser.proxy.rowCount() == 2
+    cur = w.browser.table.currentIndex()
+    assert w.browser.proxy.mapToSource(cur).row() == 4
+    assert cur.data(Qt.ItemDataRole.FontRole).italic()
+    # the user moves on: s4 leaves the table
+    focus(w, qtbot, table)
+    qtbot.keyClick(table, Qt.Key.Key_Down)
+    assert w.state.sample.id == "s5"
+    assert not w.browser.current_outside() and w.browser.proxy.rowCount() == 1
+    assert "outside" not in w.status.sample.text()
+
+
+def test_r2sm_other_mask_outline_is_the_same_object(window, qtbot, no_internal_errors):
+    import numpy as np
+
+    w = window
+    open_demo(w, qtbot, "r2sm")
+    sample = w.state.sample
+    titles = [p.title.text() for p in w.sample_view.panels]
+    i = next(k for k, t in enumerate(titles) if "the part of the red circle you can see" in t)
+    panel = w.sample_view.panels[i]
+    prompt = next(p for p in sample.prompts if p.text == "the part of the red circle you can see")
+    other = sample.gts[prompt.meta["other_gt"]]  # the circle's amodal mask
+    drawn = panel.canvas.label_memo["gt2"][0][0]  # the mask outlined as "other"
+    h, w_ = drawn.shape
+    assert np.array_equal(drawn, other.union().resized(h, w_).to_array().astype(bool))
+    assert "gt2" in panel.canvas.layer_names()
+    blue = next(p for p in sample.prompts if "blue square" in p.text and p.role == Role.AMODAL)
+    assert not np.array_equal(drawn, sample.gts[blue.gt].union().resized(h, w_).to_array().astype(bool))
+
+
+def test_open_dialog_checks_folders_and_speaks_in_words(window, toy, qtbot, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLineEdit
+
+    from masklens.gui.open_dialog import OpenDialog
+
+    seen = {}
+
+    def run_dialog(dlg):  # instead of the modal loop: the user fills the form and clicks Open
+        seen["dlg"] = dlg
+        assert dlg.error.text() == ""
+        labels = [dlg.form.labelForField(f.widget).text() for f in dlg.fields]
+        assert labels[0] == "Annotations (required)" and not any(t.startswith("--") for t in labels)
+        ok = dlg.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Open)
+        qtbot.mouseClick(ok, Qt.MouseButton.LeftButton)  # nothing typed yet
+        assert "--ann (Annotations)" in dlg.error.text()
+        edits = {f.action.dest: f.widget.findChild(QLineEdit) for f in dlg.fields}
+        qtbot.keyClicks(edits["ann"], str(toy["ann"]))
+        qtbot.keyClicks(edits["images"], str(tmp_path / "nowhere"))
+        qtbot.mouseClick(ok, Qt.MouseButton.LeftButton)
+        assert "Images folder: no folder" in dlg.error.text() and dlg.result() != QDialog.DialogCode.Accepted
+        edits["images"].clear()
+        qtbot.keyClicks(edits["images"], str(tmp_path))
+        qtbot.mouseClick(ok, Qt.MouseButton.LeftButton)
+        return dlg.result()
+
+    monkeypatch.setattr(OpenDialog, "exec", run_dialog)
+    assert window.open_benchmark_dialog("toy")
+    qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=10000)
+    assert seen["dlg"].result() == QDialog.DialogCode.Accepted
+
+
+def test_missing_image_warning_stays_after_scoring(window, toy, qtbot, tmp_path, no_internal_errors):
+    assert window.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"]),
+                                         "--images", str(tmp_path / "nowhere")])
+    qtbot.waitUntil(lambda: bool(window.state.readouts) and not window.jobs.busy, timeout=10000)
+    assert "image file not found" in window.message_bar.text and "checkerboard" in window.message_bar.text
+    assert "scored" in window.message_bar.toolTip()  # the information did not hide the warning
