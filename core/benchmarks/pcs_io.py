@@ -13,6 +13,7 @@ from masklens.core.benchmarks.coco import CocoDataset, CocoImage, load_results, 
 from masklens.core.errors import DataFormatError
 from masklens.core.io import read_json
 from masklens.core.masks import Mask, resize_nearest, rle_counts_problems
+from masklens.core.prediction_check import check_foreign_fields
 from masklens.core.schema import Benchmark, GroundTruth, Instance, Prediction, PredictionSet
 
 
@@ -124,6 +125,7 @@ def read_results(
         data = data["annotations"]
     if not isinstance(data, list):
         return slow()
+    check_foreign_fields(p, data, ("image_id",))
     out: list[tuple[Any, Mask, float]] = []
     counts_list: list[bytes] = []
     pixels: list[int] = []

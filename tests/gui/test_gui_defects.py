@@ -218,3 +218,28 @@ def test_missing_image_warning_stays_after_scoring(window, toy, qtbot, tmp_path,
     qtbot.waitUntil(lambda: bool(window.state.readouts) and not window.jobs.busy, timeout=10000)
     assert "image file not found" in window.message_bar.text and "checkerboard" in window.message_bar.text
     assert "scored" in window.message_bar.toolTip()  # the information did not hide the warning
+
+
+def test_predictions_of_another_benchmark_are_refused_before_scoring(window, qtbot, monkeypatch):
+    from PySide6.QtWidgets import QDialogButtonBox, QLineEdit
+
+    from masklens.core.benchmarks.demo import DEMO_DIR
+    from masklens.gui.open_dialog import OpenDialog
+
+    w = window
+    open_demo(w, qtbot, "cafe")
+    before = dict(w.state.prediction_sets)
+
+    def run_dialog(dlg):
+        edit = dlg.fields[0].widget.findChild(QLineEdit)
+        qtbot.keyClicks(edit, str(DEMO_DIR / "cgebench" / "pred_demo.json"))
+        qtbot.mouseClick(dlg.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Open),
+                         Qt.MouseButton.LeftButton)
+        return dlg.result()
+
+    monkeypatch.setattr(OpenDialog, "exec", run_dialog)
+    qtbot.keyClick(w, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: w.message_bar.level == "error" and not w.jobs.busy, timeout=20000)
+    assert "CGEBench predictions" in w.message_bar.text and "pred_demo.json" in w.message_bar.text
+    assert "internal error" not in w.message_bar.text
+    assert w.state.prediction_sets.keys() == before.keys()  # nothing half-scored was attached
