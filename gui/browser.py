@@ -3,6 +3,7 @@ widget with a search box, the filter presets and a free filter expression."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
@@ -53,6 +54,8 @@ class SampleTableModel(QAbstractTableModel):
         self.help: dict[str, str] = {}
         self._prompt_text: dict[int, str] = {}
         self.outside_row: int | None = None  # the current sample, kept although the filter drops it
+        #: a verdict key ("gt_wrong") → the words shown ("Ground truth wrong"); set by the review part
+        self.verdict_label: Callable[[str], str] = lambda key: key
 
     def set_samples(self, samples: list[Sample], help_: dict[str, str] | None = None) -> None:
         self.beginResetModel()
@@ -121,7 +124,8 @@ class SampleTableModel(QAbstractTableModel):
                 self._prompt_text[row] = " | ".join(p.text for p in s.prompts)
             return self._prompt_text[row]
         if col == 4:
-            return self.verdicts.get(s.id, "")
+            keys = self.verdicts.get(s.id, "")
+            return ", ".join(self.verdict_label(k) for k in keys.split(", ")) if keys else ""
         return self.flat(row).get(self.columns[col - len(FIXED)])
 
     # ------------------------------------------------------------ Qt model API
@@ -269,6 +273,9 @@ class SampleBrowser(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(20)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        # "os_max_iou" → "os_max_…", not "os_…_iou": a column's name reads from its start
+        self.table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.setAlternatingRowColors(True)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self._filters: list[Filter] = []
@@ -344,16 +351,17 @@ class SampleBrowser(QWidget):
         self._update_count()
 
     def set_expression(self, text: str) -> bool:
-        """Apply a typed filter expression; an unreadable one is reported, not applied."""
+        """Apply a typed filter expression; an unreadable one is reported and not applied: the
+        list keeps the filter it had, and the field says so (red, with the reason)."""
         try:
             f = Expression(text)
         except MasklensError as exc:
-            self.message.emit(str(exc))
-            return False
+            return self._not_applied(str(exc))
         missing = f.bind(self.model.filter_columns())
         if missing:
-            self.message.emit(f"no column named {', '.join(missing)} (see the table's headers)")
-            return False
+            return self._not_applied(f"no column named {', '.join(missing)} (see the table's headers)")
+        self.expression.setStyleSheet("")
+        self.expression.setToolTip("")
         if self.expression.text().strip() != text.strip():
             self.expression.blockSignals(True)
             self.expression.setText(text)
@@ -361,11 +369,20 @@ class SampleBrowser(QWidget):
         self._set_filter(f)
         return True
 
+    def _not_applied(self, why: str) -> bool:
+        kept = self.proxy.filter.label or "all samples"
+        self.expression.setStyleSheet("QLineEdit { border: 2px solid #D55E00; }")
+        self.expression.setToolTip(f"not applied: {why}; the list still shows: {kept}")
+        self.message.emit(f"filter not applied: {why} — still showing: {kept}")
+        return False
+
     def _expression_entered(self) -> None:
         text = self.expression.text().strip()
         if text:
             self.set_expression(text)
         else:
+            self.expression.setStyleSheet("")
+            self.expression.setToolTip("")
             self._preset_chosen(self.presets.currentIndex())
 
     def _search_changed(self, text: str) -> None:

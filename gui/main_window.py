@@ -26,10 +26,16 @@ from masklens.gui.state import AppState
 from masklens.gui.status import StatusBar
 from masklens.gui.view_toolbar import ViewToolbar
 from masklens.gui.views import view_for
-from masklens.gui.window_actions import WindowActions
+from masklens.gui.window_actions import WindowActions, recent_label
 from masklens.gui.workers import JobRunner
 
 log = logging.getLogger(__name__)
+
+
+def in_gui_words(message: str) -> str:
+    """A core message with its CLI flags named as the window's controls (weights → Options…)."""
+    return (message.replace("pass --weights PATH_OR_HF_ID", "choose the weights with Options… beside the model box")
+            .replace("pass a local folder with --weights", "choose a local folder with Options… beside the model box"))
 
 
 class MainWindow(WindowActions, QMainWindow):
@@ -176,7 +182,7 @@ class MainWindow(WindowActions, QMainWindow):
         self.jobs.started.connect(lambda n: self._jobs_changed())
         self.jobs.finished.connect(lambda n: self._jobs_changed())
         self.jobs.progressed.connect(self.status.show_progress)
-        self.jobs.failed.connect(lambda n, msg: self.message_bar.show_message(f"{n}: {msg}", "error"))
+        self.jobs.failed.connect(lambda n, msg: self.message_bar.show_message(f"{n}: {in_gui_words(msg)}", "error"))
         self.jobs.cancelled.connect(lambda n: self.message_bar.show_message(f"{n}: cancelled", "info"))
         self.status.cancel.clicked.connect(self.jobs.cancel_all)
         self.tabs.currentChanged.connect(lambda _: self.render())
@@ -334,7 +340,7 @@ class MainWindow(WindowActions, QMainWindow):
     def _loaded(self, res: Any) -> None:
         label = f"{res.kind.title or res.kind.name}: {res.benchmark.name}"
         if res.argv:
-            self.settings.add_recent(res.kind.name, res.argv, label)
+            self.settings.add_recent(res.kind.name, res.argv, recent_label(res.kind.name, res.argv))
         self.message_bar.dismiss()  # what was said about the previous benchmark
         self.message_bar.show_message(f"opened {label} ({len(res.benchmark.samples)} samples)", "info")
         self.state.set_benchmark(res.kind, res.benchmark, res.namespace, res.argv,

@@ -33,9 +33,10 @@ class PromptRequest:
     replaces: str | None = None  # id of the benchmark prompt it stands in for (None: by text, or first)
 
 
-def model_availability() -> list[tuple[str, str, bool]]:
-    """(name, label, usable) for every registered backend: not installed (greyed out), weights
-    missing (selectable: running it says how to get them) or ready — as `masklens models` reports."""
+def model_availability() -> list[tuple[str, str, bool, bool]]:
+    """(name, label, usable, weights missing) for every registered backend: not installed (greyed
+    out), weights missing (selectable: running it says how to get them) or ready — as `masklens
+    models` reports."""
     try:
         from masklens.core.cli.models import inventory
 
@@ -46,21 +47,21 @@ def model_availability() -> list[tuple[str, str, bool]]:
     if entries is not None:
         for e in entries:
             if not e.available:
-                out.append((e.name, f"{e.name} (not installed)", False))
+                out.append((e.name, f"{e.name} (not installed)", False, False))
             elif e.needs_weights and not e.ready:
-                out.append((e.name, f"{e.title or e.name} — weights missing", True))
+                out.append((e.name, f"{e.title or e.name} — weights missing", True, True))
             else:
-                out.append((e.name, e.title or e.name, True))
+                out.append((e.name, e.title or e.name, True, False))
         return out
     for name in backend_names():
         try:
             info = backend_info(name)
         except (MasklensError, ImportError) as exc:
             why = "not installed" if isinstance(exc, ImportError) else "unavailable"
-            out.append((name, f"{name} ({why})", False))
+            out.append((name, f"{name} ({why})", False, False))
             continue
         note = " — needs weights" if info.needs_weights else ""
-        out.append((name, f"{info.title or name}{note}", True))
+        out.append((name, f"{info.title or name}{note}", True, False))
     return out
 
 
@@ -120,7 +121,10 @@ class PromptBar(QWidget):
         current = selected or self.model.currentData()
         self.model.clear()
         items: QStandardItemModel = self.model.model()
-        for name, label, usable in model_availability():
+        self.weights_missing: set[str] = set()  # backends whose default weights are not on this machine
+        for name, label, usable, missing in model_availability():
+            if missing:
+                self.weights_missing.add(name)
             self.model.addItem(label, name)
             items.item(self.model.count() - 1).setEnabled(usable)
         idx = self.model.findData(current) if current else -1

@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 from masklens.core.errors import DataFormatError
-from masklens.core.prediction_check import check_foreign_fields, result_key_owners, unmatched_message
+from masklens.core.prediction_check import (
+    check_foreign_fields,
+    result_key_owners,
+    unmatched_message,
+)
 
 
 def test_kinds_declare_their_result_keys():

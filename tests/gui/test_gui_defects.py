@@ -121,7 +121,7 @@ def test_typed_prompt_layers_follow_the_sample(window, qtbot, no_internal_errors
 def type_filter(w, qtbot, text):
     edit = w.browser.expression
     focus(w, qtbot, edit)
-    edit.clear()
+    edit.selectAll()  # typed over, as a user does
     qtbot.keyClicks(edit, text)
     qtbot.keyClick(edit, Qt.Key.Key_Return)
 
@@ -243,3 +243,89 @@ def test_predictions_of_another_benchmark_are_refused_before_scoring(window, qtb
     assert "CGEBench predictions" in w.message_bar.text and "pred_demo.json" in w.message_bar.text
     assert "internal error" not in w.message_bar.text
     assert w.state.prediction_sets.keys() == before.keys()  # nothing half-scored was attached
+
+
+def test_headers_elide_on_the_right_and_verdicts_read_as_words(demo, qtbot):
+    w = demo
+    header = w.browser.table.horizontalHeader()
+    assert header.textElideMode() == Qt.TextElideMode.ElideRight
+    if w.review_panel is None:
+        pytest.skip("no review panel")
+    w.review_panel.record("gt_wrong")
+    col = 4
+    shown = w.browser.model.data(w.browser.model.index(w.state.index, col))
+    assert shown == "Ground truth wrong"
+    type_filter(w, qtbot, "verdict ~ gt_wrong")  # filters still take the key
+    assert w.browser.count.text().startswith("1 /")
+
+
+def test_recent_entries_are_named_by_folder_and_kind(window, toy, qtbot):
+    from masklens.gui.window_actions import recent_label
+
+    assert window.open_benchmark("toy", ["--ann", str(toy["ann"])])
+    qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=10000)
+    window._fill_recent()
+    texts = [a.text() for a in window.recent_menu.actions()]
+    folder = toy["ann"].parent.name
+    assert texts[0] == f"{folder} — {toy['ann'].name} (Toy)"
+    assert recent_label("cgebench", ["--ann", "/data/cge-val/ann.json"]) == "cge-val — ann.json (CGEBench)"
+
+
+def test_unknown_filter_column_is_marked_and_the_list_kept(toy_window, qtbot):
+    w = toy_window
+    type_filter(w, qtbot, "group == B")
+    assert w.browser.count.text() == "3 / 6"
+    type_filter(w, qtbot, "nonsense_column > 1")
+    assert w.browser.count.text() == "3 / 6"  # the list keeps the filter it had …
+    tip = w.browser.expression.toolTip()
+    assert "not applied" in tip and "nonsense_column" in tip and "group == B" in tip  # … and says so
+    assert "filter not applied" in w.message_bar.text and "still showing: group == B" in w.message_bar.text
+    w.browser.expression.clear()
+    assert w.browser.expression.toolTip() == "" and w.browser.count.text() == "6 / 6"
+
+
+def test_a_backend_without_weights_fails_at_once_naming_options(demo, qtbot):
+    w = demo
+    missing = sorted(w.prompt_bar.weights_missing)
+    if not missing:
+        pytest.skip("every backend has its weights on this machine")
+    combo = w.prompt_bar.model
+    combo.setCurrentIndex(combo.findData(missing[0]))
+    qtbot.mouseClick(w.prompt_bar.run, Qt.MouseButton.LeftButton)
+    assert not w.jobs.busy  # nothing started: no hub lookup
+    assert w.message_bar.level == "error" and "Options…" in w.message_bar.text
+    assert "--weights" not in w.message_bar.text
+
+
+def test_run_benchmark_summary_has_numbers_and_open_report_falls_back(demo, qtbot, tmp_path, monkeypatch):
+    from PySide6.QtGui import QDesktopServices
+
+    from masklens.gui.evaluate_dialog import EvaluateDialog, summary_line
+    from masklens.gui.report_dialog import ReportDialog
+
+    assert summary_line({"N": 18, "TA_TP": 7, "rate": 0.25, "rate_ci95": 0.1, "flag": True}) == \
+        "N=18, TA_TP=7, rate=0.250"
+    w = demo
+    qtbot.keyClick(w, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)  # Evaluate › Run benchmark…
+    ev = next(d for d in w.findChildren(EvaluateDialog))
+    qtbot.mouseClick(ev.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: ev.job is None and ev.result is not None, timeout=60000)
+    line = ev.status.text().splitlines()[-1]
+    assert line.startswith("demo [Overall]: N=") and line.split(":", 1)[1].strip(), ev.status.text()
+    ev.close()
+    focus(w, qtbot, canvas(w))
+    # File › Export report…, then Open report with no browser: the folder is named
+    qtbot.keyClick(w, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    rep = next(d for d in w.findChildren(ReportDialog))
+    rep.out.setText(str(tmp_path / "rep"))
+    rep.sweep.setChecked(False)
+    rep.gallery.setValue(0)
+    qtbot.mouseClick(rep.export_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: rep.job is None and rep.written is not None, timeout=60000)
+    monkeypatch.setattr(QDesktopServices, "openUrl", staticmethod(lambda url: False))  # no browser
+    qtbot.mouseClick(rep.open_button, Qt.MouseButton.LeftButton)
+    assert str(tmp_path / "rep") in rep.status.text() and "no web browser" in rep.status.text()
+    from PySide6.QtWidgets import QApplication
+
+    assert QApplication.clipboard().text() == str(tmp_path / "rep")
+    rep.close()
