@@ -4,9 +4,10 @@ widget with a search box, the filter presets and a free filter expression."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,6 +24,9 @@ from PySide6.QtWidgets import (
 from masklens.core.errors import MasklensError
 from masklens.core.schema import Sample
 from masklens.gui.filters import Expression, Filter, Row, flatten, presets_for
+from masklens.gui.row_proxy import RowPlan, SampleFilterProxy, plan_rows
+
+__all__ = ["SampleBrowser", "SampleFilterProxy", "SampleTableModel", "plan_rows"]
 
 FIXED = ("#", "sample", "group", "prompts", "verdict")
 MAX_METRIC_COLUMNS = 60
@@ -39,6 +43,24 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
+
+
+def metric_columns(readouts: list[dict[str, Any]]) -> list[str]:
+    """The metric columns of readouts: their flattened keys (first 200 records), short values only."""
+    cols: dict[str, None] = {}
+    for r in readouts[:200]:
+        for k, v in flatten(r).items():
+            if k not in _SKIP and "instances[" not in k and not (isinstance(v, str) and len(v) > 40):
+                cols.setdefault(k)
+    return list(cols)[:MAX_METRIC_COLUMNS]
+
+
+@dataclass
+class Prepared:
+    """New readouts made ready off the GUI thread: flattened records by row, and the row plan."""
+
+    flat: dict[int, dict[str, Any]]
+    plan: RowPlan
 
 
 class SampleTableModel(QAbstractTableModel):
@@ -64,23 +86,20 @@ class SampleTableModel(QAbstractTableModel):
         self._prompt_text = {}
         self.endResetModel()
 
-    def set_readouts(self, readouts: list[dict[str, Any]] | None) -> None:
-        """New readouts: same columns → dataChanged only (cheap); new columns → reset."""
+    def set_readouts(self, readouts: list[dict[str, Any]] | None,
+                     flat: dict[int, dict[str, Any]] | None = None) -> None:
+        """New readouts: same columns → dataChanged only (cheap); new columns → reset.
+        ``flat``: their flattened records when already computed (e.g. by a worker)."""
         readouts = list(readouts or [])
-        cols: dict[str, None] = {}
-        for r in readouts[:200]:
-            for k, v in flatten(r).items():
-                if k not in _SKIP and "instances[" not in k and not (isinstance(v, str) and len(v) > 40):
-                    cols.setdefault(k)
-        columns = list(cols)[:MAX_METRIC_COLUMNS]
+        columns = metric_columns(readouts)
         if columns == self.columns and len(readouts) == len(self.readouts):
-            self.readouts, self._flat = readouts, {}
+            self.readouts, self._flat = readouts, dict(flat or {})
             if self.readouts and self.columns:
                 self.dataChanged.emit(self.index(0, len(FIXED)),
                                       self.index(len(readouts) - 1, self.columnCount() - 1))
             return
         self.beginResetModel()
-        self.readouts, self._flat, self.columns = readouts, {}, columns
+        self.readouts, self._flat, self.columns = readouts, dict(flat or {}), columns
         self.endResetModel()
 
     def flat(self, row: int) -> dict[str, Any]:
@@ -169,6 +188,30 @@ class SampleTableModel(QAbstractTableModel):
         return None
 
 
+class RowSnapshot:
+    """The table's rows with other readouts, without Qt: what a worker plans rows from (the
+    model's own value / row_of logic, over a copy of what it reads)."""
+
+    value = SampleTableModel.value
+    row_of = SampleTableModel.row_of
+
+    def __init__(self, model: SampleTableModel, readouts: list[dict[str, Any]]) -> None:
+        self.samples, self.readouts = model.samples, readouts
+        self.verdicts, self.verdict_label = dict(model.verdicts), model.verdict_label
+        self.columns = metric_columns(readouts)
+        self._prompt_text = dict(model._prompt_text)
+        self.flat_rows: dict[int, dict[str, Any]] = {}
+
+    def flat(self, row: int) -> dict[str, Any]:
+        got = self.flat_rows.get(row)
+        if got is None:
+            got = self.flat_rows[row] = flatten(self.readouts[row]) if row < len(self.readouts) else {}
+        return got
+
+    def rowCount(self) -> int:  # noqa: N802 - the model's name
+        return len(self.samples)
+
+
 def metric_tooltip(name: str, help_: dict[str, str]) -> str | None:
     """The definition of a (possibly dotted/indexed) metric key from a kind's metric_help."""
     if name in help_:
@@ -178,70 +221,6 @@ def metric_tooltip(name: str, help_: dict[str, str]) -> str | None:
         if part in help_:
             return f"{name}: {help_[part]}"
     return None
-
-
-class SampleFilterProxy(QSortFilterProxyModel):
-    """Search text over id/group/prompts plus one :class:`Filter`; emits ``refiltered``."""
-
-    refiltered = Signal()
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self.filter: Filter = Filter()
-        self.search = ""
-        self.setSortRole(SORT_ROLE)
-        # re-sorting/re-filtering on every dataChanged would run Python per row on each slider
-        # move; the browser refilters explicitly and sorts when a header is clicked
-        self.setDynamicSortFilter(False)
-        self._rank: dict[int, int] = {}
-        self.pinned: int | None = None  # a source row shown whatever the filter (the current sample)
-
-    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        """Sort by precomputed ranks (one Python key per row, not two data() calls per comparison)."""
-        model: SampleTableModel | None = self.sourceModel()
-        if model is not None and column >= 0:
-            def key(r: int) -> tuple[int, Any]:
-                v = model.value(r, column)
-                if isinstance(v, bool):
-                    v = float(v)
-                if v is None:
-                    return (0, 0.0)
-                return (1, v) if isinstance(v, (int, float)) else (2, str(v))
-            rows = sorted(range(model.rowCount()), key=key)
-            self._rank = {r: i for i, r in enumerate(rows)}
-        super().sort(column, order)
-
-    def refilter(self) -> None:
-        """Re-run the row filter (Qt ≥ 6.9 API, falling back to invalidateFilter)."""
-        if hasattr(self, "beginFilterChange"):
-            self.beginFilterChange()
-            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-        else:  # pragma: no cover - older Qt
-            self.invalidateFilter()
-        self.refiltered.emit()
-
-    def set_filter(self, f: Filter) -> None:
-        self.filter = f
-        self.refilter()
-
-    def set_search(self, text: str) -> None:
-        self.search = text.strip().lower()
-        self.refilter()
-
-    def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:  # noqa: N802
-        return row == self.pinned or self.matches(row)
-
-    def matches(self, row: int) -> bool:
-        """Whether source ``row`` passes the search and the filter (the pin aside)."""
-        model: SampleTableModel = self.sourceModel()
-        if self.search:
-            hay = f"{model.value(row, 1)} {model.value(row, 2)} {model.value(row, 3)}".lower()
-            if self.search not in hay:
-                return False
-        return self.filter(model.row_of(row))
-
-    def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:  # noqa: N802
-        return self._rank.get(left.row(), 0) < self._rank.get(right.row(), 0)
 
 
 class SampleBrowser(QWidget):
@@ -303,23 +282,49 @@ class SampleBrowser(QWidget):
         self._refresh_presets()
         self._widths()
 
-    def set_readouts(self, readouts: list[dict[str, Any]] | None) -> None:
+    def set_readouts(self, readouts: list[dict[str, Any]] | None, prepared: Prepared | None = None) -> None:
+        """New readouts (a slider moved, another prediction set). ``prepared``: their flattened
+        records and the rows to show, computed off the GUI thread (:meth:`plan_for`); without it
+        the rows are planned here. The sample being looked at stays, marked when it no longer
+        matches, until the user moves."""
         before = list(self.model.columns)
-        self.model.set_readouts(readouts)
-        column = self.proxy.sortColumn()
-        if column >= 0:  # values changed: keep the chosen order
-            self.proxy.sort(column, self.proxy.sortOrder())
+        current = getattr(self, "_current_row", None)
+        filtering = type(self.proxy.filter) is not Filter or bool(self.proxy.search)
+        if filtering and current is not None and 0 <= current < len(readouts or []):
+            self.proxy.pinned = current
+        if prepared is not None:
+            self.proxy.expect(prepared.plan)  # used if the model resets (new columns)
+        self.model.set_readouts(readouts, prepared.flat if prepared is not None else None)
         if self.model.columns != before:
             self._refresh_presets()
             self._widths()
-        if type(self.proxy.filter) is not Filter or self.proxy.search:  # "all samples": nothing to redo
-            # new values (a slider moved): the sample being looked at stays, marked when it no
-            # longer matches, until the user moves
-            current = getattr(self, "_current_row", None)
-            if current is not None and 0 <= current < self.model.rowCount():
-                self.proxy.pinned = current
+        elif prepared is not None:
+            self._quietly(lambda: self.proxy.apply(prepared.plan))
+        elif filtering or self.proxy.sortColumn() >= 0:  # "all samples" in benchmark order: nothing to redo
             self._quietly(self.proxy.refilter)
         self._update_count()
+
+    def plan_for(self, readouts: list[dict[str, Any]]) -> Any:
+        """A function for a worker: ``readouts`` → :class:`Prepared` (flattened records and the
+        rows the current filter, search and sort show), computed from a snapshot taken now."""
+        snap = RowSnapshot(self.model, readouts)
+        args = self.proxy.plan_args()
+        current = getattr(self, "_current_row", None)
+        filt, search, pinned, column, desc = args
+        if (type(filt) is not Filter or search) and current is not None:
+            pinned = current
+
+        def prepare(check: Any = lambda: None) -> Prepared:
+            flat = {}
+            for i, r in enumerate(readouts):
+                flat[i] = flatten(r)
+                if i % 2048 == 0:
+                    check()
+            snap.flat_rows = flat
+            plan = plan_rows(snap, filt, search, pinned, column, desc)
+            return Prepared(flat, plan)
+
+        return prepare
 
     def _widths(self) -> None:
         header = self.table.horizontalHeader()
@@ -471,7 +476,7 @@ class SampleBrowser(QWidget):
         """The next visible source row after ``source_row`` (view order when it is visible,
         benchmark order otherwise); None when there is none."""
         cur = self.proxy.mapFromSource(self.model.index(source_row, 0))
-        rows = [self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in range(self.proxy.rowCount())]
+        rows = self.proxy.visible_rows()
         if cur.isValid():
             return rows[cur.row() + 1] if cur.row() + 1 < len(rows) else None
         later = [r for r in rows if r > source_row]
