@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from masklens.core.errors import MasklensError
 from masklens.core.schema import Sample
+from masklens.gui.disposal import release_later
 from masklens.gui.filters import Expression, Filter, Row, flatten, presets_for
 from masklens.gui.row_proxy import RowPlan, SampleFilterProxy, plan_rows
 
@@ -61,6 +62,7 @@ class Prepared:
 
     flat: dict[int, dict[str, Any]]
     plan: RowPlan
+    columns: list[str]
 
 
 class SampleTableModel(QAbstractTableModel):
@@ -87,19 +89,21 @@ class SampleTableModel(QAbstractTableModel):
         self.endResetModel()
 
     def set_readouts(self, readouts: list[dict[str, Any]] | None,
-                     flat: dict[int, dict[str, Any]] | None = None) -> None:
+                     flat: dict[int, dict[str, Any]] | None = None, columns: list[str] | None = None) -> None:
         """New readouts: same columns → dataChanged only (cheap); new columns → reset.
-        ``flat``: their flattened records when already computed (e.g. by a worker)."""
-        readouts = list(readouts or [])
-        columns = metric_columns(readouts)
+        ``flat`` / ``columns``: their flattened records and metric columns when already computed
+        (by a worker). The previous ones are let go off this thread (100,000 dicts)."""
+        readouts = readouts if isinstance(readouts, list) else list(readouts or [])
+        columns = metric_columns(readouts) if columns is None else columns
+        release_later(self.readouts, self._flat)
         if columns == self.columns and len(readouts) == len(self.readouts):
-            self.readouts, self._flat = readouts, dict(flat or {})
+            self.readouts, self._flat = readouts, flat if flat is not None else {}
             if self.readouts and self.columns:
                 self.dataChanged.emit(self.index(0, len(FIXED)),
                                       self.index(len(readouts) - 1, self.columnCount() - 1))
             return
         self.beginResetModel()
-        self.readouts, self._flat, self.columns = readouts, dict(flat or {}), columns
+        self.readouts, self._flat, self.columns = readouts, flat if flat is not None else {}, columns
         self.endResetModel()
 
     def flat(self, row: int) -> dict[str, Any]:
@@ -202,6 +206,12 @@ class RowSnapshot:
         self._prompt_text = dict(model._prompt_text)
         self.flat_rows: dict[int, dict[str, Any]] = {}
 
+    def with_readouts(self, readouts: list[dict[str, Any]]) -> RowSnapshot:
+        other = RowSnapshot.__new__(RowSnapshot)
+        other.__dict__.update(self.__dict__)
+        other.readouts, other.columns, other.flat_rows = readouts, metric_columns(readouts), {}
+        return other
+
     def flat(self, row: int) -> dict[str, Any]:
         got = self.flat_rows.get(row)
         if got is None:
@@ -294,7 +304,10 @@ class SampleBrowser(QWidget):
             self.proxy.pinned = current
         if prepared is not None:
             self.proxy.expect(prepared.plan)  # used if the model resets (new columns)
-        self.model.set_readouts(readouts, prepared.flat if prepared is not None else None)
+        if prepared is None:
+            self.model.set_readouts(readouts)
+        else:
+            self.model.set_readouts(readouts, prepared.flat, prepared.columns)
         if self.model.columns != before:
             self._refresh_presets()
             self._widths()
@@ -304,25 +317,23 @@ class SampleBrowser(QWidget):
             self._quietly(self.proxy.refilter)
         self._update_count()
 
-    def plan_for(self, readouts: list[dict[str, Any]]) -> Any:
-        """A function for a worker: ``readouts`` → :class:`Prepared` (flattened records and the
-        rows the current filter, search and sort show), computed from a snapshot taken now."""
-        snap = RowSnapshot(self.model, readouts)
-        args = self.proxy.plan_args()
+    def planner(self) -> Callable[[list[dict[str, Any]], Callable[[], None]], Prepared]:
+        """A function for a worker: ``(readouts, check)`` → :class:`Prepared` (their flattened
+        records and the rows the current filter, search and sort show, with the sample being
+        looked at pinned); what it reads of the table is copied now, on this thread."""
+        base = RowSnapshot(self.model, [])
+        filt, search, pinned, column, desc = self.proxy.plan_args()
         current = getattr(self, "_current_row", None)
-        filt, search, pinned, column, desc = args
         if (type(filt) is not Filter or search) and current is not None:
             pinned = current
 
-        def prepare(check: Any = lambda: None) -> Prepared:
-            flat = {}
+        def prepare(readouts: list[dict[str, Any]], check: Callable[[], None] = lambda: None) -> Prepared:
+            snap = base.with_readouts(readouts)
             for i, r in enumerate(readouts):
-                flat[i] = flatten(r)
-                if i % 2048 == 0:
+                snap.flat_rows[i] = flatten(r)
+                if i % 4096 == 0:
                     check()
-            snap.flat_rows = flat
-            plan = plan_rows(snap, filt, search, pinned, column, desc)
-            return Prepared(flat, plan)
+            return Prepared(snap.flat_rows, plan_rows(snap, filt, search, pinned, column, desc), snap.columns)
 
         return prepare
 

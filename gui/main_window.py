@@ -20,6 +20,7 @@ from masklens.gui.message_bar import MessageBar
 from masklens.gui.open_dialog import has_predictions, parse_kind_args
 from masklens.gui.prompt_bar import PromptBar
 from masklens.gui.readout_panel import ReadoutPanel
+from masklens.gui.rescoring import Rescoring
 from masklens.gui.sample_view import LayerToggles, RenderContext, SampleViewWidget
 from masklens.gui.settings import Settings
 from masklens.gui.state import AppState
@@ -57,6 +58,7 @@ class MainWindow(WindowActions, QMainWindow):
         self.toggles = LayerToggles(gt_opacity=settings.gt_opacity, pred_opacity=settings.pred_opacity,
                                     outlines=settings.outlines, colours=dict(settings.colours))
         self._build_widgets()
+        self.rescoring = Rescoring(self.state, self.browser, self)
         self._build_menus()
         self._connect()
         self.resize(1500, 950)
@@ -167,6 +169,7 @@ class MainWindow(WindowActions, QMainWindow):
         s.readoutsChanged.connect(self._readouts_changed)
         s.predictionsChanged.connect(self._predictions_changed)
         s.liveChanged.connect(self._live_changed)
+        s.paramsShown.connect(self.render)
         s.liveChanged.connect(self.live_dock.raise_)
         self.browser.sampleActivated.connect(self.state.set_index)
         self.browser.message.connect(lambda t: self.message_bar.show_message(t, "warning"))
@@ -212,7 +215,8 @@ class MainWindow(WindowActions, QMainWindow):
         self.view_toolbar.set_sets(list(self.state.prediction_sets), self.state.active)
 
     def _readouts_changed(self) -> None:
-        self.browser.set_readouts(self.state.readouts.get(self.state.active or ""))
+        rows = self.state.readouts.get(self.state.active or "")
+        self.browser.set_readouts(rows, self.rescoring.prepared_for(rows))
         self.browser.select_source_row(self.state.index)  # a model reset drops the selection
         self.render()
 
@@ -312,7 +316,7 @@ class MainWindow(WindowActions, QMainWindow):
     # ------------------------------------------------------------ params
     def set_params(self, params: dict[str, float]) -> None:
         try:
-            self.state.set_params(params)
+            self.rescoring.request(params)  # large benchmarks: the worker pool, latest value wins
         except MasklensError as exc:  # e.g. a value outside the kind's range
             self.message_bar.show_message(str(exc), "error")
             return

@@ -123,6 +123,10 @@ class SampleFilterProxy(QAbstractProxyModel):
 
     def apply(self, plan: RowPlan) -> None:
         """Show ``plan``'s rows; selections and the current row follow their samples."""
+        if plan.rows == self._plan.rows:  # same rows: no layout change for the views to redo
+            self._plan = plan
+            self.refiltered.emit()
+            return
         self.layoutAboutToBeChanged.emit()
         old_rows = self._plan.rows
         persistent = self.persistentIndexList()

@@ -324,6 +324,7 @@ class WindowActions:
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         self.jobs.cancel_all()
+        self.rescoring.runner.cancel_all()
         self.save_settings()
         if getattr(self, "_models", None) is not None:
             self._models.unload()
