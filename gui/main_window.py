@@ -137,7 +137,9 @@ class MainWindow(WindowActions, QMainWindow):
             m.addSeparator()
             m.addAction(report)
         m.addSeparator()
-        m.addAction(QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit, triggered=self.close))
+        quit_ = QAction("&Quit", self, triggered=self.close)  # the platform's key, else Ctrl+Q
+        quit_.setShortcuts(QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")])
+        m.addAction(quit_)
         nav = self.menuBar().addMenu("&Navigate")
         self.nav_actions = {
             "next": QAction("Next sample", self, shortcuts=[QKeySequence("PgDown"), QKeySequence("Alt+Right")],

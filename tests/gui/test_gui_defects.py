@@ -329,3 +329,31 @@ def test_run_benchmark_summary_has_numbers_and_open_report_falls_back(demo, qtbo
 
     assert QApplication.clipboard().text() == str(tmp_path / "rep")
     rep.close()
+
+
+def test_slider_on_a_large_benchmark_rescores_in_the_pool_latest_value_wins(window, qtbot, tmp_path, monkeypatch):
+    import toykind
+
+    from masklens.gui import rescoring
+
+    monkeypatch.setattr(rescoring, "ASYNC_FROM", 100)  # the worker path on a benchmark a test can afford
+    files = toykind.write_toy(tmp_path / "big", n=300, images=False)
+    w = window
+    assert w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])
+    qtbot.waitUntil(lambda: bool(w.state.readouts) and not w.jobs.busy, timeout=30000)
+    type_filter(w, qtbot, "positive.n_kept == 0")
+    w.state.set_index(3)
+    before = w.browser.count.text()
+    sliders = w.readout_panel.sliders
+    for v in (0.9, 0.2, 0.6):  # three moves in a row: only the last one's readouts are installed
+        sliders.set_value("score_threshold", v)
+        assert w.state.params["score_threshold"] == pytest.approx(v)  # the sample shown follows at once
+        assert w.status.sample.text().startswith("sample 4/300")
+    assert w.rescoring.pending
+    qtbot.waitUntil(lambda: not w.rescoring.pending, timeout=30000)
+    expect = w.state.scorers[w.state.active].readouts({"score_threshold": 0.6})
+    assert w.state.readouts[w.state.active] == expect
+    assert w.browser.model.readouts == expect
+    n_match = sum(1 for r in expect if r["positive"]["n_kept"] == 0)
+    assert w.browser.count.text() == f"{n_match} / 300" and before != ""
+    assert w.state.sample.id == "s3"
