@@ -107,6 +107,10 @@ class MainWindow(WindowActions, QMainWindow):
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
+        if not getattr(self, "_docks_sized", False) and self.settings.window_state:
+            self._docks_sized = True  # again once the window has its size: dock widths come back exact
+            state = QByteArray.fromBase64(self.settings.window_state.encode())
+            QTimer.singleShot(0, lambda: self.restoreState(state))
         if not getattr(self, "_docks_sized", False) and not self.settings.window_state:
             self._docks_sized = True
             def size_docks() -> None:
