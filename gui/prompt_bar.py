@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -103,11 +104,20 @@ class PromptBar(QWidget):
         # the bar takes the width it is given: a box appearing (level, image, replaces) never
         # widens the window's centre and so never squeezes the docks beside it
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        lay = QHBoxLayout(self)
+        # two fixed rows: what is asked (role, image, prompt, Run) above, how (model, the prompt it
+        # replaces) below — boxes that appear take room in their row, never the window's width
+        lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
-        for w in (QLabel("Role"), self.role, self.level, self.image, self.target, QLabel("Prompt"), self.text,
-                  QLabel("Model"), self.model, self.options, self.run, self.cancel):
-            lay.addWidget(w, 1 if w is self.text else 0)
+        lay.setSpacing(2)
+        ask, how = QHBoxLayout(), QHBoxLayout()
+        for w in (QLabel("Role"), self.role, self.level, self.image, QLabel("Prompt"), self.text, self.run,
+                  self.cancel):
+            ask.addWidget(w, 1 if w is self.text else 0)
+        for w in (QLabel("Model"), self.model, self.options, self.target):
+            how.addWidget(w)
+        how.addStretch(1)
+        lay.addLayout(ask)
+        lay.addLayout(how)
         self.role.currentIndexChanged.connect(self._role_changed)
         self.level.valueChanged.connect(lambda _: self._prefill())
         self.image.currentIndexChanged.connect(lambda _: self._prefill())
