@@ -219,6 +219,7 @@ class MainWindow(WindowActions, QMainWindow):
 
     def _predictions_changed(self) -> None:
         self.view_toolbar.set_sets(list(self.state.prediction_sets), self.state.active)
+        self.rescoring.settle_heap()
 
     def _readouts_changed(self) -> None:
         rows = self.state.readouts.get(self.state.active or "")

@@ -99,6 +99,13 @@ class Rescoring(QObject):
 
         QTimer.singleShot(FIRST_FRAME_MS, start)
 
+    @staticmethod
+    def settle_heap() -> None:
+        """After a prediction set is scored: its millions of long-lived objects leave the cyclic
+        collector's scans (``gc.freeze``), so no later collection walks them with the GIL held in
+        the middle of a slider move. Reference counting still frees them when they are dropped."""
+        gc.freeze()
+
     def prepared_for(self, readouts: Any) -> Any:
         """The browser's ready rows for exactly these readouts (None: plan them here)."""
         if self._prepared is not None and self._prepared[0] is readouts:
