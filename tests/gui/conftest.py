@@ -32,7 +32,8 @@ def window(qtbot):
     w.show()
     yield w
     w.jobs.cancel_all()
-    qtbot.waitUntil(lambda: not w.jobs.busy, timeout=10000)
+    w.rescoring.runner.cancel_all()
+    qtbot.waitUntil(lambda: not w.jobs.busy and not w.rescoring.runner.busy, timeout=10000)
 
 
 @pytest.fixture
