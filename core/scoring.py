@@ -83,6 +83,9 @@ class BenchmarkKind(ABC):
     params: tuple[ParamSpec, ...] = ()
     #: metric definitions for tooltips and docs: key -> one-line definition
     metric_help: Mapping[str, str] = {}
+    #: fields that mark a result record as this kind's (besides image_id), e.g. CGEBench's
+    #: "level": another kind reading such a file says so (core/prediction_check.py)
+    result_keys: tuple[str, ...] = ()
 
     # ------------------------------------------------------------ loading
     @abstractmethod

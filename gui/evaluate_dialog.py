@@ -160,11 +160,22 @@ class EvaluateDialog(JobDialog):
         g = self.state.kind.groups[0] if self.state.kind.groups else None
         for run in result.runs:
             head = run.result.summary.get(g, {}) if g else {}
-            vals = ", ".join(f"{k}={v:.3f}" for k, v in list(head.items())[:4]
-                             if isinstance(v, float))
-            lines.append(f"{run.name} [{g}]: {vals}")
+            lines.append(f"{run.name} [{g}]: {summary_line(head)}")
         self.status.setText("\n".join(lines))
         self._idle()
+
+
+def summary_line(row: dict[str, Any], limit: int = 5) -> str:
+    """The first numbers of a summary row, e.g. "N=18, TA_TP=7, …" (counts as counts, rates to
+    three decimals; confidence intervals left out); "no numbers" when it has none."""
+    parts = []
+    for k, v in row.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or k.endswith("_ci95"):
+            continue
+        parts.append(f"{k}={v}" if isinstance(v, int) else f"{k}={v:.3f}")
+        if len(parts) == limit:
+            break
+    return ", ".join(parts) or "no numbers"
 
 
 def open_evaluate_dialog(parent: QWidget | None, state: Any) -> EvaluateDialog | None:

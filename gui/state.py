@@ -66,6 +66,7 @@ class AppState(QObject):
     predictionsChanged = Signal()
     readoutsChanged = Signal()
     liveChanged = Signal()
+    paramsShown = Signal()  # new parameters derived for the sample shown only (set_params_shown)
 
     def __init__(self) -> None:
         super().__init__()
@@ -134,6 +135,36 @@ class AppState(QObject):
         for r in self.live:
             self._rescore_live(r)
         self.readoutsChanged.emit()
+
+    def set_params_shown(self, params: dict[str, float]) -> None:
+        """New slider values, derived at once for the sample shown only (one readout, no scan):
+        the other samples keep their previous readouts until :meth:`install_readouts` brings
+        the ones a worker derived for these values. Emits ``paramsShown`` (a redraw)."""
+        if self.kind is None:
+            return
+        self.params = self.kind.resolve_params(params)
+        name, sample = self.active, self.sample
+        rows = self.readouts.get(name or "")
+        if rows is not None and sample is not None and name in self.scorers:
+            scorer, i = self.scorers[name], self.index
+            rows = list(rows)
+            rows[i] = self.kind.sample_readouts([sample], [scorer.overlaps[i]], self.params)[0]
+            self.readouts = {name: rows}
+        for r in self.live:
+            self._rescore_live(r)
+        self.paramsShown.emit()
+
+    def install_readouts(self, name: str, params: dict[str, float], readouts: list[dict[str, Any]]) -> bool:
+        """Readouts of set ``name`` derived elsewhere for ``params``; taken only while they are
+        still the values shown (a later slider move wins). Emits ``readoutsChanged``."""
+        if name != self.active or dict(params) != dict(self.params):
+            return False
+        from masklens.gui.disposal import release_later
+
+        release_later(*self.readouts.values())  # 100,000 records freed off the GUI thread
+        self.readouts = {name: readouts}
+        self.readoutsChanged.emit()
+        return True
 
     @property
     def score_threshold(self) -> float:

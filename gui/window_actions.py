@@ -15,6 +15,21 @@ from masklens.gui.open_dialog import OpenDialog, file_actions, is_prediction_arg
 from masklens.gui.workers import error_message
 
 
+def recent_label(kind_name: str, argv: list[str]) -> str:
+    """A recent benchmark named by its folder and kind, e.g. "cgebench-val (CGEBench)": the file
+    names of one format are all alike (ann.json), their folders are not."""
+    try:
+        title = get_kind(kind_name).title or kind_name
+    except (ImportError, MasklensError):
+        title = kind_name
+    paths = [Path(a) for a in argv if not a.startswith("-")]
+    if not paths:
+        return title
+    first = paths[0]
+    folder = first.parent.name if first.suffix else first.name
+    return f"{folder or first.name} — {first.name} ({title})"
+
+
 class _SyncContext:
     def progress(self, done: int, total: int, text: str = "") -> None:
         pass
@@ -53,6 +68,22 @@ class WindowActions:
         if dlg.exec() != QDialog.DialogCode.Accepted:
             return False
         return self.open_benchmark(dlg.kinds.currentData(), dlg.result_argv())
+
+    def _fill_demo_menu(self) -> None:
+        """File › Open demo: one entry per bundled demo benchmark kind."""
+        try:
+            from masklens.core.benchmarks.demo import demo_kinds
+        except ImportError:
+            self.demo_menu.addAction("(not installed)").setEnabled(False)
+            return
+        for name in demo_kinds():
+            try:
+                title = get_kind(name).title or name
+            except (ImportError, MasklensError):
+                continue
+            act = self.demo_menu.addAction(f"{title} ({name})")
+            act.setObjectName(f"open-demo-{name}")
+            act.triggered.connect(lambda _=False, k=name: self.open_demo(k))
 
     def open_demo(self, kind: str | None = None, *, sync: bool = False) -> bool:
         try:
@@ -147,7 +178,7 @@ class WindowActions:
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
         for r in self.settings.recent:
-            act = self.recent_menu.addAction(r.get("label", r.get("kind", "?")))
+            act = self.recent_menu.addAction(recent_label(r.get("kind", "?"), list(r.get("argv", []))))
             act.setToolTip(" ".join(r.get("argv", [])))
             act.triggered.connect(lambda _=False, r=r: self.open_benchmark(r["kind"], list(r["argv"])))
         if not self.settings.recent:
@@ -198,6 +229,13 @@ class WindowActions:
             rgb = self.store.rgb_for_model(sample.images[image_key])
         except (MasklensError, KeyError) as exc:
             self.message_bar.show_message(f"cannot run {req.model}: {exc}", "error")
+            return False
+        if (req.model in self.prompt_bar.weights_missing
+                and not self.settings.model_options.get(req.model, {}).get("weights")):
+            # known before any load: no ~10 s of hub retries to learn it again
+            self.message_bar.show_message(
+                f"{req.model}: its weights are not on this machine — choose them with Options… beside "
+                "the model box (a folder, a .pt file, or a Hugging Face id, fetched when online)", "error")
             return False
         self.settings.add_history(req.text)
         if note:
@@ -294,6 +332,7 @@ class WindowActions:
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         self.jobs.cancel_all()
+        self.rescoring.runner.cancel_all()
         self.save_settings()
         if getattr(self, "_models", None) is not None:
             self._models.unload()

@@ -126,6 +126,7 @@ def load_cgebench_predictions(pred: str | Path, benchmark: Benchmark) -> Predict
 class CGEBenchKind(BenchmarkKind):
     name = "cgebench"
     title = "CGEBench"
+    result_keys = ("level",)
     groups = tuple(f"p{k}" for k in range(LEVELS))
     params = (
         ParamSpec("score_threshold", "--score-threshold", 0.5, help="keep instances with score ≥ t", symbol="t"),

@@ -197,6 +197,7 @@ def _query_of(sample: Sample, prompt: Prompt) -> Any:
 class R2SMKind(BenchmarkKind):
     name = "r2sm"
     title = "R2SM"
+    result_keys = ("query_id",)
     groups = GROUPS
     params = (
         ParamSpec("score_threshold", "--score-threshold", 0.0,
