@@ -145,6 +145,10 @@ class MetaSam2Masker:
     name = "sam2-meta"
 
     def __init__(self, weights: ResolvedWeights, config: str | None, runtime: Runtime, backend: str) -> None:
+        from masklens.core.extras import EXTRA_MODULES, check
+
+        check(f"{backend}: the original SAM 2 checkpoint '{weights.path.name}'", EXTRA_MODULES["sam2"],
+              model=True)
         self.weights, self.runtime, self.backend = weights, runtime, backend
         self.config = config or META_CONFIGS.get(weights.path.stem)
         if self.config is None:

@@ -105,8 +105,10 @@ def _from_hub(hub_id: str, backend: str, what: str) -> Path:
             LocalEntryNotFoundError,
             RepositoryNotFoundError,
         )
-    except ImportError as exc:  # pragma: no cover - dependency
-        raise ModelError(f"{backend}: huggingface_hub is not installed ({exc})") from exc
+    except ModuleNotFoundError as exc:
+        from masklens.core.extras import from_import_error
+
+        raise (from_import_error(exc, backend, model=True) or exc) from exc
     try:
         folder = Path(snapshot_download(hub_id, local_files_only=True, allow_patterns=HUB_ALLOW_PATTERNS))
         if any(folder.glob("*.safetensors")) or any(folder.glob("*.bin")) or is_offline():

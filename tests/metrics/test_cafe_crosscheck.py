@@ -74,8 +74,8 @@ def test_cafe_against_official(tmp_path: Path, t: float, tau: float) -> None:
     pairs = off.build_pairs(a, off.load_predictions(p))
     res = [off.classify_pair(x, t, tau) for x in pairs]
     args = argparse.Namespace(ann=str(a), pred=str(p), images=None)
-    bench = cafe.KIND.load_benchmark(args)
-    ours = Scorer(cafe.KIND, bench, cafe.KIND.load_predictions(args, bench)).rescore(
+    bench = cafe.KIND.load_benchmark(**vars(args))
+    ours = Scorer(cafe.KIND, bench, cafe.KIND.load_predictions(bench, **vars(args))).rescore(
         {"score_threshold": t, "iou_threshold": tau}
     )
     names = {
@@ -106,8 +106,8 @@ def test_pcs_against_official(tmp_path: Path, n_files: int, t: float) -> None:
     p = tmp_path / "pred.json"
     p.write_text(json.dumps(preds))
     args = argparse.Namespace(gt=[str(g) for g in gts], pred=str(p), images=None)
-    bench = pcs.KIND.load_benchmark(args)
-    ours = Scorer(pcs.KIND, bench, pcs.KIND.load_predictions(args, bench)).rescore(
+    bench = pcs.KIND.load_benchmark(**vars(args))
+    ours = Scorer(pcs.KIND, bench, pcs.KIND.load_predictions(bench, **vars(args))).rescore(
         {"score_threshold": t}
     )
     for k, v in _official_cgf1(gts, p, t).items():
