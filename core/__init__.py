@@ -20,18 +20,18 @@ if TYPE_CHECKING:
         Scorer,
         ScoreResult,
         get_kind,
-        kinds,
+        kind_names,
         load_benchmark,
         load_predictions,
-        models,
+        model_names,
         predict,
         score,
         segmenter,
     )
 
 _API = frozenset({
-    "Benchmark", "PredictionSet", "ScoreResult", "Scorer", "get_kind", "kinds", "load_benchmark",
-    "load_predictions", "models", "predict", "score", "segmenter",
+    "Benchmark", "PredictionSet", "ScoreResult", "Scorer", "get_kind", "kind_names", "load_benchmark",
+    "load_predictions", "model_names", "predict", "score", "segmenter",
 })
 
 __all__ = sorted(_API | {"__version__"})

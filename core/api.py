@@ -30,10 +30,10 @@ __all__ = [
     "ScoreResult",
     "Scorer",
     "get_kind",
-    "kinds",
+    "kind_names",
     "load_benchmark",
     "load_predictions",
-    "models",
+    "model_names",
     "predict",
     "score",
     "segmenter",
@@ -47,12 +47,12 @@ def get_kind(kind: KindLike) -> BenchmarkKind:
     return scoring.get_kind(kind) if isinstance(kind, str) else kind
 
 
-def kinds() -> list[str]:
+def kind_names() -> list[str]:
     """The names of the registered benchmark kinds."""
     return scoring.kind_names()
 
 
-def models() -> list[str]:
+def model_names() -> list[str]:
     """The names of the registered model backends (see `masklens models`)."""
     from masklens.core.models.registry import backend_names
 
@@ -96,6 +96,7 @@ class Scorer(scoring.Scorer):
     def __init__(
         self,
         kind: KindLike,
+        /,
         benchmark: Benchmark | None = None,
         predictions: PredictionSet | None = None,
         *,
@@ -119,9 +120,9 @@ class Scorer(scoring.Scorer):
 
 def score(
     kind: KindLike,
+    /,
     benchmark: Benchmark | None = None,
     predictions: PredictionSet | None = None,
-    /,
     *,
     out: str | os.PathLike[str] | None = None,
     **kwargs: Any,
@@ -159,8 +160,8 @@ def segmenter(
 def predict(
     kind: KindLike,
     model: str | Any,
-    benchmark: Benchmark | None = None,
     /,
+    benchmark: Benchmark | None = None,
     *,
     weights: str | os.PathLike[str] | None = None,
     device: str | None = None,
