@@ -132,21 +132,24 @@ def test_the_window_lists_a_model_without_its_extra_as_unavailable_with_the_hint
         "from PySide6.QtWidgets import QApplication\n"
         "app = QApplication([])\n"
         "from masklens.gui.prompt_bar import PromptBar\n"
-        "bar = PromptBar()\n"
-        "combo = bar.model\n"
-        "for i in range(combo.count()):\n"
-        "    item = combo.model().item(i)\n"
-        "    print(combo.itemData(i), int(item.isEnabled()), combo.itemText(i), sep='\\t')\n"
+        "from masklens.gui.evaluate_dialog import _ModelRow\n"
+        "from masklens.core.models.registry import backend_names\n"
+        "bar, row = PromptBar(), _ModelRow(backend_names(), 'demo')\n"
+        "for where, combo in (('prompt', bar.model), ('evaluate', row.model)):\n"
+        "    for i in range(combo.count()):\n"
+        "        item = combo.model().item(i)\n"
+        "        print(where, combo.itemData(i), int(item.isEnabled()), combo.itemText(i), sep='\\t')\n"
     )
     out = run_blocked(["torch", "transformers"], code, tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
-    rows = {name: (enabled == "1", label)
-            for name, enabled, label in (line.split("\t") for line in out.stdout.strip().splitlines())}
-    for name in ("sam3", "grounded-sam2", "owlv2-sam2", "clipseg"):
-        enabled, label = rows[name]
-        assert not enabled, label
-        assert "not installed" in label and "pip install 'masklens[models]'" in label, label
-    assert rows["demo"][0] and "not installed" not in rows["demo"][1]
+    rows = {(where, name): (enabled == "1", label) for where, name, enabled, label
+            in (line.split("\t") for line in out.stdout.strip().splitlines())}
+    for where in ("prompt", "evaluate"):  # the prompt bar's model selector, Run benchmark's rows
+        for name in ("sam3", "grounded-sam2", "owlv2-sam2", "clipseg"):
+            enabled, label = rows[where, name]
+            assert not enabled, label
+            assert "not installed" in label and "pip install 'masklens[models]'" in label, label
+        assert rows[where, "demo"][0] and "not installed" not in rows[where, "demo"][1]
 
 
 def test_models_lists_a_backend_without_its_extra_as_not_installed(tmp_path):
