@@ -290,6 +290,7 @@ class DetectorSam2Segmenter(TorchSegmenter):
     DEFAULT_MAX_INSTANCES = 100
     OPTIONS = {"sam2_weights": DEFAULT_SAM2_WEIGHTS, "sam2_config": None, "nms_iou": None, "mask_threshold": 0.0}
     DETECTOR_LABEL = "detector"
+    WEIGHTS_WHAT = "detector weights"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
