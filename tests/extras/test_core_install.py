@@ -43,7 +43,7 @@ def venv(tmp_path_factory) -> Path:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
-    for name in ("core", "gui", "resources"):
+    for name in ("core", "gui", "resources", "packaging/entry"):
         shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
     _checked([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
               "-w", str(tmp / "dist"), str(src)])
@@ -102,9 +102,11 @@ def test_report_and_the_demo_model_work(venv, tmp_path):
     assert json.loads(pred.read_text())
 
 
-def test_version_comes_from_the_installed_metadata(venv):
+def test_version_comes_from_the_installed_metadata_and_python_m_masklens_works(venv, tmp_path):
     out = _checked([str(venv / "masklens"), "--version"]).stdout.strip()
     assert out == f"masklens {PYPROJECT['project']['version']}"
+    same = _checked([str(venv / "python"), "-m", "masklens", "--version"], cwd=tmp_path).stdout.strip()
+    assert same == out
 
 
 @pytest.mark.parametrize(("argv", "extra"), [
