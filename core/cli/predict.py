@@ -112,7 +112,9 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         raise ModelError(f"model '{args.model}' takes no weights", hint="drop --weights")
     pred_given = [d for d in getattr(args, "prediction_dests", []) if getattr(args, d, None) is not None]
     if "kind" in params and "args" in params:  # a backend that reads benchmark files (replay)
-        opts.update(kind=args.kind, args=args)
+        from masklens.core.kind_args import kind_files
+
+        opts.update(kind=args.kind, **kind_files(get_kind(args.kind), args))
     elif pred_given:
         flags = ", ".join("--" + d.replace("_", "-") for d in pred_given)
         raise MasklensError(
@@ -162,9 +164,7 @@ def run(args: argparse.Namespace) -> int:
     options = model_options(args)
     require_extra(args.model)  # a missing pip extra fails before any work
     check_device(args.device)
-    files = kind_files(kind, args)
-    for dest in getattr(args, "prediction_dests", []):
-        files.pop(dest, None)  # read by --model replay only (it has them in its options)
+    files = kind_files(kind, args)  # --pred…: read by --model replay only (it has them in options)
     benchmark = api.load_benchmark(kind, **files)
     segmenter = ModelManager().get(args.model, **options)
     stats = RunStats()
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         predictions = api.predict(
             kind, segmenter, benchmark,
-            option={k: v for k, v in options.items() if k not in ("args", "kind")},
+            option={k: v for k, v in options.items() if k != "kind" and k not in files},
             images=args.images, cache_dir=args.cache_dir, no_cache=args.no_cache,
             progress=bar, stats=stats,
         )
