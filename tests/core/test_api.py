@@ -129,7 +129,7 @@ def test_to_dataframe_when_pandas_is_installed_else_a_clear_error():
         return
     frame = r.to_dataframe()
     assert len(frame) == len(r.samples)
-    assert list(frame["sample_id" if "sample_id" in frame else frame.columns[0]])
+    assert list(frame["id"]) == [s["id"] for s in r.samples]
 
 
 def test_predict_with_the_demo_model_equals_the_cli_output(tmp_path):
