@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "report": "masklens.core.cli.report",
     "models": "masklens.core.cli.models",
     "review": "masklens.core.cli.review",
+    "export": "masklens.core.cli.export",
     "gui": "masklens.core.cli.gui",
 }
 
