@@ -62,3 +62,8 @@ def configure(level: int = logging.INFO) -> Path | None:
     logger.addHandler(handler)
     logger.setLevel(min(level, logger.level or level))
     return path
+
+
+def internal_error(exc: BaseException) -> str:
+    """The one line a window shows for a bug: what went wrong and where the details are."""
+    return f"internal error: {type(exc).__name__}: {exc} (details in the log file {log_path()})"

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget, QVBoxLayout,
 
 from masklens.core.errors import MasklensError
 from masklens.core.scoring import get_kind
-from masklens.gui import integrations
+from masklens.gui import about, integrations
 from masklens.gui.browser import SampleBrowser
 from masklens.gui.images import ImageStore
 from masklens.gui.live_list import LiveList
@@ -151,6 +151,7 @@ class MainWindow(WindowActions, QMainWindow):
         if self.review_panel is not None:
             for a in integrations.review_shortcuts(self.review_panel):
                 self.addAction(a)
+        about.install(self)  # Help › About masklens, the window icon
 
     def _connect(self) -> None:
         s = self.state
