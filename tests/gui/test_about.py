@@ -94,3 +94,28 @@ def test_an_exception_in_a_slot_names_the_log_file_and_is_logged(window, qtbot):
 
 def test_menus_stay_reachable(window):
     assert isinstance(_menu_bar_action(window, "Help").menu(), QMenu)
+
+
+def test_a_menu_dialog_that_fails_names_the_log_file(qtbot, monkeypatch):
+    import masklens.gui.report_dialog as report_dialog
+    from masklens.core.errors import MasklensError
+    from masklens.gui.main_window import MainWindow
+
+    def broken(window, state):
+        raise KeyError("dialog bug")
+
+    monkeypatch.setattr(report_dialog, "open_report_dialog", broken)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    action = next(a for a in w.findChildren(type(w.about_action)) if a.text() == "Export report…")
+    action.trigger()
+    assert w.message_bar.text.startswith("internal error: KeyError")
+    assert str(logs.log_path()) in w.message_bar.text
+
+    def user_error(window, state):
+        raise MasklensError("no benchmark open")
+
+    monkeypatch.setattr(report_dialog, "open_report_dialog", user_error)
+    action.trigger()
+    assert w.message_bar.text == "no benchmark open"  # a user's mistake is not an internal error
