@@ -32,11 +32,12 @@ class HubPath:
     path: str  # inside the repository ("" for its root)
     url: str
 
-    @property
-    def download_hint(self) -> str:
+    def download_hint(self, folder: bool = False) -> str:
+        """The `hf download` command that puts this file (or folder) into the cache."""
+        what = f" --include '{self.path}/*'" if folder and self.path else f" {self.path}" if self.path else ""
         kind = " --repo-type dataset" if self.repo_type == "dataset" else ""
         rev = f" --revision {self.revision}" if self.revision else ""
-        return f"hf download {self.repo_id} {self.path}{kind}{rev}".replace("  ", " ")
+        return f"hf download {self.repo_id}{what}{kind}{rev}"
 
 
 def is_hub_path(value: object) -> bool:
@@ -56,8 +57,13 @@ def parse(url: str) -> HubPath:
 
 
 def offline() -> bool:
-    """Whether Hugging Face's offline mode is on (the variable is read now, not at import)."""
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE
+    """Whether Hugging Face's offline mode is on: the variable as it is now, or as
+    huggingface_hub read it when it was imported."""
+    import sys
+
+    hub = sys.modules.get("huggingface_hub.constants")
+    return (os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE
+            or bool(getattr(hub, "HF_HUB_OFFLINE", False)))
 
 
 def resolve(url: str, *, folder: bool = False) -> Path:
@@ -65,6 +71,7 @@ def resolve(url: str, *, folder: bool = False) -> Path:
     from masklens.core.extras import require
 
     hub = parse(url)
+    folder = folder or not hub.path
     require("huggingface_hub", f"{url} (a Hugging Face path)")
     from huggingface_hub import errors, hf_hub_download, snapshot_download
 
@@ -72,22 +79,23 @@ def resolve(url: str, *, folder: bool = False) -> Path:
                               "cache_dir": os.environ.get("HF_HUB_CACHE") or None,
                               "local_files_only": offline()}
     try:
-        if folder or not hub.path:
+        if folder:
             patterns = [f"{hub.path}/*", f"{hub.path}/**"] if hub.path else None
             root = Path(snapshot_download(hub.repo_id, allow_patterns=patterns, **common))
             local = root / hub.path
-            if not local.exists():
-                raise errors.EntryNotFoundError(f"{hub.path} not in {hub.repo_id}")
+            if not local.exists():  # the snapshot is cached, the folder is not in it
+                missing = errors.LocalEntryNotFoundError if offline() else errors.EntryNotFoundError
+                raise missing(f"{hub.path} not in {hub.repo_id}")
             return local
         return Path(hf_hub_download(hub.repo_id, hub.path, **common))
     except errors.LocalEntryNotFoundError:
         if offline():
             raise MasklensError(
                 "not in the Hugging Face cache and HF_HUB_OFFLINE is set", path=url,
-                hint=f"download it once online ({hub.download_hint}) or unset HF_HUB_OFFLINE",
+                hint=f"download it once online ({hub.download_hint(folder)}) or unset HF_HUB_OFFLINE",
             ) from None
         raise MasklensError("cannot reach the Hugging Face Hub and the file is not cached",
-                            path=url, hint=f"check the connection, then {hub.download_hint}") from None
+                            path=url, hint=f"check the connection, then {hub.download_hint(folder)}") from None
     except errors.GatedRepoError:
         raise MasklensError(f"{hub.repo_id} is gated", path=url,
                             hint="accept its terms on the Hub, then `hf auth login`") from None

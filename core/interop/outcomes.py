@@ -94,6 +94,7 @@ def prompt_outcomes(
     gts, crowd = gt_masks(sample, prompt)
     real = [k for k, c in enumerate(crowd) if not c]
     accepted = [k for k, i in enumerate(insts) if float(i.score) >= t]
+    is_accepted = set(accepted)
     ious = iou_matrix(masks, _fit([gts[k] for k in real], image.height, image.width)) \
         if masks and real else np.zeros((len(masks), len(real)))
     pairs: dict[int, tuple[int, float]] = {}  # prediction -> (gt among `real`, IoU)
@@ -114,7 +115,7 @@ def prompt_outcomes(
     gt_out: dict[int, GtOutcome] = {}
     for k in range(len(insts)):
         best_iou = float(ious[k].max()) if real else float(aligned_iou[k])
-        if k not in accepted:
+        if k not in is_accepted:
             preds.append(InstanceOutcome(BELOW, best_iou, None, best_iou >= tau))
         elif k in pairs and pairs[k][1] >= tau:
             j, v = pairs[k]

@@ -54,15 +54,20 @@ class ExportTable:
     runs: list[PredictionRun]
     verdicts: list[Verdict] = field(default_factory=list)
 
-    def verdicts_of(self, sample_id: str, prompt_id: str | None = None) -> str:
-        """``reviewer:verdict`` of a sample (and of one prompt of it), ``; ``-joined, as the
-        report's samples.csv writes them; prompt-level verdicts are marked ``@prompt``."""
-        out = []
+    def __post_init__(self) -> None:
+        self._by_sample: dict[str, list[Verdict]] = {}
         for v in self.verdicts:
-            if v.sample_id != sample_id or (prompt_id is not None and v.prompt_id not in ("", prompt_id)):
-                continue
-            out.append(f"{v.reviewer}:{v.verdict}" + (f"@{v.prompt_id}" if v.prompt_id else ""))
-        return "; ".join(out)
+            self._by_sample.setdefault(v.sample_id, []).append(v)
+
+    def verdicts_of(self, sample_id: str, prompt_id: str | None = None) -> str:
+        """``reviewer:verdict`` of a sample (all of them, or those on the whole sample and on one
+        prompt of it), ``; ``-joined as the report's samples.csv writes them; prompt-level
+        verdicts are marked ``@prompt``."""
+        return "; ".join(
+            f"{v.reviewer}:{v.verdict}" + (f"@{v.prompt_id}" if v.prompt_id else "")
+            for v in self._by_sample.get(sample_id, ())
+            if prompt_id is None or v.prompt_id in ("", prompt_id)
+        )
 
 
 def field_name(label: str) -> str:

@@ -207,3 +207,12 @@ def test_cache_clear_needs_yes_and_honours_its_filters(filled_cache, capsys):
     ml.predict("cafe", "demo", ann=str(D / "cafe/ann.json"), images=str(D / "cafe/images"), cache_dir=cache)
     assert cache_info(cache).entries > 0
     assert main(["cache", "--cache-dir", str(cache), "clear", "--older-than", "-1", "--yes"]) == 2
+
+
+def test_cache_info_of_a_damaged_file_is_one_clear_error(tmp_path, capsys):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "predictions.sqlite3").write_bytes(b"this is not a database" * 100)
+    assert main(["cache", "--cache-dir", str(tmp_path / "c"), "info"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"masklens: error: {tmp_path / 'c' / 'predictions.sqlite3'}: cannot use the "
+                          "prediction cache (file is not a database)")

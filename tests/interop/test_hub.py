@@ -49,7 +49,9 @@ def hf_cache(tmp_path, monkeypatch):
 def test_parse():
     p = hub.parse("hf://datasets/acme/set@v1.0/sub/ann.json")
     assert (p.repo_type, p.repo_id, p.revision, p.path) == ("dataset", "acme/set", "v1.0", "sub/ann.json")
-    assert p.download_hint == "hf download acme/set sub/ann.json --repo-type dataset --revision v1.0"
+    assert p.download_hint() == "hf download acme/set sub/ann.json --repo-type dataset --revision v1.0"
+    assert p.download_hint(folder=True) == \
+        "hf download acme/set --include 'sub/ann.json/*' --repo-type dataset --revision v1.0"
     with pytest.raises(MasklensError, match="not a Hugging Face path"):
         hub.parse("hf://acme/set/ann.json")
 
@@ -68,6 +70,12 @@ def test_a_cached_folder_argument(hf_cache):
     remote = ml.score("hallusegbench", data=f"{REPO}/hallusegbench/data.json",
                       root=f"{REPO}/hallusegbench", pred_dir=f"{REPO}/hallusegbench/pred_demo")
     assert remote.summary == local.summary
+
+
+def test_offline_and_a_folder_not_cached(hf_cache):
+    with pytest.raises(MasklensError) as err:
+        hub.resolve(f"{REPO}/other/images/", folder=True)
+    assert "hf download acme/masklens-demo --include 'other/images/*' --repo-type dataset" in str(err.value)
 
 
 def test_the_cli_reads_hub_paths(hf_cache, tmp_path, capsys):
