@@ -51,12 +51,15 @@ def run_app(args: argparse.Namespace) -> int:
     logs.configure()  # also when the window is started without the CLI
     from PySide6.QtWidgets import QApplication
 
+    from masklens.gui import about
     from masklens.gui.main_window import MainWindow
     from masklens.gui.settings import Settings
 
     _quiet_offscreen_warnings()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("masklens")
+    app.setDesktopFileName("masklens")  # Wayland finds the icon through masklens.desktop
+    app.setWindowIcon(about.app_icon())
     # screenshots are reproducible: default settings, nothing saved
     window = MainWindow(Settings(), persist=False) if shot else MainWindow()
     install_excepthook(window)
