@@ -15,7 +15,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     from masklens.core.cli.score import add_param_flags
 
     parser = sub.add_parser(
-        "export", help="export ground truth, predictions, outcomes and verdicts (COCO, FiftyOne, CSV)")
+        "export", help="export ground truth, predictions, outcomes and verdicts (COCO, FiftyOne, CSV)",
+        description="Write a benchmark, its prediction sets, each instance's TP/FP/FN at (t, τ) and "
+        "the reviewers' verdicts as COCO JSON, a FiftyOne dataset directory or per-sample CSV. "
+        "File arguments may be hf://datasets/OWNER/NAME/path. See docs/interop.md.")
     for kind, p in kind_parsers(parser, "export"):
         dests = add_repeatable_predictions(p, kind)
         add_param_flags(p, kind)

@@ -107,6 +107,18 @@ def test_the_bash_script_parses_and_completes(tmp_path, capsys):
     out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert set(out.stdout.split()) == {"cache"}
+    # a path option completes file names, a folder option folder names
+    (tmp_path / "ann.json").write_text("{}")
+    (tmp_path / "annotations").mkdir()
+    for words, expected in ((["score", "cafe", "--ann", "ann"], {"ann.json", "annotations"}),
+                            (["score", "cafe", "--images", "ann"], {"annotations"})):
+        line = " ".join(["masklens", *words])
+        probe = (f"source {script}; COMP_WORDS=({line}); COMP_CWORD={len(words)}; COMP_LINE='{line}'; "
+                 "COMP_POINT=${#COMP_LINE}; _shtab_masklens; printf '%s\\n' \"${COMPREPLY[@]}\"")
+        out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60,
+                             cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        assert set(out.stdout.split()) == expected, (words, out.stdout)
 
 
 # ------------------------------------------------------------------ install-desktop
