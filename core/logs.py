@@ -57,6 +57,8 @@ def configure(level: int = logging.INFO) -> Path | None:
         handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
                                                        encoding="utf-8", delay=True)
     except OSError:
+        if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+            logger.addHandler(logging.NullHandler())  # Python's last-resort stderr echo stays off
         return None
     handler.setFormatter(logging.Formatter(FORMAT))
     logger.addHandler(handler)

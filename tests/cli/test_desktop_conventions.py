@@ -78,6 +78,14 @@ def test_an_unwritable_log_dir_costs_only_the_log(tmp_path, monkeypatch, capsys)
     monkeypatch.setenv(logs.LOG_DIR_ENV, str(blocker / "logs"))
     assert logs.configure() is None
     assert main(["cache", "--cache-dir", str(tmp_path / "c"), "info"]) == 0
+    # in a fresh process (no pytest log capture): a user error is one line, not echoed by logging
+    code = ("import sys; from masklens.core.cli import main; "
+            f"sys.exit(main(['score', 'cafe', '--ann', {str(tmp_path / 'none.json')!r}, '--pred', 'x']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, logs.LOG_DIR_ENV: str(blocker / "logs")})
+    assert out.returncode == 2
+    err = out.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith("none.json: file not found"), out.stderr
 
 
 # ------------------------------------------------------------------ completion
