@@ -98,8 +98,8 @@ def ground_truth(table: ExportTable, names: dict[int, str] | None = None) -> dic
                    **prompt_fields(table, sample, prompt)}
             for run in table.runs:
                 outcome = run.outcomes[prompt.id].gts[i]
-                ann[f"eval_{run.field}"] = outcome.eval or "crowd"
-                ann[f"eval_{run.field}_iou"] = outcome.iou
+                ann[f"eval_{run.attr}"] = outcome.eval or "crowd"
+                ann[f"eval_{run.attr}_iou"] = outcome.iou
             annotations.append(ann)
     return {"info": info(table), "images": images, "categories": categories,
             "annotations": annotations}
@@ -148,7 +148,7 @@ def write_coco(table: ExportTable, out: Path) -> list[Path]:
     written = [out / "ground_truth.json"]
     atomic_write_json(written[0], ground_truth(table), indent=None)
     for i, run in enumerate(table.runs):
-        path = out / "predictions" / f"{run.field}.json"
+        path = out / "predictions" / f"{run.attr}.json"
         atomic_write_json(path, results(table, i), indent=None)
         written.append(path)
     return written

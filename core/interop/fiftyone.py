@@ -60,7 +60,7 @@ def write_fiftyone(table: ExportTable, out: Path, *, copy_images: bool = False) 
     for i, run in enumerate(table.runs):
         anns = [{"id": k + 1, "iscrowd": 0, **r} for k, r in enumerate(results(table, i))]
         dataset = {**{k: gt[k] for k in ("info", "images", "categories")}, "annotations": anns}
-        path = out / "predictions" / f"{run.field}.json"
+        path = out / "predictions" / f"{run.attr}.json"
         atomic_write_json(path, dataset, indent=None)
         written.append(path)
     return written

@@ -35,7 +35,7 @@ class PredictionRun:
     result: ScoreResult
 
     @property
-    def field(self) -> str:
+    def attr(self) -> str:
         """The label as an attribute name (``eval_<field>`` on ground-truth annotations)."""
         return field_name(self.label)
 
