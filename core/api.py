@@ -65,14 +65,21 @@ def load_benchmark(kind: KindLike, **files: Any) -> Benchmark:
     Prediction keywords (``pred=``) are accepted and ignored, so one dict can serve both loaders."""
     k = get_kind(kind)
     check_files(k, files, predictions=False)
-    return k.load_benchmark(**kind_files(k, files))
+    return k.load_benchmark(**_local(k, kind_files(k, files)))
 
 
 def load_predictions(kind: KindLike, benchmark: Benchmark, **files: Any) -> PredictionSet:
     """Load a prediction set for ``benchmark`` (``pred=`` or ``pred_dir=``, as the CLI flags)."""
     k = get_kind(kind)
     check_files(k, files, predictions=True)
-    return k.load_predictions(benchmark, **kind_files(k, files))
+    return k.load_predictions(benchmark, **_local(k, kind_files(k, files)))
+
+
+def _local(k: BenchmarkKind, files: dict[str, Any]) -> dict[str, Any]:
+    """``files`` with ``hf://datasets/…`` paths fetched into the Hugging Face cache."""
+    from masklens.core.interop import hub
+
+    return hub.resolve_files(files, hub.folder_arguments(k)) if hub.any_hub_path(files) else files
 
 
 def _split(k: BenchmarkKind, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
