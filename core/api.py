@@ -173,6 +173,7 @@ def predict(
     out: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     stats: Any = None,
+    runner: Callable[..., PredictionSet] | None = None,
     **files: Any,
 ) -> PredictionSet:
     """Run a model over a benchmark's prompts, as ``masklens predict KIND --model NAME``.
@@ -183,6 +184,8 @@ def predict(
     is fast. ``score_threshold`` keeps instances scored at least that; ``out=`` writes the kind's
     own prediction format atomically (what :func:`load_predictions` reads back). ``progress(done,
     total)`` is called per image; ``stats`` (a ``runner.RunStats``) collects counts and times.
+    ``runner`` replaces ``runner.run_benchmark`` (same arguments), e.g. a bound
+    ``ray_runner.run_benchmark_ray`` to run on Ray.
     """
     from masklens.core.cache import PredictionCache
     from masklens.core.models.runner import run_benchmark
@@ -201,7 +204,7 @@ def predict(
         name, seg = model.info.name, model
     cache = None if no_cache else PredictionCache(cache_dir)
     try:
-        predictions = run_benchmark(seg, benchmark, backend=name, options=options, cache=cache,
+        predictions = (runner or run_benchmark)(seg, benchmark, backend=name, options=options, cache=cache,
                                     images_dir=images, progress=progress, stats=stats)
     finally:
         if cache is not None:
