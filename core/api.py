@@ -193,7 +193,8 @@ def predict(
 
     k = get_kind(kind)
     if benchmark is None:
-        benchmark = load_benchmark(k, images=images, **files)
+        # images= only where given: HalluSegBench names its image folder root=
+        benchmark = load_benchmark(k, **({"images": images} if images is not None else {}), **files)
     options: dict[str, Any] = dict(option or {})  # what the model was made with: the cache key
     given = {"weights": str(weights) if weights is not None else None, "device": device,
              "score_threshold": score_threshold}

@@ -61,8 +61,8 @@ def import_ray() -> Any:
         import ray
         import ray.data  # noqa: F401 - needs pandas/pyarrow (the extra's ray[data])
     except ImportError as exc:
-        raise MasklensError(f"--ray needs Ray Data ({exc.name or exc} is not installed)",
-                            hint=INSTALL_HINT) from None
+        raise MasklensError(f"--ray needs Ray Data ({exc.name or 'ray'} is not installed): "
+                            f"{INSTALL_HINT}") from None
     return ray
 
 
