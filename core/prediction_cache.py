@@ -150,7 +150,9 @@ class PredictionCache:
 
     Safe to share between threads (one connection behind a lock) and between
     processes (SQLite locking, 30 s busy timeout). A file that is not a database
-    is moved aside (``*.corrupt-<time>``) and a fresh cache started.
+    is moved aside (``*.corrupt-<time>``) and a fresh cache started. On a network
+    filesystem (or with ``MASKLENS_CACHE_MODE=files``) each process writes its own
+    file, merged into the database at close (:mod:`masklens.core.cache_shared`).
     """
 
     FILENAME = "predictions.sqlite3"
@@ -169,9 +171,21 @@ class PredictionCache:
                 path=self.root,
                 hint=f"set {CACHE_DIR_ENV} to a writable directory",
             ) from None
+        from masklens.core.cache_shared import cache_mode
+
+        self.mode = cache_mode(self.root)
+        self.part: Path | None = None
+        # reads see the merged database and this process's part in "files" mode
+        self._table, self._files = ("all_predictions", "all_image_files") if self.mode == "files" \
+            else ("predictions", "image_files")
         self._conn = self._open()
 
     def _connect(self) -> sqlite3.Connection:
+        if self.mode == "files":
+            from masklens.core.cache_shared import connect_part
+
+            conn, self.part = connect_part(self.root, self.FILENAME, _SCHEMA)
+            return conn
         conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -200,7 +214,7 @@ class PredictionCache:
         """The cached result for ``key`` or None (an unreadable entry counts as missing)."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT result FROM predictions WHERE key = ?", (key.digest,)
+                f"SELECT result FROM {self._table} WHERE key = ?", (key.digest,)
             ).fetchone()
         if row is not None:
             try:
@@ -221,7 +235,7 @@ class PredictionCache:
             for i in range(0, len(wanted), 500):  # stay under SQLite's parameter limit
                 chunk = wanted[i:i + 500]
                 rows += self._conn.execute(
-                    f"SELECT key, result FROM predictions WHERE key IN ({','.join('?' * len(chunk))})",
+                    f"SELECT key, result FROM {self._table} WHERE key IN ({','.join('?' * len(chunk))})",
                     chunk,
                 ).fetchall()
         out: dict[str, SegmentResult] = {}
@@ -239,7 +253,7 @@ class PredictionCache:
             return False
         with self._lock:
             row = self._conn.execute(
-                "SELECT 1 FROM predictions WHERE key = ?", (key.digest,)
+                f"SELECT 1 FROM {self._table} WHERE key = ?", (key.digest,)
             ).fetchone()
         return row is not None
 
@@ -292,7 +306,7 @@ class PredictionCache:
             return None
         with self._lock:
             row = self._conn.execute(
-                "SELECT image FROM image_files WHERE path = ? AND mtime_ns = ? AND size = ?", stamp
+                f"SELECT image FROM {self._files} WHERE path = ? AND mtime_ns = ? AND size = ?", stamp
             ).fetchone()
         return None if row is None else str(row[0])
 
@@ -303,12 +317,21 @@ class PredictionCache:
         with self._lock:
             self._conn.execute("INSERT OR REPLACE INTO image_files VALUES (?, ?, ?, ?)", (*stamp, key))
 
+    def _check_editable(self) -> None:
+        if self.mode == "files":
+            raise MasklensError("the prediction cache on a network filesystem is merged from "
+                                "per-process files and cannot be edited in place", path=self.root,
+                                hint="delete the folder to clear it, or set MASKLENS_CACHE_MODE=wal "
+                                "where no other process uses it")
+
     def delete(self, key: PredictionKey) -> None:
+        self._check_editable()
         with self._lock:
             self._conn.execute("DELETE FROM predictions WHERE key = ?", (key.digest,))
 
     def clear(self, backend: str | None = None) -> int:
         """Remove all entries (or those of one backend); returns how many were removed."""
+        self._check_editable()
         with self._lock:
             if backend is None:
                 self._conn.execute("DELETE FROM image_files")
@@ -319,7 +342,7 @@ class PredictionCache:
 
     def __len__(self) -> int:
         with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM predictions").fetchone()[0])
+            return int(self._conn.execute(f"SELECT COUNT(DISTINCT key) FROM {self._table}").fetchone()[0])
 
     def __bool__(self) -> bool:  # an empty cache is still a cache
         return True
@@ -335,6 +358,11 @@ class PredictionCache:
     def close(self) -> None:
         with self._lock, contextlib.suppress(sqlite3.Error):
             self._conn.close()
+        if self.part is not None:  # "files" mode: this process's results join the database
+            from masklens.core.cache_shared import merge_parts
+
+            part, self.part = self.part, None
+            merge_parts(self.root, self.FILENAME, _SCHEMA, [part])
 
     def __enter__(self) -> PredictionCache:
         return self

@@ -113,8 +113,8 @@ def test_an_actor_dying_mid_run_loses_and_repeats_nothing(local_ray, tmp_path):
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     files = demo.demo_files("cafe", with_predictions=False)
     bench = api.load_benchmark("cafe", **files)
-    single = api.predict("cafe", "demo", bench, no_cache=True, out=tmp_path / "single.json",
-                         images=files["images"])
+    api.predict("cafe", "demo", bench, no_cache=True, out=tmp_path / "single.json",
+             images=files["images"])
     marker = tmp_path / "crashed"
     stats = RunStats()
     runner = functools.partial(run_benchmark_ray, config=RayConfig(
