@@ -76,14 +76,16 @@ class SegmenterActor:
     def __call__(self, batch: Mapping[str, np.ndarray]) -> dict[str, list[Any]]:
         import orjson
 
-        keys, answers = [], []
+        keys, answers, seconds = [], [], []
         for path, requests in zip(batch["path"], batch["requests"], strict=True):
+            t0 = time.perf_counter()
             image = load_image(str(path))
             reqs = [SegmentRequest(text=t, role=r) for t, r in orjson.loads(requests)]
             results = segment_image(self.segmenter, image, reqs, backend=self.backend)
             keys.append(image_key(image))
             answers.append(orjson.dumps([result_to_json(r) for r in results]).decode())
-        return {"item": list(batch["item"]), "image_key": keys, "results": answers}
+            seconds.append(time.perf_counter() - t0)
+        return {"item": list(batch["item"]), "image_key": keys, "results": answers, "seconds": seconds}
 
 
 def connect(ray: Any, address: str | None) -> bool:
@@ -156,7 +158,7 @@ def run_benchmark_ray(
         factory = config.factory or functools.partial(_create, name, opts)
         started = connect(ray, config.address)
         try:
-            for item, ikey, results in _stream(ray, jobs, todo, factory, name, config, opts.get("device")):
+            for item, ikey, results, busy in _stream(ray, jobs, todo, factory, name, config, opts.get("device")):
                 if is_cancelled(cancel):
                     raise Cancelled(f"cancelled after {done} of {total} prompts")
                 prompts = todo.pop(item)
@@ -167,6 +169,7 @@ def run_benchmark_ray(
                 stats.computed += len(prompts)
                 stats.images_read += 1
                 stats.model_calls += 1
+                stats.worker_seconds += busy
                 done += len(prompts)
                 if progress is not None:
                     progress(done, total)
@@ -187,7 +190,8 @@ def _create(name: str, options: Mapping[str, Any]) -> Segmenter:
 
 def _stream(ray: Any, jobs: list[Any], todo: Mapping[int, list[Any]], factory: Callable[[], Segmenter],
             name: str, config: RayConfig, device: str | None):
-    """Yield (item, image key, results) as the actors finish them; each item at most once."""
+    """Yield (item, image key, results, worker seconds) as the actors finish them; each item at
+    most once."""
     import orjson
 
     ctx = ray.data.DataContext.get_current()
@@ -205,9 +209,10 @@ def _stream(ray: Any, jobs: list[Any], todo: Mapping[int, list[Any]], factory: C
     )
     seen: set[int] = set()
     for out in mapped.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=0):
-        for item, ikey, text in zip(out["item"], out["image_key"], out["results"], strict=True):
+        for item, ikey, text, busy in zip(out["item"], out["image_key"], out["results"], out["seconds"],
+                                          strict=True):
             item = int(item)
             if item in seen:  # a retried batch whose first answer already came back
                 continue
             seen.add(item)
-            yield item, str(ikey), [result_from_json(r) for r in orjson.loads(text)]
+            yield item, str(ikey), [result_from_json(r) for r in orjson.loads(text)], float(busy)

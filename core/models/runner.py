@@ -96,6 +96,8 @@ class RunStats:
     images_read: int = 0
     seconds: float = 0.0
     model_calls: int = 0
+    #: seconds the workers spent reading, segmenting and encoding results (the Ray path)
+    worker_seconds: float = 0.0
 
 
 @dataclass
