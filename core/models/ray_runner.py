@@ -12,6 +12,7 @@ Data and its unfinished batches retried, and the driver keeps each item exactly 
 from __future__ import annotations
 
 import functools
+import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -94,9 +95,9 @@ def connect(ray: Any, address: str | None) -> bool:
         return False
     try:
         if address:
-            ray.init(address=address, log_to_driver=False)
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         else:
-            ray.init(include_dashboard=False, log_to_driver=False)
+            ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     except (ConnectionError, ValueError, RuntimeError) as exc:
         raise MasklensError(f"cannot reach the Ray cluster at '{address or 'local'}' ({exc})",
                             field="--ray", hint="start it with `ray start --head`, or omit ADDRESS "
@@ -155,10 +156,15 @@ def run_benchmark_ray(
     if progress is not None:
         progress(done, total)
     if todo:
-        factory = config.factory or functools.partial(_create, name, opts)
         started = connect(ray, config.address)
         try:
-            for item, ikey, results, busy in _stream(ray, jobs, todo, factory, name, config, opts.get("device")):
+            workers, resources = actor_resources(ray, config.workers, opts.get("device"))
+            actor_opts = dict(opts)
+            if "num_gpus" in resources and str(opts.get("device") or "").startswith("cuda:"):
+                actor_opts["device"] = "cuda"  # an actor sees only the GPU Ray gave it
+            factory = config.factory or functools.partial(_create, name, actor_opts)
+            for item, ikey, results, busy in _stream(ray, jobs, todo, factory, name, config.batch_size,
+                                                     workers, resources):
                 if is_cancelled(cancel):
                     raise Cancelled(f"cancelled after {done} of {total} prompts")
                 prompts = todo.pop(item)
@@ -189,19 +195,19 @@ def _create(name: str, options: Mapping[str, Any]) -> Segmenter:
 
 
 def _stream(ray: Any, jobs: list[Any], todo: Mapping[int, list[Any]], factory: Callable[[], Segmenter],
-            name: str, config: RayConfig, device: str | None):
+            name: str, batch_size: int, workers: int, resources: Mapping[str, float]):
     """Yield (item, image key, results, worker seconds) as the actors finish them; each item at
     most once."""
     import orjson
 
+    logging.getLogger("ray.data").setLevel(logging.ERROR)  # its INFO lines would break the bar
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = False  # the driver shows one bar, fed by the results
     ctx.print_on_execution_start = False
     items = [{"item": i, "path": str(jobs[i].path),
               "requests": orjson.dumps([[p.text, str(p.role)] for p in prompts]).decode()}
              for i, prompts in todo.items()]
-    workers, resources = actor_resources(ray, config.workers, device)
-    batch = max(1, config.batch_size)
+    batch = max(1, batch_size)
     ds = ray.data.from_items(items, override_num_blocks=max(1, min(len(items), -(-len(items) // batch))))
     mapped = ds.map_batches(
         SegmenterActor, fn_constructor_args=(factory, name), batch_size=batch,

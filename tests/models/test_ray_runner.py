@@ -65,6 +65,16 @@ def test_cli_ray_equals_single_process(kind, local_ray, tmp_path, capsys):
     assert tree(on_ray) == tree(single)
 
 
+def test_evaluate_on_ray_equals_single_process(local_ray, tmp_path, capsys):
+    argv = ["evaluate", "cafe", *demo.demo_argv("cafe", with_predictions=False), "--model", "demo",
+            "--no-cache", "--quiet"]
+    assert main([*argv, "--out", str(tmp_path / "single")]) == 0
+    assert main([*argv, "--ray", "--ray-workers", "2", "--out", str(tmp_path / "ray")]) == 0, \
+        capsys.readouterr().err
+    assert tree(tmp_path / "ray" / "predictions") == tree(tmp_path / "single" / "predictions")
+    assert tree(tmp_path / "ray" / "scores") == tree(tmp_path / "single" / "scores")
+
+
 @pytest.mark.parametrize("kind", ["cafe", "hallusegbench"])
 def test_tiny_sam3_on_ray_equals_single_process(kind, local_ray, tiny_sam3, tmp_path):
     from masklens.core.models.ray_runner import RayConfig, run_benchmark_ray
@@ -114,7 +124,7 @@ def test_an_actor_dying_mid_run_loses_and_repeats_nothing(local_ray, tmp_path):
     files = demo.demo_files("cafe", with_predictions=False)
     bench = api.load_benchmark("cafe", **files)
     api.predict("cafe", "demo", bench, no_cache=True, out=tmp_path / "single.json",
-             images=files["images"])
+                images=files["images"])
     marker = tmp_path / "crashed"
     stats = RunStats()
     runner = functools.partial(run_benchmark_ray, config=RayConfig(
