@@ -30,8 +30,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument(*dict.fromkeys(["--pred", *own]), dest="merge_preds", action="append",
                        required=True, metavar="SHARD_OUTPUT",
                        help="a shard's output (file or folder, as `predict --shard` wrote it); repeat")
-        if "--images" not in p._option_string_actions:
-            p.add_argument("--images", metavar="DIR", help="folder of the benchmark's image files")
         p.add_argument("--out", required=True, help="merged output (file or folder, as `predict --out`)")
         p.set_defaults(func=run)
 
