@@ -56,8 +56,11 @@ def runner_of(args: argparse.Namespace) -> Callable[..., Any] | None:
 
 
 def write_shard_record(kind: Any, benchmark: Any, predictions: Any, out: Any) -> None:
-    """The sidecar `masklens merge` reads, when the benchmark is a shard."""
-    if "shard" in benchmark.meta:
-        from masklens.core.shards import write_sidecar
+    """The sidecar `masklens merge` reads, when the benchmark is a shard (an unsharded output
+    removes a stale one, so that merge never trusts it)."""
+    from masklens.core.shards import sidecar_path, write_sidecar
 
+    if "shard" in benchmark.meta:
         write_sidecar(out, kind.name, benchmark, predictions)
+    else:
+        sidecar_path(out).unlink(missing_ok=True)

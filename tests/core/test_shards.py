@@ -81,6 +81,8 @@ def test_cafe_issue_commands_and_errors(tmp_path, capsys):
     # and the good merge
     assert main(["merge", "cafe", *argv, "--pred", str(a), "--pred", str(b), "--out", str(out)]) == 0
     assert out.read_bytes() == (tmp_path / "full.json").read_bytes()
+    # an unsharded run over a shard's output removes its (now stale) shard record
+    assert predict("cafe", b) == 0 and not (tmp_path / "B.json.shard.json").exists()
 
 
 @pytest.mark.parametrize("text", ["2/2", "1", "a/b", "-1/2", "0/0", ""])
