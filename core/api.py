@@ -180,6 +180,7 @@ def predict(
     out: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     stats: Any = None,
+    runner: Callable[..., PredictionSet] | None = None,
     **files: Any,
 ) -> PredictionSet:
     """Run a model over a benchmark's prompts, as ``masklens predict KIND --model NAME``.
@@ -190,6 +191,8 @@ def predict(
     is fast. ``score_threshold`` keeps instances scored at least that; ``out=`` writes the kind's
     own prediction format atomically (what :func:`load_predictions` reads back). ``progress(done,
     total)`` is called per image; ``stats`` (a ``runner.RunStats``) collects counts and times.
+    ``runner`` replaces ``runner.run_benchmark`` (same arguments), e.g. a bound
+    ``ray_runner.run_benchmark_ray`` to run on Ray.
     """
     from masklens.core.cache import PredictionCache
     from masklens.core.models.runner import run_benchmark
@@ -197,7 +200,8 @@ def predict(
 
     k = get_kind(kind)
     if benchmark is None:
-        benchmark = load_benchmark(k, images=images, **files)
+        # images= only where given: HalluSegBench names its image folder root=
+        benchmark = load_benchmark(k, **({"images": images} if images is not None else {}), **files)
     options: dict[str, Any] = dict(option or {})  # what the model was made with: the cache key
     given = {"weights": str(weights) if weights is not None else None, "device": device,
              "score_threshold": score_threshold}
@@ -208,7 +212,7 @@ def predict(
         name, seg = model.info.name, model
     cache = None if no_cache else PredictionCache(cache_dir)
     try:
-        predictions = run_benchmark(seg, benchmark, backend=name, options=options, cache=cache,
+        predictions = (runner or run_benchmark)(seg, benchmark, backend=name, options=options, cache=cache,
                                     images_dir=images, progress=progress, stats=stats)
     finally:
         if cache is not None:

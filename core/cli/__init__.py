@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "score": "masklens.core.cli.score",
     "predict": "masklens.core.cli.predict",
     "evaluate": "masklens.core.cli.evaluate",
+    "merge": "masklens.core.cli.merge",
     "report": "masklens.core.cli.report",
     "models": "masklens.core.cli.models",
     "review": "masklens.core.cli.review",
