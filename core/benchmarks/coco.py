@@ -15,6 +15,7 @@ from typing import Any
 
 from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_json, read_json
+from masklens.core.limits import check_mask_size
 from masklens.core.masks import Mask
 from masklens.core.schema import Benchmark, Instance, Prediction, PredictionSet, Prompt, Sample
 
@@ -93,8 +94,12 @@ def load_coco(path: str | Path) -> CocoDataset:
         rec = f"image id {img_id}"
         h = _require(img, "height", int, path=p, record=rec)
         w = _require(img, "width", int, path=p, record=rec)
+        check_mask_size(h, w, path=p, record=rec, field="height, width", what="image")
         if img_id in images:
             raise DataFormatError("duplicate image id", path=p, record=rec, field="id")
+        if not isinstance(img.get("file_name"), (str, type(None))):
+            raise DataFormatError(f"expected a file name (string), got {img['file_name']!r:.40}", path=p,
+                                  record=rec, field="file_name")
         images[img_id] = CocoImage(img_id, img.get("file_name"), h, w, img)
     anns: dict[int | str, list[dict[str, Any]]] = defaultdict(list)
     anns_raw = data.get("annotations", [])
