@@ -68,7 +68,8 @@ def _require(obj: dict[str, Any], key: str, types: type | tuple[type, ...], *, p
     value = obj[key]
     if not isinstance(value, types) or isinstance(value, bool):
         raise DataFormatError(
-            f"expected {getattr(types, '__name__', types)}, got {type(value).__name__}",
+            f"expected {' or '.join(t.__name__ for t in (types if isinstance(types, tuple) else (types,)))}, "
+            f"got {type(value).__name__}",
             path=path,
             record=record,
             field=key,
@@ -158,6 +159,9 @@ def load_results(
         for k in keys:
             if k not in rec:
                 raise DataFormatError("missing field", path=p, record=where, field=k)
+            if type(rec[k]) not in (int, str):  # true or 1.0 would find the id 1 in a dict
+                raise DataFormatError(f"expected an integer or string id, got {rec[k]!r:.40}", path=p,
+                                      record=where, field=k)
             found[k] = rec[k]
         where = f"[{i}] ({', '.join(f'{k}={v!r}' for k, v in found.items())})"
         size = size_of(rec)

@@ -189,10 +189,10 @@ def load_ovs_predictions(path: str | Path, benchmark: Benchmark) -> PredictionSe
             if key not in r:
                 raise DataFormatError("missing field", path=p, record=rec, field=key)
         rec = f"[{i}] (image_id={r['image_id']!r}, category_id={r['category_id']!r})"
-        sample = by_image.get(r["image_id"])
+        sample = by_image.get(r["image_id"]) if type(r["image_id"]) in (int, str) else None
         if sample is None:
             raise DataFormatError("image_id points to no image", path=p, record=rec, field="image_id")
-        name = vocab.get(r["category_id"]) if isinstance(r["category_id"], (int, str)) else None
+        name = vocab.get(r["category_id"]) if type(r["category_id"]) in (int, str) else None
         if name is None:
             raise DataFormatError("category_id is not in the vocabulary", path=p, record=rec, field="category_id")
         prompt = prompts[f"{sample.id}:{name}"]

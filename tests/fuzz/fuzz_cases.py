@@ -27,6 +27,7 @@ class Workspace:
     argv: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     outside_root: bool = False  # a mutation pointed an input path outside its root
+    expect_error: bool = False  # the mutation must be refused (an exit 0 is a silent misreading)
 
     @property
     def root(self) -> Path:

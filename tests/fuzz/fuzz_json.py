@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from fuzz_cases import Workspace
-from pycocotools import mask as mask_utils
 
 sys.set_int_max_str_digits(0)  # the fuzzer writes 5000-digit integers
 
@@ -156,13 +155,50 @@ def dangling_id(rng, ws: Workspace, f: Path) -> str:
     return f"dangling_id {_fmt(path)} = {value!r}"
 
 
+#: fields that pair records (a bool or float here must never match the id 1)
+PAIRING_IDS = ("image_id", "fp_source_id", "query_id", "ann_ids", "ann_id", "id")
+
+
+def type_confusion(rng, ws: Workspace, f: Path) -> str:
+    """An id that pairs records set to true / 1.0: must be refused, never taken as the id 1.
+    Marks the workspace so that an exit 0 counts as "wrong type accepted"."""
+    obj = ws.load(f)
+    paths = [p for p in _walk(obj) if p and p[-1] in PAIRING_IDS]
+    paths = [p for p in paths if not (p[-1] == "id" and "images" not in p and "vocabulary" not in p)]
+    if not paths:
+        return "type_confusion: nothing"
+    path = rng.choice(paths)
+    old = _get(obj, path)
+    value: Any = rng.choice([True, False, 1.0]) if not isinstance(old, list) else [True]
+    if isinstance(old, int) and not isinstance(old, bool) and value == 1.0 and rng.random() < 0.5:
+        value = float(old)  # the same id as a float
+    _set(obj, path, value)
+    ws.dump(f, obj)
+    ws.expect_error = True
+    return f"type_confusion {_fmt(path)} = {value!r}"
+
+
 def _segmentations(obj: Any) -> list[Path_]:
     return [p for p in _walk(obj) if isinstance(_get(obj, p), dict) and "counts" in _get(obj, p)]
 
 
+def rle_string(counts: list[int]) -> str:
+    """COCO compressed counts of the runs ``counts`` (pycocotools' rleToString, for any size)."""
+    out = []
+    for i, x in enumerate(counts):
+        x = x - counts[i - 2] if i > 2 else x
+        more = True
+        while more:
+            c = x & 0x1F
+            x >>= 5
+            more = x != -1 if c & 0x10 else x != 0
+            out.append(chr((c | 0x20 if more else c) + 48))
+    return "".join(out)
+
+
 def _counts_for(h: int, w: int) -> str:
     """Valid compressed counts of an empty h × w mask (consistent with the size)."""
-    return mask_utils.frPyObjects({"size": [h, w], "counts": [h * w]}, h, w)["counts"].decode()
+    return rle_string([h * w])
 
 
 def corrupt_rle(rng, ws: Workspace, f: Path) -> str:
@@ -311,7 +347,7 @@ def big_json(rng, ws: Workspace, f: Path, *, megabytes: int = 8) -> str:
 JSON_MUTATIONS: dict[str, Callable[..., str]] = {
     "truncate": truncate, "wrong_type": wrong_type, "missing_key": missing_key, "extra_key": extra_key,
     "special_number": special_number, "unicode": unicode_text, "duplicate": duplicate_record,
-    "dangling_id": dangling_id, "corrupt_rle": corrupt_rle, "corrupt_polygon": corrupt_polygon,
+    "dangling_id": dangling_id, "type_confusion": type_confusion, "corrupt_rle": corrupt_rle, "corrupt_polygon": corrupt_polygon,
     "deep_nesting": deep_nesting, "huge_integer": huge_integer, "bad_literals": bad_literals,
     "bad_bytes": bad_bytes, "big_json": big_json,
 }

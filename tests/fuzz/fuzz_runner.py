@@ -24,9 +24,10 @@ from fuzz_cases import KINDS, Workspace, make_workspace, previous_output_intact
 
 MEMORY_CAP = int(os.environ.get("MASKLENS_FUZZ_MEMORY", 3 << 30))  # bytes of address space per run
 TIME_LIMIT = float(os.environ.get("MASKLENS_FUZZ_TIMEOUT", 60))  # seconds per run before "hang"
-OUTCOMES = ("clean error", "traceback", "signal", "hang", "other", "lost output", "outside root", "valid")
+OUTCOMES = ("clean error", "traceback", "signal", "hang", "other", "lost output", "accepted bad type",
+            "outside root", "valid")
 #: outcomes that fail the suite ("outside root" is reported apart: see ROOT_GUARD_MERGED in the test)
-FAILING = ("traceback", "signal", "hang", "other", "lost output")
+FAILING = ("traceback", "signal", "hang", "other", "lost output", "accepted bad type")
 
 
 @dataclass
@@ -89,11 +90,14 @@ def cli() -> list[str]:
     return [sys.executable, "-c", "import sys; from masklens.core.cli import main; sys.exit(main())"]
 
 
-def run_cli(argv: list[str], *, timeout: float = TIME_LIMIT) -> tuple[int | None, str]:
-    """(return code or None on a hang, stderr) of ``masklens ARGV`` under the caps."""
+def run_cli(argv: list[str], *, timeout: float = TIME_LIMIT, program: list[str] | None = None,
+            ) -> tuple[int | None, str]:
+    """(return code or None on a hang, stderr) of ``masklens ARGV`` (or ``program ARGV``) under
+    the memory cap and the time limit."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               TQDM_DISABLE="1", PYTHONFAULTHANDLER="")
-    proc = subprocess.Popen([*cli(), *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+               TQDM_DISABLE="1")
+    env.pop("PYTHONFAULTHANDLER", None)
+    proc = subprocess.Popen([*(program or cli()), *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, preexec_fn=_limits, start_new_session=True, env=env)
     try:
         _, err = proc.communicate(timeout=timeout)
@@ -112,7 +116,7 @@ def classify(rc: int | None, err: str, ws: Workspace) -> str:
     if "Traceback (most recent call last)" in err:
         return "traceback"
     if rc == 0:
-        return "outside root" if ws.outside_root else "valid"
+        return "outside root" if ws.outside_root else "accepted bad type" if ws.expect_error else "valid"
     if not previous_output_intact(ws):
         return "lost output"
     if "masklens: error:" in err or "error: argument" in err or "error: the following" in err:
@@ -164,7 +168,7 @@ def table(outcomes: list[Outcome]) -> str:
     rows: dict[str, Counter] = {}
     for o in outcomes:
         rows.setdefault(o.kind if o.command == "score" else f"report ({o.kind})", Counter())[o.outcome] += 1
-    cols = ["clean error", "traceback", "signal", "hang", "other", "lost output", "outside root", "valid"]
+    cols = list(OUTCOMES)
     head = "| input | runs | " + " | ".join(cols) + " |\n|---|" + "---|" * (len(cols) + 1) + "\n"
     lines = [f"| {k} | {sum(c.values())} | " + " | ".join(str(c[x]) for x in cols) + " |" for k, c in rows.items()]
     total = Counter()
