@@ -55,10 +55,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; user mistakes print one clear message and exit non-zero, never a traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate read from the input must not stop output
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         return int(args.func(args) or 0)
     except MasklensError as exc:
         print(f"masklens: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError:  # the readers refuse what is over the limits; this is what is left
+        print("masklens: error: out of memory (input larger than the memory available; see "
+              "docs/reliability.md, Limits)", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `masklens score … | head`: the reader went away
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

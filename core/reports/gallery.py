@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from masklens.core.limits import check_image_header
 from masklens.core.masks import union_all
 from masklens.core.reports.layout import Failure, KindLayout
 from masklens.core.reports.runs import ModelRun, ReportContext
@@ -105,7 +106,11 @@ def _load_image(ref: ImageRef | None, images_dir: str | Path | None, h: int, w: 
             candidates.append(Path(images_dir) / Path(ref.path).name)
     for c in candidates:
         if c.is_file():
-            img = cv2.imread(str(c), cv2.IMREAD_COLOR)
+            check_image_header(c, what="gallery image")  # a huge header is refused before decoding
+            try:
+                img = cv2.imread(str(c), cv2.IMREAD_COLOR)
+            except cv2.error:
+                img = None
             if img is not None:
                 img = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
                 if img.shape[:2] != (h, w):

@@ -27,6 +27,7 @@ class Workspace:
     argv: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     outside_root: bool = False  # a mutation pointed an input path outside its root
+    use_out: bool = True  # score without --out prints the table on stdout
     expect_error: bool = False  # the mutation must be refused (an exit 0 is a silent misreading)
 
     @property
@@ -63,7 +64,7 @@ class Workspace:
         path.write_text(json.dumps(obj, ensure_ascii=ensure_ascii), encoding="utf-8", errors="surrogatepass")
 
     def full_argv(self) -> list[str]:
-        out = ["--out", str(self.out)]
+        out = ["--out", str(self.out)] if self.use_out else []
         return [self.command, self.kind, *self.argv, *out]
 
 
@@ -90,6 +91,8 @@ def previous_output_intact(ws: Workspace) -> bool:
     leftovers = [p.name for p in ws.base.iterdir() if p.name.startswith(".") and ".tmp" in p.name]
     if leftovers:
         return False
+    if not ws.use_out:
+        return True
     if ws.command == "report":
         return (ws.out / "report.html").is_file() and (ws.out / "report.html").read_bytes() == SENTINEL
     return ws.out.is_file() and ws.out.read_bytes() == SENTINEL
