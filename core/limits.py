@@ -170,7 +170,7 @@ def check_npy_header(p: Path, *, what: str = "array", path: Any = None, record: 
             shape, _fortran, dtype = reader(fh, max_header_size=10000)
             offset = fh.tell()
     except (ValueError, OSError, SyntaxError, TypeError) as exc:
-        raise DataFormatError(f"{what} {p} is not a readable .npy file ({exc})", **where) from None
+        raise DataFormatError(f"cannot read {what} {p} (not a readable .npy file: {exc})", **where) from None
     if dtype.hasobject or dtype.kind not in "biuf":
         raise DataFormatError(f"{what} {p} has dtype {dtype}; expected booleans, integers or real floats",
                               **where)
