@@ -114,6 +114,15 @@ def check_regular_file(p: Path, *, what: str = "file", path: Any = None, record:
     return st
 
 
+def exists(p: Path, *, file: bool = False) -> bool:
+    """``p.exists()`` (``p.is_file()`` with ``file``) that answers False for a name the system
+    cannot look up (too long, a NUL byte) instead of raising."""
+    try:
+        return p.is_file() if file else p.exists()
+    except (OSError, ValueError):
+        return False
+
+
 def read_header(p: Path, n: int) -> bytes:
     """The first ``n`` bytes of a regular file (after :func:`check_regular_file`)."""
     with open(p, "rb") as fh:

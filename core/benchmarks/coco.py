@@ -15,7 +15,7 @@ from typing import Any
 
 from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_json, read_json
-from masklens.core.limits import check_mask_size
+from masklens.core.limits import check_mask_size, exists
 from masklens.core.masks import Mask
 from masklens.core.schema import Benchmark, Instance, Prediction, PredictionSet, Prompt, Sample
 
@@ -216,7 +216,7 @@ def resolve_image_path(ann_path: Path, images_dir: str | Path | None, file_name:
     if images_dir is not None:
         return Path(images_dir) / file_name
     for base in (ann_path.parent / "images", ann_path.parent):
-        if (base / file_name).exists():
+        if exists(base / file_name):
             return base / file_name
     return None
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_bytes, read_json
+from masklens.core.limits import exists
 from masklens.core.masks import Mask, intersect_all, resize_nearest_floor, union_all
 from masklens.core.metrics import hallu
 from masklens.core.schema import (
@@ -172,7 +173,7 @@ def load_prediction_dir(benchmark: Benchmark, pred_dir: str | Path) -> Predictio
     for sample in benchmark:
         for prompt in sample.prompts:
             f = d / str(prompt.source_id)
-            if not f.exists():
+            if not exists(f):
                 out.missing.add(prompt.id)
                 continue
             mask = Mask.from_png(f)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from masklens.core.cli import kind_parsers
 from masklens.core.errors import MasklensError
+from masklens.core.limits import exists
 from masklens.core.scoring import BenchmarkKind, get_kind
 
 
@@ -61,7 +62,7 @@ def load_verdicts(paths: list[str], benchmark) -> list:
     key = benchmark_key(benchmark)
     out = []
     for p in paths or []:
-        if not Path(p).is_file():
+        if not exists(Path(p), file=True):
             raise MasklensError("review database not found", path=p)
         with ReviewStore(p) as st:
             vs = st.current(key)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.limits import check_image_header
+from masklens.core.limits import check_image_header, exists
 from masklens.core.masks import union_all
 from masklens.core.reports.layout import Failure, KindLayout
 from masklens.core.reports.runs import ModelRun, ReportContext
@@ -105,7 +105,7 @@ def _load_image(ref: ImageRef | None, images_dir: str | Path | None, h: int, w: 
         if images_dir is not None:
             candidates.append(Path(images_dir) / Path(ref.path).name)
     for c in candidates:
-        if c.is_file():
+        if exists(c, file=True):
             check_image_header(c, what="gallery image")  # a huge header is refused before decoding
             try:
                 img = cv2.imread(str(c), cv2.IMREAD_COLOR)
