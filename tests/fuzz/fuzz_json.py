@@ -4,6 +4,7 @@ and polygons, deep nesting, huge integers and big files. Each returns a short de
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 from collections.abc import Callable
@@ -284,7 +285,7 @@ def _replace_a_value(rng, ws: Workspace, f: Path, text: str) -> str:
         raw = f"[{marker}]"
     else:
         _set(obj, path, marker)
-        raw = __import__("json").dumps(obj)
+        raw = json.dumps(obj)
     f.write_text(raw.replace(f'"{marker}"', text).replace(marker, text))
     return _fmt(path or ())
 
@@ -323,24 +324,30 @@ def bad_bytes(rng, ws: Workspace, f: Path) -> str:
 
 
 def big_json(rng, ws: Workspace, f: Path, *, megabytes: int = 8) -> str:
-    """A JSON padded to ``megabytes``: a huge string, a huge list of numbers, or whitespace."""
-    obj = ws.load(f)
+    """A JSON padded to ``megabytes`` (streamed to disk, never built in memory): a huge string,
+    a huge list of numbers in an extra field, or trailing whitespace."""
     n = megabytes << 20
     choice = rng.randrange(3)
-    if choice == 0:
-        pad: Any = "x" * n
-    elif choice == 1:
-        pad = [0] * (n // 2)
-    else:
-        f.write_bytes(f.read_bytes() + b" " * n)
+    if choice == 2:
+        with f.open("ab") as fh:
+            for _ in range(megabytes):
+                fh.write(b" " * (1 << 20))
         return f"big_json whitespace {megabytes} MB"
+    obj = ws.load(f)
+    marker = "__FUZZ_BIG__"
     if isinstance(obj, dict):
-        obj["padding"] = pad
+        obj["padding"] = marker
     elif obj and isinstance(obj[0], dict):
-        obj[0]["padding"] = pad
+        obj[0]["padding"] = marker
     else:
-        obj.append(pad)
-    ws.dump(f, obj)
+        obj.append(marker)
+    head, tail = json.dumps(obj).split(f'"{marker}"')
+    piece = b"x" * (1 << 20) if choice == 0 else b"0," * (1 << 19)
+    with f.open("wb") as fh:
+        fh.write(head.encode() + (b'"' if choice == 0 else b"["))
+        for _ in range(n // len(piece)):
+            fh.write(piece)
+        fh.write((b'"' if choice == 0 else b"0]") + tail.encode())
     return f"big_json#{choice} {megabytes} MB"
 
 
