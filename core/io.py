@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import glob
 import json
 import math
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -80,8 +83,103 @@ _DIR_MODE = 0o777 & ~_UMASK
 
 
 def _cannot_write(path: Path, exc: OSError) -> MasklensError:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return MasklensError(
+            f"cannot write the output: disk full while writing it ({exc.strerror})", path=path,
+            hint="free some space (or write elsewhere) and run again; the previous output is kept",
+        )
     reason = "it is a directory" if isinstance(exc, IsADirectoryError) else (exc.strerror or str(exc))
     return MasklensError(f"cannot write output ({reason})", path=path)
+
+
+# ---------------------------------------------------------------- temp siblings of an output
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. EPERM: some other user's live process
+        return True
+    return True
+
+
+#: a staging entry without a pid in its name (older masklens) is stale after this many seconds
+LEGACY_STALE_S = 600
+
+
+def _stale_owner(middle: str, entry: Path) -> bool:
+    """Whether the temp sibling ``.{name}.{middle}.tmp`` / ``.{name}.old-{pid}`` belongs to no
+    live process: ``middle`` is ``{pid}.{random}`` (this version), ``{pid}`` (an ``old-`` folder)
+    or a bare random part (older masklens: stale once older than :data:`LEGACY_STALE_S`)."""
+    pid = middle.split(".", 1)[0]
+    if ("." in middle or middle.isdigit()) and pid.isdigit():
+        return int(pid) != os.getpid() and not _pid_alive(int(pid))  # ours: another thread's
+    try:
+        return time.time() - entry.lstat().st_mtime > LEGACY_STALE_S
+    except OSError:
+        return False
+
+
+def remove_stale_temps(target: str | Path) -> list[Path]:
+    """Remove what a killed write of ``target`` left beside it (``.{name}.….tmp`` staging
+    folders/files, ``.{name}.old-{pid}`` previous outputs) whose process is gone. When the kill
+    came after the previous output was moved aside but before the new one took its place,
+    the previous output is put back first. Returns what was removed."""
+    t = Path(target)
+    removed: list[Path] = []
+    try:
+        siblings = list(t.parent.glob(f".{glob.escape(t.name)}.*"))
+    except OSError:
+        return removed
+    for s in siblings:
+        rest = s.name[len(t.name) + 2:]
+        if rest.endswith(".tmp"):
+            middle, previous = rest[:-4], s / ".previous"
+        elif rest.startswith("old-"):
+            middle, previous = rest[4:], s
+        else:
+            continue
+        if not _stale_owner(middle, s):
+            continue
+        with contextlib.suppress(OSError):
+            if previous.is_dir() and not t.exists() and not t.is_symlink():
+                os.replace(previous, t)  # the kill came between the two renames
+        if s.is_dir() and not s.is_symlink():
+            shutil.rmtree(s, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                s.unlink()
+        if not s.exists():
+            removed.append(s)
+    return removed
+
+
+def temp_sibling_dir(target: str | Path) -> Path:
+    """A fresh staging folder ``.{name}.{pid}.XXXX.tmp`` beside ``target`` (after removing stale
+    ones left by killed runs); raises MasklensError naming ``target`` when it cannot be made."""
+    t = Path(target)
+    try:
+        t.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(t)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{t.name}.{os.getpid()}.", suffix=".tmp", dir=t.parent))
+        os.chmod(tmp, _DIR_MODE)
+    except OSError as exc:
+        raise _cannot_write(t, exc) from None
+    return tmp
+
+
+def named_after_output(exc: MasklensError, tmp: Path, target: Path) -> MasklensError:
+    """``exc`` (raised while writing inside the staging folder ``tmp``) re-worded to name the
+    output the user asked for, not the temp path."""
+    if exc.path is None:
+        return exc
+    try:
+        rel = Path(exc.path).relative_to(tmp)
+    except ValueError:
+        return exc
+    inner = Path(*rel.parts[1:]) if rel.parts and rel.parts[0] == target.name else rel
+    detail = exc.detail + (f" (at {inner})" if inner.parts and str(inner) != "." else "")
+    return type(exc)(detail, path=target, record=exc.record, field=exc.field, hint=exc.hint)
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -94,7 +192,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         raise _cannot_write(p, IsADirectoryError())
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.{os.getpid()}.", suffix=".tmp", dir=p.parent)
     except OSError as exc:
         raise _cannot_write(p, exc) from None
     try:
@@ -130,14 +228,15 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     On any exception the temp directory is removed and `path` is left untouched.
     """
     target = Path(path)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-        os.chmod(tmp, _DIR_MODE)
-    except OSError as exc:
-        raise _cannot_write(target, exc) from None
+    tmp = temp_sibling_dir(target)
     try:
         yield tmp
+    except MasklensError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise named_after_output(exc, tmp, target) from None
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _cannot_write(target, exc) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -49,17 +49,22 @@ class Mask:
         return cls({"size": [height, width], "counts": _empty_counts(height * width)})
 
     @classmethod
-    def from_png(cls, path: str | Path) -> Mask:
+    def from_png(cls, path: str | Path, *, grey: bool = False) -> Mask:
         """Read a PNG (or any image cv2 reads); non-zero pixels are foreground.
 
+        ``grey=False``: a pixel is foreground when any channel (alpha included) is non-zero.
+        ``grey=True``: exactly ``cv2.imread(path, 0) > 0`` (HalluSegBench's official reading):
+        cv2's weighted grey conversion of the colour channels, alpha ignored, 16-bit values
+        reduced to their high byte (so 1…255 read as background).
         The file must be a regular file whose header declares a size within the limits
-        (core/limits.py), checked before any pixel is decoded."""
+        (core/limits.py), checked before any pixel is decoded.
+        """
         import cv2
 
         p = Path(path)
         check_image_header(p, what="mask file")
         try:
-            arr = cv2.imread(str(p), cv2.IMREAD_UNCHANGED)
+            arr = cv2.imread(str(p), cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_UNCHANGED)
         except cv2.error:
             arr = None
         if arr is None:

@@ -14,14 +14,23 @@ import hashlib
 import json
 import os
 import sqlite3
+import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from masklens.core.errors import MasklensError
+from masklens.core.sqlite_errors import (
+    CORRUPT,
+    FULL,
+    MISSING,
+    StoreErrors,
+    classify,
+    rollback_quietly,
+)
 
 if TYPE_CHECKING:
     from masklens.core.models.base import SegmentRequest, SegmentResult
@@ -150,7 +159,10 @@ class PredictionCache:
 
     Safe to share between threads (one connection behind a lock) and between
     processes (SQLite locking, 30 s busy timeout). A file that is not a database
-    is moved aside (``*.corrupt-<time>``) and a fresh cache started.
+    is moved aside (``*.corrupt-<time>``) and a fresh cache started. The cache only
+    saves time: a SQLite failure during a run (disk full, a damaged file, a lock that
+    never clears) disables it for the rest of the run with one warning on stderr
+    (:attr:`disabled` says why) instead of stopping the run.
     """
 
     FILENAME = "predictions.sqlite3"
@@ -161,47 +173,115 @@ class PredictionCache:
         self._lock = threading.RLock()
         self.hits = 0
         self.misses = 0
+        #: why the cache was switched off for this run (None while it works)
+        self.disabled: str | None = None
+        self._errors = StoreErrors(self.path, "prediction cache", "delete it to start a new cache")
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
+            if classify(exc) == FULL:  # the cache only saves time: run on without it
+                self._conn = None
+                self._disable(f"disk full while creating {self.root}")
+                return
             raise MasklensError(
                 f"cannot create the prediction cache directory ({exc.strerror})",
                 path=self.root,
                 hint=f"set {CACHE_DIR_ENV} to a writable directory",
             ) from None
-        self._conn = self._open()
+        self._conn: sqlite3.Connection | None = self._open()
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.executescript(_SCHEMA)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
-    def _open(self) -> sqlite3.Connection:
+    def _open(self) -> sqlite3.Connection | None:
         try:
             return self._connect()
-        except sqlite3.DatabaseError as exc:
-            if "not a database" not in str(exc) and "malformed" not in str(exc):
+        except sqlite3.Error as exc:
+            kind = classify(exc, self.path)
+            if kind == FULL:
+                self._disable(f"disk full while writing {self.path}")
+                return None
+            if kind not in (CORRUPT, MISSING):
                 raise MasklensError(
                     f"cannot open the prediction cache ({exc})",
                     path=self.path,
                     hint=f"delete it or set {CACHE_DIR_ENV} to another directory",
                 ) from None
         aside = self.path.with_name(f"{self.FILENAME}.corrupt-{int(time.time())}")
-        for suffix in ("", "-wal", "-shm"):
-            src = Path(f"{self.path}{suffix}")
-            if src.exists():
-                os.replace(src, f"{aside}{suffix}")
-        return self._connect()
+        try:
+            for suffix in ("", "-wal", "-shm"):
+                src = Path(f"{self.path}{suffix}")
+                if src.exists():
+                    os.replace(src, f"{aside}{suffix}")
+            return self._connect()
+        except (OSError, sqlite3.Error) as exc:
+            self._disable(f"the damaged cache {self.path} could not be replaced ({exc})")
+            return None
+
+    # ------------------------------------------------------------ failures
+    def _disable(self, why: str) -> None:
+        """Switch the cache off for the rest of this run, with one warning on stderr."""
+        if self.disabled is None:
+            self.disabled = why
+            print(f"masklens: warning: prediction cache disabled for this run: {why}",
+                  file=sys.stderr)
+        conn, self._conn = getattr(self, "_conn", None), None
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+    def _failed(self, exc: sqlite3.Error) -> None:
+        kind = classify(exc, self.path)
+        if kind == FULL:
+            self._disable(f"disk full while writing {self.path}")
+        elif kind in (CORRUPT, MISSING):
+            self._disable(f"{self.path} is damaged ({exc}); delete it to start a new cache")
+        else:
+            self._disable(f"{self.path}: {exc}")
+
+    @contextlib.contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection | None]:
+        """The connection under the lock (None once disabled); a SQLite error inside disables
+        the cache instead of propagating."""
+        with self._lock:
+            if self._conn is None:
+                yield None
+                return
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                if self._conn is not None:
+                    rollback_quietly(self._conn)
+                self._failed(exc)
+
+    def _strict(self, action: str) -> contextlib.AbstractContextManager[Any]:
+        """For explicit commands (clear, size): a SQLite error is a clear MasklensError."""
+        errors = self._errors
+
+        @contextlib.contextmanager
+        def guard() -> Iterator[None]:
+            try:
+                yield
+            except sqlite3.Error as exc:
+                raise errors(exc, action) from None
+
+        return guard()
 
     # ------------------------------------------------------------ access
     def get(self, key: PredictionKey) -> SegmentResult | None:
         """The cached result for ``key`` or None (an unreadable entry counts as missing)."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT result FROM predictions WHERE key = ?", (key.digest,)
-            ).fetchone()
+        row = None
+        with self._db() as db:
+            if db is not None:
+                row = db.execute("SELECT result FROM predictions WHERE key = ?", (key.digest,)).fetchone()
         if row is not None:
             try:
                 result = result_from_json(json.loads(row[0]))
@@ -217,10 +297,10 @@ class PredictionCache:
         """Cached results for several keys in one query: ``{key.digest: result}`` of the hits."""
         wanted = list({k.digest for k in keys})
         rows: list[tuple[str, str]] = []
-        with self._lock:
-            for i in range(0, len(wanted), 500):  # stay under SQLite's parameter limit
-                chunk = wanted[i:i + 500]
-                rows += self._conn.execute(
+        with self._db() as db:
+            for i in range(0, len(wanted), 500) if db is not None else ():
+                chunk = wanted[i:i + 500]  # stay under SQLite's parameter limit
+                rows += db.execute(
                     f"SELECT key, result FROM predictions WHERE key IN ({','.join('?' * len(chunk))})",
                     chunk,
                 ).fetchall()
@@ -237,10 +317,10 @@ class PredictionCache:
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, PredictionKey):
             return False
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT 1 FROM predictions WHERE key = ?", (key.digest,)
-            ).fetchone()
+        row = None
+        with self._db() as db:
+            if db is not None:
+                row = db.execute("SELECT 1 FROM predictions WHERE key = ?", (key.digest,)).fetchone()
         return row is not None
 
     def put(self, key: PredictionKey, result: SegmentResult) -> None:
@@ -264,16 +344,16 @@ class PredictionCache:
             )
         if not rows:
             return
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+        with self._db() as db:
+            if db is None:
+                return
+            db.execute("BEGIN IMMEDIATE")
             try:
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO predictions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
-                )
+                db.executemany("INSERT OR REPLACE INTO predictions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                db.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                rollback_quietly(db)  # after SQLITE_FULL there may be no transaction left
                 raise
-            self._conn.execute("COMMIT")
 
     # ------------------------------------------------------------ image files
     @staticmethod
@@ -290,26 +370,32 @@ class PredictionCache:
         stamp = self._file_stamp(path)
         if stamp is None:
             return None
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT image FROM image_files WHERE path = ? AND mtime_ns = ? AND size = ?", stamp
-            ).fetchone()
+        row = None
+        with self._db() as db:
+            if db is not None:
+                row = db.execute(
+                    "SELECT image FROM image_files WHERE path = ? AND mtime_ns = ? AND size = ?", stamp
+                ).fetchone()
         return None if row is None else str(row[0])
 
     def remember_file_image_key(self, path: str | Path, key: str) -> None:
         stamp = self._file_stamp(path)
         if stamp is None:
             return
-        with self._lock:
-            self._conn.execute("INSERT OR REPLACE INTO image_files VALUES (?, ?, ?, ?)", (*stamp, key))
+        with self._db() as db:
+            if db is not None:
+                db.execute("INSERT OR REPLACE INTO image_files VALUES (?, ?, ?, ?)", (*stamp, key))
 
     def delete(self, key: PredictionKey) -> None:
-        with self._lock:
-            self._conn.execute("DELETE FROM predictions WHERE key = ?", (key.digest,))
+        with self._db() as db:
+            if db is not None:
+                db.execute("DELETE FROM predictions WHERE key = ?", (key.digest,))
 
     def clear(self, backend: str | None = None) -> int:
         """Remove all entries (or those of one backend); returns how many were removed."""
-        with self._lock:
+        with self._lock, self._strict("clearing"):
+            if self._conn is None:
+                return 0
             if backend is None:
                 self._conn.execute("DELETE FROM image_files")
                 cur = self._conn.execute("DELETE FROM predictions")
@@ -318,7 +404,9 @@ class PredictionCache:
             return cur.rowcount
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._lock, self._strict("reading"):
+            if self._conn is None:
+                return 0
             return int(self._conn.execute("SELECT COUNT(*) FROM predictions").fetchone()[0])
 
     def __bool__(self) -> bool:  # an empty cache is still a cache
@@ -334,7 +422,8 @@ class PredictionCache:
 
     def close(self) -> None:
         with self._lock, contextlib.suppress(sqlite3.Error):
-            self._conn.close()
+            if self._conn is not None:
+                self._conn.close()
 
     def __enter__(self) -> PredictionCache:
         return self

@@ -17,19 +17,25 @@ Qt-free; the GUI's review panel and ``masklens review`` both use this module.
 
 from __future__ import annotations
 
-import csv
+import contextlib
 import hashlib
-import io
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from masklens.core.errors import DataFormatError, MasklensError
 from masklens.core.io import atomic_write_json, atomic_write_text
+from masklens.core.safe_csv import csv_text
+from masklens.core.sqlite_errors import (
+    StoreErrors,
+    is_sqlite_file,
+    require_existing,
+    rollback_quietly,
+)
 
 
 # ------------------------------------------------------------------ verdict types
@@ -187,27 +193,60 @@ class ReviewStore:
     """Verdicts of one SQLite file. Thread-safe; each ``record`` is its own committed transaction."""
 
     def __init__(
-        self, path: str | Path, *, reviewer: str | None = None, timeout: float = 15.0
+        self, path: str | Path, *, reviewer: str | None = None, timeout: float = 15.0,
+        create: bool = True,
     ) -> None:
+        """Open (with ``create``: create or upgrade) the store at ``path``. With
+        ``create=False`` (read-only commands) a missing, empty (0-byte) or non-masklens file is
+        an error, never silently turned into a new database. SQLite errors become clear
+        messages (:class:`~masklens.core.sqlite_errors.StoreErrors`)."""
         self.path = Path(path)
         self.reviewer = reviewer or _default_reviewer()
         self._lock = threading.RLock()
+        self._error = StoreErrors(self.path, "review database",
+                                  f"run `masklens review check {self.path}`")
+        if not create:
+            require_existing(self.path, "review database")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MasklensError(f"cannot create the folder ({exc.strerror})", path=self.path.parent) from None
+        if self.path.is_file() and self.path.stat().st_size and not is_sqlite_file(self.path):
+            raise DataFormatError(
+                "not a usable review database (not an SQLite file)", path=self.path,
+                hint="verdicts are stored in SQLite files written by masklens",
+            )
+        try:
             self._db = sqlite3.connect(
                 str(self.path), timeout=timeout, isolation_level=None, check_same_thread=False
             )
+        except sqlite3.Error as exc:
+            raise self._error(exc, "opening") from None
+        try:
             self._db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             self._db.execute("PRAGMA synchronous = FULL")
+            if not create and self._db.execute("PRAGMA user_version").fetchone()[0] == 0:
+                raise DataFormatError(
+                    "not a masklens review database (no verdicts schema)", path=self.path,
+                    hint="verdicts are stored in SQLite files written by masklens",
+                )
             self._migrate()
-        except sqlite3.DatabaseError as exc:
-            raise DataFormatError(
-                f"not a usable review database ({exc})",
-                path=self.path,
-                hint="verdicts are stored in SQLite files written by masklens",
-            ) from None
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise self._error(exc, "opening") from None
+        except BaseException:
+            self._db.close()
+            raise
         self.journal_mode = str(mode).lower()
+
+    @contextlib.contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """sqlite3 errors inside become clear messages (disk full, damaged, locked …)."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise self._error(exc, action) from None
 
     # -------------------------------------------------------------- lifecycle
     def _migrate(self) -> None:
@@ -227,12 +266,13 @@ class ReviewStore:
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                rollback_quietly(self._db)
                 raise
 
     @property
     def schema_version(self) -> int:
-        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        with self._lock, self._guard("reading"):
+            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
     def close(self) -> None:
         with self._lock:
@@ -279,14 +319,15 @@ class ReviewStore:
             "INSERT OR IGNORE INTO verdicts (benchmark, sample_id, prompt_id, verdict, note,"
             " reviewer, time, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         )
-        with self._lock:
+        values = [tuple(getattr(r, f) for f in FIELDS) for r in rows]
+        with self._lock, self._guard("writing"):
             before = self._db.total_changes
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany(sql, [tuple(getattr(r, f) for f in FIELDS) for r in rows])
+                self._db.executemany(sql, values)
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                rollback_quietly(self._db)  # a full disk may have ended the transaction already
                 raise
             return self._db.total_changes - before
 
@@ -294,7 +335,7 @@ class ReviewStore:
         """Copy every verdict of other stores into this one (idempotent); returns rows added."""
         added = 0
         for other in others:
-            with ReviewStore(other, reviewer=self.reviewer) as src:
+            with ReviewStore(other, reviewer=self.reviewer, create=False) as src:
                 added += self._insert(src.history())
         return added
 
@@ -304,7 +345,7 @@ class ReviewStore:
     ) -> list[Verdict]:
         """Every row, oldest first (optionally of one benchmark / reviewer)."""
         where, args = _where(benchmark=benchmark, reviewer=reviewer)
-        with self._lock:
+        with self._lock, self._guard("reading"):
             rows = self._db.execute(
                 f"SELECT {', '.join(FIELDS)} FROM verdicts {where} ORDER BY time, id", args
             ).fetchall()
@@ -325,7 +366,7 @@ class ReviewStore:
     ) -> Verdict | None:
         """This reviewer's current verdict on a sample (or prompt), or None."""
         who = reviewer or self.reviewer
-        with self._lock:
+        with self._lock, self._guard("reading"):
             row = self._db.execute(
                 f"SELECT {', '.join(FIELDS)} FROM verdicts WHERE benchmark = ? AND sample_id = ?"
                 " AND prompt_id = ? AND reviewer = ? ORDER BY time DESC, id DESC LIMIT 1",
@@ -349,7 +390,7 @@ class ReviewStore:
         return sorted({v.reviewer for v in self.current(benchmark)})
 
     def benchmarks(self) -> list[str]:
-        with self._lock:
+        with self._lock, self._guard("reading"):
             return [r[0] for r in self._db.execute("SELECT DISTINCT benchmark FROM verdicts")]
 
     # -------------------------------------------------------------- export
@@ -363,21 +404,10 @@ class ReviewStore:
         if p.suffix.lower() == ".json":
             atomic_write_json(p, {"schema_version": SCHEMA_VERSION, "verdicts": records})
         elif p.suffix.lower() == ".csv":
-            buf = io.StringIO()
-            writer = csv.DictWriter(buf, fieldnames=FIELDS, lineterminator="\n")
-            writer.writeheader()
-            writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in records)
-            atomic_write_text(p, buf.getvalue())
+            atomic_write_text(p, csv_text(records, list(FIELDS)))
         else:
             raise MasklensError("export file must end in .csv or .json", path=p)
         return p
-
-
-def csv_cell(value: object) -> object:
-    """Neutralise spreadsheet formulas in user text (a leading = + - @ gets a quote)."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
 
 
 def _where(**conds: str | None) -> tuple[str, tuple[str, ...]]:

@@ -121,6 +121,8 @@ class Instance:
     mask: Mask
     score: float
     label: str | None = None
+    #: the record's ``category_id`` (COCO results); SAM 3's cgF1 matching orders by it
+    category: Any = None
 
 
 @dataclass

@@ -163,6 +163,7 @@ class MainWindow(WindowActions, QMainWindow):
         self.browser.sampleActivated.connect(self.state.set_index)
         self.browser.message.connect(lambda t: self.message_bar.show_message(t, "warning"))
         self.readout_panel.sliders.paramsChanged.connect(self.set_params)
+        self.readout_panel.bind(self.state, lambda: [self.sample_view, self.compare_view])
         self.prompt_bar.runRequested.connect(self.run_prompt)
         self.prompt_bar.cancelRequested.connect(self.jobs.cancel_all)
         self.prompt_bar.optionsRequested.connect(self.open_model_options)

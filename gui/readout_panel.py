@@ -1,15 +1,17 @@
-"""The readout panel: every metric of the current sample (tooltips from the kind's metric_help),
-the typed-prompt readouts, and one slider per scoring parameter (t, τ, α …)."""
+"""The readout panel: one slider per scoring parameter (t, τ, α …), then the benchmark's card for
+the current sample (:mod:`masklens.gui.cards`: verdict and reason first), each typed prompt's card
+beside the original prompt's, and the full record as a tree under a collapsed "Details"."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
+    QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -19,6 +21,7 @@ from superqt import QLabeledDoubleSlider
 
 from masklens.core.scoring import ParamSpec
 from masklens.gui.browser import _fmt, metric_tooltip
+from masklens.gui.cards.deck import CardDeck
 
 
 class ParamSliders(QGroupBox):
@@ -78,20 +81,41 @@ def _fill(parent: QTreeWidgetItem, value: Any, help_: dict[str, str], path: str)
 
 
 class ReadoutPanel(QWidget):
-    """Sliders on top, the metric tree below."""
+    """Sliders on top, the readout cards below, the metric tree under a collapsed "Details"."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.sliders = ParamSliders(self)
+        self.deck = CardDeck()
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["metric", "value"])
         self.tree.setColumnWidth(0, 200)
         self.tree.setAlternatingRowColors(True)
+        self.details = QToolButton()
+        self.details.setText("Details: the full record")
+        self.details.setToolTip("Every field of the scorer's records (benchmark and typed prompts) as a tree")
+        self.details.setCheckable(True)
+        self.details.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.details.setArrowType(Qt.ArrowType.RightArrow)
+        self.details.setAutoRaise(True)
+        self.details.toggled.connect(self._show_details)
+        self.tree.setVisible(False)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.sliders)
-        lay.addWidget(self.tree, 1)
+        lay.addWidget(self.deck, 3)
+        lay.addWidget(self.details)
+        lay.addWidget(self.tree, 2)
         self.help: dict[str, str] = {}
+
+    def bind(self, state: Any, views: Callable[[], list[Any]]) -> None:
+        """Show the cards of ``state`` (an AppState; they follow its signals); hovering a card's
+        verdict highlights its instance on the canvases of ``views()``."""
+        self.deck.bind(state, views)
+
+    def _show_details(self, on: bool) -> None:
+        self.tree.setVisible(on)
+        self.details.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
 
     def show_readouts(self, sections: list[tuple[str, Any]]) -> None:
         """Sections of (title, record); records are nested dicts shown as a tree."""
@@ -104,6 +128,7 @@ class ReadoutPanel(QWidget):
             if isinstance(record, (Mapping, list)):
                 _fill(top, record, self.help, "")
         self.tree.expandAll()
+        self.deck.refresh()
 
     def value_of(self, section: str, *path: str) -> str | None:
         """Displayed text of a metric (tests and accessibility): section title, then keys."""

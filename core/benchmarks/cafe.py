@@ -17,13 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.benchmarks.cafe_io import EDIT_TYPES, GROUPS, edit_group, load_cafe
+from masklens.core.benchmarks.cafe_io import EDIT_TYPES, GROUPS, OrphanEntry, edit_group, load_cafe
 from masklens.core.benchmarks.pcs import PCS_HELP, SCORE_THRESHOLD
 from masklens.core.benchmarks.pcs_io import (
     add_images_flag,
+    categories_of,
     instances_of,
     load_coco_predictions,
     non_crowd,
+    non_crowd_categories,
     write_coco_results,
 )
 from masklens.core.errors import DataFormatError
@@ -40,7 +42,7 @@ from masklens.core.metrics.cafe import (
 from masklens.core.metrics.pcs import (
     EntryStack,
     EntryTable,
-    entry_table,
+    ordered_entry_table,
     summarize_groups,
 )
 from masklens.core.schema import Benchmark, PredictionSet, Prompt, Role, Sample
@@ -70,7 +72,7 @@ IOU_THRESHOLD = ParamSpec(
 CAFE_HELP: dict[str, str] = {
     **PAIR_HELP,
     **{k: v for k, v in PCS_HELP.items() if k not in ("N", "IL_FPR")},
-    "N_entries": "image entries (positive and negative) in the group's cgF1",
+    "N_entries": "image entries of the file (positive and negative, paired or not) in the group's cgF1",
     "IL_FPR_pcs": "SAM 3's IL_FPR over the group's image entries: IL_FP / (IL_FP + IL_TN + 1e-6)",
 }
 
@@ -90,18 +92,44 @@ class CafeOverlaps:
     pos_entry: tuple[Any, bool]  # (image id, counts in cgF1)
     neg_entry: tuple[Any, bool]
     static: dict[str, Any]  # threshold-free fields of the per-pair record
+    #: image entries in no scored pair that ride on this sample: (image id, table, group or None)
+    orphans: tuple[tuple[Any, EntrySource, str | None], ...] = ()
 
 
-def _entry_source(masks: list[Mask], scores: tuple[float, ...], gts: list[Mask]) -> EntrySource:
+def _entry_source(
+    masks: list[Mask], scores: tuple[float, ...], gts: list[Mask],
+    categories: list[Any], gt_categories: list[Any],
+) -> EntrySource:
+    """An entry's cgF1 matching data; with several instances, in SAM 3's category order."""
     if not gts:
         return (scores, None)
     if len(gts) == 1:
         return (scores, tuple(float(v) for v in iou_matrix(masks, gts)[:, 0]))
-    return entry_table(scores, [iou_matrix(masks, gts)])
+    return ordered_entry_table(scores, [iou_matrix(masks, gts)], categories, [gt_categories])
+
+
+def _orphan_sources(
+    orphans: list[OrphanEntry], predictions: PredictionSet
+) -> tuple[tuple[Any, EntrySource, str | None], ...]:
+    """cgF1 matching data of the exhaustive entries in no scored pair."""
+    out = []
+    for o in orphans:
+        if not o.exhaustive:
+            continue
+        pred = predictions.get(o.prompt_id)
+        masks, scores = instances_of(pred, o.gt.height, o.gt.width)
+        src = _entry_source(masks, scores, non_crowd(o.gt), categories_of(pred),
+                            non_crowd_categories(o.gt))  # fmt: skip
+        out.append((o.image_id, src, o.group))
+    return tuple(out)
 
 
 _FLAGS = [flags for row in CLASS_FLAGS for flags in row]  # index: positive * 3 + negative
 _POSITIVE, _NEGATIVE = Role.POSITIVE, Role.NEGATIVE
+
+
+def _prompt_of(sample: Sample, role: Role) -> Prompt | None:
+    return next((pr for pr in sample.prompts if pr.role == role), None)
 
 
 def _prompt(sample: Sample, role: Role) -> Prompt:
@@ -130,9 +158,11 @@ class CafeKind(BenchmarkKind):
         return load_cafe(args.ann, getattr(args, "images", None))
 
     def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
-        # records on images of the file that are in no pair are read, then ignored
+        # records on images of the file in no scored pair are the orphan entries' (for cgF1)
+        orphans = benchmark.samples[0].meta.get("orphan_entries", []) if benchmark.samples else []
+        extra = {o.image_id: (o.prompt_id, (o.gt.height, o.gt.width)) for o in orphans}
         sizes = benchmark.meta.get("image_sizes", {})
-        return load_coco_predictions(args.pred, benchmark, ignorable=sizes)
+        return load_coco_predictions(args.pred, benchmark, ignorable=sizes, extra=extra)
 
     def write_predictions(
         self, benchmark: Benchmark, predictions: PredictionSet, out: Path
@@ -177,9 +207,14 @@ class CafeKind(BenchmarkKind):
         else:
             column = {id(m): j for j, m in enumerate(gts)}
             cols = [column[id(m)] for m in pos_nc]
-            pos_table = entry_table(pos_scores, [mat[:n_pos][:, cols]])
+            pos_table = ordered_entry_table(
+                pos_scores, [mat[:n_pos][:, cols]], categories_of(pos_pred),
+                [non_crowd_categories(pos_gt)],
+            )  # fmt: skip
         neg_nc = non_crowd(neg_gt) if neg_gt else []
-        neg_table = (neg_scores, None) if not neg_nc else _entry_source(neg_masks, neg_scores, neg_nc)
+        neg_table = (neg_scores, None) if not neg_nc else _entry_source(
+            neg_masks, neg_scores, neg_nc, categories_of(neg_pred), non_crowd_categories(neg_gt)
+        )
         pos_max = max(pos_scores) if pos_scores else 0.0
         neg_max = max(neg_scores) if neg_scores else 0.0
         static = {
@@ -208,6 +243,7 @@ class CafeKind(BenchmarkKind):
             (pos.source_id, bool(pos.meta.get("exhaustive", True))),
             (neg.source_id, bool(neg.meta.get("exhaustive", True))),
             static,
+            _orphan_sources(sample.meta.get("orphan_entries", []), predictions),
         )
 
     # ---------------------------------------------------------------- stage 2
@@ -240,24 +276,31 @@ class CafeKind(BenchmarkKind):
 
     def _stacks(self, samples: list[Sample], overlaps: list[CafeOverlaps]) -> dict[str, Any]:
         """Threshold-free, built once per overlaps list: all pairs flattened, the distinct
-        image entries (an entry shared by pairs counts once) and group memberships."""
+        image entries of the file (an entry shared by pairs counts once; entries in no
+        scored pair ride on a sample's ``orphans``) and group memberships. An entry belongs
+        to the group of its own edit type (a negative without one: its positive's; a
+        positive without one: the groups of its pairs), as the per-subset files of
+        ``run_eval.sh`` list entries."""
         tables: dict[Any, EntrySource] = {}
-        bits: dict[Any, int] = {}  # entry -> bit g - 1 set when a pair of group GROUPS[g] uses it
+        bits: dict[Any, int] = {}  # entry -> bit g - 1 set when it belongs to group GROUPS[g]
         bit_of = {g: 1 << i for i, g in enumerate(GROUPS[1:])}
         for s, o in zip(samples, overlaps, strict=True):
-            bit = bit_of.get(s.group, 0)
-            key, counts = o.pos_entry
-            if counts:
+            pair_bit = bit_of.get(s.group, 0)
+            for (key, counts), table, prompt in (
+                (o.pos_entry, o.pos_table, _prompt_of(s, _POSITIVE)),
+                (o.neg_entry, o.neg_table, _prompt_of(s, _NEGATIVE)),
+            ):
+                if not counts:
+                    continue
+                own = prompt.meta.get("entry_group") if prompt is not None else None
+                bit = bit_of.get(own, 0) if own is not None else pair_bit
                 if key in bits:
-                    bits[key] |= bit  # an entry shared by pairs
+                    bits[key] |= bit if own is None else 0  # an entry shared by pairs
                 else:
-                    tables[key], bits[key] = o.pos_table, bit
-            key, counts = o.neg_entry
-            if counts:
-                if key in bits:
-                    bits[key] |= bit
-                else:
-                    tables[key], bits[key] = o.neg_table, bit
+                    tables[key], bits[key] = table, bit
+            for key, table, group in o.orphans:
+                if key not in bits:
+                    tables[key], bits[key] = table, bit_of.get(group, 0)
         single = [k for k, t in tables.items() if not isinstance(t, EntryTable)]
         multi = [k for k, t in tables.items() if isinstance(t, EntryTable)]
         stack = EntryStack.concat(
@@ -322,6 +365,11 @@ class CafeKind(BenchmarkKind):
         if info.get("dropped_pairs"):
             out.append(
                 f"{info['dropped_pairs']} pairs dropped: their positive image has no annotation"
+            )
+        if info.get("orphan_entries"):
+            out.append(
+                f"{info['orphan_entries']} image entries in no scored pair: counted in cgF1 "
+                "(SAM 3's evaluator over the file), not in the pair metrics"
             )
         missing = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))["missing"]
         if missing:

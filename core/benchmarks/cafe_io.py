@@ -4,16 +4,18 @@ One ``Sample`` per negative-prompt image (``fp_source_id`` → its positive imag
 official script pairs them; target = the positive image's first annotation (a positive
 without annotation drops its pair). Both prompts are asked on the edited image and scored
 against the target: ``gts = {"target", "pos_entry", "neg_entry"}`` (the entries' full
-annotation lists feed cgF1). ``edit_type`` gives the group ``SM``, ``CC`` or ``OC``; the
-scoring kind lives in :mod:`masklens.core.benchmarks.cafe`.
+annotation lists feed cgF1). ``edit_type`` gives the group ``SM``, ``CC`` or ``OC``. The
+image entries in no scored pair (:class:`OrphanEntry`) ride on the first sample's meta: they
+count in cgF1 only. The scoring kind lives in :mod:`masklens.core.benchmarks.cafe`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from masklens.core.benchmarks.coco import load_coco
+from masklens.core.benchmarks.coco import CocoImage, load_coco
 from masklens.core.benchmarks.pcs_io import (
     checked_masks,
     entry_gt,
@@ -39,6 +41,19 @@ EDIT_TYPES: dict[str, str] = {
 GROUPS = ("Overall", "SM", "CC", "OC")
 
 
+@dataclass(frozen=True)
+class OrphanEntry:
+    """An image entry of the file in no scored pair (an unpaired positive, or either entry of a
+    pair dropped because its positive has no annotation). It is no sample, but it is an
+    entry of SAM 3's cgF1 run over the file (``run_eval.sh``), so it counts in cgF1."""
+
+    image_id: Any
+    prompt_id: str  # its predictions' key in the PredictionSet
+    gt: GroundTruth  # all its annotations (crowd flags, category ids kept)
+    group: str | None  # SM / CC / OC from its edit type; None: Overall only
+    exhaustive: bool
+
+
 def edit_group(value: Any, path: Path, record: str) -> str:
     """Map an ``edit_type`` (full name or SM/CC/OC) to its group."""
     if isinstance(value, str):
@@ -53,6 +68,22 @@ def edit_group(value: Any, path: Path, record: str) -> str:
         field="edit_type",
         hint=f"expected one of {', '.join(EDIT_TYPES)}",
     )
+
+
+def _own_group(img: CocoImage, path: Path) -> str | None:
+    """The group of an image entry's own ``edit_type`` (None without one)."""
+    value = img.raw.get("edit_type")
+    return None if value is None else edit_group(value, path, f"image id {img.id}")
+
+
+def _entry_group(img: CocoImage, positives: dict[Any, CocoImage], path: Path) -> str | None:
+    """An entry's group for the per-subset cgF1: its own ``edit_type``; a negative without
+    one takes its positive's."""
+    own = _own_group(img, path)
+    if own is None and "fp_source_id" in img.raw:
+        pos = positives.get(img.raw["fp_source_id"])
+        return _own_group(pos, path) if pos is not None else None
+    return own
 
 
 def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
@@ -71,6 +102,7 @@ def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
     info: dict[str, Any] = {"dropped_pairs": 0}
     samples: list[Sample] = []
     paired: set[Any] = set()
+    scored: set[Any] = set()  # image ids of the entries of scored pairs
     for neg in negatives:
         rec = f"image id {neg.id}"
         pos_id = neg.raw["fp_source_id"]
@@ -104,6 +136,7 @@ def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
             info["dropped_pairs"] += 1
             continue
         paired.add(pos.id)
+        scored.update((pos.id, neg.id))
         neg_gt = entry_gt(ds, neg, "neg_entry", neg_text, cache)
         target = pos_gt.masks[0]
         gts = {
@@ -114,12 +147,13 @@ def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
         prompts = [
             Prompt(
                 str(pos.id), pos_text, Role.POSITIVE, "image", "target", source_id=pos.id,
-                meta={"entry_gt": "pos_entry", "exhaustive": exhaustive(pos, p)},
+                meta={"entry_gt": "pos_entry", "exhaustive": exhaustive(pos, p),
+                      "entry_group": _own_group(pos, p)},
             ),
             Prompt(
                 str(neg.id), neg_text, Role.NEGATIVE, "image", "target", source_id=neg.id,
                 meta={"entry_gt": "neg_entry", "exhaustive": exhaustive(neg, p),
-                      "file_name": neg.file_name},
+                      "file_name": neg.file_name, "entry_group": group},
             ),
         ]  # fmt: skip
         samples.append(
@@ -127,7 +161,7 @@ def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
                 id=f"{pos.id}/{neg.id}",
                 images={
                     "image": ImageRef(
-                        "image", image_path(images, pos), pos.height, pos.width, pos.id
+                        "image", image_path(images, pos, p), pos.height, pos.width, pos.id
                     )
                 },
                 gts=gts,
@@ -144,6 +178,14 @@ def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
             field="annotations",
         )
     info["unpaired_positives"] = sum(1 for k in positives if k not in paired)
+    orphans = [
+        OrphanEntry(im.id, f"entry:{im.id!r}", entry_gt(ds, im, f"entry {im.id}", None, cache),
+                    _entry_group(im, positives, p), exhaustive(im, p))
+        for im in ds.images.values() if im.id not in scored
+    ]  # fmt: skip
+    info["orphan_entries"] = len(orphans)
+    # the orphans ride on the first sample (its stage 1 also builds their cgF1 tables)
+    samples[0].meta["orphan_entries"] = orphans
     sources = {"ann": p} | ({"images": Path(images)} if images is not None else {})
     meta = dict(info, image_sizes={k: (im.height, im.width) for k, im in ds.images.items()})
     return Benchmark("cafe", p.stem, samples, sources=sources, meta=meta)

@@ -89,7 +89,7 @@ def load_cgebench(ann: str | Path, images_dir: str | Path | None = None) -> Benc
             )
             for k in range(LEVELS)
         ]
-        path = resolve_image_path(ds.path, images_dir, img.file_name)
+        path = resolve_image_path(ds.path, images_dir, img.file_name, record=f"image id {img_id}")
         samples.append(Sample(
             id=str(img_id),
             images={IMAGE_KEY: ImageRef(IMAGE_KEY, path, img.height, img.width, source_id=img_id)},

@@ -17,6 +17,7 @@ from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_json, read_json
 from masklens.core.limits import check_mask_size, exists
 from masklens.core.masks import Mask
+from masklens.core.paths import inside_root
 from masklens.core.schema import Benchmark, Instance, Prediction, PredictionSet, Prompt, Sample
 
 
@@ -205,19 +206,25 @@ def collect_predictions(
     for pid in prompt_ids:
         out.add(Prediction(pid, []))
     for r in records:
-        out.by_prompt[prompt_of(r.keys)].instances.append(Instance(r.mask, r.score))
+        out.by_prompt[prompt_of(r.keys)].instances.append(
+            Instance(r.mask, r.score, category=r.raw.get("category_id"))
+        )
     return out
 
 
-def resolve_image_path(ann_path: Path, images_dir: str | Path | None, file_name: Any) -> Path | None:
-    """Where an image file would be: ``--images`` DIR, else ``images/`` or the folder beside the JSON."""
+def resolve_image_path(ann_path: Path, images_dir: str | Path | None, file_name: Any,
+                       *, record: str | None = None) -> Path | None:
+    """Where an image file would be: ``--images`` DIR, else ``images/`` or the folder beside the
+    JSON; a ``file_name`` leaving that folder is refused (:func:`masklens.core.paths.inside_root`)."""
     if not isinstance(file_name, str) or not file_name:
         return None
+    where = {"path": ann_path, "record": record, "field": "file_name", "what": "image path"}
     if images_dir is not None:
-        return Path(images_dir) / file_name
+        return inside_root(images_dir, file_name, **where)
     for base in (ann_path.parent / "images", ann_path.parent):
-        if exists(base / file_name):
-            return base / file_name
+        candidate = inside_root(base, file_name, **where)
+        if exists(candidate):
+            return candidate
     return None
 
 
@@ -247,7 +254,8 @@ def write_results(
             seen.add(prompt.id)
             pred = predictions.get(prompt.id)
             for inst in pred.instances if pred else []:
-                records.append({**keys_of(sample, prompt), "category_id": 1,
+                cat = 1 if inst.category is None else inst.category
+                records.append({**keys_of(sample, prompt), "category_id": cat,
                                 "segmentation": inst.mask.to_coco(), "score": float(inst.score)})
     target = results_target(out, default_name)
     atomic_write_json(target, records, indent=None)

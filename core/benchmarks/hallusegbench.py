@@ -3,7 +3,8 @@
 One :class:`Sample` per item, with images ``factual`` (I) / ``counterfactual`` (I'),
 ground truths ``factual`` (M_c) / ``counterfactual`` (M'_c') and four prompts, one
 per official prediction folder (see :mod:`masklens.core.metrics.hallu`).
-Predictions are binary PNGs ``DIR/{folder}/{factual image stem}_{ann_id}_mask.png``;
+Predictions are PNGs ``DIR/{folder}/{factual image stem}_{ann_id}_mask.png``; every mask PNG
+(ground truth too) is read as the official scripts read it, ``cv2.imread(path, 0) > 0``;
 a missing PNG is recorded in ``PredictionSet.missing`` and skipped by the metrics
 that need it. Predictions of another size are resized to their ground truth with
 ``cv2.INTER_NEAREST`` as the official scripts do.
@@ -23,6 +24,7 @@ from masklens.core.io import atomic_write_bytes, read_json
 from masklens.core.limits import exists
 from masklens.core.masks import Mask, intersect_all, resize_nearest_floor, union_all
 from masklens.core.metrics import hallu
+from masklens.core.paths import inside_root, safe_name
 from masklens.core.schema import (
     Benchmark,
     GroundTruth,
@@ -82,18 +84,21 @@ def _label(item: dict[str, Any], role: str, schema: int, *, path: Path, record: 
 
 
 def _load_mask(root: Path, rel: str, *, path: Path, record: str, field: str) -> Mask:
+    f = inside_root(root, rel, path=path, record=record, field=field, what="mask path")
     try:
-        return Mask.from_png(root / rel)
+        return Mask.from_png(f, grey=True)  # cv2.imread(p, 0) > 0, as the official scripts
     except DataFormatError as exc:
         raise DataFormatError(
-            f"{exc.detail}: {root / rel}", path=path, record=record, field=field,
+            f"{exc.detail}: {f}", path=path, record=record, field=field,
             hint="paths in data.json are relative to --root",
         ) from None
 
 
 def prediction_stem(factual_image: str, ann_id: Any) -> str:
-    """``{factual image basename without extension}_{ann_id}`` (official generate_json.py)."""
-    return f"{Path(factual_image).stem}_{ann_id}"
+    """``{factual image basename without extension}_{ann_id}`` (official generate_json.py), with
+    path separators and control characters of ``ann_id`` replaced (:func:`safe_name`) so the
+    prediction file stays inside its folder."""
+    return f"{Path(factual_image).stem}_{safe_name(str(ann_id))}"
 
 
 def load_hallusegbench(data: str | Path, root: str | Path | None = None) -> Benchmark:
@@ -133,10 +138,15 @@ def load_hallusegbench(data: str | Path, root: str | Path | None = None) -> Benc
         stem = prediction_stem(f_img, ann_id)
         seen[stem] = seen.get(stem, 0) + 1
         sid = stem if seen[stem] == 1 else f"{stem}#{seen[stem]}"
+        image_paths = {
+            key: inside_root(base, rel, path=p, record=record, field=FIELDS[f"{key}_image"][schema],
+                             what="image path") if rel else None
+            for key, rel in (("factual", f_img), ("counterfactual", cf_img))
+        }
         images = {
-            "factual": ImageRef("factual", base / f_img, *masks["factual"].shape),
+            "factual": ImageRef("factual", image_paths["factual"], *masks["factual"].shape),
             "counterfactual": ImageRef(
-                "counterfactual", base / cf_img if cf_img else None, *masks["counterfactual"].shape
+                "counterfactual", image_paths["counterfactual"], *masks["counterfactual"].shape
             ),
         }
         gts = {
@@ -172,11 +182,12 @@ def load_prediction_dir(benchmark: Benchmark, pred_dir: str | Path) -> Predictio
     out = PredictionSet(name=d.name, provenance={"pred_dir": str(d)})
     for sample in benchmark:
         for prompt in sample.prompts:
-            f = d / str(prompt.source_id)
+            f = inside_root(d, str(prompt.source_id), path=d, record=f"sample {sample.id}",
+                            field=str(prompt.meta.get("folder", "")) or None, what="prediction file")
             if not exists(f):
                 out.missing.add(prompt.id)
                 continue
-            mask = Mask.from_png(f)
+            mask = Mask.from_png(f, grey=True)
             gt = sample.gts[str(prompt.gt)]
             original = mask.shape
             mask = resize_nearest_floor(mask, gt.height, gt.width)
@@ -208,7 +219,9 @@ def write_prediction_dir(benchmark: Benchmark, predictions: PredictionSet, out: 
             ok, buf = cv2.imencode(".png", arr)
             if not ok:  # pragma: no cover - cv2 always encodes uint8
                 raise DataFormatError("cannot encode PNG", path=out / str(prompt.source_id))
-            target = Path(out) / str(prompt.source_id)
+            # never outside --out, whatever the policy for reading
+            target = inside_root(out, str(prompt.source_id), record=f"sample {sample.id}",
+                                 what="prediction file", allow=False)
             atomic_write_bytes(target, buf.tobytes())
             written.append(target)
     return written
@@ -232,7 +245,8 @@ class HalluSegBenchKind(BenchmarkKind):
         "CMS_fact": "(α|C| + |N|)/(α|M_c|) of c' on I, C = P ∩ M_c, N = P \\ M_c; 0 when |M_c| = 0",
         "CMS_counterfact": "(α|C| + |N|)/(α|M'_c'|) of c on I'; 0 when |M'_c'| = 0",
         "CCMS": "mean CMS_fact / mean CMS_counterfact (paper tables)",
-        "CCMS_item_mean": "mean of per-item CMS_fact / CMS_counterfact, items with CMS_counterfact = 0 dropped (official script)",
+        "CCMS_item_mean": "official get_hallucination.py: mean of per-item ratios of the CMS rounded to 4 decimals, "
+                          "items whose rounded CMS_counterfact is 0 dropped",
         "CCMS_item_n": "items that enter CCMS_item_mean",
         "N": "items in the group (S/M/L: factual mask area < 32², < 96², else)",
     }

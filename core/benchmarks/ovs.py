@@ -27,6 +27,7 @@ from masklens.core.limits import check_image_header, check_npy_header
 from masklens.core.masks import Mask, intersect_all, iou_matrix, resize_nearest
 from masklens.core.metrics import ovs
 from masklens.core.metrics.prefix_union import prefix_unions
+from masklens.core.paths import inside_root
 from masklens.core.schema import (
     Benchmark,
     GroundTruth,
@@ -90,7 +91,9 @@ def load_ovs_annotations(path: str | Path) -> Benchmark:
                    gt=name if name in gts else None, source_id=cid)
             for cid, name in vocab.items()
         ]
-        image = ImageRef("image", root / img.file_name if img.file_name else None, img.height, img.width, img_id)
+        file = inside_root(root, img.file_name, path=p, record=f"image id {img_id}", field="file_name",
+                           what="image path") if img.file_name else None
+        image = ImageRef("image", file, img.height, img.width, img_id)
         samples.append(Sample(sid, {"image": image}, gts, prompts, meta={"image_id": img_id}))
     return Benchmark("ovs", p.stem, samples, sources={"ann": p},
                      meta={"vocabulary": dict(vocab), "format": FORMAT})
@@ -204,7 +207,9 @@ def load_ovs_predictions(path: str | Path, benchmark: Benchmark) -> PredictionSe
         if "score_map" in r:
             if not isinstance(r["score_map"], str):
                 raise DataFormatError("expected a file name", path=p, record=rec, field="score_map")
-            scores = _read_score_map(p.parent / r["score_map"], path=p, rec=rec)
+            f = inside_root(p.parent, r["score_map"], path=p, record=rec, field="score_map",
+                            what="score map path")
+            scores = _read_score_map(f, path=p, rec=rec)
             masks = level_sets(scores, img.height, img.width)
             source = "score_map"
         else:
@@ -254,13 +259,15 @@ class OvsKind(BenchmarkKind):
     metric_help = {
         "front": "mean over classes of TP/(TP+FP+FN) of the dataset-level binary confusion per class",
         "back": "mean over classes of TN/(TN+FP+FN)",
-        "err": "mean over classes of EM_c, the mean share of the image of class c's remaining "
-               "(non-GT, not out-matched) masks; null when none remain (the paper's NULL)",
+        "err": "Eq. 10: (1/|C|) Σ_c EM_c, |C| classes with ground truth, EM_c = mean over all images of the "
+               "share of the image of class c's remaining (non-GT, not out-matched) mask; null when none remain",
+        "err_class_mean": "mean over the classes with remaining masks of their mean remaining-mask share "
+                          "(masklens' earlier err; variant)",
         "err_mask_mean": "mean share of the image over all remaining masks (masklens extra)",
         "err_rate": "Σ err_{i,c} / (images × vocabulary): wrongly claimed share per entry (masklens extra)",
         "outmatched": "out-matched pairs (IoU > τ_AV with a GT mask of another class)",
         "tau_star": "argmax_τ √(front² + (1 − err)²), lowest τ on ties",
-        "AUC": "area under the monotone envelope of front vs err, from (0,0), flat to err = 1",
+        "AUC": "area under the upper envelope of front vs err (dominated points dropped), from (0,0), flat to err = 1",
         "communities": "greedy-modularity communities of the ambiguity graph at τ*",
         "modularity": "modularity Q of those communities",
         "community_rate": "communities / vocabulary size",
@@ -353,8 +360,8 @@ class OvsKind(BenchmarkKind):
             "vocabulary": agg.vocabulary_size,
         }
         for key, s in zip(T_KEYS, agg.per_threshold, strict=True):
-            out[key] = {"front": s.front, "back": s.back, "err": s.err, "err_mask_mean": s.err_mask_mean,
-                        "err_rate": s.err_rate, "outmatched": s.outmatched}
+            out[key] = {"front": s.front, "back": s.back, "err": s.err, "err_class_mean": s.err_class_mean,
+                        "err_mask_mean": s.err_mask_mean, "err_rate": s.err_rate, "outmatched": s.outmatched}
         return out
 
     def extras(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],

@@ -23,6 +23,7 @@ import numpy as np
 from masklens.core.benchmarks.coco import load_coco
 from masklens.core.benchmarks.pcs_io import (
     add_images_flag,
+    categories_of,
     checked_masks,
     entry_gt,
     exhaustive,
@@ -30,6 +31,7 @@ from masklens.core.benchmarks.pcs_io import (
     instances_of,
     load_coco_predictions,
     non_crowd,
+    non_crowd_categories,
     text_of,
     write_coco_results,
 )
@@ -38,14 +40,17 @@ from masklens.core.masks import Mask, iou_matrix
 from masklens.core.metrics.pcs import (
     EntryStack,
     EntryTable,
+    assignment,
+    category_order,
     entry_readout,
-    entry_table,
+    ordered_entry_table,
     summarize_entries,
 )
 from masklens.core.schema import (
     Benchmark,
     GroundTruth,
     ImageRef,
+    Prediction,
     PredictionSet,
     Prompt,
     Role,
@@ -137,7 +142,7 @@ def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> B
                 id=str(img.id),
                 images={
                     "image": ImageRef(
-                        "image", image_path(images, img), img.height, img.width, img.id
+                        "image", image_path(images, img, ds.path), img.height, img.width, img.id
                     )
                 },
                 gts=gts,
@@ -165,14 +170,20 @@ class PcsOverlaps:
 
 
 def entry_overlaps(
-    masks: list[Mask], scores: tuple[float, ...], gts: Sequence[GroundTruth]
+    masks: list[Mask],
+    scores: tuple[float, ...],
+    gts: Sequence[GroundTruth],
+    categories: Sequence[Any] | None = None,
 ) -> tuple[EntryTable, list[tuple[float, ...]]]:
+    """The entry's matching table (instances in SAM 3's category order) and, per annotator,
+    each prediction's best IoU (file order)."""
     mats = [iou_matrix(masks, non_crowd(g)) for g in gts]
     best = [
         tuple(float(v) for v in (m.max(axis=1) if m.shape[1] else np.zeros(len(masks))))
         for m in mats
     ]
-    return entry_table(scores, mats), best
+    cats = list(categories) if categories is not None else [None] * len(masks)
+    return ordered_entry_table(scores, mats, cats, [non_crowd_categories(g) for g in gts]), best
 
 
 class PcsKind(BenchmarkKind):
@@ -213,7 +224,7 @@ class PcsKind(BenchmarkKind):
         h, w = gts[0].height, gts[0].width
         pred = predictions.get(prompt.id)
         masks, scores = instances_of(pred, h, w)
-        table, best = entry_overlaps(masks, scores, gts)
+        table, best = entry_overlaps(masks, scores, gts, categories_of(pred))
         return PcsOverlaps(
             table, scores, best, pred is None, bool(sample.meta.get("exhaustive", True))
         )
@@ -239,6 +250,29 @@ class PcsKind(BenchmarkKind):
                 for s, v in zip(overlaps.scores, ious, strict=True)
             ],
         }
+
+    def instance_matches(
+        self, sample: Sample, prediction: Prediction | None, params: Mapping[str, float], annotator: int
+    ) -> list[dict[str, Any]]:
+        """Per predicted instance (file order): its score, whether s ≥ t, and the non-crowd
+        ground-truth instance of ``annotator`` (``gt``: index, None when unmatched) the one Hungarian
+        assignment of cgF1 gives it among the accepted predictions, with that IoU. Counting the IoUs
+        ≥ 0.5 gives the record's TP@0.5. Touches masks: for one sample on demand (the readout card)."""
+        t = params["score_threshold"]
+        gt = list(sample.gts.values())[annotator]
+        masks, scores = instances_of(prediction, gt.height, gt.width)
+        # the same instance order as the scorer's matching (SAM 3's category order), so a tie
+        # between two equally good assignments resolves as it did for the record's TP counts
+        cats = categories_of(prediction)
+        ordered = [i for i in category_order(cats) if scores[i] >= t]
+        truth = non_crowd(gt)
+        cols = category_order(non_crowd_categories(gt))
+        ious = (iou_matrix([masks[i] for i in ordered], [truth[c] for c in cols])
+                if ordered and truth else np.zeros((0, 0)))
+        matched = {ordered[r]: (cols[c], float(ious[r, c])) for r, c in assignment(ious)}
+        return [{"instance": i, "score": s, "accepted": s >= t,
+                 "gt": matched[i][0] if i in matched else None,
+                 "iou": matched[i][1] if i in matched else None} for i, s in enumerate(scores)]
 
     def summarize(
         self,

@@ -14,6 +14,7 @@ from masklens.core.benchmarks.coco import CocoDataset, CocoImage, load_results, 
 from masklens.core.errors import DataFormatError
 from masklens.core.io import read_json
 from masklens.core.masks import Mask, resize_nearest, rle_counts_problems
+from masklens.core.paths import inside_root
 from masklens.core.schema import Benchmark, GroundTruth, Instance, Prediction, PredictionSet
 
 
@@ -23,10 +24,12 @@ def add_images_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def image_path(images: str | Path | None, img: CocoImage) -> Path | None:
+def image_path(images: str | Path | None, img: CocoImage, ann: Path | None = None) -> Path | None:
+    """``--images`` DIR / ``file_name``; a name leaving DIR is refused (masklens.core.paths)."""
     if images is None or not img.file_name:
         return None
-    return Path(images) / img.file_name
+    return inside_root(images, img.file_name, path=ann, record=f"image id {img.id}",
+                       field="file_name", what="image path")
 
 
 def exhaustive(img: CocoImage, path: Path) -> bool:
@@ -48,6 +51,7 @@ def entry_gt(
     """All annotations of an image entry (crowd flags kept) at the entry's size."""
     masks: list[Mask] = []
     crowd: list[bool] = []
+    categories: list[Any] = []
     for ann in ds.annotations.get(img.id, []):
         rec = f"annotation id {ann.get('id', '?')}"
         flag = ann.get("iscrowd", 0)
@@ -68,9 +72,11 @@ def entry_gt(
             )
         masks.append(m)
         crowd.append(bool(flag))
+        categories.append(ann.get("category_id"))
     return GroundTruth(
-        key, masks, img.height, img.width, label=label, crowd=crowd, meta={"file": str(ds.path)}
-    )
+        key, masks, img.height, img.width, label=label, crowd=crowd,
+        meta={"file": str(ds.path), "category_ids": categories},
+    )  # fmt: skip
 
 
 def text_of(img: CocoImage, path: Path, *, required: bool) -> str:
@@ -107,8 +113,9 @@ def _rle_fast(seg: Any, lim: limits.Limits) -> tuple[list[int], bytes] | None:
 
 def read_results(
     path: str | Path, sizes: Mapping[Any, tuple[int, int]]
-) -> list[tuple[Any, Mask, float]]:
-    """COCO results as (image_id, mask at its image's size, score): the compressed RLE of all
+) -> list[tuple[Any, Mask, float, Any]]:
+    """COCO results as (image_id, mask at its image's size, score, category_id or None): the
+    compressed RLE of all
     records is checked in one batch. On any problem the file is read again by
     :func:`~masklens.core.benchmarks.coco.load_results`, whose error names file, record and field."""
     p = Path(path)
@@ -118,16 +125,16 @@ def read_results(
         key = rec.get("image_id")
         return sizes.get(key) if type(key) in (int, str) else None
 
-    def slow() -> list[tuple[Any, Mask, float]]:
+    def slow() -> list[tuple[Any, Mask, float, Any]]:
         recs = load_results(p, key_fields=("image_id",), size_of=size_of)
-        return [(r.keys["image_id"], r.mask, r.score) for r in recs]
+        return [(r.keys["image_id"], r.mask, r.score, r.raw.get("category_id")) for r in recs]
 
     data = read_json(p)
     if isinstance(data, dict) and isinstance(data.get("annotations"), list):
         data = data["annotations"]
     if not isinstance(data, list):
         return slow()
-    out: list[tuple[Any, Mask, float]] = []
+    out: list[tuple[Any, Mask, float, Any]] = []
     counts_list: list[bytes] = []
     pixels: list[int] = []
     resize = False
@@ -142,7 +149,8 @@ def read_results(
             rle_size, counts = fast
             counts_list.append(counts)
             pixels.append(rle_size[0] * rle_size[1])
-            out.append((rec["image_id"], Mask({"size": rle_size, "counts": counts}), float(score)))
+            out.append((rec["image_id"], Mask({"size": rle_size, "counts": counts}), float(score),
+                        rec.get("category_id")))  # fmt: skip
             resize = resize or rle_size[0] != size[0] or rle_size[1] != size[1]
             continue
         where = f"[{i}] (image_id={rec['image_id']!r})"
@@ -151,16 +159,16 @@ def read_results(
         )
         if mask is None or (mask.shape != tuple(size) and 0 in mask.shape):
             return slow()
-        out.append((rec["image_id"], mask, float(score)))
+        out.append((rec["image_id"], mask, float(score), rec.get("category_id")))
         resize = resize or mask.shape != tuple(size)
     if any(rle_counts_problems(counts_list, pixels)):
         return slow()
     if not resize:
         return out
     result = []
-    for key, mask, score in out:
+    for key, mask, score, category in out:
         h, w = sizes[key]
-        result.append((key, resize_nearest(mask, h, w), score))
+        result.append((key, resize_nearest(mask, h, w), score, category))
     return result
 
 
@@ -169,10 +177,12 @@ def load_coco_predictions(
     benchmark: Benchmark,
     *,
     ignorable: Mapping[Any, tuple[int, int]] | None = None,
+    extra: Mapping[Any, tuple[str, tuple[int, int]]] | None = None,
 ) -> PredictionSet:
     """COCO results keyed by ``image_id`` = a prompt's ``source_id``; every prompt gets a
-    Prediction (no record = no instance). Records of ``ignorable`` image ids are read and
-    validated, then dropped (counted in ``provenance['ignored_records']``)."""
+    Prediction (no record = no instance). ``extra`` adds image ids that are no prompt of a
+    sample: image id -> (prediction key, (height, width)). Records of ``ignorable`` image ids
+    are read and validated, then dropped (counted in ``provenance['ignored_records']``)."""
     p = Path(path)
     sizes: dict[Any, tuple[int, int]] = dict(ignorable or {})
     prompt_of: dict[Any, str] = {}
@@ -183,13 +193,17 @@ def load_coco_predictions(
             sizes[prompt.source_id] = (img.height, img.width)
             prompt_of[prompt.source_id] = prompt.id
             preds.by_prompt.setdefault(prompt.id, Prediction(prompt.id, []))
+    for key, (pid, size) in (extra or {}).items():
+        sizes[key] = size
+        prompt_of[key] = pid
+        preds.by_prompt.setdefault(pid, Prediction(pid, []))
     ignored = 0
-    for key, mask, score in read_results(p, sizes):
+    for key, mask, score, category in read_results(p, sizes):
         pid = prompt_of.get(key)
         if pid is None:
             ignored += 1
             continue
-        preds.by_prompt[pid].instances.append(Instance(mask, score))
+        preds.by_prompt[pid].instances.append(Instance(mask, score, category=category))
     preds.provenance["ignored_records"] = ignored
     return preds
 
@@ -238,3 +252,14 @@ def instances_of(
 
 def non_crowd(gt: GroundTruth) -> list[Mask]:
     return [m for i, m in enumerate(gt.masks) if not (gt.crowd and gt.crowd[i])]
+
+
+def non_crowd_categories(gt: GroundTruth) -> list[Any]:
+    """``category_id`` of each :func:`non_crowd` instance (None where unknown)."""
+    cats = gt.meta.get("category_ids") or [None] * len(gt.masks)
+    return [c for i, c in enumerate(cats) if not (gt.crowd and gt.crowd[i])]
+
+
+def categories_of(prediction: Prediction | None) -> list[Any]:
+    """``category_id`` of each predicted instance (None for instances without one)."""
+    return [i.category for i in prediction.instances] if prediction is not None else []

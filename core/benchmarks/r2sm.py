@@ -150,7 +150,7 @@ def load_r2sm(ann: str | Path, images_dir: str | Path | None = None) -> Benchmar
                 image=IMAGE_KEY, gt=gt_key(qid, q["amodal"]), source_id=qid,
                 meta={"other_gt": gt_key(qid, not q["amodal"]), "ann_ids": list(ids)},
             ))
-        path = resolve_image_path(ds.path, images_dir, img.file_name)
+        path = resolve_image_path(ds.path, images_dir, img.file_name, record=f"image id {img_id}")
         samples.append(Sample(
             id=str(img_id),
             images={IMAGE_KEY: ImageRef(IMAGE_KEY, path, img.height, img.width, source_id=img_id)},

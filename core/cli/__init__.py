@@ -58,8 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a lone surrogate read from the input must not stop output
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+    from masklens.core.paths import allow_outside_root
+
     try:
-        return int(args.func(args) or 0)
+        with allow_outside_root(getattr(args, "allow_outside_root", False)):
+            return int(args.func(args) or 0)
     except MasklensError as exc:
         print(f"masklens: error: {exc}", file=sys.stderr)
         return 2

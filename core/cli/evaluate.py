@@ -16,6 +16,7 @@ from pathlib import Path
 
 from masklens.core.cli import kind_parsers
 from masklens.core.errors import MasklensError
+from masklens.core.paths import add_flag
 from masklens.core.scoring import get_kind
 
 
@@ -52,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         s.add_argument("--report", action="store_true", help="also write DIR/report")
         s.add_argument("--quiet", action="store_true", help="no progress bar")
         s.add_argument("--out", required=True, metavar="DIR")
+        add_flag(p)
         p.set_defaults(func=run)
 
 

@@ -20,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="run a typed prompt on the shown sample (repeatable), e.g. negative=zebra")
     p.add_argument("--model", default=None, help="model for --prompt (default: the last one used, or demo)")
     p.add_argument("--compare", action="store_true", help="show the typed prompts side by side")
+    from masklens.core.paths import add_flag
+
+    add_flag(p)  # for benchmarks opened in this session
     p.set_defaults(func=run)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from masklens.core.cli import kind_parsers
 from masklens.core.errors import MasklensError, ModelError
+from masklens.core.paths import add_flag
 from masklens.core.scoring import BenchmarkKind, get_kind
 
 _REPLAY_ONLY = "(predict: read only with --model replay, as the file to replay)"
@@ -77,6 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     for kind, p in kind_parsers(parser, "predict"):
         dests = add_kind_arguments(p, kind)
         add_model_arguments(p)
+        add_flag(p)
         p.set_defaults(func=run, prediction_dests=dests)
 
 
@@ -164,14 +166,15 @@ def keep_scored(predictions: Any, threshold: float) -> Any:
 
 def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out: Path) -> list[Path]:
     """``kind.write_predictions`` into a temporary sibling, then moved onto ``out`` in one step
-    (a file or a whole folder), so an interrupted write never leaves a half-written output."""
+    (a file or a whole folder), so an interrupted write never leaves a half-written output.
+    Staging folders left beside ``out`` by a killed run are removed first; errors name ``out``."""
     import os
     import shutil
-    import tempfile
+
+    from masklens.core.io import _cannot_write, named_after_output, temp_sibling_dir
 
     out = out.absolute()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    tmp = temp_sibling_dir(out)
     try:
         staged = tmp / out.name
         written = kind.write_predictions(benchmark, predictions, staged)
@@ -189,8 +192,10 @@ def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out:
             os.replace(staged, out)
         else:
             raise MasklensError(f"{kind.name} wrote nothing at the output path", path=out)
+    except MasklensError as exc:
+        raise named_after_output(exc, tmp, out) from None
     except OSError as exc:
-        raise MasklensError(f"cannot write the output ({exc.strerror})", path=out) from None
+        raise _cannot_write(out, exc) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

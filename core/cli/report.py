@@ -9,7 +9,7 @@ from pathlib import Path
 
 from masklens.core.cli import kind_parsers
 from masklens.core.errors import MasklensError
-from masklens.core.limits import exists
+from masklens.core.paths import add_flag
 from masklens.core.scoring import BenchmarkKind, get_kind
 
 
@@ -62,9 +62,7 @@ def load_verdicts(paths: list[str], benchmark) -> list:
     key = benchmark_key(benchmark)
     out = []
     for p in paths or []:
-        if not exists(Path(p), file=True):
-            raise MasklensError("review database not found", path=p)
-        with ReviewStore(p) as st:
+        with ReviewStore(p, create=False) as st:  # missing, 0-byte or foreign files are errors
             vs = st.current(key)
             keys = st.benchmarks()
             if not vs and len(keys) == 1:  # a store of one benchmark under another name
@@ -96,6 +94,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="worst failures shown per failure kind and model (default 4)")
         g.add_argument("--no-sweep", action="store_true", help="skip the threshold sweep")
         g.add_argument("--out", required=True, metavar="DIR", help="report folder (replaced atomically)")
+        add_flag(p)
         p.set_defaults(func=run, prediction_dests=dests)
 
 

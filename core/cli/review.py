@@ -1,4 +1,4 @@
-"""`masklens review export|merge|agreement|summary DB …`: reviewers' verdicts outside the GUI."""
+"""`masklens review export|merge|agreement|summary|check DB …`: reviewers' verdicts outside the GUI."""
 
 from __future__ import annotations
 
@@ -31,16 +31,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = acts.add_parser("summary", help="verdict counts per benchmark and reviewer")
     s.add_argument("db")
     s.set_defaults(func=_summary)
+    c = acts.add_parser("check", help="check a review database for damage (SQLite integrity_check "
+                        "and the verdicts table); changes nothing; exit 1 when damaged")
+    c.add_argument("db", nargs="+")
+    c.set_defaults(func=_check)
 
 
 def _open(path: str):
-    from pathlib import Path
 
     from masklens.core.review import ReviewStore
 
-    if not Path(path).is_file():
-        raise MasklensError("review database not found", path=path)
-    return ReviewStore(path)
+    return ReviewStore(path, create=False)  # missing, 0-byte or foreign files are errors
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -54,7 +55,7 @@ def _merge(args: argparse.Namespace) -> int:
     from masklens.core.review import ReviewStore
 
     for o in args.others:
-        _open(o).close()  # a missing file is an error, not a new empty store
+        _open(o).close()  # a missing or empty file is an error, not a new empty store
     with ReviewStore(args.db) as st:
         added = st.merge(*args.others)
         total = len(st.history())
@@ -98,6 +99,25 @@ def _summary(args: argparse.Namespace) -> int:
     rows = [[b, r, v, n] for (b, r, v), n in sorted(c.items())]
     print(format_table(["benchmark", "reviewer", "verdict", "count"], rows))
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from masklens.core.review_check import check_review_db
+
+    damaged = 0
+    for db in args.db:
+        res = check_review_db(db)
+        if res.ok:
+            print(f"{db}: ok (schema version {res.schema_version}, {res.rows} verdict rows)")
+            continue
+        damaged += 1
+        print(f"{db}: DAMAGED")
+        for problem in res.problems:
+            print(f"  {problem}")
+    if damaged:
+        print("masklens: a damaged review database can often be rescued with "
+              "`sqlite3 FILE .recover | sqlite3 NEW.sqlite`; keep the original", file=sys.stderr)
+    return 1 if damaged else 0
 
 
 def _f(v: float | None) -> str:

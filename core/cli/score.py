@@ -7,6 +7,7 @@ import sys
 
 from masklens.core.cli import kind_parsers
 from masklens.core.io import atomic_write_json
+from masklens.core.paths import add_flag
 from masklens.core.scoring import BenchmarkKind, Scorer, get_kind
 from masklens.core.tables import format_summary
 
@@ -29,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         kind.add_arguments(p)
         add_param_flags(p, kind)
         p.add_argument("--out", help="write JSON results here (default: a table on stdout)")
+        add_flag(p)
         p.set_defaults(func=run)
 
 

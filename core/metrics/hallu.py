@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from masklens.core.metrics.stats import ci_halfwidth, mean_or_none, ratio_or_none
 
 #: prediction folders in the official order, with the ground truth each is scored against
@@ -123,10 +125,20 @@ def item_metrics(ov: ItemOverlaps, alpha: float) -> tuple[dict[str, float | None
         if values[key] is None:
             why[key] = f"prediction {folder} missing"
     f, c = values["CMS_fact"], values["CMS_counterfact"]
-    values["CCMS_item"] = ratio_or_none(f, c)
-    if values["CCMS_item"] is None:
-        why["CCMS_item"] = "needs both CMS" if f is None or c is None else "CMS_counterfact is 0"
+    values["CCMS_item"] = None
+    if f is None or c is None:
+        why["CCMS_item"] = "needs both CMS"
+    elif script_round(c) == 0:
+        why["CCMS_item"] = "CMS_counterfact rounds to 0 at 4 decimals (the official script drops the item)"
+    else:
+        values["CCMS_item"] = script_round(f) / script_round(c)
     return values, why
+
+
+def script_round(value: float) -> float:
+    """``round(x, 4)`` of the official ``get_hallucination.py`` on its numpy float64 CMS
+    (numpy's rounding, which differs from Python's ``round`` on some floats)."""
+    return float(np.round(np.float64(value), 4))
 
 
 def summarize_items(items: Sequence[Mapping[str, Any]]) -> dict[str, float | int | None]:
@@ -134,8 +146,9 @@ def summarize_items(items: Sequence[Mapping[str, Any]]) -> dict[str, float | int
 
     Means run over the items where the value exists (a missing prediction is
     skipped, not scored 0). CCMS = mean CMS_fact / mean CMS_counterfact (paper
-    tables); CCMS_item_mean = mean of per-item ratios over items with both CMS and
-    CMS_counterfact ≠ 0 (official get_hallucination.py). ``*_ci95`` are t-based
+    tables); CCMS_item_mean = the official get_hallucination.py "Mean ratio": the mean of
+    the per-item ratios of the CMS rounded to 4 decimals, over items with both CMS whose
+    rounded CMS_counterfact ≠ 0 (see :func:`item_metrics`). ``*_ci95`` are t-based
     95 % confidence half-widths of the means.
     """
     out: dict[str, float | int | None] = {"N": len(items)}
@@ -145,7 +158,8 @@ def summarize_items(items: Sequence[Mapping[str, Any]]) -> dict[str, float | int
         out[f"{key}_ci95"] = ci_halfwidth(vals)
     out["CCMS"] = ratio_or_none(out["CMS_fact"], out["CMS_counterfact"])  # type: ignore[arg-type]
     ratios = [float(it["CCMS_item"]) for it in items if it.get("CCMS_item") is not None]
-    out["CCMS_item_mean"] = mean_or_none(ratios)
+    # the script's "Mean ratio": sum(ratio_list) / len(ratio_list), summed in item order
+    out["CCMS_item_mean"] = sum(ratios) / len(ratios) if ratios else None
     out["CCMS_item_mean_ci95"] = ci_halfwidth(ratios)
     out["CCMS_item_n"] = len(ratios)
     return out

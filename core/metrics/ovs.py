@@ -10,8 +10,8 @@ Per image i and threshold τ ∈ {0.1, …, 0.9}, B(τ)_{i,c} = {score ≥ τ}:
   ground-truth masks (Hungarian on IoU); pairs with IoU > τ_AV are *out-matched*
   (AV_{τ}[gt class, predicted class] += 1) and removed;
 * each remaining mask adds err_{i,c} = |B(τ)_{i,c}| / (H·W) to EM_{τ,c};
-  err_τ averages EM over the classes with remaining masks (None when there are none,
-  the paper's "NULL"), see :func:`summarize_threshold`.
+  err_τ = (1/|C|) Σ_c EM_{τ,c} (Eq. 10, EM_{τ,c} the mean of err_{i,c} over all
+  images; None when no mask remains, the paper's "NULL"), see :func:`summarize_threshold`.
 
 This module works on the cached integer areas and IoU matrices only
 (:class:`ImageOverlaps`), so τ_AV can change without touching masks.
@@ -127,7 +127,8 @@ def image_front(ov: ImageOverlaps, k: int) -> float | None:
 class ThresholdSummary:
     front: float | None
     back: float | None
-    err: float | None  # class-averaged mean size of the remaining masks; None when there are none
+    err: float | None  # Eq. 10: Σ_{i,c} err_{i,c} / (N · |C|); None when no mask remains
+    err_class_mean: float | None  # mean over classes with remaining masks of their mean err
     err_mask_mean: float | None  # mean over all remaining masks
     err_rate: float | None  # Σ err_{i,c} / (N_images · |V|)
     outmatched: int
@@ -178,10 +179,14 @@ def summarize_threshold(
 ) -> ThresholdSummary:
     """front_τ, back_τ (means over classes of the dataset-level CM), err_τ, AV_τ.
 
-    err_τ = (1/|C_err|) Σ_{c∈C_err} EM_c with EM_c the mean err_{i,c} over the images
-    where class c left a remaining mask and C_err the classes that did (None when no
-    mask remains). ``err_mask_mean`` averages over masks instead of classes;
-    ``err_rate`` = Σ err_{i,c} / (N_images · |V|).
+    err_τ = (1/|C|) Σ_c EM_{τ,c} (Eq. 10), |C| the classes with ground truth somewhere (as in
+    front_τ), EM_{τ,c} = (1/N) Σ_i err_{i,c} (0 where c left no remaining mask) and the sum
+    over every class that left a remaining mask, annotated somewhere or not (reading: the
+    paper's joint-vocabulary results count the extra words' errors); None when no mask
+    remains at all (the paper's NULL).
+    ``err_class_mean`` = (1/|C_err|) Σ_{c∈C_err} (mean err_{i,c} over the images where c
+    left one), C_err the classes that left one (masklens' earlier reading);
+    ``err_mask_mean`` averages over masks; ``err_rate`` = Σ err_{i,c} / (N_images · |V|).
 
     ``confusion`` may pass a cached :func:`confusion_scores` (it does not depend on τ_AV).
     """
@@ -196,10 +201,12 @@ def summarize_threshold(
         for g, p, _ in r.pairs:
             av[(g, p)] += 1
     n = len(overlaps)
+    n_classes = len(set().union(*(ov.gt_area.keys() for ov in overlaps)))
     return ThresholdSummary(
         front=front,
         back=back,
-        err=mean_or_none(mean_or_none(v) or 0.0 for v in per_class.values()),
+        err=math.fsum(errs) / (n * n_classes) if errs and n_classes else None,
+        err_class_mean=mean_or_none(mean_or_none(v) or 0.0 for v in per_class.values()),
         err_mask_mean=mean_or_none(errs),
         err_rate=math.fsum(errs) / (n * vocabulary_size) if n and vocabulary_size else None,
         outmatched=sum(av.values()),
@@ -225,13 +232,13 @@ def best_threshold(fronts: Sequence[float | None], errs: Sequence[float | None])
 def auc_front_err(fronts: Sequence[float | None], errs: Sequence[float | None]) -> float | None:
     """ROC-like area under front (y) against err (x), in [0, 1].
 
-    Points (err_τ, front_τ) form a monotone upper envelope: at each err the best
-    front reachable with at most that err (like the achievable operating points of
-    a ROC curve). The curve starts at (0, 0) — τ → 1, nothing predicted — runs
-    through the envelope by increasing err and is extended flat to err = 1;
-    trapezoidal rule. A model with no error and
-    front f at every threshold scores f; error pulls the area down. A threshold
-    without remaining masks (err None) sits at err = 0.
+    The curve joins the upper envelope of the points (err_τ, front_τ): a point is
+    dropped when another has at most its err and at least its front (it is dominated:
+    a worse threshold must not lower the area, so it adds no step). It starts at
+    (0, 0) — τ → 1, nothing predicted — joins the remaining points by increasing err
+    with straight lines (trapezoidal rule) and is extended flat to err = 1. A model
+    with no error and front f at every threshold scores f; error pulls the area down.
+    A threshold without remaining masks (err None) sits at err = 0.
     """
     best: dict[float, float] = {}
     for f, e in zip(fronts, errs, strict=True):
@@ -240,10 +247,11 @@ def auc_front_err(fronts: Sequence[float | None], errs: Sequence[float | None]) 
             best[x] = max(best.get(x, 0.0), float(f))
     if not best:
         return None
-    pts, top = [], 0.0
-    for x, y in sorted(best.items()):  # more allowed error never lowers the best front
-        top = max(top, y)
-        pts.append((x, top))
+    pts, top = [], -1.0
+    for x, y in sorted(best.items()):  # by err; a point with no better front is dominated
+        if y > top:
+            pts.append((x, y))
+            top = y
     xs = [0.0] + [x for x, _ in pts] + [1.0]
     ys = [0.0] + [y for _, y in pts] + [pts[-1][1]]
     return float(math.fsum((xs[j + 1] - xs[j]) * (ys[j + 1] + ys[j]) / 2 for j in range(len(xs) - 1)))

@@ -17,6 +17,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
+from typing import Any
 
 import numpy as np
 
@@ -63,6 +64,21 @@ def _match_values(ious: np.ndarray) -> np.ndarray:
     return ious[rows, cols]
 
 
+def assignment(ious: np.ndarray) -> list[tuple[int, int]]:
+    """The (prediction row, ground-truth column) pairs of the assignment whose IoUs
+    :func:`_match_values` returns (for showing which instance matched which; same values)."""
+    if ious.shape[0] == 0 or ious.shape[1] == 0:
+        return []
+    if ious.shape[1] == 1:
+        return [(int(np.argmax(ious[:, 0])), 0)]
+    if ious.shape[0] == 1:
+        return [(0, int(np.argmax(ious[0])))]
+    from scipy.optimize import linear_sum_assignment
+
+    rows, cols = linear_sum_assignment(-ious)
+    return list(zip(rows.tolist(), cols.tolist(), strict=True))
+
+
 _THR = [float(x) for x in IOU_THRESHOLDS]
 _ZERO = [0] * len(_THR)
 
@@ -97,6 +113,45 @@ def entry_table(scores: Sequence[float], ious_per_annotator: Sequence[np.ndarray
         np.array(tp, dtype=np.int64).reshape(len(ndt), len(mats), len(_THR)),
         ngt,
     )
+
+
+def _category_key(category: Any) -> tuple[int, Any]:
+    """Sort key of a ``category_id``: numbers ascending (as ``sorted(catIds)``), then strings,
+    then a missing id (masklens keeps records the official code drops; see docs/metrics.md)."""
+    if isinstance(category, (int, float)) and category == category:  # True == 1, as in a dict key
+        return (0, category)
+    if isinstance(category, str):
+        return (1, category)
+    return (2, 0)
+
+
+def category_order(categories: Sequence[Any]) -> list[int]:
+    """Indices of an entry's instances in the order SAM 3's ``CGF1Eval`` matches them.
+
+    ``computeIoU``/``evaluateImg`` list an image's instances as
+    ``[x for cId in p.catIds for x in self._gts[imgId, cId]]`` with ``p.catIds`` =
+    ``sorted(cocoGt.getCatIds())``: grouped by category id ascending, file order within a
+    category (ground truth and predictions alike). Which of two equally good Hungarian
+    assignments scipy returns depends on this order, and so can the TP counts.
+    """
+    return sorted(range(len(categories)), key=lambda i: _category_key(categories[i]))
+
+
+def ordered_entry_table(
+    scores: Sequence[float],
+    ious_per_annotator: Sequence[np.ndarray],
+    categories: Sequence[Any],
+    gt_categories: Sequence[Sequence[Any]],
+) -> EntryTable:
+    """:func:`entry_table` with predictions (rows, ``categories``) and each annotator's
+    instances (columns, ``gt_categories[a]``) first put in the official order
+    (:func:`category_order`)."""
+    rows = category_order(categories)
+    mats = [
+        np.asarray(m, dtype=np.float64).reshape(len(scores), len(c))[rows][:, category_order(c)]
+        for m, c in zip(ious_per_annotator, gt_categories, strict=True)
+    ]
+    return entry_table([scores[i] for i in rows], mats)
 
 
 def _tp_row(matched: np.ndarray) -> list[int]:

@@ -59,14 +59,16 @@ def load_image(path: str | Path) -> np.ndarray:
 def resolve_image_path(
     ref: ImageRef, images_dir: str | Path | None = None, *, sample: str = "", source: Path | None = None
 ) -> Path:
-    """Where the pixels of ``ref`` are: its own path, else looked up under ``images_dir``."""
+    """Where the pixels of ``ref`` are: its own path (checked by the benchmark's loader), else
+    looked up under ``images_dir`` — never outside it (masklens.core.paths.inside_root)."""
+    from masklens.core.paths import candidates_under
+
     candidates: list[Path] = []
     if ref.path is not None:
         candidates.append(Path(ref.path))
-        if images_dir is not None and not Path(ref.path).is_absolute():
-            candidates.append(Path(images_dir) / ref.path)
         if images_dir is not None:
-            candidates.append(Path(images_dir) / Path(ref.path).name)
+            rels = [ref.path] if not Path(ref.path).is_absolute() else []
+            candidates += candidates_under(images_dir, [*rels, Path(ref.path).name])
     for c in candidates:
         if c.is_file():
             return c

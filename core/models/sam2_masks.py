@@ -13,7 +13,6 @@ Both keep their encodings in the owning segmenter's byte-bounded cache, keyed on
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -138,8 +137,9 @@ class HFSam2Masker:
 class MetaSam2Masker:
     """SAM 2 through Meta's ``sam2`` package for original ``.pt`` checkpoints and their config.
 
-    ``config`` is a config of the package (``configs/sam2.1/sam2.1_hiera_l.yaml``) or a YAML file;
-    when omitted it is inferred from the checkpoint's file name.
+    ``config`` is a config of the package (``configs/sam2.1/sam2.1_hiera_l.yaml``) or a YAML file
+    whose ``_target_``s are all SAM 2 model classes (anything else is refused before hydra sees
+    it); when omitted it is inferred from the checkpoint's file name.
     """
 
     name = "sam2-meta"
@@ -156,24 +156,13 @@ class MetaSam2Masker:
         self.predictor: Any = None
 
     def _config(self) -> Any:
+        """The config as checked data (see :mod:`masklens.core.models.sam2_config`): a shipped
+        config by name or a YAML whose ``_target_``s are all SAM 2 model classes."""
         from omegaconf import OmegaConf
 
-        path = Path(self.config).expanduser()
-        if path.suffix in (".yaml", ".yml") and path.is_file():
-            cfg = OmegaConf.load(path)
-        else:
-            try:
-                import sam2  # noqa: F401 - initialises hydra's config module
-                from hydra import compose
+        from masklens.core.models.sam2_config import load_sam2_config
 
-                cfg = compose(config_name=self.config)
-            except Exception as exc:  # hydra raises several unrelated types for a missing config
-                raise ModelError(
-                    f"{self.backend}: SAM 2 config '{self.config}' not found "
-                    f"({type(exc).__name__}: {exc})",
-                    hint="use a config of the sam2 package (configs/sam2.1/sam2.1_hiera_l.yaml) "
-                    "or the path of a YAML file",
-                ) from exc
+        cfg = load_sam2_config(str(self.config), backend=self.backend)
         for key, value in META_POSTPROCESSING.items():
             OmegaConf.update(cfg, f"model.sam_mask_decoder_extra_args.{key}", value, force_add=True)
         OmegaConf.resolve(cfg)

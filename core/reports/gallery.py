@@ -99,11 +99,13 @@ def _panel(
 def _load_image(ref: ImageRef | None, images_dir: str | Path | None, h: int, w: int) -> np.ndarray:
     import cv2
 
+    from masklens.core.paths import candidates_under
+
     candidates = []
     if ref is not None and ref.path is not None:
-        candidates.append(Path(ref.path))
-        if images_dir is not None:
-            candidates.append(Path(images_dir) / Path(ref.path).name)
+        candidates.append(Path(ref.path))  # checked against its root by the benchmark's loader
+        if images_dir is not None:  # never an image outside --images (symlinks included)
+            candidates += candidates_under(images_dir, [Path(ref.path).name])
     for c in candidates:
         if exists(c, file=True):
             check_image_header(c, what="gallery image")  # a huge header is refused before decoding

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -11,7 +9,8 @@ from typing import Any
 
 from masklens.core.io import atomic_write_json, atomic_write_text, json_safe
 from masklens.core.reports.runs import ReportContext
-from masklens.core.review import Verdict, csv_cell
+from masklens.core.review import Verdict
+from masklens.core.safe_csv import csv_text
 
 
 def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -29,12 +28,7 @@ def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def _csv(rows: Iterable[Mapping[str, Any]], columns: list[str]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: csv_cell("" if r.get(k) is None else r.get(k)) for k in columns})
-    return buf.getvalue()
+    return csv_text(rows, columns)  # quoted, formula-safe, one line per row (core/safe_csv.py)
 
 
 def write_summary_csv(path: Path, ctx: ReportContext) -> None:

@@ -17,8 +17,9 @@ from fuzz_runner import FAILING, Outcome, classify, mutation_classes, run_cli, r
 SEED = 2026
 SUBSET_BIG_MB = 4
 #: "read outside root" (../, absolute paths, symlinks leaving their root) is the guarded path
-#: resolver's job (branch paths-sqlite). Flip to True once it is merged: the test then fails on it.
-ROOT_GUARD_MERGED = os.environ.get("MASKLENS_FUZZ_ROOT_GUARD", "0") == "1"
+#: resolver's job (core/paths.py, branch paths-sqlite, merged): the test fails on it. Setting
+#: MASKLENS_FUZZ_ROOT_GUARD=0 turns it back into an expected failure (a branch without it).
+ROOT_GUARD_MERGED = os.environ.get("MASKLENS_FUZZ_ROOT_GUARD", "1") == "1"
 
 
 def _plan() -> list[tuple[str, str, int]]:

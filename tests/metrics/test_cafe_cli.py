@@ -14,6 +14,7 @@ import pytest
 from masklens.core.benchmarks import cafe, pcs
 from masklens.core.cli import main
 from masklens.core.errors import DataFormatError
+from masklens.core.scoring import Scorer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
 from cafe_synth import NEG_OFFSET, synth_cafe, synth_pcs  # noqa: E402
@@ -225,8 +226,10 @@ def test_pcs_round_trip(pcs_files, tmp_path) -> None:
         ]
 
 
-def test_predictions_on_unpaired_images_are_ignored(cafe_files, tmp_path) -> None:
-    """Records on an image of the file that is in no pair are read and dropped, not an error."""
+def test_predictions_on_unpaired_images_count_in_cgf1(cafe_files, tmp_path) -> None:
+    """Records on an image of the file that is in no pair are read and scored as that entry's
+    predictions for cgF1 (CAFE's run_eval.sh runs SAM 3's CGF1Evaluator over every image
+    entry of the file); they used to be dropped."""
     a, p = cafe_files
     data = json.loads(a.read_text())
     data["images"] = [im for im in data["images"] if im["id"] != 3 + NEG_OFFSET]  # unpair image 3
@@ -241,4 +244,7 @@ def test_predictions_on_unpaired_images_are_ignored(cafe_files, tmp_path) -> Non
     p.write_text(json.dumps([r for r in recs if r["image_id"] != 3 + NEG_OFFSET]))
     preds = cafe.KIND.load_predictions(args, bench)
     on_3 = sum(r["image_id"] == 3 for r in json.loads(p.read_text()))
-    assert preds.provenance["ignored_records"] == on_3 == 5
+    assert preds.provenance["ignored_records"] == 0
+    assert len(preds.get("entry:3").instances) == on_3 == 5
+    res = Scorer(cafe.KIND, bench, preds).rescore()
+    assert res.summary["Overall"]["N"] == 11 and res.summary["Overall"]["N_entries"] == 23

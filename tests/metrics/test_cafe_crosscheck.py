@@ -1,8 +1,10 @@
 """masklens vs the official CAFE and SAM 3 evaluators, run side by side on generated fixtures.
 
-Skipped unless ``MASKLENS_OFFICIAL`` names a folder holding the two official files, unmodified
+Skipped unless ``MASKLENS_OFFICIAL`` names a folder holding the official files, unmodified
 and never committed here: ``eval_cafe_metrics.py`` (T-S-Liang/CAFE, tools/) and
 ``cgf1_eval.py`` (facebookresearch/sam3, sam3/eval/). They need numpy, scipy, pycocotools, tqdm.
+The HalluSegBench scripts are checked in ``test_hallu_crosscheck.py``; all of them run with
+``MASKLENS_OFFICIAL=<folder> pytest -m crosscheck tests/metrics`` (docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from pathlib import Path
 import pytest
 
 from masklens.core.benchmarks import cafe, pcs
+from masklens.core.errors import DataFormatError
 from masklens.core.scoring import Scorer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
-from cafe_synth import synth_cafe, synth_pcs  # noqa: E402
+from cafe_synth import synth_cafe, synth_pcs, synth_pcs_categories  # noqa: E402
 
 OFFICIAL = os.environ.get("MASKLENS_OFFICIAL")
 pytestmark = [
@@ -64,9 +67,20 @@ def _close(official: float, ours: float | None) -> bool:
     return abs(official - ours) <= 1e-12
 
 
+CAFE_FIXTURES = {  # name: synth_cafe keywords
+    "plain": {},
+    # issue 11 item 1: positives without annotation (dropped pairs) and unpaired positives;
+    # item 2: several category ids on annotations and predictions
+    "orphans": {"p_no_annotation": 0.1, "p_unpaired": 0.1, "p_multi": 0.5},
+    "categories": {"p_multi": 0.6, "n_categories": 3, "p_no_annotation": 0.05},
+}
+
+
+@pytest.mark.parametrize("fixture", sorted(CAFE_FIXTURES))
 @pytest.mark.parametrize(("t", "tau"), [(0.5, 0.3), (0.2, 0.6)])
-def test_cafe_against_official(tmp_path: Path, t: float, tau: float) -> None:
-    ann, preds = synth_cafe(21, 120, height=40, width=40, p_multi=0.2)
+def test_cafe_against_official(tmp_path: Path, t: float, tau: float, fixture: str) -> None:
+    extra = CAFE_FIXTURES[fixture]
+    ann, preds = synth_cafe(21, 120, height=40, width=40, **{"p_multi": 0.2, **extra})
     a, p = tmp_path / "ann.json", tmp_path / "pred.json"
     a.write_text(json.dumps(ann))
     p.write_text(json.dumps(preds))
@@ -90,10 +104,61 @@ def test_cafe_against_official(tmp_path: Path, t: float, tau: float) -> None:
             assert _close(v, ours.summary[g][names.get(k, k)]), (g, k)
     for k, v in off.aggregate(res).items():
         assert _close(v, ours.summary["Overall"][names.get(k, k)]), k
-    for k, v in _official_cgf1([a], p, t).items():
+    # cgF1 as run_eval.sh runs it: over the whole file, and over each edit type's file
+    subsets = {"Overall": a}
+    for full, g in off.EDIT_TYPE_ABBR.items():
+        subsets[g] = tmp_path / f"ann_{g}.json"
+        subsets[g].write_text(json.dumps(_subset(ann, full)))
+    for g, path in subsets.items():
+        for k, v in _official_cgf1([path], p, t).items():
+            if k in PCS_KEYS:
+                key = {"IL_FPR": "IL_FPR_pcs"}.get(PCS_KEYS[k], PCS_KEYS[k])
+                assert _close(v, ours.summary[g][key]), (g, k, v, ours.summary[g][key])
+
+
+def _subset(ann: dict, edit_type: str) -> dict:
+    """The image entries of one edit type and their annotations (CAFEval2026_{SM,CC,OC}.json)."""
+    images = [im for im in ann["images"] if im.get("edit_type") == edit_type]
+    ids = {im["id"] for im in images}
+    return {**ann, "images": images, "annotations": [x for x in ann["annotations"] if x["image_id"] in ids]}
+
+
+@pytest.mark.parametrize("n_files", [1, 3])
+@pytest.mark.parametrize("seed", [3, 4, 5])
+@pytest.mark.parametrize("t", [0.5, 0.3])
+def test_pcs_category_order_against_official(tmp_path: Path, seed: int, t: float, n_files: int) -> None:
+    """Issue 11 item 2: tied Hungarian assignments resolved in SAM 3's category order (each
+    annotator's instances in its own order; the same entries, other annotations per file)."""
+    gts = []
+    for k in range(n_files):
+        gts.append(tmp_path / f"gt{k}.json")
+        gts[-1].write_text(json.dumps(synth_pcs_categories(seed + 100 * k, 120)[0]))
+    p = tmp_path / "pred.json"
+    p.write_text(json.dumps(synth_pcs_categories(seed, 120)[1]))
+    args = argparse.Namespace(gt=[str(g) for g in gts], pred=str(p), images=None)
+    bench = pcs.KIND.load_benchmark(args)
+    ours = Scorer(pcs.KIND, bench, pcs.KIND.load_predictions(args, bench)).rescore(
+        {"score_threshold": t}
+    )
+    for k, v in _official_cgf1(gts, p, t).items():
         if k in PCS_KEYS:
-            key = {"IL_FPR": "IL_FPR_pcs"}.get(PCS_KEYS[k], PCS_KEYS[k])
-            assert _close(v, ours.summary["Overall"][key]), k
+            assert _close(v, ours.summary["all"][PCS_KEYS[k]]), k
+
+
+def test_official_ignores_unknown_image_ids(tmp_path: Path) -> None:
+    """Issue 11 item 6: SAM 3's evaluator silently ignores a prediction whose image_id is not
+    an entry of the file (it loops over the file's entries only); masklens refuses the file."""
+    files, preds = synth_pcs(22, 40, n_annotators=1)
+    g, p, p2 = tmp_path / "gt.json", tmp_path / "pred.json", tmp_path / "pred2.json"
+    g.write_text(json.dumps(files[0]))
+    p.write_text(json.dumps(preds))
+    stray = {**preds[0], "image_id": 987654321}
+    p2.write_text(json.dumps([*preds, stray]))
+    assert _official_cgf1([g], p2, 0.5) == _official_cgf1([g], p, 0.5)
+    args = argparse.Namespace(gt=[str(g)], pred=str(p2), images=None)
+    bench = pcs.KIND.load_benchmark(args)
+    with pytest.raises(DataFormatError, match="points to no image"):
+        pcs.KIND.load_predictions(args, bench)
 
 
 @pytest.mark.parametrize(("n_files", "t"), [(1, 0.5), (3, 0.5), (3, 0.3)])

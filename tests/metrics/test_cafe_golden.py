@@ -171,13 +171,17 @@ def _pm_f1(tp: int, pm_fp: int, fn: int) -> float:
 
 
 def test_cgf1_over_entries_hand_computed(scorer: Scorer) -> None:
-    """16 entries: IL TP = P1 P2 P9 P3 P6, FN = P4 P5 P7, FP = negatives of P2 P3 P4 P7,
-    TN = negatives of P1 P9 P5 P6. F (IoU 0.76) matches only up to threshold 0.75."""
+    """18 entries: IL TP = P1 P2 P9 P3 P6, FN = P4 P5 P7, FP = negatives of P2 P3 P4 P7 and
+    the positive of the dropped pair P8 (no annotation, B .9), TN = negatives of P1 P9 P5 P6
+    P8. F (IoU 0.76) matches only up to threshold 0.75.
+
+    The entries of the dropped pair P8 count: CAFE's tools/run_eval.sh runs SAM 3's
+    CGF1Evaluator over every image entry of the file (16 entries before issue 11)."""
     o = scorer.rescore({"score_threshold": 0.5, "iou_threshold": 0.3}).summary["Overall"]
-    assert (o["IL_TP"], o["IL_FN"], o["IL_FP"], o["IL_TN"], o["N_entries"]) == (5, 3, 4, 4, 16)
-    mcc = (5 * 4 - 4 * 3) / (math.sqrt(9 * 8 * 8 * 7) + 1e-6)
+    assert (o["IL_TP"], o["IL_FN"], o["IL_FP"], o["IL_TN"], o["N_entries"]) == (5, 3, 5, 5, 18)
+    mcc = (5 * 5 - 5 * 3) / (math.sqrt(10 * 8 * 10 * 8) + 1e-6)
     assert o["IL_MCC"] == pytest.approx(mcc, abs=1e-15)
-    assert o["IL_FPR_pcs"] == pytest.approx(4 / (8 + 1e-6), abs=1e-15)
+    assert o["IL_FPR_pcs"] == pytest.approx(5 / (10 + 1e-6), abs=1e-15)
     # TP: P1 (≤ 0.75 only), P9, P3 (its 2nd annotation C); pmFP: P2, P6 (+P1 above 0.75)
     pm = [_pm_f1(3, 2, 6) if thr < 0.76 else _pm_f1(2, 3, 7) for thr in IOU_THRESHOLDS]
     assert o["pmF1"] == pytest.approx(np.mean(pm), abs=1e-12)
@@ -185,6 +189,7 @@ def test_cgf1_over_entries_hand_computed(scorer: Scorer) -> None:
     assert o["pmF1@0.75"] == pytest.approx(pm[5], abs=1e-15)
     assert o["cgF1"] == pytest.approx(np.mean(pm) * mcc, abs=1e-12)
     assert o["cgF1@0.75"] == pytest.approx(pm[5] * mcc, abs=1e-15)
+    assert scorer.rescore().summary["OC"]["N_entries"] == 8  # P5 P6 P7 and the dropped P8
     sm = scorer.rescore().summary["SM"]  # defaults t = 0.5, τ = 0.3
     mcc_sm = (3 * 2 - 1 * 0) / (math.sqrt(4 * 3 * 3 * 2) + 1e-6)
     pm_sm = [_pm_f1(2, 1, 1) if thr < 0.76 else _pm_f1(1, 2, 2) for thr in IOU_THRESHOLDS]
@@ -236,3 +241,21 @@ def test_empty_group_gives_nulls(tmp_path: Path) -> None:
     cc = Scorer(KIND, bench, KIND.load_predictions(args, bench)).rescore().summary["CC"]
     assert cc["N"] == 0 and cc["TA_TP"] == 0
     assert cc["AFPR"] is None and cc["cgF1"] is None and cc["IL_MCC"] is None
+
+
+def test_entries_join_the_group_of_their_own_edit_type(tmp_path: Path) -> None:
+    """The per-subset cgF1 files of run_eval.sh list the entries of one edit type: when P1's
+    negative says "Context Conflict", the pair (its edit type read from the negative, as
+    eval_cafe_metrics.py does) and that negative entry move to CC; P1's positive stays SM."""
+    ann, pred = write_fixture(tmp_path)
+    data = json.loads(ann.read_text())
+    for im in data["images"]:
+        if im["id"] == 1 + NEG:
+            im["edit_type"] = "Context Conflict"
+    ann.write_text(json.dumps(data))
+    args = argparse.Namespace(ann=str(ann), pred=str(pred), images=None)
+    bench = KIND.load_benchmark(args)
+    s = Scorer(KIND, bench, KIND.load_predictions(args, bench)).rescore().summary
+    assert (s["SM"]["N"], s["SM"]["N_entries"]) == (2, 5)
+    assert (s["CC"]["N"], s["CC"]["N_entries"]) == (3, 5)
+    assert s["Overall"]["N_entries"] == 18

@@ -84,7 +84,10 @@ def approx(x) -> object:
     return pytest.approx(float(x), abs=1e-12)
 
 
-EXPECTED = {  # τ: (front, back, err, outmatched); err: the lamp's 1 px of 20 while it is predicted
+# τ: (front, back, err_class_mean, outmatched); err_class_mean: the lamp's 1 px of 20 while it
+# is predicted. err (Eq. 10: (1/|C|) Σ_c EM_c, EM_c = (1/N) Σ_i err_{i,c}, |C| = 3 annotated
+# classes, N = 2 images) is 1/120 there (issue 11; err_class_mean used to be the headline err).
+EXPECTED = {
     "0.1": (F(59, 90), F(121, 144), F(1, 20), 2),
     "0.2": (F(59, 90), F(121, 144), F(1, 20), 2),
     "0.3": (F(59, 90), F(121, 144), F(1, 20), 2),
@@ -103,7 +106,8 @@ def test_summary_per_threshold(golden):
     for key, (front, back, err, n_out) in EXPECTED.items():
         s = summ[key]
         assert (s["front"], s["back"], s["outmatched"]) == (approx(front), approx(back), n_out), key
-        assert s["err"] == (None if err is None else approx(err)), key
+        assert s["err_class_mean"] == (None if err is None else approx(err)), key
+        assert s["err"] == (None if err is None else approx(F(1, 20) / (2 * 3))), key
         assert s["err_rate"] == approx(F(1, 160) if err else 0), key  # Σ err / (2 images · 4 entries)
     assert summ["0.1"]["err_mask_mean"] == approx(F(1, 20))
     assert summ["0.7"]["err_mask_mean"] is None
@@ -123,6 +127,7 @@ def test_best_threshold_auc_and_graph(golden):
     assert graph["edges"] == [["couch", "sofa", 1]] and graph["communities"] == [["couch", "sofa"]]
     assert res.extras["outmatched_pairs"]["0.4"] == [["couch", "sofa", 1], ["sofa", "couch", 1]]
     assert res.extras["curve"][5] == [0.6, None, approx(F(13, 18))]
+    assert res.extras["curve"][3] == [0.4, approx(F(1, 120)), approx(F(13, 18))]
 
 
 def test_sample_records(golden):
@@ -142,7 +147,8 @@ def test_av_threshold_is_strict_and_rescoring_is_cheap(golden):
     none = scorer.rescore({"av_threshold": 1.0}).summary  # IoU 1 is not > 1
     assert none["0.1"]["outmatched"] == 0
     # unmatched couch (4 px) and sofa (8 px) now count as errors beside the lamp (1 px)
-    assert none["0.1"]["err"] == approx(F(1 + 4 + 8, 20) / 3)  # mean over the 3 classes
+    assert none["0.1"]["err_class_mean"] == approx(F(1 + 4 + 8, 20) / 3)  # mean over the 3 classes
+    assert none["0.1"]["err"] == approx(F(1 + 4 + 8, 20) / (2 * 3))  # Eq. 10: 2 images, |C| = 3
     assert none["0.1"]["err_rate"] == approx(F(1 + 4 + 8, 20) / 8)
 
 
@@ -193,18 +199,54 @@ def test_rescoring_never_touches_masks(golden, monkeypatch):
     assert scorer.rescore({"av_threshold": 0.95}).summary["0.1"]["outmatched"] == 2
 
 
-def test_err_averages_classes_then_images():
-    """EM_c averages a class's remaining masks over images; err averages EM over classes."""
-    ov = ovs.ImageOverlaps(10, {}, tuple(ovs.ThresholdOverlaps({}, {}) for _ in ovs.THRESHOLDS))
-    reads = [ovs.ImageReadout([], {"a": 0.2, "b": 0.6}), ovs.ImageReadout([], {"a": 0.4})]
-    s = ovs.summarize_threshold([ov, ov], reads, 0, vocabulary_size=5)
-    assert s.err == pytest.approx((0.3 + 0.6) / 2)
+def test_err_is_eq_10_literally():
+    """err = (1/|C|) Σ_c EM_c with EM_c = (1/N) Σ_i err_{i,c} and |C| the classes with ground
+    truth (Eq. 10); err_class_mean (masklens' earlier err) averages each class over the images
+    where it remained, then over those classes."""
+    empty = tuple(ovs.ThresholdOverlaps({}, {}) for _ in ovs.THRESHOLDS)
+    ov1, ov2 = ovs.ImageOverlaps(10, {"c": 1}, empty), ovs.ImageOverlaps(10, {"a": 1}, empty)
+    reads = [ovs.ImageReadout([], {"a": 0.2, "b": 0.6}), ovs.ImageReadout([], {"b": 0.4})]
+    s = ovs.summarize_threshold([ov1, ov2], reads, 0, vocabulary_size=5)
+    assert s.err == pytest.approx(1.2 / (2 * 2))  # |C| = |{a, c}|; b (no ground truth) counts too
+    assert s.err_class_mean == pytest.approx((0.2 + 0.5) / 2)
     assert s.err_mask_mean == pytest.approx(1.2 / 3)
     assert s.err_rate == pytest.approx(1.2 / (2 * 5))
+    none = ovs.summarize_threshold([ov1, ov2], [ovs.ImageReadout([], {})] * 2, 0, 5)
+    assert none.err is None and none.err_class_mean is None  # no mask remains: the paper's NULL
     assert ovs.best_threshold([0.5, 0.5], [None, 0.1]) == 0  # no remaining mask counts err 0
+
+
+def test_auc_dominated_point_adds_no_step():
+    """Issue 11: (0.3, 0.4) is dominated by (0.1, 0.5); it must not lower the area."""
+    without = ovs.auc_front_err([0.5, 0.9] + [None] * 7, [0.1, 0.5] + [None] * 7)
+    assert without == pytest.approx(0.1 * 0.25 + 0.4 * 0.7 + 0.5 * 0.9)
+    assert ovs.auc_front_err([0.5, 0.4, 0.9] + [None] * 6, [0.1, 0.3, 0.5] + [None] * 6) == without
 
 
 def test_auc_envelope_is_monotone():
     # the point with the largest err has a lower front: the envelope keeps the better one
     fronts, errs = [0.9, 0.6] + [None] * 7, [0.1, 0.2] + [None] * 7
     assert ovs.auc_front_err(fronts, errs) == pytest.approx(0.1 * 0.45 + 0.9 * 0.9)
+
+
+def test_tau_star_follows_eq_10_err():
+    """Ten images with class a (10 px of 100). τ = 0.1: a predicted exactly, plus a spurious
+    b of 50 px in one image: err = 0.5 / (10 images · |C| = 1) = 0.05 (Eq. 10), err_class_mean
+    0.5. τ = 0.2: 9 px of a, nothing spurious. τ* = 0.1 by err (√(1 + 0.95²) > √(0.81 + 1));
+    the earlier class-mean err would have picked 0.2."""
+    def image(spurious: bool) -> ovs.ImageOverlaps:
+        per = [ovs.ThresholdOverlaps({"a": 10, **({"b": 50} if spurious else {})}, {"a": 10},
+                                     ("b",) if spurious else (), np.zeros((1 if spurious else 0, 1))),
+               ovs.ThresholdOverlaps({"a": 9}, {"a": 9})]  # fmt: skip
+        per += [ovs.ThresholdOverlaps({}, {}) for _ in ovs.THRESHOLDS[2:]]
+        return ovs.ImageOverlaps(100, {"a": 10}, tuple(per))
+
+    images = [image(i == 0) for i in range(10)]
+    reads = [[ovs.image_readout(ov, k, 0.7) for k in range(9)] for ov in images]
+    summ = ovs.summarize(images, reads, vocabulary_size=2)
+    first = summ.per_threshold[0]
+    assert first.err == pytest.approx(0.05) and first.err_class_mean == pytest.approx(0.5)
+    assert summ.per_threshold[1].err is None
+    assert summ.tau_star == 0.1
+    fronts = [s.front for s in summ.per_threshold]
+    assert ovs.best_threshold(fronts, [s.err_class_mean for s in summ.per_threshold]) == 1

@@ -1,0 +1,133 @@
+"""One guarded resolver for every path that comes from a data file, and safe file names from ids.
+
+A path written inside an annotation or prediction file (a mask PNG, an image ``file_name``,
+an OVS ``score_map``) is resolved against its declared root (``--root``, ``--images``, the
+folder of the file that names it, ``--pred-dir``). :func:`inside_root` refuses, with a
+DataFormatError naming the file, the record and the field:
+
+- an absolute path or a ``..`` path that lands outside the root;
+- a path whose existing part is (or passes through) a symlink leading outside the root;
+- a NUL character or a name component longer than the filesystem allows.
+
+``..`` segments and symlinks that stay inside the root are fine. Users who keep their masks
+or images elsewhere on purpose pass ``--allow-outside-root`` (score, predict, evaluate,
+report, gui), which sets :func:`allow_outside_root` for the run. The returned path is
+``root / relative`` exactly as before (not the resolved real path), so valid inputs give
+the same paths, provenance and scores as they always did.
+
+Ids used as file names (HalluSegBench ``ann_id``) go through :func:`safe_name`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from masklens.core.errors import DataFormatError
+
+#: the command-line flag, named in hints
+FLAG = "--allow-outside-root"
+_NAME_MAX = 255  # bytes in one path component (ext4, xfs, btrfs, tmpfs, APFS, NTFS in chars)
+
+_default_allow = False
+
+
+def outside_root_allowed() -> bool:
+    """Whether paths may leave their root in this run (``--allow-outside-root``)."""
+    return _default_allow
+
+
+@contextlib.contextmanager
+def allow_outside_root(allow: bool = True) -> Iterator[None]:
+    """Within the block (in every thread, e.g. the GUI's workers) paths may leave their root."""
+    global _default_allow
+    before = _default_allow
+    _default_allow = bool(allow)
+    try:
+        yield
+    finally:
+        _default_allow = before
+
+
+def set_allow_outside_root(allow: bool) -> None:
+    """Set the policy for the rest of the process (the GUI session of ``masklens gui``)."""
+    global _default_allow
+    _default_allow = bool(allow)
+
+
+def _within(child: str, root: str) -> bool:
+    return child == root or child.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def inside_root(
+    root: str | Path,
+    relative: str | Path,
+    *,
+    path: str | Path | None = None,
+    record: str | int | None = None,
+    field: str | None = None,
+    what: str = "path",
+    allow: bool | None = None,
+) -> Path:
+    """``root / relative``, refused (DataFormatError naming ``path``/``record``/``field``) when
+    it leaves ``root`` — lexically (absolute, ``..``) or through a symlink — unless allowed."""
+    where = {"path": path, "record": record, "field": field}
+    if not isinstance(relative, (str, os.PathLike)):
+        raise DataFormatError(f"expected a file name (a string), got {relative!r}", **where)
+    text = os.fspath(relative)
+    if "\x00" in text:
+        raise DataFormatError(f"{what} contains a NUL character: {text!r}", **where)
+    for part in Path(text).parts:
+        if len(os.fsencode(part)) > _NAME_MAX:
+            raise DataFormatError(
+                f"{what} has a name longer than {_NAME_MAX} bytes ({part[:40]}…)", **where)
+    target = Path(root) / text
+    if outside_root_allowed() if allow is None else allow:
+        return target
+    root_abs = os.path.normpath(os.path.abspath(root))
+    hint = (f"{what}s are relative to {root}; pass {FLAG} to read files kept elsewhere")
+    if not _within(os.path.normpath(os.path.abspath(target)), root_abs):
+        kind = "an absolute path" if Path(text).is_absolute() else "a path"
+        raise DataFormatError(f"{kind} outside its root {root}: {text}", hint=hint, **where)
+    real = os.path.realpath(target)  # resolves the symlinks of the part that exists
+    if not _within(real, os.path.realpath(root_abs)):
+        raise DataFormatError(
+            f"{text} leads outside its root {root} through a symlink (to {real})", hint=hint, **where)
+    return target
+
+
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")
+
+
+def safe_name(text: str) -> str:
+    """``text`` usable as (part of) one file name: path separators (``/``, ``\\``), NUL and
+    control characters become ``_``, and ``.``/``..``/"" become underscores. A name that is
+    already safe is returned unchanged (so valid ids keep their official file names); a name
+    too long for the filesystem is reported by :func:`inside_root`."""
+    name = _UNSAFE.sub("_", text)
+    return "_" * max(1, len(name)) if name in ("", ".", "..") else name
+
+
+def candidates_under(root: str | Path, names: list[str | Path]) -> list[Path]:
+    """``root / name`` for each name that stays inside ``root`` (see :func:`inside_root`); the
+    others are left out silently — for look-ups that try several places."""
+    out = []
+    for name in names:
+        try:
+            out.append(inside_root(root, name))
+        except DataFormatError:
+            continue
+    return out
+
+
+def add_flag(parser) -> None:  # parser: argparse.ArgumentParser
+    """``--allow-outside-root`` on a command that reads paths named inside data files."""
+    parser.add_argument(
+        FLAG, action="store_true", dest="allow_outside_root",
+        help="let paths inside the data files (masks, images, score maps, prediction files) "
+        "point outside their root folder (--root, --images, the file's folder, --pred-dir) by "
+        "'..', an absolute path or a symlink; refused by default",
+    )

@@ -1,0 +1,203 @@
+"""The stack of readout cards in the Readout dock: the benchmark's card for the current sample,
+then one row per typed prompt with the original prompt's card beside the typed prompt's card
+(both the kind's card, focused on the replaced prompt, from the same core scorer)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+from superqt.utils import create_worker
+
+from masklens.gui.cards import CardContext, ReadoutCard, card_for
+from masklens.gui.cards.generic import GenericReadoutCard
+from masklens.gui.cards.highlight import clear_highlight, show_highlight
+from masklens.gui.cards.widgets import wrapped
+
+log = logging.getLogger(__name__)
+
+#: benchmarks up to this many samples get their summary (OVS τ*) on the GUI thread (≈ 1 ms per 15)
+SYNC_SUMMARY_LIMIT = 2000
+
+
+class CardDeck(QScrollArea):
+    """Scrollable cards of the bound state's current sample (rebuilt by :meth:`refresh`)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.state: Any = None
+        self.views: Callable[[], list[Any]] = list
+        self.main_card: ReadoutCard | None = None
+        #: per typed result shown: (result, original prompt's card or None, typed prompt's card)
+        self.typed: list[tuple[Any, ReadoutCard | None, ReadoutCard]] = []
+        self._summary_key: Any = None
+        self._summary: Any = None
+        self._pending: Any = None  # key of the summary being computed on the worker pool
+        self._key: Any = None
+        self._box = QWidget()
+        self._rows = QVBoxLayout(self._box)
+        self._rows.setContentsMargins(2, 2, 2, 2)
+        self._rows.setSpacing(4)
+        self._rows.addStretch(1)
+        self.setWidget(self._box)
+
+    def bind(self, state: Any, views: Callable[[], list[Any]]) -> None:
+        """Follow ``state`` (an AppState): the cards rebuild when its sample, records or typed
+        prompts change, whoever else listens (a refresh with unchanged records is free)."""
+        self.state, self.views = state, views
+        for signal in (state.benchmarkChanged, state.sampleChanged, state.readoutsChanged,
+                       state.predictionsChanged, state.liveChanged):
+            signal.connect(self.refresh)
+
+    @property
+    def cards(self) -> list[ReadoutCard]:
+        out = [self.main_card] if self.main_card is not None else []
+        for _r, original, typed in self.typed:
+            out += [c for c in (original, typed) if c is not None]
+        return out
+
+    # ------------------------------------------------------------ building
+    def refresh(self, *_args: Any) -> None:
+        st = self.state
+        if st is None:
+            return
+        sample, kind = st.sample, st.kind
+        rec = st.readout() if sample is not None else None
+        live = st.live_for_sample() if sample is not None else []
+        key = (id(sample), id(rec), st.active, tuple(sorted(st.params.items())),
+               tuple((r.id, id(r.benchmark), id(r.generic)) for r in live))
+        if key == self._key:
+            return  # same records: keep the cards (and a hover in progress)
+        self._key = key
+        clear_highlight(self.views())
+        self.main_card, self.typed = None, []
+        widgets: list[QWidget] = []
+        if sample is None or kind is None:
+            self._show([])
+            return
+        preds = st.predictions()
+        ctx = CardContext(kind, sample, dict(st.params), self._summary_for,
+                          lambda pid: preds.get(pid) if preds is not None else None)
+        card_cls = card_for(kind.name)
+        if rec is not None:
+            self.main_card = card_cls(rec, ctx, title=f"{kind.title or kind.name} · {st.active}")
+            self.main_card.hovered.connect(self._hover_benchmark)
+            widgets.append(self.main_card)
+        else:
+            widgets.append(wrapped("No benchmark readout: open predictions (File › Open predictions…) "
+                                   "or type a prompt and Run.", muted=True))
+        for r in live:
+            widgets.append(wrapped(f"typed #{r.id} {r.label}", bold=True))
+            original = typed = None
+            if r.benchmark is not None and r.replaced is not None:
+                if rec is not None:
+                    base = next((p for p in sample.prompts if p.id == r.replaced), None)
+                    original = card_cls(rec, ctx, focus=r.replaced,
+                                        title=f"original “{base.text if base else r.replaced}”")
+                    original.hovered.connect(self._hover_benchmark)
+                typed_ctx = CardContext(kind, _with_text(sample, r.replaced, r.prompt.text), ctx.params,
+                                        self._summary_for,
+                                        lambda pid, r=r: r.prediction if pid == r.replaced else ctx.prediction(pid))
+                typed = card_cls(r.benchmark, typed_ctx, focus=r.replaced, title=f"typed “{r.prompt.text}”")
+            else:
+                typed = GenericReadoutCard(r.generic, ctx, title=f"typed “{r.prompt.text}” (no "
+                                                               f"{r.prompt.role.value} prompt to replace)")
+            typed.hovered.connect(lambda pid, i, r=r: self._hover_typed(r, pid, i))
+            self.typed.append((r, original, typed))
+            widgets.append(_side_by_side([c for c in (original, typed) if c is not None]))
+        self._show(widgets)
+
+    def _show(self, widgets: list[QWidget]) -> None:
+        """Swap the rows in place (the old ones are deleted later: deleting and re-polishing a
+        whole scroll-area widget cost ~10 ms per sample switch); the scroll position stays."""
+        while self._rows.count() > 1:
+            old = self._rows.takeAt(0).widget()
+            old.hide()
+            old.deleteLater()
+        for i, w in enumerate(widgets):
+            self._rows.insertWidget(i, w)
+
+    def _summary_for(self) -> Any:
+        """The active set's summary at the current parameters (benchmark-level values, e.g. OVS τ*),
+        from the core scorer's cached overlaps; computed once per (set, parameters) — on the worker
+        pool for a large benchmark (the card shows it when it arrives; the latest request wins)."""
+        st = self.state
+        scorer = st.scorers.get(st.active) if st is not None and st.active else None
+        rows = st.readouts.get(st.active) if scorer is not None else None
+        if scorer is None or rows is None:
+            return None
+        key = (id(scorer), id(rows), tuple(sorted(st.params.items())))
+        if key == self._summary_key:
+            return self._summary
+        kind, samples, params = st.kind, st.benchmark.samples, st.kind.resolve_params(st.params)
+
+        def compute() -> Any:
+            return kind.summarize(samples, scorer.overlaps, rows, params)
+
+        if len(samples) <= SYNC_SUMMARY_LIMIT:
+            self._summary, self._summary_key = compute(), key
+            return self._summary
+        if self._pending != key:
+            self._pending = key
+            worker = create_worker(compute)
+            worker.returned.connect(lambda value, k=key: self._summary_arrived(k, value))
+            worker.errored.connect(lambda exc, k=key: self._summary_failed(k, exc))
+            worker.start()
+        return None
+
+    def _summary_failed(self, key: Any, exc: BaseException) -> None:
+        log.error("benchmark summary for the readout card failed: %s: %s", type(exc).__name__, exc)
+        if key == self._pending:
+            self._pending = None
+
+    def _summary_arrived(self, key: Any, value: Any) -> None:
+        if key != self._pending:  # parameters moved on meanwhile: a newer request is running
+            return
+        self._pending = None
+        self._summary, self._summary_key = value, key
+        self._key = None  # rebuild the cards with it
+        self.refresh()
+
+    # ------------------------------------------------------------ hover → canvas
+    def _hover_benchmark(self, prompt_id: str, index: int) -> None:
+        preds = self.state.predictions() if self.state is not None else None
+        pred = preds.get(prompt_id) if preds is not None else None
+        self._highlight(prompt_id, pred, index)
+
+    def _hover_typed(self, result: Any, prompt_id: str, index: int) -> None:
+        if prompt_id == result.replaced or result.replaced is None:
+            self._highlight(f"live:{result.id}", result.prediction, index)
+        else:
+            self._hover_benchmark(prompt_id, index)
+
+    def _highlight(self, canvas_prompt: str, prediction: Any, index: int) -> None:
+        views = self.views()
+        if index < 0 or prediction is None or index >= len(prediction.instances):
+            clear_highlight(views)
+            return
+        show_highlight(views, canvas_prompt, prediction.instances[index].mask)
+
+
+def _with_text(sample: Any, prompt_id: str, text: str) -> Any:
+    """The sample as the typed record was scored: the replaced prompt carries the typed text."""
+    prompts = [dataclasses.replace(p, text=text) if p.id == prompt_id else p for p in sample.prompts]
+    return dataclasses.replace(sample, prompts=prompts)
+
+
+def _side_by_side(cards: list[ReadoutCard]) -> QWidget:
+    row = QWidget()
+    lay = QHBoxLayout(row)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.setSpacing(4)
+    for c in cards:
+        c.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        lay.addWidget(c, 1, Qt.AlignmentFlag.AlignTop)
+    if len(cards) == 1:
+        lay.addWidget(QLabel(""), 1)
+    return row

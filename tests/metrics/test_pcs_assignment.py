@@ -1,0 +1,68 @@
+"""The per-instance assignment shown by the SA-Co/Gold card is the one cgF1 counts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from masklens.core.benchmarks.demo import demo_namespace
+from masklens.core.metrics.pcs_tables import _match_values, assignment
+from masklens.core.scoring import Scorer, get_kind
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (1, 1), (1, 4), (4, 1), (3, 3), (5, 2), (2, 6)])
+def test_assignment_has_the_values_cgf1_counts(shape):
+    rng = np.random.default_rng(sum(shape))
+    for _ in range(20):
+        ious = rng.random(shape).round(2)  # rounding makes ties
+        pairs = assignment(ious)
+        assert sorted(ious[r, c] for r, c in pairs) == sorted(_match_values(ious).tolist())
+        assert len({r for r, _ in pairs}) == len(pairs) == len({c for _, c in pairs})  # one-to-one
+
+
+@pytest.mark.parametrize("t", [0.0, 0.5, 0.9])
+def test_instance_matches_count_the_records_tps(t):
+    kind = get_kind("pcs")
+    ns = demo_namespace("pcs")
+    bench = kind.load_benchmark(ns)
+    preds = kind.load_predictions(ns, bench)
+    records = Scorer(kind, bench, preds).readouts({"score_threshold": t})
+    seen_unmatched = False
+    for sample, rec in zip(bench.samples, records, strict=True):
+        matches = kind.instance_matches(sample, preds.get(sample.prompts[0].id), {"score_threshold": t},
+                                        rec["annotator"])
+        assert [m["score"] for m in matches] == [i["score"] for i in rec["instances"]]
+        ious = [m["iou"] for m in matches if m["gt"] is not None]
+        assert sum(v >= 0.5 for v in ious) == rec["TP@0.5"]
+        assert sum(v >= 0.75 for v in ious) == rec["TP@0.75"]
+        assert len(ious) == min(rec["n_accepted"], rec["n_gt"])  # every possible pair is made
+        assert all(m["accepted"] == (m["score"] >= t) for m in matches)
+        seen_unmatched |= any(m["accepted"] and m["gt"] is None for m in matches)
+    if t == 0.0:
+        assert seen_unmatched  # the demo has entries with more accepted predictions than instances
+
+
+@pytest.mark.parametrize(("p1_cat", "p2_cat"), [(2, 1), (1, 2)])
+def test_instance_matches_follow_the_category_order_in_a_tie(tmp_path, p1_cat, p2_cat):
+    """The tie gadget of test_pcs_category_order: which of two equally good assignments is made
+    depends on SAM 3's category order; the card's match table must show the one scored."""
+    import json
+
+    from tests.metrics.test_pcs_category_order import test_tie_resolved_in_category_order as gadget
+
+    gadget(tmp_path, p1_cat, p2_cat, 0 if p1_cat == 2 else 1)  # writes gt.json / pred.json
+    kind = get_kind("pcs")
+    bench = kind.load_benchmark(_ns(tmp_path))
+    preds = kind.load_predictions(_ns(tmp_path), bench)
+    rec = Scorer(kind, bench, preds).readouts({"score_threshold": 0.5})[0]
+    sample = bench.samples[0]
+    matches = kind.instance_matches(sample, preds.get(sample.prompts[0].id),
+                                    {"score_threshold": 0.5}, rec["annotator"])
+    assert sum(m["iou"] >= 0.5 for m in matches if m["gt"] is not None) == rec["TP@0.5"]
+    assert json.loads((tmp_path / "pred.json").read_text())[0]["category_id"] == p1_cat
+
+
+def _ns(tmp_path):
+    import argparse
+
+    return argparse.Namespace(gt=[str(tmp_path / "gt.json")], pred=str(tmp_path / "pred.json"), images=None)
