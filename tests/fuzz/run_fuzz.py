@@ -2,8 +2,9 @@
 
     python tests/fuzz/run_fuzz.py [--runs-per-kind N] [--report-runs N] [--seed S] [--big-mb MB]
 
-Exit status 1 when any run ended in a traceback, a signal, a hang, an unclean error or a lost
-previous output (and, with --strict-root, a read outside the input root).
+Exit status 1 when any run ended in a traceback, a signal, a hang, an unclean error, a lost
+previous output, a wrongly typed id taken as valid or a read outside the input root (the last
+one not with --no-strict-root, for a branch without the guarded resolver core/paths.py).
 """
 
 from __future__ import annotations
