@@ -61,6 +61,17 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def is_finite_number(value: Any) -> bool:
+    """A JSON number usable as a float: finite, not a bool, and no integer too large for a float
+    (``math.isfinite(10**400)`` would raise OverflowError)."""
+    if type(value) is float:
+        return math.isfinite(value)
+    return is_int(value) and -_FLOAT_MAX < value < _FLOAT_MAX
+
+
+_FLOAT_MAX = 1 << 1023
+
+
 def check_mask_size(height: Any, width: Any, *, path: Any = None, record: Any = None,
                     field: str | None = None, what: str = "mask") -> tuple[int, int]:
     """(height, width) as ints within the limits; otherwise a DataFormatError."""
@@ -82,8 +93,7 @@ def check_polygon(coords: list[Any], height: int, width: int, *, path: Any = Non
     m = current().polygon_margin
     for i, v in enumerate(coords):
         side = width if i % 2 == 0 else height
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) \
-                or not -m * side <= v <= (1 + m) * side:
+        if not is_finite_number(v) or not -m * side <= v <= (1 + m) * side:
             axis = "x" if i % 2 == 0 else "y"
             raise DataFormatError(
                 f"polygon coordinate {axis}={v!r} is not a finite number within the image "

@@ -6,7 +6,6 @@ file, the record and the field.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from typing import Any
 
 from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_json, read_json
-from masklens.core.limits import check_mask_size, exists
+from masklens.core.limits import check_mask_size, exists, is_finite_number
 from masklens.core.masks import Mask
 from masklens.core.paths import inside_root
 from masklens.core.schema import Benchmark, Instance, Prediction, PredictionSet, Prompt, Sample
@@ -173,7 +172,7 @@ def load_results(
         score = rec.get("score")
         if score is None and not score_required:
             score = 1.0
-        if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
+        if not is_finite_number(score):
             raise DataFormatError(f"score must be a finite number, got {score!r}", path=p, record=where, field="score")
         seg = rec.get("segmentation")
         if seg is None:

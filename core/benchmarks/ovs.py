@@ -23,7 +23,7 @@ import numpy as np
 from masklens.core.benchmarks.coco import load_coco, results_target
 from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_json, read_json
-from masklens.core.limits import check_image_header, check_npy_header
+from masklens.core.limits import check_image_header, check_npy_header, is_finite_number
 from masklens.core.masks import Mask, intersect_all, iou_matrix, resize_nearest
 from masklens.core.metrics import ovs
 from masklens.core.metrics.prefix_union import prefix_unions
@@ -176,8 +176,7 @@ def load_ovs_predictions(path: str | Path, benchmark: Benchmark) -> PredictionSe
         raise DataFormatError("expected a list of predictions (or {\"predictions\": [...]})", path=p)
     if isinstance(raw, dict) and "thresholds" in raw:
         given = raw["thresholds"]
-        if not isinstance(given, list) or not all(isinstance(t, (int, float)) and not isinstance(t, bool)
-                                                  for t in given) \
+        if not isinstance(given, list) or not all(is_finite_number(t) for t in given) \
                 or [round(float(t), 6) for t in given] != list(ovs.THRESHOLDS):
             raise DataFormatError("thresholds must be [0.1, 0.2, …, 0.9]", path=p, field="thresholds")
     by_image = {s.meta["image_id"]: s for s in benchmark}

@@ -4,7 +4,6 @@ COCO results read with one batch RLE check, and written back atomically."""
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -141,7 +140,7 @@ def read_results(
     for i, rec in enumerate(data):
         size = size_of(rec) if type(rec) is dict else None
         score = rec.get("score") if size is not None else None
-        if type(score) not in (int, float) or not math.isfinite(score):
+        if not limits.is_finite_number(score):
             return slow()
         seg = rec.get("segmentation")
         fast = _rle_fast(seg, lim)

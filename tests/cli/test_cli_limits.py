@@ -50,7 +50,7 @@ def test_cafe_fp_source_id_must_be_an_id_not_a_bool(demo, tmp_path, capsys, valu
            "ann.json", "field 'fp_source_id'")
 
 
-@pytest.mark.parametrize("value", [["a"], None, {}, [0.1, "0.2"], [True] * 9])
+@pytest.mark.parametrize("value", [["a"], None, {}, [0.1, "0.2"], [True] * 9, [10**400] * 9])
 def test_ovs_thresholds_must_be_the_nine_numbers(demo, tmp_path, capsys, value):
     _edit(demo / "ovs/pred.json", lambda d: d.update(thresholds=value))
     _fails(capsys, ["score", "ovs", *demo_argv("ovs", root=demo)], tmp_path / "o.json",
@@ -116,3 +116,15 @@ def test_lone_surrogate_in_a_text_still_writes_the_report(demo, tmp_path, capsys
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "sq?uare" in html
     assert main(["score", "cafe", *demo_argv("cafe", root=demo)]) == 0  # the table on stdout too
+
+
+@pytest.mark.parametrize("kind", ["cafe", "pcs", "r2sm"])
+def test_an_integer_too_large_for_a_float_as_score_or_coordinate(demo, tmp_path, capsys, kind):
+    """10**400 parses (it has fewer than 4300 digits) but math.isfinite(10**400) raises."""
+    pred = next((demo / kind).glob("pred*.json"))
+    _edit(pred, lambda d: d[0].update(score=10**400))
+    _fails(capsys, ["score", kind, *demo_argv(kind, root=demo)], tmp_path / "o.json",
+           "record [0]", "field 'score'")
+    _edit(pred, lambda d: d[0].update(score=0.5, segmentation=[[10, 10, 10**400, 10, 50, 50]]))
+    _fails(capsys, ["score", kind, *demo_argv(kind, root=demo)], tmp_path / "o.json",
+           "field 'segmentation'", "polygon coordinate x=")

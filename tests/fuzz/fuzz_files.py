@@ -167,17 +167,18 @@ def hallu_path_field(rng, ws: Workspace) -> str:
     item = rng.choice(items)
     key = rng.choice(["factual_mask_path", "counterfactual_mask_path", "ann_id", "factual_image_path"])
     choice = rng.randrange(6)
+    is_path = key != "ann_id"  # ann_id only names prediction files (made safe names): no read
     if choice == 0:
         item[key] = "../../outside/outside.png"
-        ws.outside_root = True
+        ws.outside_root = is_path
     elif choice == 1:
         item[key] = str(ws.outside / "outside.png")
-        ws.outside_root = True
+        ws.outside_root = is_path
     elif choice == 2:
         link = ws.root / "masks" / "link.png"
         link.symlink_to(ws.outside / "outside.png")
         item[key] = "masks/link.png"
-        ws.outside_root = True
+        ws.outside_root = is_path
     elif choice == 3:
         item[key] = "m" * 5000 + ".png"
     elif choice == 4:

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from fuzz_cases import Workspace
-
-sys.set_int_max_str_digits(0)  # the fuzzer writes 5000-digit integers
 
 Path_ = tuple[Any, ...]
 
@@ -24,7 +21,7 @@ HOSTILE_VALUES: list[Any] = [
 ]
 UNICODE = ["\ud800", "\udfff", "\u0000", "\u202e\u202d", "😀" * 50, "ＡＢＣ", "é" * 3000, "\r\n=1+1", "＝SUM(A1)"]
 SPECIAL_NUMBERS = [float("nan"), float("inf"), float("-inf"), 1e308, -1e308, 1e30, -1, 10**30, 2**64,
-                   0.5, True, None, "1", 10**5000]
+                   0.5, True, None, "1", 10**400, -(10**400)]  # longer integers: huge_integer
 BAD_POLYGON_COORD = [float("nan"), float("inf"), float("-inf"), 1e308, -1e308, 1e30, -1e30, 2**62, 10**40]
 
 
