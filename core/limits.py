@@ -113,8 +113,8 @@ def check_regular_file(p: Path, *, what: str = "file", path: Any = None, record:
     except OSError as exc:
         reason = "the path is too long" if exc.errno == errno.ENAMETOOLONG else exc.strerror or str(exc)
         raise DataFormatError(f"cannot open {what} ({reason}){suffix}", **where) from None
-    except ValueError:  # an embedded NUL character
-        raise DataFormatError(f"{what} path contains a NUL character{suffix}", **where) from None
+    except ValueError:  # an embedded NUL character, a lone surrogate
+        raise DataFormatError(f"{what} path has characters no file name can hold{suffix}", **where) from None
     if stat.S_ISDIR(st.st_mode):
         raise DataFormatError(f"expected a {what}, found a directory{suffix}", **where)
     if not stat.S_ISREG(st.st_mode):

@@ -128,3 +128,12 @@ def test_an_integer_too_large_for_a_float_as_score_or_coordinate(demo, tmp_path,
     _edit(pred, lambda d: d[0].update(score=0.5, segmentation=[[10, 10, 10**400, 10, 50, 50]]))
     _fails(capsys, ["score", kind, *demo_argv(kind, root=demo)], tmp_path / "o.json",
            "field 'segmentation'", "polygon coordinate x=")
+
+
+@pytest.mark.parametrize("kind", ["r2sm", "ovs"])
+def test_a_lone_surrogate_as_file_name(demo, tmp_path, capsys, kind):
+    """'\\ud800' cannot be encoded as a file name: a message, not a UnicodeEncodeError."""
+    ann = demo / kind / "ann.json"
+    ann.write_text(ann.read_text().replace('"file_name": "', '"file_name": "\\ud800', 1))
+    _fails(capsys, ["report", kind, *demo_argv(kind, root=demo), "--no-sweep"], tmp_path / "rep",
+           "field 'file_name'")
