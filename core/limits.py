@@ -164,6 +164,7 @@ def _pillow_size(p: Path) -> tuple[int, int] | None:
 
     from PIL import Image
 
+    bomb_limit = Image.MAX_IMAGE_PIXELS
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -172,6 +173,8 @@ def _pillow_size(p: Path) -> tuple[int, int] | None:
                 return im.size[1], im.size[0]
     except Exception:  # not an image Pillow knows: cv2 decides (and its failure is reported)
         return None
+    finally:
+        Image.MAX_IMAGE_PIXELS = bomb_limit  # Pillow's own guard stays on for real decoding
 
 
 def check_npy_header(p: Path, *, what: str = "array", path: Any = None, record: Any = None,

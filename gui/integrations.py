@@ -8,6 +8,8 @@ from typing import Any
 
 from PySide6.QtGui import QAction
 
+from masklens.core.errors import MasklensError
+
 log = logging.getLogger(__name__)
 
 
@@ -32,6 +34,8 @@ def review_panel(window: Any) -> Any:
         panel.verdictRecorded.connect(lambda *_: refresh_verdicts(window))
     if hasattr(panel, "nextUnreviewedRequested"):
         panel.nextUnreviewedRequested.connect(lambda sid: _goto_sample(window, sid))
+    if hasattr(panel, "confirmed"):
+        panel.confirmed.connect(lambda text: window.message_bar.show_message(text, "info"))
     return panel
 
 
@@ -80,11 +84,14 @@ def refresh_verdicts(window: Any) -> None:
     store, bench = window.state.review_store, window.state.benchmark
     if store is None or bench is None:
         return
+    from masklens.core import review
     from masklens.core.review import benchmark_key
 
     verdicts = {}
     for sid, vs in store.sample_verdicts(benchmark_key(bench)).items():
         verdicts[sid] = ", ".join(sorted({v.verdict for v in vs if v.verdict}))
+    labels = {key: vt.label for key, vt in getattr(review, "VERDICT_TYPES", {}).items()}
+    window.browser.model.verdict_label = lambda key: labels.get(key, key)
     window.browser.model.set_verdicts(verdicts)
     window.browser.proxy.refilter()  # e.g. "unreviewed"
     window.browser._update_count()
@@ -110,7 +117,11 @@ def _dialog_action(window: Any, module: str, func: str, text: str, shortcut: str
         try:
             getattr(mod, func)(window, window.state)
         except Exception as exc:  # noqa: BLE001 - shown, never a crash
-            window.message_bar.show_message(str(exc), "error")
+            from masklens.gui.workers import error_message
+
+            if not isinstance(exc, MasklensError):
+                log.exception("%s failed", text)
+            window.message_bar.show_message(error_message(exc), "error")  # a bug names the log
 
     act.triggered.connect(run)
     return act

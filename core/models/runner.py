@@ -23,6 +23,7 @@ import numpy as np
 
 from masklens.core.cache import PredictionCache, PredictionKey, image_key
 from masklens.core.errors import Cancelled, DataFormatError
+from masklens.core.images import DECODER_VERSION
 from masklens.core.models.base import Segmenter, SegmentRequest, SegmentResult
 from masklens.core.schema import Benchmark, ImageRef, Instance, Prediction, PredictionSet, Prompt
 
@@ -36,24 +37,13 @@ CancelCheck = threading.Event | Callable[[], bool] | None
 MISSING_FLAG = "missing"
 
 
-def load_image(path: str | Path) -> np.ndarray:
-    """Read an image file as H×W×3 uint8 RGB; a missing or undecodable file -> DataFormatError."""
-    import cv2
+def load_image(path: str | Path, expected_size: tuple[int, int] | None = None) -> np.ndarray:
+    """Read an image file as H×W×3 uint8 RGB through the one decoder (:func:`masklens.core.images.read_image`:
+    EXIF orientation applied, alpha dropped, 16-bit → high byte); a missing or undecodable file -> DataFormatError.
+    ``expected_size`` is the (height, width) the benchmark records for it."""
+    from masklens.core.images import read_image
 
-    p = Path(path)
-    if not p.is_file():
-        raise DataFormatError("image file not found", path=p, hint="check --images / the benchmark's image root")
-    data = np.fromfile(str(p), dtype=np.uint8)
-    img = cv2.imdecode(data, cv2.IMREAD_UNCHANGED) if data.size else None
-    if img is None:
-        raise DataFormatError("cannot decode image (not a readable PNG/JPEG/...)", path=p)
-    if img.dtype != np.uint8:  # 16-bit PNGs etc.
-        img = cv2.normalize(img, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
-    if img.ndim == 2:
-        return cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
-    if img.shape[2] == 4:
-        return cv2.cvtColor(img, cv2.COLOR_BGRA2RGB)
-    return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+    return read_image(path, expected_size)
 
 
 def resolve_image_path(
@@ -98,11 +88,15 @@ class RunStats:
     images_read: int = 0
     seconds: float = 0.0
     model_calls: int = 0
+    #: seconds the workers spent reading, segmenting and encoding results (the Ray path)
+    worker_seconds: float = 0.0
 
 
 @dataclass
 class _ImageJob:
     path: Path
+    #: the (height, width) the benchmark records for the image (the decoder's EXIF exception uses it)
+    size: tuple[int, int] | None = None
     prompts: list[Prompt] = field(default_factory=list)
 
 
@@ -116,8 +110,14 @@ def is_cancelled(cancel: CancelCheck) -> bool:
 
 
 def request_for(prompt: Prompt) -> SegmentRequest:
-    """The model request for a benchmark prompt (text and role)."""
-    return SegmentRequest(text=prompt.text, role=str(prompt.role))
+    """The model request for a prompt: text and role, and the boxes/points drawn with it (a
+    prompt's ``meta["boxes"]`` / ``meta["points"]``, image pixels; the GUI's visual prompts)."""
+    boxes, points = prompt.meta.get("boxes"), prompt.meta.get("points")
+    return SegmentRequest(
+        text=prompt.text, role=str(prompt.role),
+        boxes=[tuple(map(float, b)) for b in boxes] if boxes else None,
+        points=[(float(x), float(y), int(label)) for x, y, label in points] if points else None,
+    )
 
 
 def to_prediction(prompt_id: str, result: SegmentResult) -> Prediction:
@@ -193,7 +193,7 @@ def plan_images(
                     record=f"sample {sample.id}",
                 )
             path = resolve_image_path(ref, images_dir, sample=sample.id, source=source).resolve()
-            jobs.setdefault(path, _ImageJob(path)).prompts.append(prompt)
+            jobs.setdefault(path, _ImageJob(path, (ref.height, ref.width))).prompts.append(prompt)
     return list(jobs.values())
 
 
@@ -207,7 +207,7 @@ def run_benchmark(
     images_dir: str | Path | None = None,
     progress: Progress | None = None,
     cancel: CancelCheck = None,
-    image_loader: Callable[[Path], np.ndarray] = load_image,
+    image_loader: Callable[[Path], np.ndarray] | None = None,
     stats: RunStats | None = None,
 ) -> PredictionSet:
     """Answer every prompt of ``benchmark`` with ``segmenter``; returns a PredictionSet.
@@ -218,7 +218,8 @@ def run_benchmark(
     identity (:func:`checkpoint_identity`). ``cache=None`` disables caching.
     ``progress(done, total)`` is called after each image (and once at the start);
     it may raise :class:`Cancelled`/KeyboardInterrupt to stop. ``cancel`` is
-    checked before each image; when it fires, :class:`Cancelled` is raised.
+    checked before each image; when it fires, :class:`Cancelled` is raised. ``image_loader``
+    replaces :func:`load_image` (which also gets the size the benchmark records for the image).
     """
     t0 = time.perf_counter()
     if not getattr(segmenter, "cacheable", True):  # e.g. replay: already a file of answers
@@ -238,51 +239,121 @@ def run_benchmark(
     for job in jobs:
         if is_cancelled(cancel):
             raise Cancelled(f"cancelled after {done} of {total} prompts")
-        image: np.ndarray | None = None
-        ikey = ""
-        if cache is not None:
-            ikey = cache.file_image_key(job.path) or ""
-            if not ikey:
-                image = image_loader(job.path)
-                stats.images_read += 1
-                ikey = image_key(image)
-                cache.remember_file_image_key(job.path, ikey)
-        requests = [(prompt, request_for(prompt)) for prompt in job.prompts]
-        keys: list[PredictionKey | None] = [
-            PredictionKey.for_request(name, ckpt, ikey, req, params) if cache is not None else None
-            for _, req in requests
-        ]
-        hits = cache.get_many(k for k in keys if k is not None) if cache is not None else {}
-        todo: list[tuple[Prompt, SegmentRequest, PredictionKey | None]] = []
-        for (prompt, req), key in zip(requests, keys, strict=True):
-            hit = hits.get(key.digest) if key is not None else None
-            if hit is not None:
-                _store(out, prompt, hit)
-                stats.cached += 1
-            else:
-                todo.append((prompt, req, key))
+        image, ikey, todo = answer_from_cache(
+            job, out, cache=cache, backend=name, checkpoint=ckpt, params=params,
+            image_loader=image_loader, stats=stats,
+        )
         if todo:
             if image is None:
-                image = image_loader(job.path)
+                image = _load(image_loader, job)
                 stats.images_read += 1
-            results = segmenter.segment_many(image, [r for _, r, _ in todo])
+            results = segment_image(segmenter, image, [request_for(p) for p in todo], backend=name)
             stats.model_calls += 1
-            if len(results) != len(todo):
-                raise RuntimeError(f"{name}: segment_many returned {len(results)} results for {len(todo)} requests")
-            if cache is not None:
-                cache.put_many(
-                    (k, res)
-                    for (_, _, k), res in zip(todo, results, strict=True)
-                    if k is not None and not res.provenance.get(MISSING_FLAG)
-                )
-            for (prompt, _, _), res in zip(todo, results, strict=True):
-                _store(out, prompt, res)
+            store_computed(out, todo, results, cache=cache, keys=cache_keys(
+                todo, backend=name, checkpoint=ckpt, image=ikey, params=params) if cache else None)
             stats.computed += len(todo)
         done += len(job.prompts)
         if progress is not None:
             progress(done, total)
     stats.seconds = time.perf_counter() - t0
     return out
+
+
+#: prefix of a remembered file -> image key: a key remembered under another decoding policy
+#: (other pixels for EXIF-rotated or 16-bit files) is not reused
+_DECODER_TAG = f"d{DECODER_VERSION}:"
+
+
+def _remembered_key(cache: PredictionCache, path: Path) -> str:
+    remembered = cache.file_image_key(path) or ""
+    return remembered[len(_DECODER_TAG):] if remembered.startswith(_DECODER_TAG) else ""
+
+
+def remember_image_key(cache: PredictionCache, path: str | Path, key: str) -> None:
+    """Remember the content key of the image file at ``path`` under the current decoder."""
+    cache.remember_file_image_key(path, f"{_DECODER_TAG}{key}")
+
+
+def _load(image_loader: Callable[[Path], np.ndarray] | None, job: _ImageJob) -> np.ndarray:
+    return load_image(job.path, job.size) if image_loader is None else image_loader(job.path)
+
+
+def cache_keys(
+    prompts: list[Prompt], *, backend: str, checkpoint: str, image: str, params: Mapping[str, Any]
+) -> list[PredictionKey]:
+    """The prediction-cache keys of prompts asked on the image with content key ``image``."""
+    return [PredictionKey.for_request(backend, checkpoint, image, request_for(p), params) for p in prompts]
+
+
+def answer_from_cache(
+    job: _ImageJob,
+    out: PredictionSet,
+    *,
+    cache: PredictionCache | None,
+    backend: str,
+    checkpoint: str,
+    params: Mapping[str, Any],
+    image_loader: Callable[[Path], np.ndarray] | None = None,
+    read: bool = True,
+    stats: RunStats,
+) -> tuple[np.ndarray | None, str, list[Prompt]]:
+    """Answer the prompts of ``job`` that the cache holds (into ``out``); returns the image (when
+    it had to be read to hash it), its content key ("" when unknown) and the prompts left to compute.
+
+    With ``read=False`` an image whose key the cache does not remember is not read: its key stays
+    "" and every prompt is left to compute (the distributed path hashes it on a worker).
+    ``image_loader``: as in :func:`run_benchmark` (None: the one decoder, :func:`load_image`).
+    """
+    if cache is None:
+        return None, "", list(job.prompts)
+    image: np.ndarray | None = None
+    ikey = _remembered_key(cache, job.path)
+    if not ikey:
+        if not read:
+            return None, "", list(job.prompts)
+        image = _load(image_loader, job)
+        stats.images_read += 1
+        ikey = image_key(image)
+        remember_image_key(cache, job.path, ikey)
+    keys = cache_keys(job.prompts, backend=backend, checkpoint=checkpoint, image=ikey, params=params)
+    hits = cache.get_many(keys)
+    todo: list[Prompt] = []
+    for prompt, key in zip(job.prompts, keys, strict=True):
+        hit = hits.get(key.digest)
+        if hit is not None:
+            _store(out, prompt, hit)
+            stats.cached += 1
+        else:
+            todo.append(prompt)
+    return image, ikey, todo
+
+
+def segment_image(
+    segmenter: Segmenter, image: np.ndarray, requests: list[SegmentRequest], *, backend: str
+) -> list[SegmentResult]:
+    """Every request on one image in one ``segment_many`` call (one encoding): the model work of
+    one image, shared by the single-process and the distributed paths."""
+    results = segmenter.segment_many(image, requests)
+    if len(results) != len(requests):
+        raise RuntimeError(f"{backend}: segment_many returned {len(results)} results for {len(requests)} requests")
+    return results
+
+
+def store_computed(
+    out: PredictionSet,
+    prompts: list[Prompt],
+    results: list[SegmentResult],
+    *,
+    cache: PredictionCache | None,
+    keys: list[PredictionKey] | None,
+) -> None:
+    """Put freshly computed results into the cache (before anything is reported) and into ``out``."""
+    if cache is not None and keys is not None:
+        cache.put_many(
+            (k, res) for k, res in zip(keys, results, strict=True) if not res.provenance.get(MISSING_FLAG)
+        )
+    for prompt, res in zip(prompts, results, strict=True):
+        _store(out, prompt, res)
 
 
 def _store(out: PredictionSet, prompt: Prompt, result: SegmentResult) -> None:
