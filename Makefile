@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.masklens-installed
 
-.PHONY: setup run test bench bench-gpu lint demo clean
+.PHONY: setup run test bench bench-gpu lint fuzz demo clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,10 @@ bench: setup
 
 bench-gpu: setup
 	$(BIN)/python tests/benchmarks/gpu_models.py
+
+# the full mutation fuzzer (tests/fuzz/); `make test` runs a fixed-seed subset of it
+fuzz: setup
+	@QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(BIN)/python tests/fuzz/run_fuzz.py
 
 lint: setup
 	$(BIN)/ruff check core gui tests packaging

@@ -15,27 +15,46 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from masklens.core import limits
 from masklens.core.errors import DataFormatError, MasklensError
+from masklens.core.json_depth import json_depth_exceeds
 
 
-def read_json(path: str | Path) -> Any:
-    """Read a JSON file; a missing or malformed file raises DataFormatError naming it."""
+def read_json(path: str | Path, *, record: str | int | None = None, field: str | None = None) -> Any:
+    """Read a JSON input file within the limits (core/limits.py): a regular file (no FIFO or
+    device: those would block or never end) of at most MASKLENS_MAX_JSON_BYTES, nested at most
+    MASKLENS_MAX_JSON_DEPTH deep. Any problem raises DataFormatError naming the file."""
     p = Path(path)
-    if not p.exists():
-        raise DataFormatError("file not found", path=p)
-    if p.is_dir():
-        raise DataFormatError("expected a JSON file, found a directory", path=p)
+    lim = limits.current()
+    st = limits.check_regular_file(p, what="JSON file", path=None, record=record, field=field)
+
+    def fail(msg: str, hint: str | None = None) -> DataFormatError:
+        return DataFormatError(msg, path=p, record=record, field=field, hint=hint)
+
+    if st.st_size > lim.max_json_bytes:
+        raise fail(f"file of {st.st_size} bytes is larger than the limit ({lim.max_json_bytes} bytes)",
+                   "raise MASKLENS_MAX_JSON_BYTES if this is intended")
     try:
         with p.open("rb") as fh:
-            return json.load(fh)
+            data = fh.read(lim.max_json_bytes + 1)
+        if len(data) > lim.max_json_bytes:  # grew while we read it
+            raise fail(f"file is larger than the limit ({lim.max_json_bytes} bytes)")
+        if json_depth_exceeds(data, lim.max_json_depth):
+            raise fail(f"arrays/objects nest deeper than the limit ({lim.max_json_depth} levels)",
+                       "raise MASKLENS_MAX_JSON_DEPTH if this is intended")
+        return json.loads(data)
     except json.JSONDecodeError as exc:
-        raise DataFormatError(
-            f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", path=p
-        ) from None
+        raise fail(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except UnicodeDecodeError:
-        raise DataFormatError("not a UTF-8 text file", path=p) from None
+        raise fail("not a UTF-8 text file") from None
+    except RecursionError:
+        raise fail("arrays/objects nest too deeply to be read") from None
+    except MemoryError:
+        raise fail("not enough memory to read this file") from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise fail(f"not valid JSON ({exc})") from None
     except OSError as exc:
-        raise DataFormatError(f"cannot read file ({exc.strerror})", path=p) from None
+        raise fail(f"cannot read file ({exc.strerror})") from None
 
 
 def json_safe(value: Any) -> Any:
@@ -192,7 +211,8 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+    """UTF-8; a character UTF-8 cannot hold (a lone surrogate from the input) becomes '?'."""
+    atomic_write_bytes(path, text.encode("utf-8", errors="replace"))
 
 
 def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 2) -> None:

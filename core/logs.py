@@ -55,7 +55,7 @@ def configure(level: int = logging.INFO) -> Path | None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
-                                                       encoding="utf-8", delay=True)
+                                                       encoding="utf-8", errors="backslashreplace", delay=True)
     except OSError:
         if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
             logger.addHandler(logging.NullHandler())  # Python's last-resort stderr echo stays off

@@ -17,6 +17,7 @@ import numpy as np
 from pycocotools import mask as mask_utils
 
 from masklens.core.errors import DataFormatError
+from masklens.core.limits import check_image_header, check_mask_size, check_polygon, is_int
 from masklens.core.rle_validation import rle_counts_problem, rle_counts_problems  # noqa: F401 - re-exported
 
 
@@ -55,13 +56,17 @@ class Mask:
         ``grey=True``: exactly ``cv2.imread(path, 0) > 0`` (HalluSegBench's official reading):
         cv2's weighted grey conversion of the colour channels, alpha ignored, 16-bit values
         reduced to their high byte (so 1…255 read as background).
+        The file must be a regular file whose header declares a size within the limits
+        (core/limits.py), checked before any pixel is decoded.
         """
         import cv2
 
         p = Path(path)
-        if not p.exists():
-            raise DataFormatError("mask file not found", path=p)
-        arr = cv2.imread(str(p), cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_UNCHANGED)
+        check_image_header(p, what="mask file")
+        try:
+            arr = cv2.imread(str(p), cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_UNCHANGED)
+        except cv2.error:
+            arr = None
         if arr is None:
             raise DataFormatError("cannot decode mask image", path=p)
         return cls.from_array(arr)
@@ -92,12 +97,12 @@ class Mask:
             if (
                 not isinstance(size, (list, tuple))
                 or len(size) != 2
-                or not all(isinstance(v, int) and v >= 0 for v in size)
+                or not all(is_int(v) and v >= 0 for v in size)
             ):
                 raise fail("RLE 'size' must be [height, width] of non-negative integers")
-            h, w = int(size[0]), int(size[1])
+            h, w = check_mask_size(size[0], size[1], path=path, record=record, field=field)
             if isinstance(counts, list):
-                if not all(isinstance(c, int) and c >= 0 for c in counts):
+                if not all(is_int(c) and c >= 0 for c in counts):
                     raise fail("uncompressed RLE 'counts' must be non-negative integers")
                 if sum(counts) != h * w:
                     raise fail(f"uncompressed RLE counts sum to {sum(counts)}, expected {h * w}")
@@ -122,6 +127,9 @@ class Mask:
                 for p in polys
             ):
                 raise fail("polygons must be lists of at least 3 (x, y) number pairs")
+            height, width = check_mask_size(height, width, path=path, record=record, field=field)
+            for poly in polys:
+                check_polygon(poly, height, width, path=path, record=record, field=field)
             if not polys:
                 return cls.empty(height, width)
             rles = mask_utils.frPyObjects([list(map(float, p)) for p in polys], height, width)

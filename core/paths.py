@@ -80,6 +80,10 @@ def inside_root(
     text = os.fspath(relative)
     if "\x00" in text:
         raise DataFormatError(f"{what} contains a NUL character: {text!r}", **where)
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError:  # a lone surrogate ('\ud800') read from a JSON escape
+        raise DataFormatError(f"{what} has characters no file name can hold: {text!r}", **where) from None
     for part in Path(text).parts:
         if len(os.fsencode(part)) > _NAME_MAX:
             raise DataFormatError(

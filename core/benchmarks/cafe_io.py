@@ -106,10 +106,13 @@ def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
     for neg in negatives:
         rec = f"image id {neg.id}"
         pos_id = neg.raw["fp_source_id"]
-        pos = positives.get(pos_id) if isinstance(pos_id, (int, str)) else None
+        if not isinstance(pos_id, (int, str)) or isinstance(pos_id, bool):
+            raise DataFormatError(f"expected an image id (integer or string), got {pos_id!r:.40}", path=p,
+                                  record=rec, field="fp_source_id")
+        pos = positives.get(pos_id)
         if pos is None:
             raise DataFormatError(
-                f"fp_source_id {pos_id!r} points to no positive image",
+                f"fp_source_id {pos_id!r:.40} points to no positive image",
                 path=p,
                 record=rec,
                 field="fp_source_id",

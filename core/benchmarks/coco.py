@@ -6,7 +6,6 @@ file, the record and the field.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from typing import Any
 
 from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_json, read_json
+from masklens.core.limits import check_mask_size, exists, is_finite_number
 from masklens.core.masks import Mask
 from masklens.core.paths import inside_root
 from masklens.core.prediction_check import check_foreign_fields, unmatched_message
@@ -69,7 +69,8 @@ def _require(obj: dict[str, Any], key: str, types: type | tuple[type, ...], *, p
     value = obj[key]
     if not isinstance(value, types) or isinstance(value, bool):
         raise DataFormatError(
-            f"expected {getattr(types, '__name__', types)}, got {type(value).__name__}",
+            f"expected {' or '.join(t.__name__ for t in (types if isinstance(types, tuple) else (types,)))}, "
+            f"got {type(value).__name__}",
             path=path,
             record=record,
             field=key,
@@ -95,8 +96,12 @@ def load_coco(path: str | Path) -> CocoDataset:
         rec = f"image id {img_id}"
         h = _require(img, "height", int, path=p, record=rec)
         w = _require(img, "width", int, path=p, record=rec)
+        check_mask_size(h, w, path=p, record=rec, field="height, width", what="image")
         if img_id in images:
             raise DataFormatError("duplicate image id", path=p, record=rec, field="id")
+        if not isinstance(img.get("file_name"), (str, type(None))):
+            raise DataFormatError(f"expected a file name (string), got {img['file_name']!r:.40}", path=p,
+                                  record=rec, field="file_name")
         images[img_id] = CocoImage(img_id, img.get("file_name"), h, w, img)
     anns: dict[int | str, list[dict[str, Any]]] = defaultdict(list)
     anns_raw = data.get("annotations", [])
@@ -156,6 +161,9 @@ def load_results(
         for k in keys:
             if k not in rec:
                 raise DataFormatError("missing field", path=p, record=where, field=k)
+            if type(rec[k]) not in (int, str):  # true or 1.0 would find the id 1 in a dict
+                raise DataFormatError(f"expected an integer or string id, got {rec[k]!r:.40}", path=p,
+                                      record=where, field=k)
             found[k] = rec[k]
         where = f"[{i}] ({', '.join(f'{k}={v!r}' for k, v in found.items())})"
         size = size_of(rec)
@@ -167,7 +175,7 @@ def load_results(
         score = rec.get("score")
         if score is None and not score_required:
             score = 1.0
-        if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
+        if not is_finite_number(score):
             raise DataFormatError(f"score must be a finite number, got {score!r}", path=p, record=where, field="score")
         seg = rec.get("segmentation")
         if seg is None:
@@ -217,7 +225,7 @@ def resolve_image_path(ann_path: Path, images_dir: str | Path | None, file_name:
         return inside_root(images_dir, file_name, **where)
     for base in (ann_path.parent / "images", ann_path.parent):
         candidate = inside_root(base, file_name, **where)
-        if candidate.exists():
+        if exists(candidate):
             return candidate
     return None
 

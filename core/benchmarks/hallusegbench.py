@@ -21,6 +21,7 @@ import numpy as np
 
 from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_bytes, read_json
+from masklens.core.limits import exists
 from masklens.core.masks import Mask, intersect_all, resize_nearest_floor, union_all
 from masklens.core.metrics import hallu
 from masklens.core.paths import inside_root, safe_name
@@ -183,7 +184,7 @@ def load_prediction_dir(benchmark: Benchmark, pred_dir: str | Path) -> Predictio
         for prompt in sample.prompts:
             f = inside_root(d, str(prompt.source_id), path=d, record=f"sample {sample.id}",
                             field=str(prompt.meta.get("folder", "")) or None, what="prediction file")
-            if not f.exists():
+            if not exists(f):
                 out.missing.add(prompt.id)
                 continue
             mask = Mask.from_png(f, grey=True)

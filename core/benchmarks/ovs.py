@@ -23,6 +23,7 @@ import numpy as np
 from masklens.core.benchmarks.coco import load_coco, results_target
 from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_json, read_json
+from masklens.core.limits import check_image_header, check_npy_header, is_finite_number
 from masklens.core.masks import Mask, intersect_all, iou_matrix, resize_nearest
 from masklens.core.metrics import ovs
 from masklens.core.metrics.prefix_union import prefix_unions
@@ -100,26 +101,27 @@ def load_ovs_annotations(path: str | Path) -> Benchmark:
 
 # ---------------------------------------------------------------- predictions
 def _read_score_map(f: Path, *, path: Path, rec: str) -> np.ndarray:
-    if not f.exists():
-        raise DataFormatError(f"score map not found: {f}", path=path, record=rec, field="score_map")
+    where = {"path": path, "record": rec, "field": "score_map"}
     if f.suffix.lower() == ".npy":
+        check_npy_header(f, what="score map", **where)  # before anything is allocated
         try:
             arr = np.load(f, allow_pickle=False)
-        except (ValueError, OSError) as exc:
-            raise DataFormatError(f"cannot read score map {f} ({exc})", path=path, record=rec,
-                                  field="score_map") from None
+        except (ValueError, OSError, MemoryError) as exc:
+            raise DataFormatError(f"cannot read score map {f} ({exc})", **where) from None
         if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.number) or not np.isfinite(arr).all():
-            raise DataFormatError(f"score map {f} must be a 2-D array of finite numbers", path=path,
-                                  record=rec, field="score_map")
+            raise DataFormatError(f"score map {f} must be a 2-D array of finite numbers", **where)
         return arr.astype(np.float64)
     import cv2
 
-    arr = cv2.imread(str(f), cv2.IMREAD_UNCHANGED)
+    check_image_header(f, what="score map", **where)
+    try:
+        arr = cv2.imread(str(f), cv2.IMREAD_UNCHANGED)
+    except cv2.error:
+        arr = None
     if arr is None:
-        raise DataFormatError(f"cannot decode score map {f}", path=path, record=rec, field="score_map")
+        raise DataFormatError(f"cannot decode score map {f}", **where)
     if arr.ndim != 2 or arr.dtype not in (np.uint8, np.uint16):
-        raise DataFormatError(f"score map {f} must be a single-channel 8- or 16-bit PNG", path=path,
-                              record=rec, field="score_map")
+        raise DataFormatError(f"score map {f} must be a single-channel 8- or 16-bit PNG", **where)
     return arr.astype(np.float64) / (255.0 if arr.dtype == np.uint8 else 65535.0)
 
 
@@ -174,7 +176,8 @@ def load_ovs_predictions(path: str | Path, benchmark: Benchmark) -> PredictionSe
         raise DataFormatError("expected a list of predictions (or {\"predictions\": [...]})", path=p)
     if isinstance(raw, dict) and "thresholds" in raw:
         given = raw["thresholds"]
-        if not isinstance(given, list) or [round(float(t), 6) for t in given] != list(ovs.THRESHOLDS):
+        if not isinstance(given, list) or not all(is_finite_number(t) for t in given) \
+                or [round(float(t), 6) for t in given] != list(ovs.THRESHOLDS):
             raise DataFormatError("thresholds must be [0.1, 0.2, …, 0.9]", path=p, field="thresholds")
     by_image = {s.meta["image_id"]: s for s in benchmark}
     vocab: dict[Any, str] = benchmark.meta["vocabulary"]
@@ -188,10 +191,10 @@ def load_ovs_predictions(path: str | Path, benchmark: Benchmark) -> PredictionSe
             if key not in r:
                 raise DataFormatError("missing field", path=p, record=rec, field=key)
         rec = f"[{i}] (image_id={r['image_id']!r}, category_id={r['category_id']!r})"
-        sample = by_image.get(r["image_id"])
+        sample = by_image.get(r["image_id"]) if type(r["image_id"]) in (int, str) else None
         if sample is None:
             raise DataFormatError("image_id points to no image", path=p, record=rec, field="image_id")
-        name = vocab.get(r["category_id"]) if isinstance(r["category_id"], (int, str)) else None
+        name = vocab.get(r["category_id"]) if type(r["category_id"]) in (int, str) else None
         if name is None:
             raise DataFormatError("category_id is not in the vocabulary", path=p, record=rec, field="category_id")
         prompt = prompts[f"{sample.id}:{name}"]

@@ -4,11 +4,11 @@ COCO results read with one batch RLE check, and written back atomically."""
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from masklens.core import limits
 from masklens.core.benchmarks.coco import CocoDataset, CocoImage, load_results, write_results
 from masklens.core.errors import DataFormatError
 from masklens.core.io import read_json
@@ -93,9 +93,9 @@ def text_of(img: CocoImage, path: Path, *, required: bool) -> str:
     return text
 
 
-def _rle_fast(seg: Any) -> tuple[list[int], bytes] | None:
-    """(size, counts) of a compressed RLE with ASCII str counts and a non-empty size, else None
-    (the slow path then reports what is wrong)."""
+def _rle_fast(seg: Any, lim: limits.Limits) -> tuple[list[int], bytes] | None:
+    """(size, counts) of a compressed RLE with ASCII str counts and a non-empty size within the
+    limits, else None (the slow path then reports what is wrong)."""
     if type(seg) is dict and type(seg.get("counts")) is str and seg["counts"].isascii():
         size = seg.get("size")
         if (
@@ -103,8 +103,9 @@ def _rle_fast(seg: Any) -> tuple[list[int], bytes] | None:
             and len(size) == 2
             and type(size[0]) is int
             and type(size[1]) is int
-            and size[0] > 0
-            and size[1] > 0
+            and 0 < size[0] <= lim.max_mask_side
+            and 0 < size[1] <= lim.max_mask_side
+            and size[0] * size[1] <= lim.max_mask_pixels
         ):
             return size, seg["counts"].encode("ascii")
     return None
@@ -118,6 +119,7 @@ def read_results(
     records is checked in one batch. On any problem the file is read again by
     :func:`~masklens.core.benchmarks.coco.load_results`, whose error names file, record and field."""
     p = Path(path)
+    lim = limits.current()
 
     def size_of(rec: dict[str, Any]) -> tuple[int, int] | None:
         key = rec.get("image_id")
@@ -140,10 +142,10 @@ def read_results(
     for i, rec in enumerate(data):
         size = size_of(rec) if type(rec) is dict else None
         score = rec.get("score") if size is not None else None
-        if type(score) not in (int, float) or not math.isfinite(score):
+        if not limits.is_finite_number(score):
             return slow()
         seg = rec.get("segmentation")
-        fast = _rle_fast(seg)
+        fast = _rle_fast(seg, lim)
         if fast is not None:  # its counts are checked below, with all the others at once
             rle_size, counts = fast
             counts_list.append(counts)
@@ -212,9 +214,10 @@ def checked_masks(ds: CocoDataset) -> dict[int, Mask]:
     keyed by ``id(annotation)``; the others are left to :meth:`CocoDataset.mask_of` (which
     raises the error naming the record)."""
     picked = []
+    lim = limits.current()
     for anns in ds.annotations.values():
         for ann in anns:
-            fast = _rle_fast(ann.get("segmentation"))
+            fast = _rle_fast(ann.get("segmentation"), lim)
             if fast is not None:
                 picked.append((ann, *fast))
     problems = rle_counts_problems([c for _, _, c in picked], [s[0] * s[1] for _, s, _ in picked])

@@ -174,7 +174,8 @@ def load_r2sm_predictions(pred: str | Path, benchmark: Benchmark) -> PredictionS
             found = where.get(qid)
         except TypeError:  # unhashable id
             return None
-        if found is not None and "image_id" in rec and rec["image_id"] != found[0]:
+        if found is not None and "image_id" in rec and (rec["image_id"] != found[0]
+                                                        or type(rec["image_id"]) is not type(found[0])):
             raise DataFormatError(f"image_id {rec['image_id']!r} does not match the query's image {found[0]!r}",
                                   path=p, record=f"query_id={qid!r}", field="image_id")
         return None if found is None else found[1]

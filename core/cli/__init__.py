@@ -62,6 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate read from the input must not stop output
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     logs.configure()
     logs.logger.info("masklens %s: %s", __version__, " ".join(sys.argv[1:] if argv is None else argv))
     from masklens.core.paths import allow_outside_root
@@ -84,6 +87,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `masklens score … | head`: the reader went away
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        # a path the system refuses (too long, a loop of links) checked by no reader beforehand
+        print(f"masklens: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except MemoryError:  # the readers refuse what is over the limits; this is what is left
+        print("masklens: error: out of memory (input larger than the memory available; see "
+              "docs/reliability.md, Limits)", file=sys.stderr)
+        return 2
     except (KeyboardInterrupt, Cancelled):
         print("masklens: interrupted; finished work is kept, re-run to continue", file=sys.stderr)
         return 130

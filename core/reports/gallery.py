@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from masklens.core.limits import check_image_header, exists
 from masklens.core.masks import union_all
 from masklens.core.reports.layout import Failure, KindLayout
 from masklens.core.reports.runs import ModelRun, ReportContext
@@ -110,8 +111,9 @@ def _load_image(ref: ImageRef | None, images_dir: str | Path | None, h: int, w: 
         if images_dir is not None:  # never an image outside --images (symlinks included)
             candidates += candidates_under(images_dir, [Path(ref.path).name])
     for c in candidates:
-        if c.is_file():
+        if exists(c, file=True):
             try:
+                check_image_header(c, what="gallery image")  # a huge header is refused before decoding
                 img = read_image(c, (ref.height, ref.width) if ref is not None else None)
             except DataFormatError:
                 continue

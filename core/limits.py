@@ -1,0 +1,206 @@
+"""Input limits checked before anything is allocated or decoded (docs/reliability.md, Limits).
+
+Every check raises :class:`DataFormatError` naming the file, the record and the field. The
+limits can be raised through environment variables (``MASKLENS_MAX_MASK_SIDE`` …); they are
+read at each check, so a test or a user can change them without restarting anything.
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import os
+import stat
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from masklens.core.errors import DataFormatError
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_mask_side: int = 1 << 15  # pixels along either side of a mask, score map or image
+    max_mask_pixels: int = 1 << 28  # height × width (a decoded boolean mask of 256 MiB)
+    polygon_margin: float = 1.0  # polygon coordinates within [-m·side, (1 + m)·side]
+    max_json_bytes: int = 2 << 30  # size of one JSON input file
+    max_json_depth: int = 64  # nesting of arrays/objects in one JSON input file
+
+
+#: environment variable -> Limits field
+ENV: dict[str, str] = {
+    "MASKLENS_MAX_MASK_SIDE": "max_mask_side",
+    "MASKLENS_MAX_MASK_PIXELS": "max_mask_pixels",
+    "MASKLENS_POLYGON_MARGIN": "polygon_margin",
+    "MASKLENS_MAX_JSON_BYTES": "max_json_bytes",
+    "MASKLENS_MAX_JSON_DEPTH": "max_json_depth",
+}
+
+
+def current() -> Limits:
+    """The limits in force: the defaults, overridden by the MASKLENS_* environment variables."""
+    values: dict[str, Any] = {}
+    for var, name in ENV.items():
+        raw = os.environ.get(var)
+        if raw is None:
+            continue
+        kind = type(getattr(Limits, name))
+        try:
+            value = kind(float(raw)) if kind is int else kind(raw)
+        except ValueError:
+            raise DataFormatError(f"{var}={raw!r} is not a number") from None
+        if not value > 0:
+            raise DataFormatError(f"{var}={raw!r} must be positive")
+        values[name] = value
+    return Limits(**values)
+
+
+def is_int(value: Any) -> bool:
+    """A JSON integer: an ``int`` that is not a ``bool`` (``true`` is not the id 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_finite_number(value: Any) -> bool:
+    """A JSON number usable as a float: finite, not a bool, and no integer too large for a float
+    (``math.isfinite(10**400)`` would raise OverflowError)."""
+    if type(value) is float:
+        return math.isfinite(value)
+    return is_int(value) and -_FLOAT_MAX < value < _FLOAT_MAX
+
+
+_FLOAT_MAX = 1 << 1023
+
+
+def check_mask_size(height: Any, width: Any, *, path: Any = None, record: Any = None,
+                    field: str | None = None, what: str = "mask") -> tuple[int, int]:
+    """(height, width) as ints within the limits; otherwise a DataFormatError."""
+    lim = current()
+    if not (is_int(height) and is_int(width)) or height < 0 or width < 0:
+        raise DataFormatError(f"{what} size must be two non-negative integers, got {height!r} × {width!r}",
+                              path=path, record=record, field=field)
+    if max(height, width) > lim.max_mask_side or height * width > lim.max_mask_pixels:
+        raise DataFormatError(
+            f"{what} of {height} × {width} pixels is larger than the limit "
+            f"({lim.max_mask_side} px a side, {lim.max_mask_pixels} pixels)", path=path, record=record,
+            field=field, hint="raise MASKLENS_MAX_MASK_SIDE / MASKLENS_MAX_MASK_PIXELS if this is intended")
+    return int(height), int(width)
+
+
+def check_polygon(coords: list[Any], height: int, width: int, *, path: Any = None, record: Any = None,
+                  field: str | None = None) -> None:
+    """Polygon coordinates (x, y, x, y, …): finite numbers within the image ± the margin."""
+    m = current().polygon_margin
+    for i, v in enumerate(coords):
+        side = width if i % 2 == 0 else height
+        if not is_finite_number(v) or not -m * side <= v <= (1 + m) * side:
+            axis = "x" if i % 2 == 0 else "y"
+            raise DataFormatError(
+                f"polygon coordinate {axis}={v!r} is not a finite number within the image "
+                f"({width} × {height}) ± {m:g}× its size", path=path, record=record, field=field)
+
+
+def check_regular_file(p: Path, *, what: str = "file", path: Any = None, record: Any = None,
+                       field: str | None = None) -> os.stat_result:
+    """The stat of ``p`` when it is a regular file (symlinks followed); FIFOs, devices, folders,
+    missing files and over-long names raise a DataFormatError (so nothing blocks on open)."""
+    where = {"path": path if path is not None else p, "record": record, "field": field}
+    suffix = f": {p}" if path is not None else ""
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise DataFormatError(f"{what} not found{suffix}", **where) from None
+    except OSError as exc:
+        reason = "the path is too long" if exc.errno == errno.ENAMETOOLONG else exc.strerror or str(exc)
+        raise DataFormatError(f"cannot open {what} ({reason}){suffix}", **where) from None
+    except ValueError:  # an embedded NUL character, a lone surrogate
+        raise DataFormatError(f"{what} path has characters no file name can hold{suffix}", **where) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise DataFormatError(f"expected a {what}, found a directory{suffix}", **where)
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if (
+            stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)) else "not a regular file"
+        raise DataFormatError(f"{what} is {kind}; only regular files are read{suffix}", **where)
+    return st
+
+
+def exists(p: Path, *, file: bool = False) -> bool:
+    """``p.exists()`` (``p.is_file()`` with ``file``) that answers False for a name the system
+    cannot look up (too long, a NUL byte) instead of raising."""
+    try:
+        return p.is_file() if file else p.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def read_header(p: Path, n: int) -> bytes:
+    """The first ``n`` bytes of a regular file (after :func:`check_regular_file`)."""
+    with open(p, "rb") as fh:
+        return fh.read(n)
+
+
+def png_size(header: bytes) -> tuple[int, int] | None:
+    """(height, width) declared by a PNG header, None when the bytes are not a PNG."""
+    if len(header) < 24 or header[:8] != b"\x89PNG\r\n\x1a\n" or header[12:16] != b"IHDR":
+        return None
+    width, height = struct.unpack(">II", header[16:24])
+    return height, width
+
+
+def check_image_header(p: Path, *, what: str = "image", path: Any = None, record: Any = None,
+                       field: str | None = None) -> None:
+    """A regular file whose declared size (PNG header; other formats via Pillow's lazy open)
+    is within the mask limits, checked before any pixel is decoded."""
+    check_regular_file(p, what=what, path=path, record=record, field=field)
+    size = png_size(read_header(p, 24))
+    if size is None:
+        size = _pillow_size(p)
+    if size is not None:
+        check_mask_size(*size, path=path if path is not None else p, record=record, field=field, what=what)
+
+
+def _pillow_size(p: Path) -> tuple[int, int] | None:
+    import warnings
+
+    from PIL import Image
+
+    bomb_limit = Image.MAX_IMAGE_PIXELS
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            Image.MAX_IMAGE_PIXELS = None  # our own limit applies; Pillow only reads the header here
+            with Image.open(p) as im:
+                return im.size[1], im.size[0]
+    except Exception:  # not an image Pillow knows: cv2 decides (and its failure is reported)
+        return None
+    finally:
+        Image.MAX_IMAGE_PIXELS = bomb_limit  # Pillow's own guard stays on for real decoding
+
+
+def check_npy_header(p: Path, *, what: str = "array", path: Any = None, record: Any = None,
+                     field: str | None = None) -> tuple[tuple[int, ...], Any]:
+    """(shape, dtype) of an ``.npy`` file from its header, before the data is allocated: a 2-D
+    real (bool/int/float) array within the mask limits whose file holds all its data."""
+    import numpy as np
+
+    where = {"path": path if path is not None else p, "record": record, "field": field}
+    st = check_regular_file(p, what=what, **where)
+    try:
+        with open(p, "rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, _fortran, dtype = reader(fh, max_header_size=10000)
+            offset = fh.tell()
+    except (ValueError, OSError, SyntaxError, TypeError) as exc:
+        raise DataFormatError(f"cannot read {what} {p} (not a readable .npy file: {exc})", **where) from None
+    if dtype.hasobject or dtype.kind not in "biuf":
+        raise DataFormatError(f"{what} {p} has dtype {dtype}; expected booleans, integers or real floats",
+                              **where)
+    if len(shape) != 2:
+        raise DataFormatError(f"{what} {p} has shape {shape}; expected a 2-D array", **where)
+    check_mask_size(*shape, what=what, **where)
+    if 0 in shape:
+        raise DataFormatError(f"{what} {p} is empty ({shape[0]} × {shape[1]})", **where)
+    if st.st_size - offset < math.prod(shape) * dtype.itemsize:
+        raise DataFormatError(f"{what} {p} is truncated (its header declares {shape})", **where)
+    return shape, dtype
