@@ -44,8 +44,9 @@ from masklens.core.metrics.pcs import (
     category_order,
     entry_readout,
     ordered_entry_table,
-    summarize_entries,
+    summarize_groups,
 )
+from masklens.core.metrics.pcs_records import EntryRecords
 from masklens.core.schema import (
     Benchmark,
     GroundTruth,
@@ -251,6 +252,35 @@ class PcsKind(BenchmarkKind):
             ],
         }
 
+    def sample_readouts(
+        self, samples: list[Sample], overlaps: list[PcsOverlaps], params: Mapping[str, float]
+    ) -> list[dict[str, Any]]:
+        """Vectorised :meth:`sample_readout` (the same records): a lookup of each entry's
+        row at t in tables built once per overlaps list, no matching and no mask."""
+        return self._tables(samples, overlaps)["records"].at(params["score_threshold"])
+
+    def _tables(self, samples: list[Sample], overlaps: list[PcsOverlaps]) -> dict[str, Any]:
+        """Threshold-free, built once per overlaps list: every entry stacked (the metrics
+        read the exhaustive ones) and the per-row records."""
+
+        def build() -> dict[str, Any]:
+            stack = EntryStack.build([o.table for o in overlaps])
+            static = [
+                {"id": s.id, "image_id": s.prompts[0].source_id, "text": s.prompts[0].text,
+                 "exhaustive": o.exhaustive, "missing": o.missing, "n_pred": len(o.scores),
+                 "max_score": max(o.scores, default=0.0)}
+                for s, o in zip(samples, overlaps, strict=True)
+            ]  # fmt: skip
+            records = EntryRecords(
+                stack, static, [o.scores for o in overlaps], [o.best_ious for o in overlaps]
+            )
+            exhaustive = np.fromiter(
+                (o.exhaustive for o in overlaps), dtype=bool, count=len(overlaps)
+            )
+            return {"stack": stack, "members": exhaustive[None], "records": records}
+
+        return self._cache.get(overlaps, build)
+
     def instance_matches(
         self, sample: Sample, prediction: Prediction | None, params: Mapping[str, float], annotator: int
     ) -> list[dict[str, Any]]:
@@ -281,11 +311,9 @@ class PcsKind(BenchmarkKind):
         readouts: list[dict[str, Any]],
         params: Mapping[str, float],
     ) -> dict[str, dict[str, Value]]:
-        stacks = self._cache.get(
-            overlaps,
-            lambda: {"all": EntryStack.build([o.table for o in overlaps if o.exhaustive])},
-        )
-        return {"all": summarize_entries(stacks["all"], params["score_threshold"])}
+        tables = self._tables(samples, overlaps)
+        t = params["score_threshold"]
+        return {"all": summarize_groups(tables["stack"], t, tables["members"])[0]}
 
     def notes(self, samples: list[Sample], overlaps: list[PcsOverlaps]) -> list[str]:
         out = []

@@ -215,6 +215,9 @@ class EntryStack:
     _row_table: tuple[np.ndarray | None, np.ndarray | None] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    _oracle: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def build(cls, tables: Sequence[EntryTable]) -> EntryStack:
@@ -309,17 +312,30 @@ class EntryStack:
         rows = self.rows_at(t)
         return self.ndt[rows], self.tp[rows]
 
+    def row_entries(self) -> np.ndarray:
+        """(rows,) entry index of each flat row."""
+        return np.repeat(np.arange(self.n), np.diff(np.r_[self.offsets, self.ndt.size]))
+
+    def oracle_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Threshold-free, per flat row: the annotator the oracle picks (:func:`select_oracle`
+        reads only that row), its TP (rows, 10) and its ground-truth count (rows,). Reading
+        them at :meth:`rows_at` gives exactly the oracle of :meth:`at`; built once."""
+        if self._oracle is None:
+            ngt = self.ngt[self.row_entries()]
+            best = select_oracle(self.tp, self.ndt, ngt)
+            r = np.arange(self.ndt.size)
+            self._oracle = (best, self.tp[r, best], ngt[r, best])
+        return self._oracle
+
     def row_sums_table(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """Threshold-free, for one annotator: per flat row the integer columns that
-        :func:`~masklens.core.metrics.pcs.accumulate_groups` sums and the local F1 of a
-        positive entry (0 otherwise), built once (the stack's arrays are not changed after
-        building); None when the stack has several annotators or a row has TP > 0 without a
-        prediction or ground truth (then the general path runs)."""
-        if self.tp.shape[1] != 1:
-            return None
+        """Threshold-free, after the oracle (:meth:`oracle_rows`): per flat row the integer
+        columns that :func:`~masklens.core.metrics.pcs.accumulate_groups` sums and the local
+        F1 of a positive entry (0 otherwise), built once (the stack's arrays are not changed
+        after building); None when a row has TP > 0 without a prediction or ground truth
+        (then the general path runs)."""
         if self._row_table is None:
-            entry = np.repeat(np.arange(self.n), np.diff(np.r_[self.offsets, self.ndt.size]))
-            tp, ndt, ngt = self.tp[:, 0], self.ndt, self.ngt[entry, 0]
+            _, tp, ngt = self.oracle_rows()
+            ndt = self.ndt
             ints, pos = _entry_columns(tp, ndt, ngt)
             if (tp[~pos] != 0).any():
                 self._row_table = (None, None)
