@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from masklens.core.errors import DataFormatError, MasklensError
 
 
@@ -27,7 +29,7 @@ def read_json(path: str | Path) -> Any:
         raise DataFormatError("expected a JSON file, found a directory", path=p)
     try:
         with p.open("rb") as fh:
-            return json.load(fh)
+            return parse_json(fh.read())
     except json.JSONDecodeError as exc:
         raise DataFormatError(
             f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", path=p
@@ -36,6 +38,27 @@ def read_json(path: str | Path) -> Any:
         raise DataFormatError("not a UTF-8 text file", path=p) from None
     except OSError as exc:
         raise DataFormatError(f"cannot read file ({exc.strerror})", path=p) from None
+
+
+#: for :func:`parse_json`: digits -> "0", a character that can precede a number -> "S"
+_NUMBER_SCAN = bytes.maketrans(b"0123456789:[,", b"0000000000SSS")
+_LONG_INTEGER = b"S" + b"0" * 19
+
+
+def parse_json(raw: bytes) -> Any:
+    """Parse JSON bytes with orjson (faster than ``json``) so that every file reads exactly
+    as ``json`` reads it: what orjson refuses but ``json`` accepts (NaN/Infinity, lone
+    surrogates) is parsed by ``json``, malformed files raise ``json``'s own
+    :class:`json.JSONDecodeError` (line and column), and a text with an integer of 19 or
+    more digits (orjson turns integers beyond 64 bits into floats) is left to ``json``
+    (a cheap byte scan; a match inside a string only costs the slower parser)."""
+    scan = raw.translate(_NUMBER_SCAN, b" \t\r\n-")
+    if _LONG_INTEGER in scan or scan.startswith(_LONG_INTEGER[1:]):
+        return json.loads(raw)
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
 
 
 def json_safe(value: Any) -> Any:

@@ -36,6 +36,7 @@ from masklens.core.benchmarks.pcs_io import (
     write_coco_results,
 )
 from masklens.core.errors import DataFormatError
+from masklens.core.gc_pause import gc_paused
 from masklens.core.masks import Mask, iou_matrix
 from masklens.core.metrics.pcs import (
     EntryStack,
@@ -94,6 +95,7 @@ PCS_HELP: dict[str, str] = {
 
 
 # ---------------------------------------------------------------- PCS loader
+@gc_paused()
 def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> Benchmark:
     """Load one SA-Co/Gold subset: one to three annotator files listing the same image entries."""
     if not paths:
@@ -178,7 +180,11 @@ def entry_overlaps(
 ) -> tuple[EntryTable, list[tuple[float, ...]]]:
     """The entry's matching table (instances in SAM 3's category order) and, per annotator,
     each prediction's best IoU (file order)."""
-    mats = [iou_matrix(masks, non_crowd(g)) for g in gts]
+    truths = [non_crowd(g) for g in gts]
+    # one pycocotools call for all annotators: each prediction's RLE is parsed once
+    every = iou_matrix(masks, [m for t in truths for m in t])
+    cuts = np.cumsum([len(t) for t in truths])[:-1]
+    mats = np.split(every, cuts, axis=1)
     best = [
         tuple(float(v) for v in (m.max(axis=1) if m.shape[1] else np.zeros(len(masks))))
         for m in mats

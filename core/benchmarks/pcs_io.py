@@ -11,6 +11,7 @@ from typing import Any
 
 from masklens.core.benchmarks.coco import CocoDataset, CocoImage, load_results, write_results
 from masklens.core.errors import DataFormatError
+from masklens.core.gc_pause import gc_paused
 from masklens.core.io import read_json
 from masklens.core.masks import Mask, resize_nearest, rle_counts_problems
 from masklens.core.paths import inside_root
@@ -169,6 +170,7 @@ def read_results(
     return result
 
 
+@gc_paused()
 def load_coco_predictions(
     path: str | Path,
     benchmark: Benchmark,
