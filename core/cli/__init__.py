@@ -26,19 +26,46 @@ COMMANDS: dict[str, str] = {
     "gui": "masklens.core.cli.gui",
 }
 
+#: each command's one-line help, for the top-level listing built without importing the
+#: command modules (tests/test_cli_start.py checks it equals what each module registers)
+COMMAND_HELP: dict[str, str] = {
+    "score": "score predictions against a benchmark",
+    "predict": "run a model over a benchmark and write its predictions",
+    "evaluate": "run model(s) over a benchmark, then score them",
+    "report": "write an HTML/CSV/JSON report of one or more models",
+    "models": "list model backends and whether their weights are present",
+    "review": "export, merge and compare reviewers' verdicts",
+    "gui": "open the inspection window",
+}
+
+#: the kind named on the command line (``masklens CMD KIND …``): only its parser is built
+_chosen_kind: str | None = None
+
 
 def kind_parsers(parser: argparse.ArgumentParser, verb: str) -> Iterator[tuple[BenchmarkKind, argparse.ArgumentParser]]:
     """A required ``KIND`` sub-command of ``parser`` per registered benchmark kind, helped
-    "<verb> <kind title>"; yields each kind with its sub-parser to fill."""
-    from masklens.core.scoring import available_kinds
+    "<verb> <kind title>"; yields each kind with its sub-parser to fill. When the command
+    line names a kind, only that kind is imported and filled (the others stay bare choices)."""
+    from masklens.core.scoring import available_kinds, get_kind, kind_names
 
     kinds = parser.add_subparsers(dest="kind", metavar="KIND")
     kinds.required = True
-    for kind in available_kinds():
+    if _chosen_kind is None:
+        for kind in available_kinds():
+            yield kind, kinds.add_parser(kind.name, help=f"{verb} {kind.title or kind.name}")
+        return
+    for name in kind_names():
+        if name != _chosen_kind:
+            kinds.add_parser(name, help=f"{verb} {name}")
+            continue
+        kind = get_kind(name)
         yield kind, kinds.add_parser(kind.name, help=f"{verb} {kind.title or kind.name}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line; given ``argv``, only what it needs: the named command (the
+    others are bare entries of the listing) and, for ``CMD KIND …``, that kind's parser."""
+    global _chosen_kind
     parser = argparse.ArgumentParser(
         prog="masklens",
         description="Inspect and score promptable / open-vocabulary segmentation models.",
@@ -46,14 +73,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"masklens {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in COMMANDS.values():
-        importlib.import_module(module).register(sub)
+    command = argv[0] if argv is not None and argv and argv[0] in COMMANDS else None
+    _chosen_kind = _kind_word(argv[1]) if command is not None and len(argv) > 1 else None  # type: ignore[arg-type]
+    try:
+        for name, module in COMMANDS.items():
+            if argv is None or name == command:
+                importlib.import_module(module).register(sub)
+            else:
+                sub.add_parser(name, help=COMMAND_HELP.get(name))
+    finally:
+        _chosen_kind = None
     return parser
+
+
+def _kind_word(word: str) -> str | None:
+    """``word`` when it names a registered kind (an option or anything else: None)."""
+    if word.startswith("-"):
+        return None
+    from masklens.core.scoring import kind_names
+
+    return word if word in kind_names() else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; user mistakes print one clear message and exit non-zero, never a traceback."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     from masklens.core.paths import allow_outside_root
 

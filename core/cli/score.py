@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from masklens.core.cli import kind_parsers
-from masklens.core.io import atomic_write_json
+from masklens.core.io import atomic_write_json_fast
 from masklens.core.paths import add_flag
 from masklens.core.scoring import BenchmarkKind, Scorer, get_kind
 from masklens.core.tables import format_summary
@@ -30,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         kind.add_arguments(p)
         add_param_flags(p, kind)
         p.add_argument("--out", help="write JSON results here (default: a table on stdout)")
+        p.add_argument("--pretty", action="store_true", help="indent the --out JSON (default compact)")
         add_flag(p)
         p.set_defaults(func=run)
 
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     predictions = kind.load_predictions(args, benchmark)
     result = Scorer(kind, benchmark, predictions).rescore(resolved)
     if args.out:
-        atomic_write_json(args.out, result.to_json())
+        atomic_write_json_fast(args.out, result.to_json(), pretty=args.pretty)
         print(f"wrote {args.out}", file=sys.stderr)
     else:
         print(format_summary(result, kind))
