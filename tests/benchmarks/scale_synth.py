@@ -14,6 +14,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
 from cafe_synth import EDIT_TYPES, NEG_OFFSET, jitter, random_shape, rle  # noqa: E402
+from pycocotools import mask as mask_utils  # noqa: E402
 
 N_VARIANTS = 4
 
@@ -28,6 +29,13 @@ def shape_pool(rng: random.Random, n: int, size: int) -> list[list[dict[str, Any
             variants.append(rle(jitter(rng, poly, amount, size, size), size, size))
         pool.append(variants)
     return pool
+
+
+def bbox_of(seg: dict[str, Any]) -> list[float]:
+    """The box SAM 3's dumps carry (its evaluator reads one)."""
+    box = mask_utils.toBbox({"size": seg["size"], "counts": seg["counts"].encode()})
+    return [float(v) for v in box]
+
 
 
 def _score(rng: random.Random) -> float:
@@ -46,6 +54,7 @@ def synth_saco(
     which sometimes miss or add one) and COCO results (0–5 instances per entry)."""
     rng = random.Random(seed)
     pool = shape_pool(rng, pool_size, size)
+    boxes = {id(v): bbox_of(v) for vs in pool for v in vs}
     files: list[dict[str, Any]] = [
         {"images": [], "annotations": [], "categories": [{"id": 1, "name": "object"}]}
         for _ in range(n_annotators)
@@ -71,7 +80,7 @@ def synth_saco(
             else:
                 seg = pool[rng.randrange(pool_size)][0]
             preds.append({"image_id": eid, "category_id": 1, "segmentation": seg,
-                          "score": _score(rng)})  # fmt: skip
+                          "bbox": boxes[id(seg)], "score": _score(rng)})  # fmt: skip
     return files, preds
 
 
@@ -82,6 +91,7 @@ def synth_cafe_fast(
     and COCO results (0–5 instances per image)."""
     rng = random.Random(seed)
     pool = shape_pool(rng, pool_size, size)
+    boxes = {id(v): bbox_of(v) for vs in pool for v in vs}
     images: list[dict[str, Any]] = []
     anns: list[dict[str, Any]] = []
     preds: list[dict[str, Any]] = []
@@ -102,6 +112,6 @@ def synth_cafe_fast(
                 near = rng.random() < 0.6
                 seg = pool[target][rng.randrange(N_VARIANTS)] if near else pool[rng.randrange(pool_size)][0]
                 preds.append({"image_id": image_id, "category_id": 1, "segmentation": seg,
-                              "score": _score(rng)})  # fmt: skip
+                              "bbox": boxes[id(seg)], "score": _score(rng)})  # fmt: skip
     data = {"images": images, "annotations": anns, "categories": [{"id": 1, "name": "object"}]}
     return data, preds
