@@ -5,12 +5,14 @@ class, TP/FP/FN, local F1, each instance's accepted flag and best IoU) depends o
 through the entry's row in its :class:`~masklens.core.metrics.pcs_tables.EntryTable` (how
 many score levels pass). :class:`EntryRecords` therefore builds a record once per (entry,
 row) reached — vectorised over rows for the numbers — and re-scoring at a new t is a
-lookup: one ``rows_at`` over the stacked levels, then a shallow copy per entry.
+lookup: one ``rows_at`` over the stacked levels, then a shallow copy per entry (rows
+reached for the first time build their record then).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -70,13 +72,17 @@ class EntryRecords:
         }  # fmt: skip
 
     def at(self, t: float) -> list[dict[str, Any]]:
-        """Every entry's record at score threshold ``t`` (a fresh top-level dict each)."""
+        """Every entry's record at score threshold ``t``: a fresh top-level dict each (as
+        CAFE's records), whose ``instances`` list is shared with later calls that reach the
+        same row — read it, do not change it in place."""
         rows = self.stack.rows_at(t).tolist()
+        if not rows:
+            return []
         memo = self._memo
-        out = []
-        for r in rows:
-            rec = memo[r]
-            if rec is None:
-                rec = memo[r] = self._build(r)
-            out.append({**rec, "instances": [d.copy() for d in rec["instances"]]})
-        return out
+        recs = itemgetter(*rows)(memo) if len(rows) > 1 else (memo[rows[0]],)
+        if None in recs:
+            for r in rows:
+                if memo[r] is None:
+                    memo[r] = self._build(r)
+            recs = itemgetter(*rows)(memo) if len(rows) > 1 else (memo[rows[0]],)
+        return list(map(dict.copy, recs))

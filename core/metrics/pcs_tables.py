@@ -134,6 +134,10 @@ def category_order(categories: Sequence[Any]) -> list[int]:
     category (ground truth and predictions alike). Which of two equally good Hungarian
     assignments scipy returns depends on this order, and so can the TP counts.
     """
+    if categories:
+        first = _category_key(categories[0])
+        if all(_category_key(c) == first for c in categories):  # one category: file order
+            return list(range(len(categories)))
     return sorted(range(len(categories)), key=lambda i: _category_key(categories[i]))
 
 
@@ -147,10 +151,13 @@ def ordered_entry_table(
     instances (columns, ``gt_categories[a]``) first put in the official order
     (:func:`category_order`)."""
     rows = category_order(categories)
-    mats = [
-        np.asarray(m, dtype=np.float64).reshape(len(scores), len(c))[rows][:, category_order(c)]
-        for m, c in zip(ious_per_annotator, gt_categories, strict=True)
-    ]
+    mats = []
+    for m, c in zip(ious_per_annotator, gt_categories, strict=True):
+        m = np.asarray(m, dtype=np.float64).reshape(len(scores), len(c))
+        cols = category_order(c)
+        if rows != list(range(len(rows))):
+            m = m[rows]
+        mats.append(m if cols == list(range(len(cols))) else m[:, cols])
     return entry_table([scores[i] for i in rows], mats)
 
 

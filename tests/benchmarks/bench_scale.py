@@ -132,6 +132,13 @@ def masklens_pcs(gts: list[Path], pred: Path) -> Scorer:
     return scorer
 
 
+def masklens_pcs_load(gts: list[Path], pred: Path):
+    kind = get_kind("pcs")
+    args = argparse.Namespace(gt=[str(g) for g in gts], pred=str(pred), images=None)
+    bench = kind.load_benchmark(args)
+    return bench, kind.load_predictions(args, bench)
+
+
 def masklens_cafe(ann: Path, pred: Path) -> Scorer:
     kind = get_kind("cafe")
     args = argparse.Namespace(ann=str(ann), pred=str(pred), images=None)
@@ -142,11 +149,17 @@ def masklens_cafe(ann: Path, pred: Path) -> Scorer:
 
 
 # ------------------------------------------------------------------ helpers
-def timed(fn):
+CPU: dict[str, float] = {}  # CPU seconds of the best first scoring, per kind
+
+
+def timed(fn, cpu_key: str | None = None):
     gc.collect()
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     value = fn()
-    return time.perf_counter() - t0, value
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    if cpu_key is not None:
+        CPU[cpu_key] = min(CPU.get(cpu_key, cpu), cpu)
+    return wall, value
 
 
 def median_moves(scorer: Scorer, moves: list[dict[str, float]]) -> float:
@@ -182,18 +195,19 @@ def write_set(kind: str, n: int, root: Path) -> tuple[list[Path], Path, int]:
 
 
 def child_peak(kind: str, who: str, files: list[Path], pred: Path) -> tuple[float, float]:
-    """(peak RSS, RSS after imports) in bytes of a first scoring in a fresh process."""
+    """(peak RSS, RSS after imports) in bytes of a first scoring in a fresh process (VmHWM:
+    ru_maxrss of a child starts from its parent's high-water mark)."""
     code = (
-        "import resource, sys, json; from pathlib import Path\n"
+        "import sys, json; from pathlib import Path\n"
         f"sys.path.insert(0, {str(HERE)!r}); import bench_scale as b\n"
-        "def rss():\n    return int(open('/proc/self/statm').read().split()[1]) * resource.getpagesize()\n"
-        "before = rss()\n"
+        "def kb(field):\n    return next(int(x.split()[1]) * 1024 for x in open('/proc/self/status') if x.startswith(field))\n"
+        "before = kb('VmRSS:')\n"
         f"files = [Path(p) for p in {[str(f) for f in files]!r}]; pred = Path({str(pred)!r})\n"
         + {("pcs", "masklens"): "b.masklens_pcs(files, pred)",
            ("pcs", "baseline"): "b.baseline_pcs(files, pred, 0.5)",
            ("cafe", "masklens"): "b.masklens_cafe(files[0], pred)",
            ("cafe", "baseline"): "b.baseline_cafe(files[0], pred, 0.5, 0.5)"}[(kind, who)]
-        + "\nprint(json.dumps([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, before]))"
+        + "\nprint(json.dumps([kb('VmHWM:'), before]))"
     )  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     peak, before = json.loads(out.stdout.strip().splitlines()[-1])
@@ -252,7 +266,7 @@ def run_pcs(n: int, root: Path, reps: int, verdicts: dict[str, bool]) -> None:
     gts, pred, rle = write_set("pcs", n, root)
     ml, bl = [], []
     for _ in range(reps):
-        t, scorer = timed(lambda: masklens_pcs(gts, pred))
+        t, scorer = timed(lambda: masklens_pcs(gts, pred), "pcs")
         ml.append(t)
         t, base = timed(lambda: baseline_pcs(gts, pred, 0.5))
         bl.append(t)
@@ -264,6 +278,7 @@ def run_pcs(n: int, root: Path, reps: int, verdicts: dict[str, bool]) -> None:
     re_t = median_moves(scorer, [{"score_threshold": t} for t in NEW_T])
     summary_t = median_moves_summary(scorer, NEW_T)
     b_re, _ = timed(lambda: baseline_pcs(gts, pred, NEW_T[0]))
+    load_t, _ = timed(lambda: masklens_pcs_load(gts, pred))
     peak, before = child_peak("pcs", "masklens", gts, pred)
     b_peak, b_before = child_peak("pcs", "baseline", gts, pred)
     print(f"pcs   {n:>6} entries ({MASK_SIZE.get(n, '?')}² masks, {rle / 1e6:6.1f} MB RLE)")
@@ -271,13 +286,15 @@ def run_pcs(n: int, root: Path, reps: int, verdicts: dict[str, bool]) -> None:
           f"ratio baseline/masklens {b_first / first:5.2f}  (target >= 1)")  # fmt: skip
     print(f"  re-score at new t         {re_t * 1e3:7.1f} ms = {100 * re_t / first:5.2f} % of first "
           f"(records + summary; summary alone {summary_t * 1e3:.1f} ms); baseline {b_re:.2f} s")  # fmt: skip
+    print(f"  load (from the files)     {load_t:7.2f} s of the first scoring")
     print(f"  peak RSS above imports    masklens {(peak - before) / 1e6:7.0f} MB = "
           f"{(peak - before) / rle:5.1f} x RLE; baseline {(b_peak - b_before) / 1e6:.0f} MB = "
           f"{(b_peak - b_before) / rle:.1f} x RLE")  # fmt: skip
     verdicts[f"pcs {n}: first >= baseline"] = b_first / first >= 1
     verdicts[f"pcs {n}: re-score <= 2 %"] = re_t / first <= 0.02
     if n >= 100000:
-        verdicts[f"pcs {n}: re-score <= 50 ms"] = re_t <= 0.05
+        verdicts[f"pcs {n}: re-score <= 50 ms (records + summary)"] = re_t <= 0.05
+        verdicts[f"pcs {n}: re-score <= 50 ms (summary)"] = summary_t <= 0.05
     off = _official("cgf1_eval")
     if off is not None and n <= 20000:
         t_off = official_pcs(off, gts, pred)
@@ -310,12 +327,14 @@ def cli_lines(gts: list[Path], pred: Path, root: Path, in_process: float, verdic
                                  str(empty / "pred.json"), "--out", str(empty / "o.json")])  # fmt: skip
     helps, helps_cpu = best_cli(["--help"])
     print(f"  `score pcs --out` e2e     {e2e:7.2f} s (CPU {e2e_cpu:.2f} s); minus in-process "
-          f"{e2e - in_process:5.2f} s (target <= 0.5)")  # fmt: skip
+          f"{e2e - in_process:5.2f} s, CPU {e2e_cpu - CPU['pcs']:.2f} s (target <= 0.5)")  # fmt: skip
     print(f"  `score pcs` empty bench   {fixed:7.2f} s (CPU {fixed_cpu:.2f} s)   `masklens --help` "
           f"{helps:.2f} s (CPU {helps_cpu:.2f} s)  (targets <= 0.3)")  # fmt: skip
-    verdicts["score pcs --out minus in-process <= 0.5 s"] = e2e - in_process <= 0.5
-    verdicts["score pcs on an empty benchmark <= 0.3 s"] = fixed <= 0.3
-    verdicts["masklens --help <= 0.3 s"] = helps <= 0.3
+    verdicts["score pcs --out minus in-process <= 0.5 s (wall)"] = e2e - in_process <= 0.5
+    verdicts["score pcs --out minus in-process <= 0.5 s (CPU)"] = e2e_cpu - CPU["pcs"] <= 0.5
+    verdicts["score pcs on an empty benchmark <= 0.3 s (wall)"] = fixed <= 0.3
+    verdicts["score pcs on an empty benchmark <= 0.3 s (CPU)"] = fixed_cpu <= 0.3
+    verdicts["masklens --help <= 0.3 s (wall)"] = helps <= 0.3
 
 
 def run_cafe(n: int, root: Path, reps: int, verdicts: dict[str, bool]) -> None:
