@@ -183,12 +183,12 @@ def entry_overlaps(
     truths = [non_crowd(g) for g in gts]
     # one pycocotools call for all annotators: each prediction's RLE is parsed once
     every = iou_matrix(masks, [m for t in truths for m in t])
-    cuts = np.cumsum([len(t) for t in truths])[:-1]
-    mats = np.split(every, cuts, axis=1)
-    best = [
-        tuple(float(v) for v in (m.max(axis=1) if m.shape[1] else np.zeros(len(masks))))
-        for m in mats
-    ]
+    mats, start = [], 0
+    for t in truths:
+        mats.append(every[:, start : start + len(t)])
+        start += len(t)
+    zeros = (0.0,) * len(masks)
+    best = [tuple(m.max(axis=1).tolist()) if m.shape[1] else zeros for m in mats]
     cats = list(categories) if categories is not None else [None] * len(masks)
     return ordered_entry_table(scores, mats, cats, [non_crowd_categories(g) for g in gts]), best
 
@@ -269,6 +269,7 @@ class PcsKind(BenchmarkKind):
         """Threshold-free, built once per overlaps list: every entry stacked (the metrics
         read the exhaustive ones) and the per-row records."""
 
+        @gc_paused()
         def build() -> dict[str, Any]:
             stack = EntryStack.build([o.table for o in overlaps])
             static = [

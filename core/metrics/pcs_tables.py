@@ -135,8 +135,9 @@ def category_order(categories: Sequence[Any]) -> list[int]:
     assignments scipy returns depends on this order, and so can the TP counts.
     """
     if categories:
-        first = _category_key(categories[0])
-        if all(_category_key(c) == first for c in categories):  # one category: file order
+        one = categories[0]
+        first = _category_key(one)
+        if all(c is one or _category_key(c) == first for c in categories):  # one category
             return list(range(len(categories)))
     return sorted(range(len(categories)), key=lambda i: _category_key(categories[i]))
 
