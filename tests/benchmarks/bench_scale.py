@@ -116,36 +116,54 @@ def baseline_cafe(ann: Path, pred: Path, t: float, tau: float) -> dict[str, dict
 
 
 # ------------------------------------------------------------------ masklens
-def _api_score():
-    """``masklens.core.score`` (the Python API) where this checkout has it."""
+def _api():
+    """``masklens.core``'s Python API (``score``, ``Scorer``) where this checkout has it."""
     import masklens.core as core
 
-    return getattr(core, "score", None)
+    try:
+        return core if callable(core.score) else None
+    except AttributeError:
+        return None
 
 
-def masklens_pcs(gts: list[Path], pred: Path) -> Scorer:
-    kind = get_kind("pcs")
-    args = argparse.Namespace(gt=[str(g) for g in gts], pred=str(pred), images=None)
-    bench = kind.load_benchmark(args)
-    scorer = Scorer(kind, bench, kind.load_predictions(args, bench))
-    scorer.last = scorer.rescore({"score_threshold": 0.5})  # type: ignore[attr-defined]
+def _files(kind: str, files: list[Path], pred: Path) -> dict[str, Any]:
+    if kind == "pcs":
+        return {"gt": [str(g) for g in files], "pred": str(pred)}
+    return {"ann": str(files[0]), "pred": str(pred)}
+
+
+def masklens_first(kind: str, files: list[Path], pred: Path, params: dict[str, float]) -> Scorer:
+    """A first scoring from the files: ``masklens.core.Scorer(kind, **files).rescore(...)``
+    (what ``masklens.core.score`` runs) where the API exists, else the kind's loaders."""
+    api = _api()
+    if api is not None:
+        scorer = api.Scorer(kind, **_files(kind, files, pred))
+    else:
+        k = get_kind(kind)
+        args = argparse.Namespace(**_files(kind, files, pred), images=None)
+        bench = k.load_benchmark(args)
+        scorer = Scorer(k, bench, k.load_predictions(args, bench))
+    scorer.last = scorer.rescore(params)  # type: ignore[attr-defined]
     return scorer
 
 
+def masklens_pcs(gts: list[Path], pred: Path) -> Scorer:
+    return masklens_first("pcs", gts, pred, {"score_threshold": 0.5})
+
+
 def masklens_pcs_load(gts: list[Path], pred: Path):
+    api = _api()
+    if api is not None:
+        bench = api.load_benchmark("pcs", **_files("pcs", gts, pred))
+        return bench, api.load_predictions("pcs", bench, **_files("pcs", gts, pred))
     kind = get_kind("pcs")
-    args = argparse.Namespace(gt=[str(g) for g in gts], pred=str(pred), images=None)
+    args = argparse.Namespace(**_files("pcs", gts, pred), images=None)
     bench = kind.load_benchmark(args)
     return bench, kind.load_predictions(args, bench)
 
 
 def masklens_cafe(ann: Path, pred: Path) -> Scorer:
-    kind = get_kind("cafe")
-    args = argparse.Namespace(ann=str(ann), pred=str(pred), images=None)
-    bench = kind.load_benchmark(args)
-    scorer = Scorer(kind, bench, kind.load_predictions(args, bench))
-    scorer.last = scorer.rescore({"score_threshold": 0.5, "iou_threshold": 0.5})  # type: ignore[attr-defined]
-    return scorer
+    return masklens_first("cafe", [ann], pred, {"score_threshold": 0.5, "iou_threshold": 0.5})
 
 
 # ------------------------------------------------------------------ helpers
