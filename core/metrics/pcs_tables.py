@@ -58,7 +58,7 @@ def _match_values(ious: np.ndarray) -> np.ndarray:
         return np.array([ious[:, 0].max()])
     if ious.shape[0] == 1:
         return np.array([ious[0].max()])
-    from scipy.optimize import linear_sum_assignment
+    from masklens.core.metrics.lsap import linear_sum_assignment
 
     rows, cols = linear_sum_assignment(-ious)
     return ious[rows, cols]
@@ -73,7 +73,7 @@ def assignment(ious: np.ndarray) -> list[tuple[int, int]]:
         return [(int(np.argmax(ious[:, 0])), 0)]
     if ious.shape[0] == 1:
         return [(0, int(np.argmax(ious[0])))]
-    from scipy.optimize import linear_sum_assignment
+    from masklens.core.metrics.lsap import linear_sum_assignment
 
     rows, cols = linear_sum_assignment(-ious)
     return list(zip(rows.tolist(), cols.tolist(), strict=True))

@@ -81,3 +81,29 @@ def test_score_out_compact_by_default_and_pretty_on_request(tmp_path) -> None:
     assert json.loads(compact) == json.loads(pretty)
     assert json.loads(pretty)["samples"][0]["instances"] is not None
     assert json.loads(compact)["summary"]["all"]["N"] > 0
+
+
+def test_scoring_pcs_needs_no_scipy_optimize(tmp_path) -> None:
+    """The Hungarian solver is scipy's own compiled one, loaded without scipy.optimize."""
+    pcs = DEMO / "pcs"
+    argv = ["score", "pcs", *(x for a in (1, 2, 3) for x in ("--gt", str(pcs / f"gold_annotator_{a}.json"))),
+            "--pred", str(pcs / "pred_demo.json"), "--out", str(tmp_path / "o.json")]  # fmt: skip
+    mods = _modules_after(argv)
+    assert "masklens.core.metrics.lsap" in mods and "scipy.optimize" not in mods
+    assert json.loads((tmp_path / "o.json").read_text())["summary"]["all"]["N"] > 0
+
+
+def test_standalone_solver_equals_scipy_optimize() -> None:
+    code = """
+import numpy as np, sys
+from masklens.core.metrics import lsap
+rng = np.random.default_rng(3)
+mats = [rng.choice([0.0, 0.25, 0.5, 1.0], size=(rng.integers(1, 7), rng.integers(1, 7))) for _ in range(300)]
+ours = [tuple(map(list, lsap.linear_sum_assignment(-m))) for m in mats]
+assert 'scipy.optimize' not in sys.modules
+from scipy.optimize import linear_sum_assignment
+assert ours == [tuple(map(list, linear_sum_assignment(-m))) for m in mats]
+print('ok')
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"
