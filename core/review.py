@@ -8,7 +8,9 @@ timeout, so two windows or processes can write to it at once; every verdict is
 committed (``synchronous=FULL``) the moment it is recorded, so a crash loses
 nothing already recorded. Rows are append-only: the current verdict of a
 (benchmark, sample, prompt, reviewer) is its latest row, a cleared verdict is a
-row with an empty ``verdict``. Each row has a random ``uid`` so merging stores
+row with an empty ``verdict``, and an undone verdict is followed by a *retraction* row
+(``retracts`` = the undone row's uid): nothing is ever deleted, and every reading
+(:meth:`ReviewStore.current`, exports, κ) treats a retracted row as absent. Each row has a random ``uid`` so merging stores
 from several reviewers is idempotent. The schema is versioned with
 ``PRAGMA user_version`` and upgraded by :data:`MIGRATIONS`.
 
@@ -111,13 +113,15 @@ class Verdict:
     reviewer: str
     time: str
     uid: str
+    #: uid of the row this one retracts (an undo); "" for an ordinary verdict
+    retracts: str = ""
 
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.benchmark, self.sample_id, self.prompt_id, self.reviewer)
 
 
-FIELDS = ("benchmark", "sample_id", "prompt_id", "verdict", "note", "reviewer", "time", "uid")
+FIELDS = ("benchmark", "sample_id", "prompt_id", "verdict", "note", "reviewer", "time", "uid", "retracts")
 
 
 def benchmark_key(benchmark: object) -> str:
@@ -179,8 +183,13 @@ def _v2(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX verdicts_key ON verdicts(benchmark, sample_id, prompt_id, reviewer)")
 
 
+def _v3(db: sqlite3.Connection) -> None:
+    # v3: retraction rows (undo): ``retracts`` holds the uid of the row they take back
+    db.execute("ALTER TABLE verdicts ADD COLUMN retracts TEXT NOT NULL DEFAULT ''")
+
+
 #: MIGRATIONS[i] upgrades a store from user_version i to i + 1
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -314,10 +323,30 @@ class ReviewStore:
     def clear(self, benchmark: str, sample_id: str, *, prompt_id: str | None = None) -> Verdict:
         return self.record(benchmark, sample_id, "", prompt_id=prompt_id)
 
+    def retract(self, verdict: Verdict) -> Verdict:
+        """Undo ``verdict`` (a row of this store) by appending a retraction row: the row stays in
+        the history, every reading treats it as absent, and the verdict before it is current again."""
+        if verdict.retracts:
+            raise MasklensError("a retraction cannot itself be retracted", path=self.path,
+                                hint="record the verdict again instead")
+        r = Verdict(
+            benchmark=verdict.benchmark,
+            sample_id=verdict.sample_id,
+            prompt_id=verdict.prompt_id,
+            verdict="",
+            note="",
+            reviewer=verdict.reviewer,
+            time=_utc_now(),
+            uid=uuid.uuid4().hex,
+            retracts=verdict.uid,
+        )
+        self._insert([r])
+        return r
+
     def _insert(self, rows: Iterable[Verdict]) -> int:
         sql = (
             "INSERT OR IGNORE INTO verdicts (benchmark, sample_id, prompt_id, verdict, note,"
-            " reviewer, time, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " reviewer, time, uid, retracts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
         )
         values = [tuple(getattr(r, f) for f in FIELDS) for r in rows]
         with self._lock, self._guard("writing"):
@@ -354,9 +383,10 @@ class ReviewStore:
     def current(
         self, benchmark: str | None = None, *, reviewer: str | None = None
     ) -> list[Verdict]:
-        """The latest verdict per (benchmark, sample, prompt, reviewer), cleared ones left out."""
+        """The latest verdict per (benchmark, sample, prompt, reviewer), cleared ones left out;
+        retracted rows (and the retractions themselves) count as absent."""
         latest: dict[tuple[str, str, str, str], Verdict] = {}
-        for v in self.history(benchmark, reviewer=reviewer):
+        for v in effective(self.history(benchmark, reviewer=reviewer)):
             latest[v.key] = v
         return [v for v in latest.values() if v.verdict]
 
@@ -369,7 +399,9 @@ class ReviewStore:
         with self._lock, self._guard("reading"):
             row = self._db.execute(
                 f"SELECT {', '.join(FIELDS)} FROM verdicts WHERE benchmark = ? AND sample_id = ?"
-                " AND prompt_id = ? AND reviewer = ? ORDER BY time DESC, id DESC LIMIT 1",
+                " AND prompt_id = ? AND reviewer = ? AND retracts = '' AND uid NOT IN"
+                " (SELECT retracts FROM verdicts WHERE retracts != '')"
+                " ORDER BY time DESC, id DESC LIMIT 1",
                 (benchmark, sample_id, prompt_id or "", who),
             ).fetchone()
         if row is None or not row[3]:
@@ -408,6 +440,13 @@ class ReviewStore:
         else:
             raise MasklensError("export file must end in .csv or .json", path=p)
         return p
+
+
+def effective(rows: Iterable[Verdict]) -> list[Verdict]:
+    """``rows`` without retraction rows and the rows they retract (order kept)."""
+    rows = list(rows)
+    retracted = {v.retracts for v in rows if v.retracts}
+    return [v for v in rows if not v.retracts and v.uid not in retracted]
 
 
 def _where(**conds: str | None) -> tuple[str, tuple[str, ...]]:

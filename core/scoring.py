@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +30,7 @@ from masklens.core.gc_pause import gc_paused
 from masklens.core.schema import Benchmark, PredictionSet, Sample
 
 Value = float | int | None
+PathLike = str | os.PathLike[str]
 T = TypeVar("T")
 
 
@@ -70,6 +72,16 @@ class ScoreResult:
             out["extras"] = self.extras
         return out
 
+    def to_dataframe(self) -> Any:
+        """The per-sample records as a pandas DataFrame (pandas is not a dependency of masklens:
+        install it to use this)."""
+        try:
+            import pandas as pd
+        except ModuleNotFoundError as exc:
+            raise MasklensError("ScoreResult.to_dataframe needs pandas, which is not installed: "
+                                "pip install pandas") from exc
+        return pd.json_normalize(self.samples)
+
 
 class BenchmarkKind(ABC):
     """One benchmark family: how to load it, score a sample, and aggregate."""
@@ -84,6 +96,9 @@ class BenchmarkKind(ABC):
     params: tuple[ParamSpec, ...] = ()
     #: metric definitions for tooltips and docs: key -> one-line definition
     metric_help: Mapping[str, str] = {}
+    #: fields that mark a result record as this kind's (besides image_id), e.g. CGEBench's
+    #: "level": another kind reading such a file says so (core/prediction_check.py)
+    result_keys: tuple[str, ...] = ()
 
     # ------------------------------------------------------------ loading
     @abstractmethod
@@ -91,12 +106,15 @@ class BenchmarkKind(ABC):
         """Add the benchmark's file arguments (ground truth, predictions) to a CLI parser."""
 
     @abstractmethod
-    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
-        """Load the ground truth named by the parsed CLI arguments."""
+    def load_benchmark(self, **files: Any) -> Benchmark:
+        """Load the ground truth named by keyword arguments named as the destinations of
+        :meth:`add_arguments` (``ann=``, ``gt=[…]``, ``data=``, ``images=``…). Callers may pass
+        every file argument of the kind; a loader ignores those it does not read."""
 
     @abstractmethod
-    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
-        """Load the predictions named by the parsed CLI arguments, keyed by prompt id."""
+    def load_predictions(self, benchmark: Benchmark, /, **files: Any) -> PredictionSet:
+        """Load the predictions named by keyword arguments (``pred=``, ``pred_dir=``…, as for
+        :meth:`load_benchmark`), keyed by prompt id."""
 
     def write_predictions(
         self, benchmark: Benchmark, predictions: PredictionSet, out: Path

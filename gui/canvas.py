@@ -4,10 +4,13 @@ and a :class:`SyncGroup` that keeps several canvases' pan/zoom together."""
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPixmap, QTransform
+from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPen, QPixmap, QTransform
 from PySide6.QtWidgets import (
     QFrame,
+    QGraphicsEllipseItem,
+    QGraphicsItem,
     QGraphicsPixmapItem,
+    QGraphicsRectItem,
     QGraphicsScene,
     QGraphicsTextItem,
     QGraphicsView,
@@ -17,13 +20,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from masklens.gui.key_scope import show_focus
+
 MIN_SCALE, MAX_SCALE = 0.02, 64.0
 
 
 class Canvas(QGraphicsView):
-    """Shows one image and named overlay layers; emits ``viewChanged`` on pan/zoom."""
+    """Shows one image and named overlay layers; emits ``viewChanged`` on pan/zoom.
+
+    With ``set_tool("box")`` a drag draws a box and emits ``boxDrawn(x0, y0, x1, y1)``; with
+    ``set_tool("point")`` a click emits ``pointClicked(x, y, label)`` (left: positive 1, right or
+    Shift+left: negative 0). Coordinates are image pixels. ``set_marks`` shows drawn prompts."""
 
     viewChanged = Signal()
+    boxDrawn = Signal(float, float, float, float)
+    pointClicked = Signal(float, float, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -33,6 +44,8 @@ class Canvas(QGraphicsView):
         self.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
         self.setBackgroundBrush(QBrush(QColor("#202124")))
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # a click gives it the one-key shortcuts
+        show_focus(self, "QGraphicsView")
         self._image = QGraphicsPixmapItem()
         self.scene().addItem(self._image)
         self._layers: dict[str, QGraphicsPixmapItem] = {}
@@ -41,6 +54,10 @@ class Canvas(QGraphicsView):
         self._labels: list[QGraphicsTextItem] = []
         self._fitted = True
         self._size = (0, 0)
+        self.tool = "pan"
+        self._drag_start: QPointF | None = None
+        self._rubber: QGraphicsRectItem | None = None
+        self._marks: list[QGraphicsItem] = []
         self.horizontalScrollBar().valueChanged.connect(lambda _: self.viewChanged.emit())
         self.verticalScrollBar().valueChanged.connect(lambda _: self.viewChanged.emit())
 
@@ -138,6 +155,109 @@ class Canvas(QGraphicsView):
         super().resizeEvent(event)
         if self._fitted:
             self.fit()
+
+
+    # ------------------------------------------------------------ visual prompts
+    def set_tool(self, tool: str) -> None:
+        """"pan" (drag pans), "box" (drag draws a box) or "point" (click adds a point)."""
+        self.cancel_drawing()
+        self.tool = tool
+        pan = tool == "pan"
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag if pan else QGraphicsView.DragMode.NoDrag)
+        self.viewport().setCursor(Qt.CursorShape.OpenHandCursor if pan else Qt.CursorShape.CrossCursor)
+
+    def cancel_drawing(self) -> None:
+        if self._rubber is not None:
+            self.scene().removeItem(self._rubber)
+        self._rubber, self._drag_start = None, None
+
+    def _image_point(self, event) -> QPointF:
+        p = self.mapToScene(event.position().toPoint())
+        w, h = self._size
+        return QPointF(min(max(p.x(), 0.0), float(w)), min(max(p.y(), 0.0), float(h)))
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if self.tool == "box" and event.button() == Qt.MouseButton.LeftButton:
+            self.setFocus(Qt.FocusReason.MouseFocusReason)
+            self._drag_start = self._image_point(event)
+            self._rubber = QGraphicsRectItem(QRectF(self._drag_start, self._drag_start))
+            self._rubber.setPen(_mark_pen("#F0E442", dashed=True))
+            self._rubber.setZValue(200)
+            self.scene().addItem(self._rubber)
+            event.accept()
+            return
+        if self.tool == "point" and event.button() in (Qt.MouseButton.LeftButton, Qt.MouseButton.RightButton):
+            self.setFocus(Qt.FocusReason.MouseFocusReason)
+            p = self._image_point(event)
+            negative = (event.button() == Qt.MouseButton.RightButton
+                        or bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier))
+            self.pointClicked.emit(round(p.x(), 1), round(p.y(), 1), 0 if negative else 1)
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if self._rubber is not None and self._drag_start is not None:
+            self._rubber.setRect(QRectF(self._drag_start, self._image_point(event)).normalized())
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if self._rubber is not None and self._drag_start is not None:
+            r = QRectF(self._drag_start, self._image_point(event)).normalized()
+            self.cancel_drawing()
+            if r.width() >= 2 and r.height() >= 2:  # a click is not a box
+                self.boxDrawn.emit(round(r.left(), 1), round(r.top(), 1), round(r.right(), 1), round(r.bottom(), 1))
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def contextMenuEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if self.tool == "point":  # the right button places a negative point
+            event.accept()
+            return
+        super().contextMenuEvent(event)
+
+    def set_marks(self, boxes: list[tuple[float, float, float, float]],
+                  points: list[tuple[float, float, int]]) -> None:
+        """Show drawn boxes (dashed yellow) and points (green +, vermillion −) in image coordinates."""
+        for item in self._marks:
+            self.scene().removeItem(item)
+        self._marks = []
+        for x0, y0, x1, y1 in boxes:
+            item = QGraphicsRectItem(QRectF(x0, y0, x1 - x0, y1 - y0))
+            item.setPen(_mark_pen("#F0E442", dashed=True))
+            self._marks.append(item)
+        for x, y, label in points:
+            item = QGraphicsEllipseItem(-6, -6, 12, 12)
+            item.setBrush(QBrush(QColor("#009E73" if label else "#D55E00")))
+            item.setPen(_mark_pen("white"))
+            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)  # constant size
+            item.setPos(QPointF(x, y))
+            self._marks.append(item)
+        for item in self._marks:
+            item.setZValue(150)
+            self.scene().addItem(item)
+
+    def marks(self) -> list[tuple[str, tuple[float, ...]]]:
+        """The drawn prompts shown, as ("box", (x0, y0, x1, y1)) / ("point", (x, y)) (for tests)."""
+        out: list[tuple[str, tuple[float, ...]]] = []
+        for item in self._marks:
+            if isinstance(item, QGraphicsRectItem):
+                r = item.rect()
+                out.append(("box", (r.left(), r.top(), r.right(), r.bottom())))
+            else:
+                out.append(("point", (item.pos().x(), item.pos().y())))
+        return out
+
+
+def _mark_pen(colour: str, dashed: bool = False) -> QPen:
+    pen = QPen(QColor(colour), 2)
+    pen.setCosmetic(True)  # the same width at every zoom
+    if dashed:
+        pen.setStyle(Qt.PenStyle.DashLine)
+    return pen
 
 
 class SyncGroup:

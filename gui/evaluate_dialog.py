@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from masklens.core.evaluate import EvaluateResult, ModelSpec, evaluate, subset
+from masklens.core.extras import install_command, missing_for
 from masklens.core.models.registry import backend_info, backend_names
 from masklens.gui.job_dialog import JobDialog
 from masklens.gui.workers import JobContext
@@ -31,9 +32,12 @@ class _ModelRow(QWidget):
         for n in names:
             try:
                 info = backend_info(n)
-                self.model.addItem(f"{n} — {info.title}", n)
             except Exception:  # noqa: BLE001 - a backend that cannot even describe itself
                 continue
+            absent = missing_for(info.extra) if info.extra else None
+            note = f" (not installed: {install_command(info.extra)})" if absent else ""
+            self.model.addItem(f"{n} — {info.title}{note}", n)
+            self.model.model().item(self.model.count() - 1).setEnabled(absent is None)
         i = self.model.findData(current)
         self.model.setCurrentIndex(max(i, 0))
         self.weights = QLineEdit()
@@ -160,11 +164,22 @@ class EvaluateDialog(JobDialog):
         g = self.state.kind.groups[0] if self.state.kind.groups else None
         for run in result.runs:
             head = run.result.summary.get(g, {}) if g else {}
-            vals = ", ".join(f"{k}={v:.3f}" for k, v in list(head.items())[:4]
-                             if isinstance(v, float))
-            lines.append(f"{run.name} [{g}]: {vals}")
+            lines.append(f"{run.name} [{g}]: {summary_line(head)}")
         self.status.setText("\n".join(lines))
         self._idle()
+
+
+def summary_line(row: dict[str, Any], limit: int = 5) -> str:
+    """The first numbers of a summary row, e.g. "N=18, TA_TP=7, …" (counts as counts, rates to
+    three decimals; confidence intervals left out); "no numbers" when it has none."""
+    parts = []
+    for k, v in row.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or k.endswith("_ci95"):
+            continue
+        parts.append(f"{k}={v}" if isinstance(v, int) else f"{k}={v:.3f}")
+        if len(parts) == limit:
+            break
+    return ", ".join(parts) or "no numbers"
 
 
 def open_evaluate_dialog(parent: QWidget | None, state: Any) -> EvaluateDialog | None:

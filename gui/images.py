@@ -44,16 +44,12 @@ class ByteLRU:
         self._bytes = 0
 
 
-def read_rgb(path: Path) -> np.ndarray:
-    """Decode an image file to H×W×3 uint8 RGB; a missing or undecodable file is a DataFormatError."""
-    import cv2
+def read_rgb(path: Path, expected_size: tuple[int, int] | None = None) -> np.ndarray:
+    """Decode an image file to H×W×3 uint8 RGB with the one decoder the models and reports use
+    (:func:`masklens.core.images.read_image`); a missing or undecodable file is a DataFormatError."""
+    from masklens.core.images import read_image
 
-    if not path.exists():
-        raise DataFormatError("image file not found", path=path)
-    arr = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    if arr is None:
-        raise DataFormatError("cannot decode image", path=path)
-    return np.ascontiguousarray(arr[:, :, ::-1])
+    return read_image(path, expected_size)
 
 
 def placeholder(height: int, width: int) -> np.ndarray:
@@ -82,7 +78,7 @@ class ImageStore:
             if ref.path is None:
                 return placeholder(ref.height, ref.width)
             try:
-                return read_rgb(Path(ref.path))
+                return read_rgb(Path(ref.path), (ref.height, ref.width))
             except DataFormatError as exc:
                 self.missing[str(ref.path)] = str(exc)
                 return placeholder(ref.height, ref.width)
@@ -99,7 +95,7 @@ class ImageStore:
             raise DataFormatError(self.missing[str(ref.path)])
         path = Path(ref.path)
         return self.images.get(("img", ref.key, str(ref.path), ref.height, ref.width),
-                               lambda: read_rgb(path))
+                               lambda: read_rgb(path, (ref.height, ref.width)))
 
     def mask(self, mask: Mask, height: int | None = None, width: int | None = None) -> np.ndarray:
         """A mask decoded to bool at (height, width) (nearest-neighbour resized when it differs)."""

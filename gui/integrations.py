@@ -32,6 +32,8 @@ def review_panel(window: Any) -> Any:
         panel.verdictRecorded.connect(lambda *_: refresh_verdicts(window))
     if hasattr(panel, "nextUnreviewedRequested"):
         panel.nextUnreviewedRequested.connect(lambda sid: _goto_sample(window, sid))
+    if hasattr(panel, "confirmed"):
+        panel.confirmed.connect(lambda text: window.message_bar.show_message(text, "info"))
     return panel
 
 
@@ -80,11 +82,14 @@ def refresh_verdicts(window: Any) -> None:
     store, bench = window.state.review_store, window.state.benchmark
     if store is None or bench is None:
         return
+    from masklens.core import review
     from masklens.core.review import benchmark_key
 
     verdicts = {}
     for sid, vs in store.sample_verdicts(benchmark_key(bench)).items():
         verdicts[sid] = ", ".join(sorted({v.verdict for v in vs if v.verdict}))
+    labels = {key: vt.label for key, vt in getattr(review, "VERDICT_TYPES", {}).items()}
+    window.browser.model.verdict_label = lambda key: labels.get(key, key)
     window.browser.model.set_verdicts(verdicts)
     window.browser.proxy.refilter()  # e.g. "unreviewed"
     window.browser._update_count()

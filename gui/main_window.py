@@ -12,24 +12,33 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget, QVBoxLayout,
 
 from masklens.core.errors import MasklensError
 from masklens.core.scoring import get_kind
-from masklens.gui import integrations
+from masklens.gui import integrations, key_scope
 from masklens.gui.browser import SampleBrowser
+from masklens.gui.compare_sets import SetComparison
 from masklens.gui.images import ImageStore
 from masklens.gui.live_list import LiveList
 from masklens.gui.message_bar import MessageBar
 from masklens.gui.open_dialog import has_predictions, parse_kind_args
 from masklens.gui.prompt_bar import PromptBar
 from masklens.gui.readout_panel import ReadoutPanel
+from masklens.gui.rescoring import Rescoring
 from masklens.gui.sample_view import LayerToggles, RenderContext, SampleViewWidget
 from masklens.gui.settings import Settings
 from masklens.gui.state import AppState
 from masklens.gui.status import StatusBar
 from masklens.gui.view_toolbar import ViewToolbar
 from masklens.gui.views import view_for
-from masklens.gui.window_actions import WindowActions
+from masklens.gui.visual_prompts import VisualPromptTool
+from masklens.gui.window_actions import WindowActions, recent_label
 from masklens.gui.workers import JobRunner
 
 log = logging.getLogger(__name__)
+
+
+def in_gui_words(message: str) -> str:
+    """A core message with its CLI flags named as the window's controls (weights → Options…)."""
+    return (message.replace("pass --weights PATH_OR_HF_ID", "choose the weights with Options… beside the model box")
+            .replace("pass a local folder with --weights", "choose a local folder with Options… beside the model box"))
 
 
 class MainWindow(WindowActions, QMainWindow):
@@ -51,8 +60,15 @@ class MainWindow(WindowActions, QMainWindow):
         self.toggles = LayerToggles(gt_opacity=settings.gt_opacity, pred_opacity=settings.pred_opacity,
                                     outlines=settings.outlines, colours=dict(settings.colours))
         self._build_widgets()
+        self.rescoring = Rescoring(self.state, self.browser, self)
         self._build_menus()
         self._connect()
+        self.set_comparison = SetComparison(self)  # the "Compare sets" tab
+        self.visual_tool = VisualPromptTool(self)  # box / point prompts drawn on the canvas
+        self.addToolBar(self.visual_tool.toolbar)
+        # one-key shortcuts act only with the focus on the canvas or the sample list
+        self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table])
+        key_scope.show_focus(self.browser.table, "QTableView")
         self.resize(1500, 950)
         if settings.geometry:
             self.restoreGeometry(QByteArray.fromBase64(settings.geometry.encode()))
@@ -77,10 +93,10 @@ class MainWindow(WindowActions, QMainWindow):
         lay = QVBoxLayout(central)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
-        lay.addWidget(self.message_bar)
         lay.addWidget(self.prompt_bar)
         lay.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
+        self.message_bar.overlay(central, below=self.prompt_bar)  # never pushes the layout
         self.view_toolbar = ViewToolbar(self.toggles, self)
         self.addToolBar(self.view_toolbar)
         self.browser = SampleBrowser()
@@ -95,9 +111,14 @@ class MainWindow(WindowActions, QMainWindow):
             self.tabifyDockWidget(self.live_dock, self.review_dock)
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
+        self.view_toolbar.scope_keys(self.tabs, self.browser.table)
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
+        if not getattr(self, "_docks_sized", False) and self.settings.window_state:
+            self._docks_sized = True  # again once the window has its size: dock widths come back exact
+            state = QByteArray.fromBase64(self.settings.window_state.encode())
+            QTimer.singleShot(0, lambda: self.restoreState(state))
         if not getattr(self, "_docks_sized", False) and not self.settings.window_state:
             self._docks_sized = True
             def size_docks() -> None:
@@ -119,7 +140,8 @@ class MainWindow(WindowActions, QMainWindow):
                             triggered=lambda: self.open_benchmark_dialog()))
         m.addAction(QAction("Open &predictions…", self, shortcut="Ctrl+Shift+O",
                             triggered=self.open_predictions_dialog))
-        m.addAction(QAction("Open &demo", self, triggered=lambda: self.open_demo()))
+        self.demo_menu = m.addMenu("Open &demo")
+        self._fill_demo_menu()
         self.recent_menu = m.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         report = integrations.report_action(self)
@@ -127,7 +149,9 @@ class MainWindow(WindowActions, QMainWindow):
             m.addSeparator()
             m.addAction(report)
         m.addSeparator()
-        m.addAction(QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit, triggered=self.close))
+        quit_ = QAction("&Quit", self, triggered=self.close)  # the platform's key, else Ctrl+Q
+        quit_.setShortcuts(QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")])
+        m.addAction(quit_)
         nav = self.menuBar().addMenu("&Navigate")
         self.nav_actions = {
             "next": QAction("Next sample", self, shortcuts=[QKeySequence("PgDown"), QKeySequence("Alt+Right")],
@@ -159,6 +183,7 @@ class MainWindow(WindowActions, QMainWindow):
         s.readoutsChanged.connect(self._readouts_changed)
         s.predictionsChanged.connect(self._predictions_changed)
         s.liveChanged.connect(self._live_changed)
+        s.paramsShown.connect(self.render)
         s.liveChanged.connect(self.live_dock.raise_)
         self.browser.sampleActivated.connect(self.state.set_index)
         self.browser.message.connect(lambda t: self.message_bar.show_message(t, "warning"))
@@ -175,12 +200,14 @@ class MainWindow(WindowActions, QMainWindow):
         self.jobs.started.connect(lambda n: self._jobs_changed())
         self.jobs.finished.connect(lambda n: self._jobs_changed())
         self.jobs.progressed.connect(self.status.show_progress)
-        self.jobs.failed.connect(lambda n, msg: self.message_bar.show_message(f"{n}: {msg}", "error"))
+        self.jobs.failed.connect(lambda n, msg: self.message_bar.show_message(f"{n}: {in_gui_words(msg)}", "error"))
         self.jobs.cancelled.connect(lambda n: self.message_bar.show_message(f"{n}: cancelled", "info"))
         self.status.cancel.clicked.connect(self.jobs.cancel_all)
         self.tabs.currentChanged.connect(lambda _: self.render())
 
     def _current_view(self) -> SampleViewWidget:
+        if self.set_comparison.shown():
+            return self.set_comparison.tab.view
         return self.compare_view if self.tabs.currentIndex() == 1 else self.sample_view
 
     def _jobs_changed(self) -> None:
@@ -196,14 +223,19 @@ class MainWindow(WindowActions, QMainWindow):
         self.browser.set_benchmark(kind.name if kind else None, bench.samples if bench else [],
                                    dict(kind.metric_help) if kind else {})
         self.view_toolbar.set_sets([], None)
+        self.live_list.set_results([])  # the previous benchmark's typed prompts are gone
+        self.tabs.setCurrentWidget(self.sample_view)
         self.setWindowTitle(f"masklens — {kind.title or kind.name}: {bench.name}" if kind and bench else "masklens")
         integrations.attach_review_store(self)
 
     def _predictions_changed(self) -> None:
         self.view_toolbar.set_sets(list(self.state.prediction_sets), self.state.active)
+        self.rescoring.settle_heap()
 
     def _readouts_changed(self) -> None:
-        self.browser.set_readouts(self.state.readouts.get(self.state.active or ""))
+        # with two or more sets ticked in "Compare sets", their columns come first
+        rows = self.set_comparison.browser_readouts(self.state.readouts.get(self.state.active or ""))
+        self.browser.set_readouts(rows, self.rescoring.prepared_for(rows))
         self.browser.select_source_row(self.state.index)  # a model reset drops the selection
         self.render()
 
@@ -211,6 +243,7 @@ class MainWindow(WindowActions, QMainWindow):
         self.browser.select_source_row(index)
         sample = self.state.sample
         self.prompt_bar.set_sample(sample)
+        self.live_list.set_results(self.state.live_for_sample())  # this sample's layers only
         if self.review_panel is not None and sample is not None and self.state.benchmark is not None:
             integrations.review_set_sample(self)
         self.render()
@@ -239,7 +272,9 @@ class MainWindow(WindowActions, QMainWindow):
         view = view_for(kind.name)
         ctx = RenderContext(self.store, sample, prediction, t, self.toggles,
                             self._caption(live, prediction, t, view), score_labels=view.score_labels)
-        if self.tabs.currentIndex() == 1:
+        if self.set_comparison.shown():
+            self.set_comparison.render(ctx, view)
+        elif self.tabs.currentIndex() == 1:
             specs = self.live_list.panel_specs(sample)
             self.compare_view.show_panels(specs, ctx, 2 if len(specs) == 4 else min(3, max(1, len(specs))))
         else:
@@ -252,7 +287,8 @@ class MainWindow(WindowActions, QMainWindow):
             self.message_bar.show_message(note, "warning")
         n = len(self.state.benchmark.samples)
         self.status.set_sample(f"sample {self.state.index + 1}/{n}: {sample.id}"
-                               + (f" · {sample.group}" if sample.group else ""))
+                               + (f" · {sample.group}" if sample.group else "")
+                               + (" · outside the filter" if self.browser.current_outside() else ""))
 
     def _caption(self, live: dict, prediction, t: float, view=None):
         from masklens.core.readout import generic_readout
@@ -263,8 +299,11 @@ class MainWindow(WindowActions, QMainWindow):
             pred = prediction(spec.prompt_id)
             if spec.prompt_id is None:
                 return ""
-            if spec.prompt_id not in live and view is not None:  # the benchmark's own words first
-                own = view.safe_caption(sample, sample.prompt(spec.prompt_id), readout)
+            own_prompt = next((p for p in sample.prompts if p.id == spec.prompt_id), None)
+            if own_prompt is None and spec.prompt_id not in live:  # a layer of another sample
+                return ""
+            if own_prompt is not None and view is not None:  # the benchmark's own words first
+                own = view.safe_caption(sample, own_prompt, readout)
                 if own:
                     return own
             if pred is None:
@@ -298,7 +337,7 @@ class MainWindow(WindowActions, QMainWindow):
     # ------------------------------------------------------------ params
     def set_params(self, params: dict[str, float]) -> None:
         try:
-            self.state.set_params(params)
+            self.rescoring.request(params)  # large benchmarks: the worker pool, latest value wins
         except MasklensError as exc:  # e.g. a value outside the kind's range
             self.message_bar.show_message(str(exc), "error")
             return
@@ -326,7 +365,8 @@ class MainWindow(WindowActions, QMainWindow):
     def _loaded(self, res: Any) -> None:
         label = f"{res.kind.title or res.kind.name}: {res.benchmark.name}"
         if res.argv:
-            self.settings.add_recent(res.kind.name, res.argv, label)
+            self.settings.add_recent(res.kind.name, res.argv, recent_label(res.kind.name, res.argv))
+        self.message_bar.dismiss()  # what was said about the previous benchmark
         self.message_bar.show_message(f"opened {label} ({len(res.benchmark.samples)} samples)", "info")
         self.state.set_benchmark(res.kind, res.benchmark, res.namespace, res.argv,
                                  self.settings.params.get(res.kind.name))

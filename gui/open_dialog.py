@@ -62,6 +62,41 @@ def has_predictions(kind: BenchmarkKind, ns: argparse.Namespace) -> bool:
     return any(is_prediction_arg(a) and getattr(ns, a.dest, None) for a in file_actions(kind_parser(kind)))
 
 
+#: words for the arguments' destinations; others are spelled from the dest ("pred_dir" → "Pred dir")
+FIELD_WORDS = {
+    "ann": "Annotations", "gt": "Ground truth", "pred": "Predictions", "images": "Images folder",
+    "data": "Data file", "root": "Base folder", "pred_dir": "Predictions folder",
+}
+
+
+def field_label(action: argparse.Action) -> str:
+    """The form's label of an argument, in words (the CLI flag is in its tooltip)."""
+    return FIELD_WORDS.get(action.dest, action.dest.replace("_", " ").capitalize())
+
+
+def field_tooltip(action: argparse.Action) -> str:
+    flag = action.option_strings[-1] if action.option_strings else action.dest
+    return f"{action.help or ''} (the {flag} of `masklens score`)".strip()
+
+
+def missing_paths(fields: list[Field]) -> list[str]:
+    """A sentence per path entered that does not exist (or is a file where a folder is wanted)."""
+    from pathlib import Path
+
+    out = []
+    for f in fields:
+        if isinstance(f.widget, (QCheckBox, QComboBox)):
+            continue
+        text = f.widget.findChild(QLineEdit).text()
+        for value in [v.strip() for v in text.split(";") if v.strip()]:
+            p = Path(value).expanduser()
+            if _is_dir(f.action) and not p.is_dir():
+                out.append(f"{field_label(f.action)}: no folder {value}")
+            elif not _is_dir(f.action) and not p.exists():
+                out.append(f"{field_label(f.action)}: no file {value}")
+    return out
+
+
 def _is_dir(action: argparse.Action) -> bool:
     text = f"{action.dest} {action.metavar or ''} {action.help or ''}".lower()
     return any(w in text for w in ("dir", "folder", "root"))
@@ -167,6 +202,7 @@ class OpenDialog(QDialog):
         return get_kind(self.kinds.currentData())
 
     def _build(self, *_: object) -> None:
+        self.error.setText("")  # nothing is wrong before the user has tried to open
         while self.form.rowCount():
             self.form.removeRow(0)
         self.fields = []
@@ -185,12 +221,12 @@ class OpenDialog(QDialog):
                 if a.dest in self.preset:
                     w.findChild(QLineEdit).setText(self.preset[a.dest])
             required = a.required and not is_prediction_arg(a)
-            label = (a.option_strings[-1] if a.option_strings else a.dest) + (" *" if required else "")
-            w.setToolTip(a.help or "")
+            label = field_label(a) + (" (required)" if required else "")
+            w.setToolTip(field_tooltip(a))
             self.form.addRow(label, w)
             lbl = self.form.labelForField(w)
             if lbl is not None:
-                lbl.setToolTip(a.help or "")
+                lbl.setToolTip(field_tooltip(a))
             self.fields.append(Field(a, w))
 
     def set_value(self, dest: str, text: str) -> None:
@@ -224,12 +260,23 @@ class OpenDialog(QDialog):
         return [x for f in self.fields for x in f.argv()]
 
     def _accept(self) -> None:
+        problems = missing_paths(self.fields)
+        if problems:
+            self.error.setText("; ".join(problems))
+            return
         if self.predictions_only:
             self.accept()
             return
         try:
             parse_kind_args(self.kind(), self.result_argv())
         except MasklensError as exc:
-            self.error.setText(str(exc))
+            self.error.setText(self._in_words(str(exc)))
             return
         self.accept()
+
+    def _in_words(self, message: str) -> str:
+        """The parser's message with each flag also named as its field, e.g. "--ann (Annotations)"."""
+        for f in self.fields:
+            for flag in f.action.option_strings:
+                message = message.replace(flag, f"{flag} ({field_label(f.action)})")
+        return message

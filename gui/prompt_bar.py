@@ -11,7 +11,9 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -32,9 +34,10 @@ class PromptRequest:
     replaces: str | None = None  # id of the benchmark prompt it stands in for (None: by text, or first)
 
 
-def model_availability() -> list[tuple[str, str, bool]]:
-    """(name, label, usable) for every registered backend: not installed (greyed out), weights
-    missing (selectable: running it says how to get them) or ready — as `masklens models` reports."""
+def model_availability() -> list[tuple[str, str, bool, bool]]:
+    """(name, label, usable, weights missing) for every registered backend: not installed (greyed
+    out), weights missing (selectable: running it says how to get them) or ready — as `masklens
+    models` reports."""
     try:
         from masklens.core.cli.models import inventory
 
@@ -44,22 +47,23 @@ def model_availability() -> list[tuple[str, str, bool]]:
     out = []
     if entries is not None:
         for e in entries:
-            if not e.available:
-                out.append((e.name, f"{e.name} (not installed)", False))
+            if not e.available:  # the problem names the pip extra when one is missing
+                why = e.problem if e.problem.startswith("not installed") else "not installed"
+                out.append((e.name, f"{e.title or e.name} — {why}", False, False))
             elif e.needs_weights and not e.ready:
-                out.append((e.name, f"{e.title or e.name} — weights missing", True))
+                out.append((e.name, f"{e.title or e.name} — weights missing", True, True))
             else:
-                out.append((e.name, e.title or e.name, True))
+                out.append((e.name, e.title or e.name, True, False))
         return out
     for name in backend_names():
         try:
             info = backend_info(name)
         except (MasklensError, ImportError) as exc:
             why = "not installed" if isinstance(exc, ImportError) else "unavailable"
-            out.append((name, f"{name} ({why})", False))
+            out.append((name, f"{name} ({why})", False, False))
             continue
         note = " — needs weights" if info.needs_weights else ""
-        out.append((name, f"{info.title or name}{note}", True))
+        out.append((name, f"{info.title or name}{note}", True, False))
     return out
 
 
@@ -96,16 +100,31 @@ class PromptBar(QWidget):
         self.cancel = QPushButton("Cancel")
         self.cancel.setEnabled(False)
         self.cancel.clicked.connect(self.cancelRequested)
-        lay = QHBoxLayout(self)
+        self.target.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.target.setMinimumContentsLength(16)  # its items can be long prompts: never widen the bar
+        # the bar takes the width it is given: a box appearing (level, image, replaces) never
+        # widens the window's centre and so never squeezes the docks beside it
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        # two fixed rows: what is asked (role, image, prompt, Run) above, how (model, the prompt it
+        # replaces) below — boxes that appear take room in their row, never the window's width
+        lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
-        for w in (QLabel("Role"), self.role, self.level, self.image, self.target, QLabel("Prompt"), self.text,
-                  QLabel("Model"), self.model, self.options, self.run, self.cancel):
-            lay.addWidget(w, 1 if w is self.text else 0)
+        lay.setSpacing(2)
+        ask, how = QHBoxLayout(), QHBoxLayout()
+        for w in (QLabel("Role"), self.role, self.level, self.image, QLabel("Prompt"), self.text, self.run,
+                  self.cancel):
+            ask.addWidget(w, 1 if w is self.text else 0)
+        for w in (QLabel("Model"), self.model, self.options, self.target):
+            how.addWidget(w)
+        how.addStretch(1)
+        lay.addLayout(ask)
+        lay.addLayout(how)
         self.role.currentIndexChanged.connect(self._role_changed)
         self.level.valueChanged.connect(lambda _: self._prefill())
         self.image.currentIndexChanged.connect(lambda _: self._prefill())
         self._sample: Sample | None = None
         self.history: list[str] = []
+        self.has_visual = lambda: False  # a drawn box/point prompt can run without text
         self.refresh_models()
         self._role_changed()
 
@@ -114,7 +133,10 @@ class PromptBar(QWidget):
         current = selected or self.model.currentData()
         self.model.clear()
         items: QStandardItemModel = self.model.model()
-        for name, label, usable in model_availability():
+        self.weights_missing: set[str] = set()  # backends whose default weights are not on this machine
+        for name, label, usable, missing in model_availability():
+            if missing:
+                self.weights_missing.add(name)
             self.model.addItem(label, name)
             items.item(self.model.count() - 1).setEnabled(usable)
         idx = self.model.findData(current) if current else -1
@@ -201,7 +223,7 @@ class PromptBar(QWidget):
 
     def request(self) -> PromptRequest | None:
         text = self.text.currentText().strip()
-        if not text:
+        if not text and not self.has_visual():
             return None
         role = self.current_role()
         return PromptRequest(
@@ -216,7 +238,8 @@ class PromptBar(QWidget):
     def request_run(self) -> None:
         req = self.request()
         if req is not None:
-            self.history = [req.text] + [t for t in self.history if t != req.text][:49]
+            if req.text:
+                self.history = [req.text] + [t for t in self.history if t != req.text][:49]
             self.runRequested.emit(req)
 
     def set_busy(self, busy: bool) -> None:

@@ -115,12 +115,24 @@ class ReportDialog(JobDialog):
     def _done(self, path: Path) -> None:
         self.job, self.written = None, Path(path)
         self.status.setText(f"wrote {path}/report.html (+ summary.csv, samples.csv, summary.json)")
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.open_button.setEnabled(True)
         self._idle()
 
-    def open_report(self) -> None:
-        if self.written is not None:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.written / "report.html")))
+    def open_report(self) -> bool:
+        """Open report.html in the browser; when none starts, say where the report is (the path
+        is selectable and copied to the clipboard)."""
+        if self.written is None:
+            return False
+        page = self.written / "report.html"
+        if QDesktopServices.openUrl(QUrl.fromLocalFile(str(page))):
+            return True
+        from PySide6.QtWidgets import QApplication
+
+        QApplication.clipboard().setText(str(self.written))
+        self.status.setText(f"no web browser could be started: the report is in {self.written} "
+                            f"(open report.html there; the folder path was copied to the clipboard)")
+        return False
 
 
 def default_report_dir(benchmark: Any) -> Path:

@@ -3,15 +3,21 @@
 Each verdict is committed to the SQLite store the moment it is recorded. The
 panel shows every reviewer's current verdicts on the sample, and "Next
 unreviewed" asks the window to move on (signal ``nextUnreviewedRequested``).
+Ctrl+Z undoes the verdicts recorded in this session, newest first, by appending a
+retraction to the store (nothing is deleted); each verdict and undo is confirmed
+through ``confirmed(text)``. Enter in the Note field records the note with this
+reviewer's current verdict on the target.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QFormLayout,
     QGridLayout,
@@ -35,6 +41,8 @@ class ReviewPanel(QWidget):
     verdictRecorded = Signal(str)
     #: the user asked for the next sample without a verdict of this reviewer (sample id or "")
     nextUnreviewedRequested = Signal(str)
+    #: a short confirmation of what was recorded or undone (for the window's message bar)
+    confirmed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -50,7 +58,13 @@ class ReviewPanel(QWidget):
         self.reviewer = QLineEdit()
         self.reviewer.setPlaceholderText("your name")
         self.note = QLineEdit()
-        self.note.setPlaceholderText("optional note, then press a verdict key")
+        self.note.setPlaceholderText("optional note; Enter records it with your verdict")
+        self.note.returnPressed.connect(self.record_note)
+        self._focus_before_note: QWidget | None = None  # Enter gives the focus back to it
+        app = QApplication.instance()
+        if app is not None:
+            app.focusChanged.connect(self._focus_changed)
+        self.undo_stack: list[Any] = []  # verdicts recorded in this session, newest last
         form = QFormLayout()
         form.addRow("About", self.target)
         form.addRow("Reviewer", self.reviewer)
@@ -68,8 +82,16 @@ class ReviewPanel(QWidget):
         self.clear_button.clicked.connect(self.clear)
         self.next_button = QPushButton("Next unreviewed  [N]")
         self.next_button.clicked.connect(self.request_next_unreviewed)
+        self.undo_button = QPushButton("Undo  [Ctrl+Z]")
+        self.undo_button.setToolTip("take back the last verdict you recorded (a retraction is appended; "
+                                    "nothing is deleted)")
+        self.undo_button.clicked.connect(self.undo)
+        self.undo_button.setEnabled(False)
+        for b in (*self.buttons.values(), self.clear_button, self.undo_button, self.next_button):
+            b.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # a click leaves the focus (and the keys) where it was
         row = QHBoxLayout()
         row.addWidget(self.clear_button)
+        row.addWidget(self.undo_button)
         row.addWidget(self.next_button)
         self.current = QListWidget()
         self.current.setToolTip("every reviewer's current verdicts on this sample")
@@ -92,6 +114,9 @@ class ReviewPanel(QWidget):
 
     # ------------------------------------------------------------ wiring
     def set_store(self, store: ReviewStore | None) -> None:
+        if store is not self.store:
+            self.undo_stack = []  # their rows belong to the previous store
+            self.undo_button.setEnabled(False)
         self.store = store
         if store is not None and not self.reviewer.text():
             self.reviewer.setText(store.reviewer)
@@ -124,6 +149,10 @@ class ReviewPanel(QWidget):
         nxt.setShortcut(QKeySequence("N"))
         nxt.triggered.connect(self.request_next_unreviewed)
         actions.append(nxt)
+        undo = QAction("Undo last verdict", self)
+        undo.setShortcut(QKeySequence.StandardKey.Undo)  # text fields keep their own Ctrl+Z
+        undo.triggered.connect(self.undo)
+        actions.append(undo)
         return actions
 
     # ------------------------------------------------------------ actions
@@ -146,8 +175,50 @@ class ReviewPanel(QWidget):
         label = VERDICT_TYPES[verdict].label if verdict else "cleared"
         self.status.setText(f"saved: {label} ({v.time})")
         self.note.clear()
+        self.undo_stack.append(v)
+        self.undo_button.setEnabled(True)
         self._refresh()
         self.verdictRecorded.emit(self.sample_id)
+        where = f" on {v.prompt_id}" if v.prompt_id else ""
+        self.confirmed.emit(f"{label}{where} recorded for sample {v.sample_id} — Ctrl+Z to undo")
+        return v
+
+    def record_note(self) -> Any:
+        """Enter in the Note field: record the note with this reviewer's current verdict on the target."""
+        if not self.note.text().strip():
+            return None
+        mine = self._mine()
+        if mine is None:
+            self.status.setText("choose a verdict (button or key): the note is recorded with it")
+            return None
+        v = self.record(mine)
+        back = self._focus_before_note
+        if v is not None and back is not None and shiboken6.isValid(back) and back.isVisible():
+            back.setFocus(Qt.FocusReason.OtherFocusReason)  # back to the canvas or list: keys work again
+        return v
+
+    def _focus_changed(self, old: QWidget | None, new: QWidget | None) -> None:
+        if new is self.note and old is not None and shiboken6.isValid(old) and not self.isAncestorOf(old):
+            self._focus_before_note = old
+
+    def undo(self) -> Any:
+        """Take back the newest verdict of this session: a retraction row is appended to the store."""
+        if self.store is None or not self.undo_stack:
+            self.status.setText("nothing to undo")
+            return None
+        v = self.undo_stack[-1]
+        try:
+            self.store.retract(v)
+        except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
+            self.status.setText(f"not undone: {type(exc).__name__}: {exc}")
+            return None
+        self.undo_stack.pop()
+        self.undo_button.setEnabled(bool(self.undo_stack))
+        label = VERDICT_TYPES[v.verdict].label if v.verdict else "clear"
+        self.status.setText(f"undone: {label} on sample {v.sample_id}")
+        self._refresh()
+        self.verdictRecorded.emit(v.sample_id)
+        self.confirmed.emit(f"undone: {label} on sample {v.sample_id}")
         return v
 
     def clear(self) -> None:
@@ -169,6 +240,14 @@ class ReviewPanel(QWidget):
         return None
 
     # ------------------------------------------------------------ view
+    def _mine(self) -> str | None:
+        """This reviewer's current verdict on the chosen target (sample or prompt), or None."""
+        if self.store is None or not self.sample_id:
+            return None
+        v = self.store.verdict_of(self.benchmark, self.sample_id, self.target.currentData() or None,
+                                  reviewer=self._who())
+        return v.verdict if v is not None else None
+
     def _who(self) -> str:
         return self.reviewer.text().strip() or (self.store.reviewer if self.store else "")
 

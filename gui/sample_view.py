@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
@@ -151,10 +152,21 @@ def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], 
 
 
 class SampleViewWidget(QWidget):
-    """A grid of panels; the panels' canvases pan and zoom together."""
+    """A grid of panels; the panels' canvases pan and zoom together.
+
+    Drawn prompts: every canvas follows ``tool``; ``boxDrawn(image, box)`` and
+    ``pointClicked(image, point)`` name the image of the panel drawn on, and ``marks``
+    (image key -> (boxes, points)) are shown on every panel of that image."""
+
+    boxDrawn = Signal(str, tuple)
+    pointClicked = Signal(str, tuple)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.tool = "pan"
+        self.marks: dict[str, tuple[list, list]] = {}
+        #: a panel's own drawn prompt (e.g. the boxes a typed-prompt result was run with), else None
+        self.marks_for: Callable[[PanelSpec], tuple[list, list] | None] = lambda spec: None
         self.grid = QGridLayout(self)
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(3)
@@ -169,6 +181,7 @@ class SampleViewWidget(QWidget):
         layout_key = (n, columns)
         if getattr(self, "_layout_key", None) == layout_key:
             return
+        had_focus = any(p.canvas.hasFocus() for p in self.panels)  # keep the one-key shortcuts
         for p in self.panels:
             self.grid.removeWidget(p)
             p.hide()  # until deleteLater runs it would show through the new grid's spacing
@@ -183,6 +196,11 @@ class SampleViewWidget(QWidget):
             self.grid.addWidget(p, i // columns, i % columns)
             self.sync.add(p.canvas)
             self.panels.append(p)
+            p.canvas.set_tool(self.tool)
+            p.canvas.boxDrawn.connect(lambda *b, i=i: self._drawn(i, self.boxDrawn, b))
+            p.canvas.pointClicked.connect(lambda *q, i=i: self._drawn(i, self.pointClicked, q))
+        if had_focus and self.panels:
+            self.panels[0].canvas.setFocus(Qt.FocusReason.OtherFocusReason)
         self._layout_key = layout_key
 
     def show_panels(self, specs: list[PanelSpec], ctx: RenderContext | None, columns: int) -> None:
@@ -192,6 +210,23 @@ class SampleViewWidget(QWidget):
             return
         for panel, spec in zip(self.panels, specs, strict=True):
             render_panel(panel, spec, ctx)
+        self.draw_marks()
+
+    # ------------------------------------------------------------ drawn prompts
+    def set_tool(self, tool: str) -> None:
+        self.tool = tool
+        for p in self.panels:
+            p.canvas.set_tool(tool)
+
+    def _drawn(self, i: int, signal: Signal, value: tuple) -> None:
+        if i < len(self.specs):
+            signal.emit(self.specs[i].image, tuple(value))
+
+    def draw_marks(self) -> None:
+        """Show ``marks`` on the panels of their image (and clear the others)."""
+        for panel, spec in zip(self.panels, self.specs, strict=False):
+            boxes, points = self.marks_for(spec) or self.marks.get(spec.image, ([], []))
+            panel.canvas.set_marks(boxes, points)
 
     def fit(self) -> None:
         if self.panels:

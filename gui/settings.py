@@ -56,6 +56,8 @@ class Settings:
     pred_opacity: float = 0.55
     outlines: bool = True
     prompt_history: list[str] = field(default_factory=list)
+    #: per benchmark: attached prediction files, compared sets, failure filter, tab (compare_sets.py)
+    sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def path(cls) -> Path:

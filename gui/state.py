@@ -50,8 +50,12 @@ class LiveResult:
 
     @property
     def label(self) -> str:
+        from masklens.gui.visual_prompts import describe
+
         lvl = f" p{self.prompt.level}" if self.prompt.level is not None else ""
-        return f"{self.model}: “{self.prompt.text}” ({self.prompt.role.value}{lvl})"
+        drawn = describe(self.prompt.meta)
+        return (f"{self.model}: “{self.prompt.text}” ({self.prompt.role.value}{lvl})"
+                + (f" + {drawn}" if drawn else ""))
 
 
 class AppState(QObject):
@@ -62,6 +66,7 @@ class AppState(QObject):
     predictionsChanged = Signal()
     readoutsChanged = Signal()
     liveChanged = Signal()
+    paramsShown = Signal()  # new parameters derived for the sample shown only (set_params_shown)
 
     def __init__(self) -> None:
         super().__init__()
@@ -70,6 +75,7 @@ class AppState(QObject):
         self.namespace: argparse.Namespace | None = None
         self.argv: list[str] = []
         self.prediction_sets: dict[str, PredictionSet] = {}
+        self.set_argv: dict[str, list[str]] = {}  # set name -> prediction arguments it was read from
         self.scorers: dict[str, Scorer] = {}
         self.active: str | None = None
         self.params: dict[str, float] = {}
@@ -87,7 +93,7 @@ class AppState(QObject):
     ) -> None:
         self.kind, self.benchmark = kind, benchmark
         self.namespace, self.argv = namespace, list(argv or [])
-        self.prediction_sets, self.scorers, self.readouts = {}, {}, {}
+        self.prediction_sets, self.scorers, self.readouts, self.set_argv = {}, {}, {}, {}
         self.active, self.index, self.live = None, 0, []
         try:  # remembered values; out of range (e.g. from an older version) → the defaults
             self.params = kind.resolve_params({k: v for k, v in (params or {}).items()
@@ -129,6 +135,36 @@ class AppState(QObject):
         for r in self.live:
             self._rescore_live(r)
         self.readoutsChanged.emit()
+
+    def set_params_shown(self, params: dict[str, float]) -> None:
+        """New slider values, derived at once for the sample shown only (one readout, no scan):
+        the other samples keep their previous readouts until :meth:`install_readouts` brings
+        the ones a worker derived for these values. Emits ``paramsShown`` (a redraw)."""
+        if self.kind is None:
+            return
+        self.params = self.kind.resolve_params(params)
+        name, sample = self.active, self.sample
+        rows = self.readouts.get(name or "")
+        if rows is not None and sample is not None and name in self.scorers:
+            scorer, i = self.scorers[name], self.index
+            rows = list(rows)
+            rows[i] = self.kind.sample_readouts([sample], [scorer.overlaps[i]], self.params)[0]
+            self.readouts = {name: rows}
+        for r in self.live:
+            self._rescore_live(r)
+        self.paramsShown.emit()
+
+    def install_readouts(self, name: str, params: dict[str, float], readouts: list[dict[str, Any]]) -> bool:
+        """Readouts of set ``name`` derived elsewhere for ``params``; taken only while they are
+        still the values shown (a later slider move wins). Emits ``readoutsChanged``."""
+        if name != self.active or dict(params) != dict(self.params):
+            return False
+        from masklens.gui.disposal import release_later
+
+        release_later(*self.readouts.values())  # 100,000 records freed off the GUI thread
+        self.readouts = {name: readouts}
+        self.readoutsChanged.emit()
+        return True
 
     @property
     def score_threshold(self) -> float:

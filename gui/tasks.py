@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from masklens.core.errors import MasklensError
+from masklens.core.kind_args import kind_files
 from masklens.core.readout import (
     benchmark_overlaps,
     benchmark_readout,
@@ -36,7 +37,7 @@ class Loaded:
 
 def load_benchmark(ctx: Any, kind: BenchmarkKind, namespace: argparse.Namespace, argv: list[str]) -> Loaded:
     ctx.progress(0, 1, f"loading {kind.title or kind.name}…")
-    bench = kind.load_benchmark(namespace)
+    bench = kind.load_benchmark(**kind_files(kind, namespace))
     if not bench.samples:
         raise MasklensError(f"{kind.title or kind.name}: the benchmark has no samples",
                             path=next(iter(bench.sources.values()), None))
@@ -51,7 +52,7 @@ def score_predictions(
     """Load predictions (unless given) and compute every sample's overlaps, with progress."""
     if predictions is None:
         ctx.progress(0, 1, "reading predictions…")
-        predictions = kind.load_predictions(namespace, benchmark)
+        predictions = kind.load_predictions(benchmark, **kind_files(kind, namespace))
     n = len(benchmark.samples)
     step = max(1, n // 200)
 
@@ -105,15 +106,21 @@ def run_prompt(
     serial: int,
     replaces: str | None = None,
     cache: Any = None,
+    visual: dict[str, Any] | None = None,
 ) -> PromptRun:
     """Run one typed prompt on one model and derive both readouts.
 
     With a PredictionCache, a prompt asked before (same backend, checkpoint, image content,
-    text, role, options) is answered from disk: the model is not even loaded."""
+    text, role, drawn boxes/points, options) is answered from disk: the model is not even
+    loaded. ``visual`` holds boxes/points drawn on the canvas (joined to the prompt's meta)."""
     from masklens.core.models.runner import request_for, segment_cached, to_prediction
 
     prompt = make_typed_prompt(sample, text, role, level=level, image=image_key,
                                prompt_id=f"live:{serial}", replaces=replaces)
+    if visual:
+        import dataclasses
+
+        prompt = dataclasses.replace(prompt, meta={**prompt.meta, **visual})
     ctx.progress(0, 2, f"{model}: “{text}”")
     t0 = time.perf_counter()
     request = request_for(prompt)

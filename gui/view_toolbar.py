@@ -47,10 +47,24 @@ class ViewToolbar(QToolBar):
         self.sets.currentTextChanged.connect(lambda t: t and self.activeSetChanged.emit(t))
         self.addWidget(self.sets)
         self.addSeparator()
-        fit = QAction("Fit", self, shortcut="F", triggered=self.fitRequested)
-        one = QAction("1:1", self, shortcut="1", triggered=self.oneToOneRequested)
-        self.addAction(fit)
-        self.addAction(one)
+        self.fit_action = QAction("Fit", self, shortcut="F", toolTip="fit the image to the panel (F)")
+        self.fit_action.triggered.connect(self.fitRequested.emit)  # a signal is not a callable slot
+        self.one_action = QAction("1:1", self, shortcut="1", toolTip="one image pixel per screen pixel (1)")
+        self.one_action.triggered.connect(self.oneToOneRequested.emit)
+        self.addAction(self.fit_action)
+        self.addAction(self.one_action)
+
+    def single_key_actions(self) -> list[QAction]:
+        """The actions bound to a bare letter or digit (G R E O S F 1)."""
+        return [*self.actions_by_name.values(), self.fit_action, self.one_action]
+
+    def scope_keys(self, *widgets: QWidget) -> None:
+        """Make the one-key shortcuts act only while the focus is inside one of ``widgets`` (the
+        canvas area, the sample list) — never while a prompt, note or filter is being typed."""
+        for act in self.single_key_actions():
+            act.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            for w in widgets:
+                w.addAction(act)
 
     def _opacity(self, label: str, value: float, attr: str) -> QSlider:
         self.addWidget(QLabel(f" {label} "))

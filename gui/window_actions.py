@@ -15,6 +15,21 @@ from masklens.gui.open_dialog import OpenDialog, file_actions, is_prediction_arg
 from masklens.gui.workers import error_message
 
 
+def recent_label(kind_name: str, argv: list[str]) -> str:
+    """A recent benchmark named by its folder and kind, e.g. "cgebench-val (CGEBench)": the file
+    names of one format are all alike (ann.json), their folders are not."""
+    try:
+        title = get_kind(kind_name).title or kind_name
+    except (ImportError, MasklensError):
+        title = kind_name
+    paths = [Path(a) for a in argv if not a.startswith("-")]
+    if not paths:
+        return title
+    first = paths[0]
+    folder = first.parent.name if first.suffix else first.name
+    return f"{folder or first.name} — {first.name} ({title})"
+
+
 class _SyncContext:
     def progress(self, done: int, total: int, text: str = "") -> None:
         pass
@@ -54,6 +69,22 @@ class WindowActions:
             return False
         return self.open_benchmark(dlg.kinds.currentData(), dlg.result_argv())
 
+    def _fill_demo_menu(self) -> None:
+        """File › Open demo: one entry per bundled demo benchmark kind."""
+        try:
+            from masklens.core.benchmarks.demo import demo_kinds
+        except ImportError:
+            self.demo_menu.addAction("(not installed)").setEnabled(False)
+            return
+        for name in demo_kinds():
+            try:
+                title = get_kind(name).title or name
+            except (ImportError, MasklensError):
+                continue
+            act = self.demo_menu.addAction(f"{title} ({name})")
+            act.setObjectName(f"open-demo-{name}")
+            act.triggered.connect(lambda _=False, k=name: self.open_demo(k))
+
     def open_demo(self, kind: str | None = None, *, sync: bool = False) -> bool:
         try:
             from masklens.core.benchmarks.demo import demo_kinds, demo_namespace
@@ -86,7 +117,8 @@ class WindowActions:
         return {a.dest: getattr(ns, a.dest) for a in file_actions(kind_parser(kind))
                 if is_prediction_arg(a) and getattr(ns, a.dest, None)}
 
-    def attach_predictions(self, namespace: argparse.Namespace, name: str, *, sync: bool = False) -> bool:
+    def attach_predictions(self, namespace: argparse.Namespace, name: str, *, sync: bool = False,
+                           argv: list[str] | None = None) -> bool:
         """Load and score a prediction set (a replay layer) named ``name``."""
         from masklens.gui import tasks
 
@@ -100,6 +132,8 @@ class WindowActions:
 
         def done(value: Any) -> None:
             if self.state.benchmark is bench:
+                if argv:  # remembered with the session (gui/compare_sets.py)
+                    self.state.set_argv[name] = list(argv)
                 self.state.add_predictions(name, *value)
                 self.message_bar.show_message(f"predictions '{name}' scored", "info")
 
@@ -139,12 +173,12 @@ class WindowActions:
         ns = with_predictions(self.state.namespace, values)
         first = next(iter(values.values()))
         label = name or Path(str(first[0] if isinstance(first, list) else first)).name
-        return self.attach_predictions(ns, label, sync=sync)
+        return self.attach_predictions(ns, label, sync=sync, argv=pred_argv)
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
         for r in self.settings.recent:
-            act = self.recent_menu.addAction(r.get("label", r.get("kind", "?")))
+            act = self.recent_menu.addAction(recent_label(r.get("kind", "?"), list(r.get("argv", []))))
             act.setToolTip(" ".join(r.get("argv", [])))
             act.triggered.connect(lambda _=False, r=r: self.open_benchmark(r["kind"], list(r["argv"])))
         if not self.settings.recent:
@@ -184,6 +218,9 @@ class WindowActions:
         if sample is None or kind is None:
             self.message_bar.show_message("open a benchmark first", "warning")
             return False
+        visual, note = None, ""
+        if getattr(self, "visual_tool", None) is not None:  # boxes/points drawn on the canvas
+            req, visual, note = self.visual_tool.for_run(req, req.model)
         try:
             from masklens.core.readout import make_typed_prompt
 
@@ -193,7 +230,16 @@ class WindowActions:
         except (MasklensError, KeyError) as exc:
             self.message_bar.show_message(f"cannot run {req.model}: {exc}", "error")
             return False
+        if (req.model in self.prompt_bar.weights_missing
+                and not self.settings.model_options.get(req.model, {}).get("weights")):
+            # known before any load: no ~10 s of hub retries to learn it again
+            self.message_bar.show_message(
+                f"{req.model}: its weights are not on this machine — choose them with Options… beside "
+                "the model box (a folder, a .pt file, or a Hugging Face id, fetched when online)", "error")
+            return False
         self.settings.add_history(req.text)
+        if note:
+            self.message_bar.show_message(note, "info")
         self.settings.model = req.model
         self.state.model = req.model
 
@@ -214,7 +260,7 @@ class WindowActions:
         options = dict(self.settings.model_options.get(req.model, {}))
         return self.start(f"run {req.model}", tasks.run_prompt, self.models, req.model, options, rgb, kind, sample,
                           req.text, req.role, req.level, image_key, dict(self.state.params),
-                          self.state.predictions(), serial, req.replaces, self.prediction_cache,
+                          self.state.predictions(), serial, req.replaces, self.prediction_cache, visual,
                           on_done=done, sync=sync)
 
     def open_model_options(self, model: str) -> bool:
@@ -286,6 +332,7 @@ class WindowActions:
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         self.jobs.cancel_all()
+        self.rescoring.runner.cancel_all()
         self.save_settings()
         if getattr(self, "_models", None) is not None:
             self._models.unload()

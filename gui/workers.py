@@ -56,7 +56,7 @@ class Job:
 def error_message(exc: BaseException) -> str:
     """The text shown in the window for a failed job."""
     if isinstance(exc, MasklensError):
-        return str(exc)
+        return exc.format(window=True)
     if isinstance(exc, (MemoryError,)):
         return "out of memory"
     return f"internal error: {type(exc).__name__}: {exc}"

@@ -17,6 +17,7 @@ from masklens.core.errors import DataFormatError
 from masklens.core.io import atomic_write_json, read_json
 from masklens.core.masks import Mask
 from masklens.core.paths import inside_root
+from masklens.core.prediction_check import check_foreign_fields, unmatched_message
 from masklens.core.schema import Benchmark, Instance, Prediction, PredictionSet, Prompt, Sample
 
 
@@ -156,6 +157,7 @@ def load_results(
     if not isinstance(data, list):
         raise DataFormatError("expected a JSON list of result records", path=p)
     keys = tuple(key_fields)
+    check_foreign_fields(p, data, keys)
     out: list[ResultRecord] = []
     for i, rec in enumerate(data):
         where = f"[{i}]"
@@ -170,7 +172,8 @@ def load_results(
         size = size_of(rec)
         if size is None:
             raise DataFormatError(
-                "points to no image or prompt of the benchmark", path=p, record=where, field=keys[0]
+                "points to no image or prompt of the benchmark", path=p, record=where, field=keys[0],
+                hint=unmatched_message(data, lambda r: all(k in r for k in keys) and size_of(r) is not None),
             )
         score = rec.get("score")
         if score is None and not score_required:

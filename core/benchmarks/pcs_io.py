@@ -15,6 +15,7 @@ from masklens.core.gc_pause import gc_paused
 from masklens.core.io import read_json
 from masklens.core.masks import Mask, resize_nearest, rle_counts_problems
 from masklens.core.paths import inside_root
+from masklens.core.prediction_check import check_foreign_fields
 from masklens.core.schema import Benchmark, GroundTruth, Instance, Prediction, PredictionSet
 
 
@@ -131,6 +132,7 @@ def read_results(
         data = data["annotations"]
     if not isinstance(data, list):
         return slow()
+    check_foreign_fields(p, data, ("image_id",))
     out: list[tuple[Any, Mask, float, Any]] = []
     counts_list: list[bytes] = []
     pixels: list[int] = []

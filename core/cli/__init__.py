@@ -108,6 +108,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MasklensError as exc:
         print(f"masklens: error: {exc}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as exc:  # a library of an extra that is not installed
+        from masklens.core.extras import from_import_error
+
+        missing = from_import_error(exc, f"masklens {args.command}")
+        if missing is None:
+            raise
+        print(f"masklens: error: {missing}", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # e.g. `masklens score … | head`: the reader went away
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -97,19 +97,21 @@ class _Bars:
 
 
 def run(args: argparse.Namespace) -> int:
+    from masklens.core.api import load_benchmark
     from masklens.core.cache import PredictionCache
     from masklens.core.cli.predict import check_device
     from masklens.core.evaluate import evaluate, subset
-    from masklens.core.models.registry import backend_info
+    from masklens.core.kind_args import kind_files
+    from masklens.core.models.registry import require_extra
 
     kind = get_kind(args.kind)
     specs = model_specs(args)
-    for spec in specs:  # unknown model names and absent devices fail before any work
-        backend_info(spec.name)
+    for spec in specs:  # unknown model names, missing extras and absent devices fail before any work
+        require_extra(spec.name)
     check_device(args.device)
     params = kind.resolve_params({p.name: getattr(args, p.name, None) for p in kind.params})
     ids = [x.strip() for x in (args.samples or "").split(",") if x.strip()]
-    benchmark = subset(kind.load_benchmark(args), samples=ids, groups=args.group)
+    benchmark = subset(load_benchmark(kind, **kind_files(kind, args)), samples=ids, groups=args.group)
     cache = None if args.no_cache else PredictionCache(args.cache_dir)
     bars = _Bars(args.quiet)
     t0 = time.perf_counter()

@@ -23,6 +23,7 @@ import numpy as np
 
 from masklens.core.cache import PredictionCache, PredictionKey, image_key
 from masklens.core.errors import Cancelled, DataFormatError
+from masklens.core.images import DECODER_VERSION
 from masklens.core.models.base import Segmenter, SegmentRequest, SegmentResult
 from masklens.core.schema import Benchmark, ImageRef, Instance, Prediction, PredictionSet, Prompt
 
@@ -36,24 +37,13 @@ CancelCheck = threading.Event | Callable[[], bool] | None
 MISSING_FLAG = "missing"
 
 
-def load_image(path: str | Path) -> np.ndarray:
-    """Read an image file as H×W×3 uint8 RGB; a missing or undecodable file -> DataFormatError."""
-    import cv2
+def load_image(path: str | Path, expected_size: tuple[int, int] | None = None) -> np.ndarray:
+    """Read an image file as H×W×3 uint8 RGB through the one decoder (:func:`masklens.core.images.read_image`:
+    EXIF orientation applied, alpha dropped, 16-bit → high byte); a missing or undecodable file -> DataFormatError.
+    ``expected_size`` is the (height, width) the benchmark records for it."""
+    from masklens.core.images import read_image
 
-    p = Path(path)
-    if not p.is_file():
-        raise DataFormatError("image file not found", path=p, hint="check --images / the benchmark's image root")
-    data = np.fromfile(str(p), dtype=np.uint8)
-    img = cv2.imdecode(data, cv2.IMREAD_UNCHANGED) if data.size else None
-    if img is None:
-        raise DataFormatError("cannot decode image (not a readable PNG/JPEG/...)", path=p)
-    if img.dtype != np.uint8:  # 16-bit PNGs etc.
-        img = cv2.normalize(img, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
-    if img.ndim == 2:
-        return cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
-    if img.shape[2] == 4:
-        return cv2.cvtColor(img, cv2.COLOR_BGRA2RGB)
-    return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+    return read_image(path, expected_size)
 
 
 def resolve_image_path(
@@ -103,6 +93,8 @@ class RunStats:
 @dataclass
 class _ImageJob:
     path: Path
+    #: the (height, width) the benchmark records for the image (the decoder's EXIF exception uses it)
+    size: tuple[int, int] | None = None
     prompts: list[Prompt] = field(default_factory=list)
 
 
@@ -116,8 +108,14 @@ def is_cancelled(cancel: CancelCheck) -> bool:
 
 
 def request_for(prompt: Prompt) -> SegmentRequest:
-    """The model request for a benchmark prompt (text and role)."""
-    return SegmentRequest(text=prompt.text, role=str(prompt.role))
+    """The model request for a prompt: text and role, and the boxes/points drawn with it (a
+    prompt's ``meta["boxes"]`` / ``meta["points"]``, image pixels; the GUI's visual prompts)."""
+    boxes, points = prompt.meta.get("boxes"), prompt.meta.get("points")
+    return SegmentRequest(
+        text=prompt.text, role=str(prompt.role),
+        boxes=[tuple(map(float, b)) for b in boxes] if boxes else None,
+        points=[(float(x), float(y), int(label)) for x, y, label in points] if points else None,
+    )
 
 
 def to_prediction(prompt_id: str, result: SegmentResult) -> Prediction:
@@ -193,7 +191,7 @@ def plan_images(
                     record=f"sample {sample.id}",
                 )
             path = resolve_image_path(ref, images_dir, sample=sample.id, source=source).resolve()
-            jobs.setdefault(path, _ImageJob(path)).prompts.append(prompt)
+            jobs.setdefault(path, _ImageJob(path, (ref.height, ref.width))).prompts.append(prompt)
     return list(jobs.values())
 
 
@@ -207,7 +205,7 @@ def run_benchmark(
     images_dir: str | Path | None = None,
     progress: Progress | None = None,
     cancel: CancelCheck = None,
-    image_loader: Callable[[Path], np.ndarray] = load_image,
+    image_loader: Callable[[Path], np.ndarray] | None = None,
     stats: RunStats | None = None,
 ) -> PredictionSet:
     """Answer every prompt of ``benchmark`` with ``segmenter``; returns a PredictionSet.
@@ -218,7 +216,8 @@ def run_benchmark(
     identity (:func:`checkpoint_identity`). ``cache=None`` disables caching.
     ``progress(done, total)`` is called after each image (and once at the start);
     it may raise :class:`Cancelled`/KeyboardInterrupt to stop. ``cancel`` is
-    checked before each image; when it fires, :class:`Cancelled` is raised.
+    checked before each image; when it fires, :class:`Cancelled` is raised. ``image_loader``
+    replaces :func:`load_image` (which also gets the size the benchmark records for the image).
     """
     t0 = time.perf_counter()
     if not getattr(segmenter, "cacheable", True):  # e.g. replay: already a file of answers
@@ -241,12 +240,12 @@ def run_benchmark(
         image: np.ndarray | None = None
         ikey = ""
         if cache is not None:
-            ikey = cache.file_image_key(job.path) or ""
+            ikey = _remembered_key(cache, job.path)
             if not ikey:
-                image = image_loader(job.path)
+                image = _load(image_loader, job)
                 stats.images_read += 1
                 ikey = image_key(image)
-                cache.remember_file_image_key(job.path, ikey)
+                cache.remember_file_image_key(job.path, f"{_DECODER_TAG}{ikey}")
         requests = [(prompt, request_for(prompt)) for prompt in job.prompts]
         keys: list[PredictionKey | None] = [
             PredictionKey.for_request(name, ckpt, ikey, req, params) if cache is not None else None
@@ -263,7 +262,7 @@ def run_benchmark(
                 todo.append((prompt, req, key))
         if todo:
             if image is None:
-                image = image_loader(job.path)
+                image = _load(image_loader, job)
                 stats.images_read += 1
             results = segmenter.segment_many(image, [r for _, r, _ in todo])
             stats.model_calls += 1
@@ -283,6 +282,20 @@ def run_benchmark(
             progress(done, total)
     stats.seconds = time.perf_counter() - t0
     return out
+
+
+#: prefix of a remembered file -> image key: a key remembered under another decoding policy
+#: (other pixels for EXIF-rotated or 16-bit files) is not reused
+_DECODER_TAG = f"d{DECODER_VERSION}:"
+
+
+def _remembered_key(cache: PredictionCache, path: Path) -> str:
+    remembered = cache.file_image_key(path) or ""
+    return remembered[len(_DECODER_TAG):] if remembered.startswith(_DECODER_TAG) else ""
+
+
+def _load(image_loader: Callable[[Path], np.ndarray] | None, job: _ImageJob) -> np.ndarray:
+    return load_image(job.path, job.size) if image_loader is None else image_loader(job.path)
 
 
 def _store(out: PredictionSet, prompt: Prompt, result: SegmentResult) -> None:

@@ -145,6 +145,10 @@ class MetaSam2Masker:
     name = "sam2-meta"
 
     def __init__(self, weights: ResolvedWeights, config: str | None, runtime: Runtime, backend: str) -> None:
+        from masklens.core.extras import EXTRA_MODULES, check
+
+        check(f"{backend}: the original SAM 2 checkpoint '{weights.path.name}'", EXTRA_MODULES["sam2"],
+              model=True)
         self.weights, self.runtime, self.backend = weights, runtime, backend
         self.config = config or META_CONFIGS.get(weights.path.stem)
         if self.config is None:
@@ -275,6 +279,7 @@ class DetectorSam2Segmenter(TorchSegmenter):
     DEFAULT_MAX_INSTANCES = 100
     OPTIONS = {"sam2_weights": DEFAULT_SAM2_WEIGHTS, "sam2_config": None, "nms_iou": None, "mask_threshold": 0.0}
     DETECTOR_LABEL = "detector"
+    WEIGHTS_WHAT = "detector weights"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -352,19 +357,22 @@ class DetectorSam2Segmenter(TorchSegmenter):
             scores = np.ones(len(boxes))
         else:
             raise ModelError(f"{self.info.name}: empty prompt", hint="give a text prompt, boxes or points")
-        boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+        prompts = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)  # SAM 2 gets these, unclipped
         scores = np.asarray(scores, dtype=np.float64).reshape(-1)
+        boxes = prompts.copy()
         boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, width)
         boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, height)
         # inclusive threshold; boxes with no area inside the image are not detections of it
         has_area = (boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])
         accepted = np.flatnonzero((scores >= self.score_threshold) & has_area)
-        boxes, scores = boxes[accepted], scores[accepted]
+        boxes, prompts, scores = boxes[accepted], prompts[accepted], scores[accepted]
         order = box_nms(boxes, scores, self.options["nms_iou"])
-        boxes, scores = boxes[order], scores[order]
+        boxes, prompts, scores = boxes[order], prompts[order], scores[order]
         masker = self.masker
+        # SAM 2 prompted with the detector's own boxes, as the reference pipelines do (a box clipped
+        # to the image is another prompt and gives another mask); NMS and provenance use the clipped
         result = self.finish(
-            lambda idx: masker.mask_logits(self, image, boxes[idx]),  # SAM 2 only on kept boxes
+            lambda idx: masker.mask_logits(self, image, prompts[idx]),  # SAM 2 only on kept boxes
             scores,
             image,
             mask_threshold=float(self.options["mask_threshold"]),

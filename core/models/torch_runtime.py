@@ -31,24 +31,16 @@ from masklens.core.models.weights import ResolvedWeights, load_hf_pair, resolve_
 
 
 def as_rgb_image(image: np.ndarray | str | Path) -> np.ndarray:
-    """An H×W×3 uint8 RGB array from an array or an image file; a clear ModelError otherwise."""
+    """An H×W×3 uint8 RGB array from an array or an image file (decoded by
+    :func:`masklens.core.images.read_image`); a clear ModelError otherwise."""
     if isinstance(image, (str, Path)):
-        path = Path(image)
-        if not path.is_file():
-            raise ModelError("image file not found", path=path, hint="check the images folder (--images)")
-        try:
-            from PIL import Image, UnidentifiedImageError
+        from masklens.core.errors import DataFormatError
+        from masklens.core.images import read_image
 
-            with Image.open(path) as im:
-                im.load()
-                array = np.asarray(im.convert("RGB"))
-        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
-            raise ModelError(
-                f"the image cannot be decoded ({type(exc).__name__}: {exc})",
-                path=path,
-                hint="re-export it as PNG or JPEG; the file may be truncated or not an image",
-            ) from exc
-        return array
+        try:
+            return read_image(image)  # the one decoder (EXIF applied, alpha dropped, 16-bit -> high byte)
+        except DataFormatError as exc:
+            raise ModelError(exc.detail, path=exc.path, hint=exc.hint) from exc
     array = np.asarray(image)
     if array.ndim == 2:
         array = np.repeat(array[:, :, None], 3, axis=2)
@@ -82,6 +74,8 @@ class TorchSegmenter(Segmenter):
     OPTIONS: dict[str, Any] = {}
     #: cap on instances per prompt (None: no cap); ``max_instances`` option overrides it
     DEFAULT_MAX_INSTANCES: int | None = None
+    #: what the main checkpoint is called in messages ("weights", "detector weights")
+    WEIGHTS_WHAT = "weights"
 
     def __init__(
         self,
@@ -125,10 +119,22 @@ class TorchSegmenter(Segmenter):
             isinstance(self.max_instances, bool) or not isinstance(self.max_instances, int) or self.max_instances < 1
         ):
             raise ModelError(f"{self.info.name}: max_instances must be a positive integer or None")
+        self._fail_fast_offline()  # before torch is imported: that alone takes seconds
         self.runtime = Runtime.create(device, dtype)
         self.encodings = EncodingCache(int(cache_bytes))
         self._loaded = False
         self._lock = threading.RLock()  # one call at a time: some stages keep per-image state
+
+    def _fail_fast_offline(self) -> None:
+        """In offline mode, a Hugging Face id (main weights or a ``*_weights`` option) that is not
+        in the cache fails now, with the error loading would give later."""
+        from masklens.core.models.weights import fail_fast_offline
+
+        fail_fast_offline(self.weights_spec, backend=self.info.name, what=self.WEIGHTS_WHAT)
+        for key, value in self.options.items():
+            if key.endswith("_weights") and isinstance(value, str):
+                what = "SAM 2 weights" if key == "sam2_weights" else key.replace("_", " ")
+                fail_fast_offline(value, backend=self.info.name, what=what)
 
     # ------------------------------------------------------------ to implement
     def _load(self) -> None:
@@ -276,8 +282,8 @@ class HfSegmenter(TorchSegmenter):
         return [self.weights] if self.weights is not None else []
 
     def _load(self) -> None:
+        self._resolve()  # a missing checkpoint fails before transformers is imported
         model_cls, processor_cls = self._hf_classes()
-        self._resolve()
         assert self.weights is not None
         self.processor, self.model = load_hf_pair(
             model_cls, processor_cls, self.weights, backend=self.info.name, device=self.runtime.device

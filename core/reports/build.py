@@ -13,6 +13,7 @@ from masklens.core.reports.compare import differences
 from masklens.core.reports.gallery import gallery
 from masklens.core.reports.html import render_html
 from masklens.core.reports.layout import Figure, Table, get_layout, paper_table
+from masklens.core.reports.plots import warm_up
 from masklens.core.reports.provenance import provenance
 from masklens.core.reports.reviews import review_section
 from masklens.core.reports.runs import ModelRun, ReportContext, score_runs
@@ -77,8 +78,9 @@ def build_report(
         title=opts.title or f"{kind.title or kind.name} report — {benchmark.name}",
         command=opts.command,
     )
-    step("layout", 0, 5)
+    step("tables", 0, STEPS)
     data = assemble(ctx, opts, step)
+    step("writing", 97, STEPS)
     html = render_html(data["html"])
     out = Path(out)
     with atomic_directory(out) as tmp:
@@ -86,8 +88,18 @@ def build_report(
         write_summary_csv(tmp / "summary.csv", ctx)
         write_samples_csv(tmp / "samples.csv", ctx)
         write_summary_json(tmp / "summary.json", data["json"])
-        step("writing", 5, 5)
+        step("writing", STEPS, STEPS)
     return out
+
+
+#: progress is reported on this scale: each stage owns a share that matches its usual cost
+STEPS = 100
+
+
+def _within(step: Callable[[str, int, int], None], stage: str, start: int, end: int
+            ) -> Callable[[int, int], None]:
+    """A ``(done, total)`` callback mapping a stage's own count onto [start, end] of STEPS."""
+    return lambda d, n: step(stage, start + (end - start) * d // max(n, 1), STEPS)
 
 
 def assemble(
@@ -104,14 +116,18 @@ def assemble(
             [(g, layout.headline_metrics(ctx)) for g in ctx.kind.groups],
             id="comparison",
         )
+    step("charts: loading the plotting library", 3, STEPS)
+    warm_up()  # seconds on a cold start: a step of its own, so the bar does not sit still
+    step("charts", 25, STEPS)
     figures: list[Figure] = layout.figures(ctx)
-    step("sweep", 1, 5)
-    sweep_data = sweep(ctx, layout) if opts.sweep else {}
+    step("sweep", 40, STEPS)
+    sweep_data = sweep(ctx, layout, _within(step, "sweep", 40, 48)) if opts.sweep else {}
+    step("sweep charts", 50, STEPS)
     sweep_figs = sweep_figures(sweep_data)
-    step("gallery", 2, 5)
+    step("gallery", 78, STEPS)
     gal = gallery(ctx, layout, per_kind=opts.gallery_per_kind, images_dir=opts.images_dir)
     diffs = differences(ctx, layout)
-    step("reviews", 3, 5)
+    step("reviews", 90, STEPS)
     reviews = review_section(ctx, layout)
     prov = provenance(ctx)
     notes = [(r.name, n) for r in ctx.runs for n in r.result.notes]
@@ -149,7 +165,7 @@ def assemble(
         "reviews": _reviews_json(reviews),
         "provenance": prov,
     }
-    step("render", 4, 5)
+    step("render", 94, STEPS)
     return {"html": html_ctx, "json": json_safe(doc)}
 
 

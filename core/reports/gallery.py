@@ -96,8 +96,12 @@ def _panel(
 
 
 def _load_image(ref: ImageRef | None, images_dir: str | Path | None, h: int, w: int) -> np.ndarray:
+    """The panel's image through the one decoder (:func:`masklens.core.images.read_image`), at the
+    ground truth's size; a blank canvas when it has no readable file."""
     import cv2
 
+    from masklens.core.errors import DataFormatError
+    from masklens.core.images import read_image
     from masklens.core.paths import candidates_under
 
     candidates = []
@@ -107,12 +111,13 @@ def _load_image(ref: ImageRef | None, images_dir: str | Path | None, h: int, w: 
             candidates += candidates_under(images_dir, [Path(ref.path).name])
     for c in candidates:
         if c.is_file():
-            img = cv2.imread(str(c), cv2.IMREAD_COLOR)
-            if img is not None:
-                img = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
-                if img.shape[:2] != (h, w):
-                    img = cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA)
-                return img
+            try:
+                img = read_image(c, (ref.height, ref.width) if ref is not None else None)
+            except DataFormatError:
+                continue
+            if img.shape[:2] != (h, w):
+                img = cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA)
+            return img
     return np.full((h, w, 3), 235, np.uint8)  # blank canvas
 
 

@@ -24,6 +24,13 @@ def _new(width: float = 6.4, height: float = 3.4):  # -> (Figure, Axes)
     return fig, ax
 
 
+def warm_up() -> None:
+    """Import matplotlib and render one empty figure (the font cache: seconds on a cold start),
+    so that a caller can report it as a step of its own."""
+    fig, _ax = _new(1.0, 1.0)
+    _png(fig)
+
+
 def _png(fig) -> bytes:
     buf = io.BytesIO()
     fig.tight_layout()

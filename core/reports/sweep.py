@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from masklens.core.reports.layout import Figure, KindLayout
@@ -9,8 +10,11 @@ from masklens.core.reports.plots import lines
 from masklens.core.reports.runs import ReportContext
 
 
-def sweep(ctx: ReportContext, layout: KindLayout) -> dict[str, Any]:
+def sweep(ctx: ReportContext, layout: KindLayout,
+          progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """{param: {"values": [...], "group": g, "series": {model: {metric: [...]}}}}.
+
+    ``progress(done, total)`` is called after each point (a point = one model at one value).
 
     Each point is the kind's readouts and summary (what ``scorer.rescore`` derives, less its
     notes and extras) with one parameter moved and the others at the report's values; no mask is
@@ -20,12 +24,18 @@ def sweep(ctx: ReportContext, layout: KindLayout) -> dict[str, Any]:
     metrics = layout.headline_metrics(ctx)
     specs = {p.name: p for p in ctx.kind.params}
     out: dict[str, Any] = {}
+    grids = {}
+    for name in layout.sweep_params:
+        spec = specs.get(name)
+        if spec is not None:
+            grid = set(layout.sweep_values) | {float(ctx.params.get(name, spec.default))}
+            grids[name] = sorted(v for v in grid if spec.minimum <= v <= spec.maximum)
+    total, done = sum(len(v) for v in grids.values()) * len(ctx.runs), 0
     for name in layout.sweep_params:
         spec = specs.get(name)
         if spec is None:
             continue
-        grid = set(layout.sweep_values) | {float(ctx.params.get(name, spec.default))}
-        values = sorted(v for v in grid if spec.minimum <= v <= spec.maximum)
+        values = grids[name]
         series: dict[str, dict[str, list[Any]]] = {}
         for run in ctx.runs:
             per_metric: dict[str, list[Any]] = {m: [] for m in metrics}
@@ -35,6 +45,9 @@ def sweep(ctx: ReportContext, layout: KindLayout) -> dict[str, Any]:
                                              run.scorer.readouts(p), p).get(group, {})
                 for m in metrics:
                     per_metric[m].append(summary.get(m))
+                done += 1
+                if progress is not None:
+                    progress(done, total)
             series[run.name] = per_metric
         out[name] = {
             "symbol": spec.symbol or name,

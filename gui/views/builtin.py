@@ -89,7 +89,14 @@ class R2smView(SampleView):
                 + (" · WRONG TYPE" if q["wrong_type"] else ""))
 
     def gts_for(self, sample: Sample, prompt: Prompt) -> list[str]:
+        """The requested mask, then the other mask type of the same object (the query's own
+        ``other_gt``; a prompt without one falls back to the ground truth its role implies)."""
         keys = super().gts_for(sample, prompt)
+        own = prompt.meta.get("other_gt") if isinstance(prompt.meta, Mapping) else None
+        if own in sample.gts:
+            if own not in keys:
+                keys.append(own)
+            return keys
         other = {Role.MODAL: Role.AMODAL, Role.AMODAL: Role.MODAL}.get(prompt.role)
         if other is not None:
             gt = implied_gt(sample, other, image=prompt.image)

@@ -138,11 +138,10 @@ def masklens_first(kind: str, files: list[Path], pred: Path, params: dict[str, f
     api = _api()
     if api is not None:
         scorer = api.Scorer(kind, **_files(kind, files, pred))
-    else:
+    else:  # a checkout without the API: the kind's own loaders (keyword arguments)
         k = get_kind(kind)
-        args = argparse.Namespace(**_files(kind, files, pred), images=None)
-        bench = k.load_benchmark(args)
-        scorer = Scorer(k, bench, k.load_predictions(args, bench))
+        bench = k.load_benchmark(**_files(kind, files, pred))
+        scorer = Scorer(k, bench, k.load_predictions(bench, **_files(kind, files, pred)))
     scorer.last = scorer.rescore(params)  # type: ignore[attr-defined]
     return scorer
 
@@ -157,9 +156,8 @@ def masklens_pcs_load(gts: list[Path], pred: Path):
         bench = api.load_benchmark("pcs", **_files("pcs", gts, pred))
         return bench, api.load_predictions("pcs", bench, **_files("pcs", gts, pred))
     kind = get_kind("pcs")
-    args = argparse.Namespace(**_files("pcs", gts, pred), images=None)
-    bench = kind.load_benchmark(args)
-    return bench, kind.load_predictions(args, bench)
+    bench = kind.load_benchmark(**_files("pcs", gts, pred))
+    return bench, kind.load_predictions(bench, **_files("pcs", gts, pred))
 
 
 def masklens_cafe(ann: Path, pred: Path) -> Scorer:

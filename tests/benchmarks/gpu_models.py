@@ -16,7 +16,13 @@ offline) or from paths given by flags or environment variables:
     MASKLENS_BENCH_OPTIONS_GROUNDED_SAM2='{"sam2_weights": "/models/sam2"}'
 
 A backend whose weights are absent is reported as skipped, with the reason. On
-a machine without CUDA the script says so and exits 0. ``--device cpu`` runs the
+a machine without CUDA the script says so and exits 0.
+
+Golden outputs (tests/benchmarks/golden_outputs.py): on CUDA the script also records each
+backend's masks (RLE) and scores on the demo images and a few generated photographs into
+``--golden-dir`` (default tests/benchmarks/golden): the first run writes ``real_models.json``,
+later runs write ``real_models.latest.json``, print the differences and exit 1 if there are any.
+On the CPU nothing is recorded unless ``--golden-dir`` is given. ``--device cpu`` runs the
 same measurements on the CPU (to check the script itself, e.g. with tiny
 checkpoints; those numbers are not GPU numbers and are labelled as such).
 """
@@ -29,9 +35,13 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+if str(Path(__file__).resolve().parent) not in sys.path:  # golden_outputs sits beside this script
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 DEFAULT_BACKENDS = ("sam3", "grounded-sam2", "owlv2-sam2", "clipseg")
 #: input resolution each backend's processor works at (SAM 3: 1008 px; SAM 2 and the rest: 1024 px)
@@ -111,7 +121,9 @@ class Clock:
         return time.perf_counter()
 
 
-def bench_backend(name: str, args: argparse.Namespace, torch: Any) -> dict[str, Any]:
+def bench_backend(
+    name: str, args: argparse.Namespace, torch: Any, golden: dict[str, np.ndarray] | None = None
+) -> dict[str, Any]:
     from masklens.core.errors import MasklensError
     from masklens.core.models.base import SegmentRequest
     from masklens.core.models.registry import create_segmenter
@@ -148,6 +160,10 @@ def bench_backend(name: str, args: argparse.Namespace, torch: Any) -> dict[str, 
                 further.append((clock.now() - t) * 1000)
             row[f"further_{label}_ms"] = further
             row[f"instances_{label}"] = len(first.masks)
+        if golden is not None:  # recorded apart from the timings: kept out of the rows written by --out
+            from golden_outputs import record
+
+            row["_golden"] = record(seg, golden)
         row["checkpoint"] = seg.provenance().get("checkpoint")
         row["dtype"] = seg.provenance().get("dtype")
         if cuda:
@@ -208,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prompts", type=int, default=8, help="prompts per image (first + further)")
     p.add_argument("--device", default="cuda", help="cuda (default), cuda:N, or cpu to check the script")
     p.add_argument("--out", default=None, help="also write the rows as JSON")
+    p.add_argument("--golden-dir", default=None,
+                   help="record golden outputs here (default on CUDA: tests/benchmarks/golden; on the CPU: none)")
     args = p.parse_args(argv)
     try:
         import torch
@@ -224,13 +242,57 @@ def main(argv: list[str] | None = None) -> int:
     else:
         header = (f"model benchmark on the CPU (torch {torch.__version__}) - checks the script; "
                   "these are NOT GPU numbers")
-    rows = [bench_backend(n.strip(), args, torch) for n in args.backends.split(",") if n.strip()]
+    golden_dir = args.golden_dir
+    if golden_dir is None and args.device.startswith("cuda"):
+        from golden_outputs import GOLDEN_DIR
+
+        golden_dir = str(GOLDEN_DIR)
+    images = None
+    if golden_dir is not None:
+        from golden_outputs import golden_images
+
+        images = golden_images()
+    rows = [bench_backend(n.strip(), args, torch, images) for n in args.backends.split(",") if n.strip()]
+    recorded = {r["backend"]: r.pop("_golden") for r in rows if "_golden" in r}
     print(report(rows, header))
     if args.out:
         from masklens.core.io import atomic_write_json
 
         atomic_write_json(args.out, {"header": header, "rows": rows})
-    return 1 if any(r["status"].startswith("error") for r in rows) else 0
+    failed = any(r["status"].startswith("error") for r in rows)
+    if golden_dir is not None and images is not None:
+        failed |= write_golden(Path(golden_dir), header, images, recorded)
+    return 1 if failed else 0
+
+
+def write_golden(folder: Path, header: str, images: dict[str, np.ndarray], recorded: dict[str, Any]) -> bool:
+    """Write the golden file (first run) or the latest one and print its differences; True when a
+    backend recorded in both differs."""
+    from golden_outputs import PROMPTS, compare_files
+
+    from masklens.core.io import atomic_write_json
+
+    data = {"header": header, "images": list(images), "prompts": list(PROMPTS), "backends": recorded}
+    golden = folder / "real_models.json"
+    if not recorded:
+        print("\ngolden outputs: no backend ran (no weights present); nothing recorded")
+        return False
+    folder.mkdir(parents=True, exist_ok=True)
+    if not golden.is_file():
+        atomic_write_json(golden, data)
+        print(f"\ngolden outputs of {', '.join(recorded)} written to {golden} (commit it; later runs compare)")
+        return False
+    latest = folder / "real_models.latest.json"
+    atomic_write_json(latest, data)
+    diffs = compare_files(json.loads(golden.read_text()), data)
+    print(f"\ngolden outputs: {latest} vs {golden}")
+    for name, lines in diffs.items():
+        print(f"  {name}: " + ("same within tolerance" if not lines else f"{len(lines)} difference(s)"))
+        for line in lines[:20]:
+            print(f"    {line}")
+    for name in sorted(set(recorded) - set(diffs)):
+        print(f"  {name}: not in the golden file (no golden outputs to compare with)")
+    return any(diffs.values())
 
 
 if __name__ == "__main__":

@@ -167,3 +167,16 @@ def test_score_out_is_a_folder(tmp_path, capsys):
     (tmp_path / "dir").mkdir()
     rc = main(["score", "r2sm", *demo_argv("r2sm"), "--out", str(tmp_path / "dir")])
     assert rc != 0 and "dir" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ predictions of another benchmark
+@pytest.mark.parametrize(("kind", "other", "needles"), [
+    ("cafe", "cgebench", ("CGEBench predictions", "'level'")),  # image ids coincide: caught by its fields
+    ("cafe", "r2sm", ("R2SM predictions", "'query_id'")),
+    ("pcs", "cgebench", ("CGEBench predictions", "'level'")),
+    ("pcs", "cafe", ("21 of 41 records point to no image or prompt", "another benchmark")),
+])
+def test_predictions_of_another_benchmark_are_refused(kind, other, needles, tmp_path, capsys):
+    pred = DEMO_DIR / other / "pred_demo.json"
+    _fails(capsys, ["score", kind, *_gt(kind), "--pred", str(pred)], tmp_path / "o.json",
+           "pred_demo.json", *needles)

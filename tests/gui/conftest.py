@@ -32,7 +32,8 @@ def window(qtbot):
     w.show()
     yield w
     w.jobs.cancel_all()
-    qtbot.waitUntil(lambda: not w.jobs.busy, timeout=10000)
+    w.rescoring.runner.cancel_all()
+    qtbot.waitUntil(lambda: not w.jobs.busy and not w.rescoring.runner.busy, timeout=10000)
 
 
 @pytest.fixture
@@ -41,3 +42,30 @@ def toy_window(window, toy, qtbot):
     assert window.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])])
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=10000)
     return window
+
+
+@pytest.fixture
+def no_internal_errors(monkeypatch):
+    """Fail the test on an exception escaping a slot (sys.excepthook), on a Qt critical/fatal
+    message, and on any "internal error" or traceback a window showed in its message bar."""
+    import sys
+
+    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+    from PySide6.QtWidgets import QApplication
+
+    from masklens.gui.main_window import MainWindow
+
+    seen: list[str] = []
+    monkeypatch.setattr(sys, "excepthook", lambda t, v, tb: seen.append(f"{t.__name__}: {v}"))
+
+    def handler(mode, _context, message):  # noqa: ANN001 - Qt callback
+        if mode in (QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg) or "internal error" in message:
+            seen.append(message)
+
+    previous = qInstallMessageHandler(handler)
+    yield seen
+    qInstallMessageHandler(previous)
+    for w in QApplication.topLevelWidgets():
+        if isinstance(w, MainWindow):
+            seen += [t for _, t in w.message_bar.history if "internal error" in t or "Traceback" in t]
+    assert not seen, seen

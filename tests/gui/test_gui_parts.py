@@ -100,7 +100,9 @@ def test_open_dialog_builds_the_form_from_the_kind_arguments(qtbot, toy):
     qtbot.addWidget(dlg)
     assert [f.action.dest for f in dlg.fields] == ["ann", "pred", "images"]
     labels = [dlg.form.labelForField(f.widget).text() for f in dlg.fields]
-    assert labels == ["--ann *", "--pred", "--images"]  # predictions are optional in the GUI
+    # in words, not CLI flags; predictions are optional in the GUI
+    assert labels == ["Annotations (required)", "Predictions", "Images folder"]
+    assert dlg.error.text() == ""  # no complaint before anything is typed
     dlg.set_value("ann", str(toy["ann"]))
     assert dlg.result_argv() == ["--ann", str(toy["ann"])]
     ns = parse_kind_args(toykind.KIND, dlg.result_argv())

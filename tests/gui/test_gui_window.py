@@ -121,7 +121,9 @@ def test_filters_and_next_failure(toy_window, qtbot):
     assert w.browser.proxy.rowCount() == 3  # s1, s3, s5
     assert w.browser.set_expression("positive.best_iou < 0.5")  # the positive prompt's failures
     w.readout_panel.sliders.set_value("score_threshold", 0.6)  # now s4 (0.55) and s5 (0.45) fail
-    assert w.browser.proxy.rowCount() == 2
+    # two match; the sample shown (s0) stays listed, marked as outside the filter, until one moves
+    assert w.browser.count.text() == "2 / 6" and w.browser.current_outside()
+    assert w.browser.proxy.rowCount() == 3
     w.state.set_index(0)
     qtbot.keyClick(w, Qt.Key.Key_F3)
     assert w.state.index == 4

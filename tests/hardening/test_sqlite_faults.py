@@ -15,7 +15,7 @@ from masklens.core.cli import main
 from masklens.core.errors import MasklensError
 from masklens.core.masks import Mask
 from masklens.core.models.base import SegmentResult
-from masklens.core.review import ReviewStore
+from masklens.core.review import SCHEMA_VERSION, ReviewStore
 
 from .conftest import fill
 
@@ -140,7 +140,7 @@ def test_check_a_sound_store(tmp_path, capsys):
     db = tmp_path / "r.sqlite"
     _store_with(db, 7)
     assert main(["review", "check", str(db)]) == 0
-    assert capsys.readouterr().out.strip() == f"{db}: ok (schema version 2, 7 verdict rows)"
+    assert capsys.readouterr().out.strip() == f"{db}: ok (schema version {SCHEMA_VERSION}, 7 verdict rows)"
 
 
 def test_report_reviews_with_a_damaged_or_empty_store(tmp_path, capsys):

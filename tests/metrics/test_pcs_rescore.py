@@ -114,7 +114,6 @@ def test_kind_records_and_summary_equal_per_sample_path(tmp_path) -> None:
     """Through the kind, 3 annotator files with non-exhaustive entries: the vectorised
     records equal ``sample_readout`` and the summary equals a stack of the exhaustive
     entries alone, at several thresholds in a row."""
-    import argparse
     import json
     import sys
     from pathlib import Path
@@ -131,9 +130,8 @@ def test_kind_records_and_summary_equal_per_sample_path(tmp_path) -> None:
         Path(gts[-1]).write_text(json.dumps(f))
     (tmp_path / "pred.json").write_text(json.dumps(preds))
     kind = get_kind("pcs")
-    args = argparse.Namespace(gt=gts, pred=str(tmp_path / "pred.json"), images=None)
-    bench = kind.load_benchmark(args)
-    scorer = Scorer(kind, bench, kind.load_predictions(args, bench))
+    bench = kind.load_benchmark(gt=gts)
+    scorer = Scorer(kind, bench, kind.load_predictions(bench, pred=str(tmp_path / "pred.json")))
     exhaustive = EntryStack.build([o.table for o in scorer.overlaps if o.exhaustive])
     assert 0 < exhaustive.n < len(scorer.overlaps)
     for t in (0.5, 0.0, 0.37, 0.9, 1.0, 0.5):

@@ -41,3 +41,25 @@ def rgb_image() -> np.ndarray:
     image = np.full((48, 64, 3), 128, np.uint8)
     image[10:30, 20:44] = (220, 30, 30)
     return image
+
+
+#: demo images the differential tests run on (with the generated photographs of photos.py)
+DEMO_IMAGES = ("cafe/images/0001.png", "r2sm/images/0002.png")
+
+
+@pytest.fixture(scope="session")
+def photo_cases(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """photos.write_cases: an EXIF-6 JPEG, odd sizes, grey 8/16-bit, 16-bit colour, palette, RGBA."""
+    from photos import write_cases
+
+    return write_cases(tmp_path_factory.mktemp("photos"))
+
+
+@pytest.fixture(scope="session")
+def reference_images(photo_cases) -> list[Path]:
+    """Images for the differential tests against the reference pipelines: two demo images and the
+    generated photographs on which transformers' ``load_image`` and masklens' decoder agree (all but
+    16-bit grey, see docs/images.md)."""
+    demo = Path(__file__).resolve().parents[2] / "resources" / "demo"
+    picked = ("exif6.jpg", "plain.jpg", "grey.png", "palette.png", "rgba.png", "rgb16.png")
+    return [demo / p for p in DEMO_IMAGES] + [photo_cases[name].path for name in picked]

@@ -18,7 +18,7 @@ def state(tmp_path, monkeypatch):
     kind = install()
     install_backend()
     files = write_fixture(tmp_path)
-    bench = kind.load_benchmark(type("A", (), {"ann": str(files["ann"])})())
+    bench = kind.load_benchmark(ann=str(files["ann"]))
     st = AppState()
     st.set_benchmark(kind, bench, None)
     st.model = "bright"
@@ -86,6 +86,25 @@ def test_report_dialog_never_defaults_into_the_package():
     from masklens.gui.report_dialog import default_report_dir
     from masklens.resources import DEMO_DIR
 
-    bench = get_kind("cafe").load_benchmark(demo_namespace("cafe"))
+    bench = get_kind("cafe").load_benchmark(**vars(demo_namespace("cafe")))
     d = default_report_dir(bench)
     assert not d.resolve().is_relative_to(DEMO_DIR.resolve().parent)
+
+
+def test_report_progress_moves_with_the_work(state, tmp_path):
+    """Issue 8: no more sitting at 0 % "layout" — many steps, in order, each stage named."""
+    from masklens.core.reports import ReportOptions, build_report
+    from masklens.core.reports.runs import ModelRun, run_provenance
+
+    name = next(iter(state.scorers))
+    run = ModelRun(name, state.prediction_sets[name], state.scorers[name],
+                   state.scorers[name].rescore(state.params), run_provenance(state.prediction_sets[name]))
+    seen = []
+    build_report(state.kind, state.benchmark, [run], tmp_path / "r", params=state.params,
+                 options=ReportOptions(sweep=True), progress=lambda st, d, n: seen.append((st, d, n)))
+    done = [d for _, d, _ in seen]
+    assert done == sorted(done) and done[0] == 0 and done[-1] == seen[-1][2] == 100
+    assert len(set(done)) >= 10  # the bar moves through the work, not in five jumps
+    stages = [st for st, _, _ in seen]
+    assert {"charts", "sweep", "gallery", "writing"} <= set(stages)
+    assert "layout" not in stages

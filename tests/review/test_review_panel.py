@@ -23,7 +23,7 @@ def panel(qtbot, tmp_path):
 def test_shortcut_records_and_commits(panel, qtbot):
     p, store, tmp_path = panel
     acts = {a.shortcut().toString(): a for a in p.shortcut_actions()}
-    assert set(acts) == {vt.shortcut for vt in VERDICT_TYPES.values()} | {"N"}
+    assert set(acts) == {vt.shortcut for vt in VERDICT_TYPES.values()} | {"N", "Ctrl+Z"}
     p.note.setText("<b>mask bleeds</b>")
     with qtbot.waitSignal(p.verdictRecorded, timeout=2000) as sig:
         acts["M"].trigger()

@@ -1,0 +1,238 @@
+"""Every QAction and QShortcut the window registers, triggered as a user would and checked.
+
+The actions are enumerated from the window (menus, the window's own actions, the toolbar, every
+widget's shortcut actions, QShortcut objects), so an action added without an entry in ``TABLE``
+fails the test. An action with a shortcut is triggered by a real key event for each of its key
+sequences (the focus on the canvas, where a user's hands are); one without is triggered as its
+menu entry is. No exception may escape and no "internal error" may be shown (``no_internal_errors``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import QDialog, QWidget
+from test_gui_defects import canvas, focus, open_demo, type_filter
+
+pytest.importorskip("masklens.core.benchmarks.demo")
+
+
+def name_of(action: QAction) -> str:
+    return action.text().replace("&", "")
+
+
+def registered_actions(w) -> list[QAction]:
+    """The window's actions: menu leaves, its own, the toolbar's, shortcut-bearing ones of widgets."""
+    out: list[QAction] = []
+
+    def add(a: QAction) -> None:
+        if a.isSeparator() or a in out or a.menu() is not None:
+            return
+        if type(a) is not QAction:  # QWidgetAction: the toolbar's combo and sliders (widgets, not actions)
+            return
+        out.append(a)
+
+    def walk(actions: list[QAction]) -> None:
+        for a in actions:
+            if a.menu() is not None:
+                walk(a.menu().actions())
+            else:
+                add(a)
+
+    walk(w.menuBar().actions())
+    for a in w.actions():
+        add(a)
+    for a in w.view_toolbar.actions():
+        add(a)
+    for widget in w.findChildren(QWidget):
+        for a in widget.actions():
+            if not a.shortcut().isEmpty():
+                add(a)
+    return out
+
+
+@dataclass
+class Entry:
+    """How to prepare, and what must hold after the action ran (``before`` → ``check``)."""
+
+    check: Callable[[Any, Any], None]  # (window, what before returned)
+    before: Callable[[Any], Any] = lambda w: None
+
+
+class Seen:
+    """Modal dialogs opened by actions are recorded and answered with Cancel."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.dialogs: list[QDialog] = []
+
+        def exec_(dlg) -> int:
+            self.dialogs.append(dlg)
+            return QDialog.DialogCode.Rejected
+
+        from masklens.gui.colours_dialog import ColoursDialog
+        from masklens.gui.open_dialog import OpenDialog
+
+        monkeypatch.setattr(OpenDialog, "exec", exec_)
+        monkeypatch.setattr(ColoursDialog, "exec", exec_)
+
+
+def _dialog_shown(cls_path: str, **attrs):
+    def check(w, _before):
+        seen: Seen = w._seen
+        mod, _, cls = cls_path.rpartition(".")
+        import importlib
+
+        klass = getattr(importlib.import_module(mod), cls)
+        found = [d for d in seen.dialogs if isinstance(d, klass)] + w.findChildren(klass)
+        assert found, f"no {cls} shown"
+        for k, v in attrs.items():
+            assert getattr(found[-1], k) == v
+        for d in w.findChildren(klass):
+            d.close()
+            d.deleteLater()
+        seen.dialogs.clear()
+
+    return check
+
+
+def _index_moved(delta: int):
+    return Entry(before=lambda w: w.state.index,
+                 check=lambda w, i: (w.state.index == i + delta) or pytest.fail(f"{w.state.index} != {i}+{delta}"))
+
+
+def _toggled(name: str, layer: str | None):
+    def before(w):
+        return w.view_toolbar.actions_by_name[name].isChecked()
+
+    def check(w, was):
+        act = w.view_toolbar.actions_by_name[name]
+        assert act.isChecked() != was
+        if layer is not None:
+            assert (layer in canvas(w).layer_names()) == act.isChecked() or name == "outlines"
+        act.setChecked(was)  # back, for the next entries
+
+    return Entry(check, before)
+
+
+def _fit(w, _):
+    c = canvas(w)
+    c.fit()
+    fitted = c.scale_factor()
+    c.zoom(2.0)
+    return fitted
+
+
+def _dock_toggled(title: str):
+    def before(w):
+        dock = next(d for d in w.findChildren(type(w.browser_dock)) if d.windowTitle() == title)
+        return dock, dock.isVisible()
+
+    def check(w, got):
+        dock, was = got
+        assert dock.isVisible() != was
+        dock.setVisible(was)
+
+    return Entry(check, before)
+
+
+def _verdict(key: str):
+    def check(w, _):
+        from masklens.core.review import benchmark_key
+
+        sid = w.state.sample.id
+        mine = w.state.review_store.sample_verdicts(benchmark_key(w.state.benchmark)).get(sid, [])
+        assert any(v.verdict == key for v in mine), (key, mine)
+
+    return Entry(check)
+
+
+def _next_unreviewed(w, before):
+    from masklens.core.review import benchmark_key
+
+    done = w.state.review_store.sample_verdicts(benchmark_key(w.state.benchmark))
+    assert w.state.sample.id not in done and w.state.index != before
+
+
+def table(w) -> dict[str, Entry]:
+    from masklens.core.benchmarks.demo import demo_kinds
+    from masklens.core.review import VERDICT_TYPES
+    from masklens.core.scoring import get_kind
+
+    t: dict[str, Entry] = {
+        "Open benchmark…": Entry(_dialog_shown("masklens.gui.open_dialog.OpenDialog", predictions_only=False)),
+        "Open predictions…": Entry(_dialog_shown("masklens.gui.open_dialog.OpenDialog", predictions_only=True)),
+        "Export report…": Entry(_dialog_shown("masklens.gui.report_dialog.ReportDialog")),
+        "Run benchmark…": Entry(_dialog_shown("masklens.gui.evaluate_dialog.EvaluateDialog")),
+        "Colours…": Entry(_dialog_shown("masklens.gui.colours_dialog.ColoursDialog")),
+        "Next sample": _index_moved(+1),
+        "Previous sample": _index_moved(-1),
+        "Next failure (match of the current filter)": Entry(
+            before=lambda w: (type_filter(w, w._qtbot, "group != " + str(w.state.sample.group)), w.state.index)[1],
+            check=lambda w, i: (w.state.index != i and w.browser.proxy.matches(w.state.index))
+            or pytest.fail("F3 did not jump to a match")),
+        "Ground truth": _toggled("gt", "gt"),
+        "Prediction": _toggled("pred", "pred"),
+        "TP/FP/FN": _toggled("error", "error"),
+        "Outlines": _toggled("outlines", None),
+        "Scores": _toggled("scores", None),
+        "Fit": Entry(before=lambda w: _fit(w, None),
+                     check=lambda w, f: canvas(w).scale_factor() == pytest.approx(f, rel=0.01) or pytest.fail("no fit")),
+        "1:1": Entry(check=lambda w, _: canvas(w).scale_factor() == pytest.approx(1.0) or pytest.fail("not 1:1")),
+        "Samples": _dock_toggled("Samples"),
+        "Readout": _dock_toggled("Readout"),
+        "Typed prompts": _dock_toggled("Typed prompts"),
+        "Review": _dock_toggled("Review"),
+        "Next unreviewed sample": Entry(before=lambda w: w.state.index, check=_next_unreviewed),
+    }
+    for k in demo_kinds():
+        t[f"{get_kind(k).title or k} ({k})"] = Entry(
+            check=lambda w, _, k=k: (w._qtbot.waitUntil(lambda: w.state.kind.name == k and not w.jobs.busy,
+                                                        timeout=20000)))
+    for vt in VERDICT_TYPES.values():
+        t[f"Verdict: {vt.label}"] = _verdict(vt.key)
+    # the recent entry of the benchmark opened by the test, and Quit (last: it closes the window)
+    t["Quit"] = Entry(check=lambda w, _: (not w.isVisible()) or pytest.fail("still open"))
+    return t
+
+
+def test_every_action_and_shortcut_is_triggered_and_checked(window, qtbot, monkeypatch, no_internal_errors):
+    w = window
+    w._qtbot, w._seen = qtbot, Seen(monkeypatch)
+    open_demo(w, qtbot, "cafe")
+    assert w.findChildren(QShortcut) == [], "a QShortcut needs an entry in this test's table"
+    actions = registered_actions(w)
+    entries = table(w)
+    names = [name_of(a) for a in actions]
+    missing = [n for n in names if n not in entries]
+    assert not missing, f"actions without a test entry: {missing}"
+    ran = []
+    for a in sorted(actions, key=lambda a: name_of(a) == "Quit"):  # Quit last
+        entry = entries[name_of(a)]
+        if w.state.kind is None or w.state.kind.name != "cafe":
+            open_demo(w, qtbot, "cafe")
+        for seq in a.shortcuts() or [None]:  # every key sequence of the action, each checked
+            w.state.set_index(1)
+            got = entry.before(w)
+            if seq is None:
+                a.trigger()  # as its menu entry does
+            else:
+                focus(w, qtbot, canvas(w))
+                qtbot.keyClick(canvas(w), seq[0].key(), seq[0].keyboardModifiers())
+            entry.check(w, got)
+            ran.append((name_of(a), seq.toString() if seq is not None else "menu"))
+    assert not w.isVisible()  # Quit ran last
+    assert len(set(names)) >= 30 and ("Next sample", "Alt+Right") in ran and ("Next sample", "PgDown") in ran
+
+
+def test_key_sequences_are_unique(window):
+    """Two actions on one key would make Qt fire neither ("ambiguous shortcut")."""
+    seen: dict[str, str] = {}
+    for a in registered_actions(window):
+        for s in a.shortcuts():
+            text = s.toString(QKeySequence.SequenceFormat.PortableText)
+            assert text not in seen, f"{text}: {seen[text]} and {name_of(a)}"
+            seen[text] = name_of(a)
