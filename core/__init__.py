@@ -28,13 +28,14 @@ if TYPE_CHECKING:
         score,
         segmenter,
     )
+    from masklens.core.interop.export import export  # noqa: F401
 
 _API = frozenset({
     "Benchmark", "PredictionSet", "ScoreResult", "Scorer", "get_kind", "kind_names", "load_benchmark",
     "load_predictions", "model_names", "predict", "score", "segmenter",
 })
 
-__all__ = sorted(_API | {"__version__"})
+__all__ = sorted(_API | {"__version__", "export"})
 
 
 def _version() -> str:
@@ -48,7 +49,9 @@ def _version() -> str:
 
 
 def __getattr__(name: str) -> Any:  # PEP 562: the API is imported on first use, not with the package
-    if name in _API:
+    if name == "export":
+        from masklens.core.interop.export import export as value
+    elif name in _API:
         from masklens.core import api
 
         value = getattr(api, name)

@@ -65,14 +65,21 @@ def load_benchmark(kind: KindLike, **files: Any) -> Benchmark:
     Prediction keywords (``pred=``) are accepted and ignored, so one dict can serve both loaders."""
     k = get_kind(kind)
     check_files(k, files, predictions=False)
-    return k.load_benchmark(**kind_files(k, files))
+    return k.load_benchmark(**_local(k, kind_files(k, files)))
 
 
 def load_predictions(kind: KindLike, benchmark: Benchmark, **files: Any) -> PredictionSet:
     """Load a prediction set for ``benchmark`` (``pred=`` or ``pred_dir=``, as the CLI flags)."""
     k = get_kind(kind)
     check_files(k, files, predictions=True)
-    return k.load_predictions(benchmark, **kind_files(k, files))
+    return k.load_predictions(benchmark, **_local(k, kind_files(k, files)))
+
+
+def _local(k: BenchmarkKind, files: dict[str, Any]) -> dict[str, Any]:
+    """``files`` with ``hf://datasets/…`` paths fetched into the Hugging Face cache."""
+    from masklens.core.interop import hub
+
+    return hub.resolve_files(files, hub.folder_arguments(k)) if hub.any_hub_path(files) else files
 
 
 def _split(k: BenchmarkKind, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -175,6 +182,7 @@ def predict(
     out: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     stats: Any = None,
+    runner: Callable[..., PredictionSet] | None = None,
     **files: Any,
 ) -> PredictionSet:
     """Run a model over a benchmark's prompts, as ``masklens predict KIND --model NAME``.
@@ -185,6 +193,8 @@ def predict(
     is fast. ``score_threshold`` keeps instances scored at least that; ``out=`` writes the kind's
     own prediction format atomically (what :func:`load_predictions` reads back). ``progress(done,
     total)`` is called per image; ``stats`` (a ``runner.RunStats``) collects counts and times.
+    ``runner`` replaces ``runner.run_benchmark`` (same arguments), e.g. a bound
+    ``ray_runner.run_benchmark_ray`` to run on Ray.
     """
     from masklens.core.cache import PredictionCache
     from masklens.core.models.runner import run_benchmark
@@ -192,7 +202,8 @@ def predict(
 
     k = get_kind(kind)
     if benchmark is None:
-        benchmark = load_benchmark(k, images=images, **files)
+        # images= only where given: HalluSegBench names its image folder root=
+        benchmark = load_benchmark(k, **({"images": images} if images is not None else {}), **files)
     options: dict[str, Any] = dict(option or {})  # what the model was made with: the cache key
     given = {"weights": str(weights) if weights is not None else None, "device": device,
              "score_threshold": score_threshold}
@@ -203,7 +214,7 @@ def predict(
         name, seg = model.info.name, model
     cache = None if no_cache else PredictionCache(cache_dir)
     try:
-        predictions = run_benchmark(seg, benchmark, backend=name, options=options, cache=cache,
+        predictions = (runner or run_benchmark)(seg, benchmark, backend=name, options=options, cache=cache,
                                     images_dir=images, progress=progress, stats=stats)
     finally:
         if cache is not None:

@@ -18,6 +18,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from superqt.utils import create_worker
 
+from masklens.core import logs
 from masklens.core.errors import Cancelled, MasklensError
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ def error_message(exc: BaseException) -> str:
         return exc.format(window=True)
     if isinstance(exc, (MemoryError,)):
         return "out of memory"
-    return f"internal error: {type(exc).__name__}: {exc}"
+    return logs.internal_error(exc)  # names the log file
 
 
 class JobRunner(QObject):

@@ -20,9 +20,14 @@ COMMANDS: dict[str, str] = {
     "score": "masklens.core.cli.score",
     "predict": "masklens.core.cli.predict",
     "evaluate": "masklens.core.cli.evaluate",
+    "merge": "masklens.core.cli.merge",
     "report": "masklens.core.cli.report",
     "models": "masklens.core.cli.models",
     "review": "masklens.core.cli.review",
+    "export": "masklens.core.cli.export",
+    "cache": "masklens.core.cli.cache",
+    "completion": "masklens.core.cli.completion",
+    "install-desktop": "masklens.core.cli.desktop",
     "gui": "masklens.core.cli.gui",
 }
 
@@ -32,9 +37,14 @@ COMMAND_HELP: dict[str, str] = {
     "score": "score predictions against a benchmark",
     "predict": "run a model over a benchmark and write its predictions",
     "evaluate": "run model(s) over a benchmark, then score them",
+    "merge": "merge the outputs of `predict --shard I/N` into one",
     "report": "write an HTML/CSV/JSON report of one or more models",
     "models": "list model backends and whether their weights are present",
     "review": "export, merge and compare reviewers' verdicts",
+    "export": "export ground truth, predictions, outcomes and verdicts (COCO, FiftyOne, CSV)",
+    "cache": "show or clear the prediction cache",
+    "completion": "print a shell completion script (bash, zsh, tcsh)",
+    "install-desktop": "add masklens to the desktop's application menu (XDG_DATA_HOME)",
     "gui": "open the inspection window",
 }
 
@@ -77,10 +87,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     _chosen_kind = _kind_word(argv[1]) if command is not None and len(argv) > 1 else None  # type: ignore[arg-type]
     try:
         for name, module in COMMANDS.items():
-            if argv is None or name == command:
+            if argv is None or name == command or name not in COMMAND_HELP:
                 importlib.import_module(module).register(sub)
             else:
-                sub.add_parser(name, help=COMMAND_HELP.get(name))
+                sub.add_parser(name, help=COMMAND_HELP[name])
     finally:
         _chosen_kind = None
     return parser
@@ -97,15 +107,20 @@ def _kind_word(word: str) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; user mistakes print one clear message and exit non-zero, never a traceback."""
+    from masklens.core import logs
+
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    logs.configure()
+    logs.logger.info("masklens %s: %s", __version__, " ".join(sys.argv[1:] if argv is None else argv))
     from masklens.core.paths import allow_outside_root
 
     try:
         with allow_outside_root(getattr(args, "allow_outside_root", False)):
             return int(args.func(args) or 0)
     except MasklensError as exc:
+        logs.logger.warning("%s", exc)
         print(f"masklens: error: {exc}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:  # a library of an extra that is not installed
@@ -122,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyboardInterrupt, Cancelled):
         print("masklens: interrupted; finished work is kept, re-run to continue", file=sys.stderr)
         return 130
+    except Exception:  # a bug: keep the traceback in the log file too, say where it is
+        logs.logger.exception("internal error in `masklens %s`", args.command)
+        print(f"masklens: internal error; the log file is {logs.log_path()}", file=sys.stderr)
+        raise
 
 
 if __name__ == "__main__":  # pragma: no cover

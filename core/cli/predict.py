@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from masklens.core.cli import kind_parsers
+from masklens.core.cli.scale import add_scale_arguments, apply_shard, runner_of, write_shard_record
 from masklens.core.errors import MasklensError, ModelError
 from masklens.core.paths import add_flag
 from masklens.core.prediction_io import keep_scored, write_atomically  # noqa: F401 - re-exported
@@ -80,6 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         dests = add_kind_arguments(p, kind)
         add_model_arguments(p)
         add_flag(p)
+        add_scale_arguments(p)
         p.set_defaults(func=run, prediction_dests=dests)
 
 
@@ -166,8 +168,9 @@ def run(args: argparse.Namespace) -> int:
     options = model_options(args)
     require_extra(args.model)  # a missing pip extra fails before any work
     check_device(args.device)
+    runner = runner_of(args)
     files = kind_files(kind, args)  # --pred…: read by --model replay only (it has them in options)
-    benchmark = api.load_benchmark(kind, **files)
+    benchmark = apply_shard(api.load_benchmark(kind, **files), args)
     segmenter = ModelManager().get(args.model, **options)
     stats = RunStats()
     bar = _Bar(args.quiet, f"{args.model} on {kind.title or kind.name}")
@@ -177,12 +180,13 @@ def run(args: argparse.Namespace) -> int:
             kind, segmenter, benchmark,
             option={k: v for k, v in options.items() if k != "kind" and k not in files},
             images=args.images, cache_dir=args.cache_dir, no_cache=args.no_cache,
-            progress=bar, stats=stats,
+            progress=bar, stats=stats, runner=runner,
         )
     finally:
         bar.close()
     out = Path(args.out)
     written = write_atomically(kind, benchmark, predictions, out)
+    write_shard_record(kind, benchmark, predictions, out)
     where = ", ".join(map(str, written)) if len(written) <= 3 else f"{out} ({len(written)} files)"
     print(
         f"wrote {where}: {stats.prompts} prompts on {stats.images} images "
