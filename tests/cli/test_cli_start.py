@@ -107,3 +107,18 @@ print('ok')
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"
+
+
+def test_a_broken_kind_named_on_the_command_line_warns_as_before(capsys) -> None:
+    from masklens.core import scoring
+
+    scoring.register_kind("brokenkind", "masklens.core.no_such_module_here")
+    try:
+        with pytest.raises(SystemExit):
+            main(["score", "brokenkind", "--ann", "a.json"])
+        err = capsys.readouterr().err
+        assert "benchmark kind 'brokenkind' unavailable" in err
+        assert "invalid choice" in err
+    finally:
+        scoring._KIND_MODULES.pop("brokenkind", None)
+        scoring._BROKEN_KINDS.pop("brokenkind", None)
