@@ -32,7 +32,7 @@ COMMANDS: dict[str, str] = {
 }
 
 #: each command's one-line help, for the top-level listing built without importing the
-#: command modules (tests/test_cli_start.py checks it equals what each module registers)
+#: command modules (tests/cli/test_cli_start.py checks the listing equals the full build)
 COMMAND_HELP: dict[str, str] = {
     "score": "score predictions against a benchmark",
     "predict": "run a model over a benchmark and write its predictions",
