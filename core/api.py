@@ -132,6 +132,7 @@ def score(
     predictions: PredictionSet | None = None,
     *,
     out: str | os.PathLike[str] | None = None,
+    pretty: bool = False,
     **kwargs: Any,
 ) -> ScoreResult:
     """Score predictions against a benchmark, as ``masklens score KIND``.
@@ -139,16 +140,17 @@ def score(
     ``kwargs`` are the command's flags as keywords: the kind's files (``ann=``, ``pred=``,
     ``gt=[…]``, ``data=``, ``pred_dir=``…) and its parameters (``score_threshold=``,
     ``iou_threshold=``, ``alpha=``…; defaults as on the CLI). A loaded ``benchmark`` and
-    ``predictions`` may stand in for the files. ``out=`` also writes the JSON ``--out`` writes.
+    ``predictions`` may stand in for the files. ``out=`` also writes the JSON ``--out`` writes
+    (compact; ``pretty=True``: indented, as ``--pretty``).
     """
     k = get_kind(kind)
     files, params = _split(k, kwargs)
     resolved = k.resolve_params(params)  # bad values fail before any file is read
     result = Scorer(k, benchmark, predictions, **files).rescore(resolved)
     if out is not None:
-        from masklens.core.io import atomic_write_json
+        from masklens.core.io import atomic_write_json_fast
 
-        atomic_write_json(out, result.to_json())
+        atomic_write_json_fast(out, result.to_json(), pretty=pretty)
     return result
 
 

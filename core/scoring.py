@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from masklens.core.errors import MasklensError
+from masklens.core.gc_pause import gc_paused
 from masklens.core.schema import Benchmark, PredictionSet, Sample
 
 Value = float | int | None
@@ -225,10 +226,11 @@ class Scorer:
         self.predictions = predictions
         n = len(benchmark.samples)
         self.overlaps: list[Any] = []
-        for i, sample in enumerate(benchmark.samples):
-            self.overlaps.append(kind.sample_overlaps(sample, predictions))
-            if progress is not None:
-                progress(i + 1, n)
+        with gc_paused():  # many small acyclic objects (see masklens.core.gc_pause)
+            for i, sample in enumerate(benchmark.samples):
+                self.overlaps.append(kind.sample_overlaps(sample, predictions))
+                if progress is not None:
+                    progress(i + 1, n)
 
     def update_sample(self, index: int, predictions: PredictionSet) -> None:
         """Recompute one sample's cache after its predictions changed (e.g. a live prompt)."""

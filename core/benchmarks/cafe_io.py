@@ -24,6 +24,7 @@ from masklens.core.benchmarks.pcs_io import (
     text_of,
 )
 from masklens.core.errors import DataFormatError
+from masklens.core.gc_pause import gc_paused
 from masklens.core.schema import (
     Benchmark,
     GroundTruth,
@@ -86,6 +87,7 @@ def _entry_group(img: CocoImage, positives: dict[Any, CocoImage], path: Path) ->
     return own
 
 
+@gc_paused()
 def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
     """Load a CAFE annotation file into one Sample per (positive, negative) pair."""
     ds = load_coco(path)

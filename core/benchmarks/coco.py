@@ -89,6 +89,12 @@ def load_coco(path: str | Path) -> CocoDataset:
         raise DataFormatError("missing or non-list field", path=p, field="images")
     images: dict[int | str, CocoImage] = {}
     for i, img in enumerate(images_raw):
+        if type(img) is dict:  # the common, well-formed record: no per-field calls
+            img_id, h, w = img.get("id"), img.get("height"), img.get("width")
+            if (type(img_id) is int or type(img_id) is str) and type(h) is int and type(w) is int \
+                    and img_id not in images:  # fmt: skip
+                images[img_id] = CocoImage(img_id, img.get("file_name"), h, w, img)
+                continue
         rec = f"images[{i}]"
         if not isinstance(img, dict):
             raise DataFormatError("expected an object", path=p, record=rec)
@@ -108,6 +114,11 @@ def load_coco(path: str | Path) -> CocoDataset:
     if not isinstance(anns_raw, list):
         raise DataFormatError("expected a list", path=p, field="annotations")
     for i, ann in enumerate(anns_raw):
+        if type(ann) is dict:
+            img_id = ann.get("image_id")
+            if (type(img_id) is int or type(img_id) is str) and img_id in images:
+                anns[img_id].append(ann)
+                continue
         rec = f"annotations[{i}]"
         if not isinstance(ann, dict):
             raise DataFormatError("expected an object", path=p, record=rec)

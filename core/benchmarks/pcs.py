@@ -36,6 +36,7 @@ from masklens.core.benchmarks.pcs_io import (
     write_coco_results,
 )
 from masklens.core.errors import DataFormatError
+from masklens.core.gc_pause import gc_paused
 from masklens.core.masks import Mask, iou_matrix
 from masklens.core.metrics.pcs import (
     EntryStack,
@@ -44,8 +45,9 @@ from masklens.core.metrics.pcs import (
     category_order,
     entry_readout,
     ordered_entry_table,
-    summarize_entries,
+    summarize_groups,
 )
+from masklens.core.metrics.pcs_records import EntryRecords
 from masklens.core.schema import (
     Benchmark,
     GroundTruth,
@@ -93,6 +95,7 @@ PCS_HELP: dict[str, str] = {
 
 
 # ---------------------------------------------------------------- PCS loader
+@gc_paused()
 def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> Benchmark:
     """Load one SA-Co/Gold subset: one to three annotator files listing the same image entries."""
     if not paths:
@@ -177,11 +180,15 @@ def entry_overlaps(
 ) -> tuple[EntryTable, list[tuple[float, ...]]]:
     """The entry's matching table (instances in SAM 3's category order) and, per annotator,
     each prediction's best IoU (file order)."""
-    mats = [iou_matrix(masks, non_crowd(g)) for g in gts]
-    best = [
-        tuple(float(v) for v in (m.max(axis=1) if m.shape[1] else np.zeros(len(masks))))
-        for m in mats
-    ]
+    truths = [non_crowd(g) for g in gts]
+    # one pycocotools call for all annotators: each prediction's RLE is parsed once
+    every = iou_matrix(masks, [m for t in truths for m in t])
+    mats, start = [], 0
+    for t in truths:
+        mats.append(every[:, start : start + len(t)])
+        start += len(t)
+    zeros = (0.0,) * len(masks)
+    best = [tuple(m.max(axis=1).tolist()) if m.shape[1] else zeros for m in mats]
     cats = list(categories) if categories is not None else [None] * len(masks)
     return ordered_entry_table(scores, mats, cats, [non_crowd_categories(g) for g in gts]), best
 
@@ -251,6 +258,36 @@ class PcsKind(BenchmarkKind):
             ],
         }
 
+    def sample_readouts(
+        self, samples: list[Sample], overlaps: list[PcsOverlaps], params: Mapping[str, float]
+    ) -> list[dict[str, Any]]:
+        """Vectorised :meth:`sample_readout` (the same records): a lookup of each entry's
+        row at t in tables built once per overlaps list, no matching and no mask."""
+        return self._tables(samples, overlaps)["records"].at(params["score_threshold"])
+
+    def _tables(self, samples: list[Sample], overlaps: list[PcsOverlaps]) -> dict[str, Any]:
+        """Threshold-free, built once per overlaps list: every entry stacked (the metrics
+        read the exhaustive ones) and the per-row records."""
+
+        @gc_paused()
+        def build() -> dict[str, Any]:
+            stack = EntryStack.build([o.table for o in overlaps])
+            static = [
+                {"id": s.id, "image_id": s.prompts[0].source_id, "text": s.prompts[0].text,
+                 "exhaustive": o.exhaustive, "missing": o.missing, "n_pred": len(o.scores),
+                 "max_score": max(o.scores, default=0.0)}
+                for s, o in zip(samples, overlaps, strict=True)
+            ]  # fmt: skip
+            records = EntryRecords(
+                stack, static, [o.scores for o in overlaps], [o.best_ious for o in overlaps]
+            )
+            exhaustive = np.fromiter(
+                (o.exhaustive for o in overlaps), dtype=bool, count=len(overlaps)
+            )
+            return {"stack": stack, "members": exhaustive[None], "records": records}
+
+        return self._cache.get(overlaps, build)
+
     def instance_matches(
         self, sample: Sample, prediction: Prediction | None, params: Mapping[str, float], annotator: int
     ) -> list[dict[str, Any]]:
@@ -281,11 +318,9 @@ class PcsKind(BenchmarkKind):
         readouts: list[dict[str, Any]],
         params: Mapping[str, float],
     ) -> dict[str, dict[str, Value]]:
-        stacks = self._cache.get(
-            overlaps,
-            lambda: {"all": EntryStack.build([o.table for o in overlaps if o.exhaustive])},
-        )
-        return {"all": summarize_entries(stacks["all"], params["score_threshold"])}
+        tables = self._tables(samples, overlaps)
+        t = params["score_threshold"]
+        return {"all": summarize_groups(tables["stack"], t, tables["members"])[0]}
 
     def notes(self, samples: list[Sample], overlaps: list[PcsOverlaps]) -> list[str]:
         out = []

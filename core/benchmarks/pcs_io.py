@@ -11,6 +11,7 @@ from typing import Any
 from masklens.core import limits
 from masklens.core.benchmarks.coco import CocoDataset, CocoImage, load_results, write_results
 from masklens.core.errors import DataFormatError
+from masklens.core.gc_pause import gc_paused
 from masklens.core.io import read_json
 from masklens.core.masks import Mask, resize_nearest, rle_counts_problems
 from masklens.core.paths import inside_root
@@ -52,22 +53,21 @@ def entry_gt(
     masks: list[Mask] = []
     crowd: list[bool] = []
     categories: list[Any] = []
+    size = [img.height, img.width]
     for ann in ds.annotations.get(img.id, []):
-        rec = f"annotation id {ann.get('id', '?')}"
         flag = ann.get("iscrowd", 0)
         if not (isinstance(flag, bool) or flag in (0, 1)):
-            raise DataFormatError(
-                f"expected 0 or 1, got {flag!r}", path=ds.path, record=rec, field="iscrowd"
-            )
+            raise DataFormatError(f"expected 0 or 1, got {flag!r}", path=ds.path,
+                                  record=f"annotation id {ann.get('id', '?')}", field="iscrowd")  # fmt: skip
         m = cache.get(id(ann))
         if m is None:
             m = ds.mask_of(ann)
             cache[id(ann)] = m
-        if m.shape != (img.height, img.width):
+        if m.rle["size"] != size and m.shape != (img.height, img.width):
             raise DataFormatError(
                 f"mask size {m.height}x{m.width} differs from its image's {img.height}x{img.width}",
                 path=ds.path,
-                record=rec,
+                record=f"annotation id {ann.get('id', '?')}",
                 field="segmentation",
             )
         masks.append(m)
@@ -173,6 +173,7 @@ def read_results(
     return result
 
 
+@gc_paused()
 def load_coco_predictions(
     path: str | Path,
     benchmark: Benchmark,

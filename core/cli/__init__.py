@@ -31,19 +31,51 @@ COMMANDS: dict[str, str] = {
     "gui": "masklens.core.cli.gui",
 }
 
+#: each command's one-line help, for the top-level listing built without importing the
+#: command modules (tests/cli/test_cli_start.py checks the listing equals the full build)
+COMMAND_HELP: dict[str, str] = {
+    "score": "score predictions against a benchmark",
+    "predict": "run a model over a benchmark and write its predictions",
+    "evaluate": "run model(s) over a benchmark, then score them",
+    "merge": "merge the outputs of `predict --shard I/N` into one",
+    "report": "write an HTML/CSV/JSON report of one or more models",
+    "models": "list model backends and whether their weights are present",
+    "review": "export, merge and compare reviewers' verdicts",
+    "export": "export ground truth, predictions, outcomes and verdicts (COCO, FiftyOne, CSV)",
+    "cache": "show or clear the prediction cache",
+    "completion": "print a shell completion script (bash, zsh, tcsh)",
+    "install-desktop": "add masklens to the desktop's application menu (XDG_DATA_HOME)",
+    "gui": "open the inspection window",
+}
+
+#: the kind named on the command line (``masklens CMD KIND …``): only its parser is built
+_chosen_kind: str | None = None
+
 
 def kind_parsers(parser: argparse.ArgumentParser, verb: str) -> Iterator[tuple[BenchmarkKind, argparse.ArgumentParser]]:
     """A required ``KIND`` sub-command of ``parser`` per registered benchmark kind, helped
-    "<verb> <kind title>"; yields each kind with its sub-parser to fill."""
-    from masklens.core.scoring import available_kinds
+    "<verb> <kind title>"; yields each kind with its sub-parser to fill. When the command
+    line names a kind, only that kind is imported and filled (the others stay bare choices)."""
+    from masklens.core.scoring import available_kinds, get_kind, kind_names
 
     kinds = parser.add_subparsers(dest="kind", metavar="KIND")
     kinds.required = True
-    for kind in available_kinds():
+    if _chosen_kind is None:
+        for kind in available_kinds():
+            yield kind, kinds.add_parser(kind.name, help=f"{verb} {kind.title or kind.name}")
+        return
+    for name in kind_names():
+        if name != _chosen_kind:
+            kinds.add_parser(name, help=f"{verb} {name}")
+            continue
+        kind = get_kind(name)
         yield kind, kinds.add_parser(kind.name, help=f"{verb} {kind.title or kind.name}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line; given ``argv``, only what it needs: the named command (the
+    others are bare entries of the listing) and, for ``CMD KIND …``, that kind's parser."""
+    global _chosen_kind
     parser = argparse.ArgumentParser(
         prog="masklens",
         description="Inspect and score promptable / open-vocabulary segmentation models.",
@@ -51,16 +83,41 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"masklens {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in COMMANDS.values():
-        importlib.import_module(module).register(sub)
+    command = argv[0] if argv is not None and argv and argv[0] in COMMANDS else None
+    _chosen_kind = _kind_word(argv[1]) if command is not None and len(argv) > 1 else None  # type: ignore[arg-type]
+    try:
+        for name, module in COMMANDS.items():
+            if argv is None or name == command or name not in COMMAND_HELP:
+                importlib.import_module(module).register(sub)
+            else:
+                sub.add_parser(name, help=COMMAND_HELP[name])
+    finally:
+        _chosen_kind = None
     return parser
+
+
+def _kind_word(word: str) -> str | None:
+    """``word`` when it names a registered kind that imports (an option, anything else or a
+    broken plug-in: None, and every kind is built as before, the broken one with its warning)."""
+    if word.startswith("-"):
+        return None
+    from masklens.core.scoring import get_kind, kind_names
+
+    if word not in kind_names():
+        return None
+    try:
+        get_kind(word)
+    except Exception:  # noqa: BLE001 - reported by available_kinds() on the full build
+        return None
+    return word
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; user mistakes print one clear message and exit non-zero, never a traceback."""
     from masklens.core import logs
 
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     for stream in (sys.stdout, sys.stderr):  # a lone surrogate read from the input must not stop output
         if hasattr(stream, "reconfigure"):

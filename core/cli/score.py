@@ -29,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         kind.add_arguments(p)
         add_param_flags(p, kind)
         p.add_argument("--out", help="write JSON results here (default: a table on stdout)")
+        p.add_argument("--pretty", action="store_true", help="indent the --out JSON (default compact)")
         add_flag(p)
         p.set_defaults(func=run)
 
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
     kind = get_kind(args.kind)
     params = {p.name: getattr(args, p.name) for p in kind.params if getattr(args, p.name, None) is not None}
-    result = api.score(kind, out=args.out, **kind_files(kind, args), **params)
+    result = api.score(kind, out=args.out, pretty=args.pretty, **kind_files(kind, args), **params)
     if args.out:
         print(f"wrote {args.out}", file=sys.stderr)
     else:

@@ -74,7 +74,7 @@ def outmatch(
     rows, cols = np.nonzero(passing)
     if len(set(rows.tolist())) < len(rows) or len(set(cols.tolist())) < len(cols):
         # competing edges: the assignment decides (otherwise the passing edges already are one-to-one)
-        from scipy.optimize import linear_sum_assignment
+        from masklens.core.metrics.lsap import linear_sum_assignment
 
         weights = np.where(passing, iou, 0.0)
         rows, cols = linear_sum_assignment(weights, maximize=True)

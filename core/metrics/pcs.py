@@ -100,7 +100,7 @@ def accumulate_groups(
 def _accumulate_rows(
     stack: EntryStack, rows: np.ndarray, members: np.ndarray
 ) -> list[dict[str, float | int | None]] | None:
-    """:func:`accumulate_groups` of a one-annotator stack at the given rows, from the stack's
+    """:func:`accumulate_groups` of the oracle's picks at the given rows, from the stack's
     threshold-free row table (same sums in the same order, so the same numbers); None when
     the stack has no such table."""
     table = stack.row_sums_table()
@@ -179,11 +179,9 @@ def summarize_groups(
 ) -> list[dict[str, float | int | None]]:
     """cgF1 & co. at score threshold ``t`` (oracle over annotators) for each row of
     ``members`` (G, E), a boolean selection of the stacked entries; empty subsets give None."""
-    if stack.tp.shape[1] == 1:
-        rows = stack.rows_at(t)
-        fast = _accumulate_rows(stack, rows, members)
-        if fast is not None:
-            return fast
+    fast = _accumulate_rows(stack, stack.rows_at(t), members)
+    if fast is not None:
+        return fast
     ndt, tp = stack.at(t)
     if tp.shape[1] == 1:
         tp_sel, ngt_sel = tp[:, 0], stack.ngt[:, 0]

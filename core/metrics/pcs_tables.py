@@ -58,7 +58,7 @@ def _match_values(ious: np.ndarray) -> np.ndarray:
         return np.array([ious[:, 0].max()])
     if ious.shape[0] == 1:
         return np.array([ious[0].max()])
-    from scipy.optimize import linear_sum_assignment
+    from masklens.core.metrics.lsap import linear_sum_assignment
 
     rows, cols = linear_sum_assignment(-ious)
     return ious[rows, cols]
@@ -73,7 +73,7 @@ def assignment(ious: np.ndarray) -> list[tuple[int, int]]:
         return [(int(np.argmax(ious[:, 0])), 0)]
     if ious.shape[0] == 1:
         return [(0, int(np.argmax(ious[0])))]
-    from scipy.optimize import linear_sum_assignment
+    from masklens.core.metrics.lsap import linear_sum_assignment
 
     rows, cols = linear_sum_assignment(-ious)
     return list(zip(rows.tolist(), cols.tolist(), strict=True))
@@ -134,6 +134,11 @@ def category_order(categories: Sequence[Any]) -> list[int]:
     category (ground truth and predictions alike). Which of two equally good Hungarian
     assignments scipy returns depends on this order, and so can the TP counts.
     """
+    if categories:
+        one = categories[0]
+        first = _category_key(one)
+        if all(c is one or _category_key(c) == first for c in categories):  # one category
+            return list(range(len(categories)))
     return sorted(range(len(categories)), key=lambda i: _category_key(categories[i]))
 
 
@@ -147,10 +152,13 @@ def ordered_entry_table(
     instances (columns, ``gt_categories[a]``) first put in the official order
     (:func:`category_order`)."""
     rows = category_order(categories)
-    mats = [
-        np.asarray(m, dtype=np.float64).reshape(len(scores), len(c))[rows][:, category_order(c)]
-        for m, c in zip(ious_per_annotator, gt_categories, strict=True)
-    ]
+    mats = []
+    for m, c in zip(ious_per_annotator, gt_categories, strict=True):
+        m = np.asarray(m, dtype=np.float64).reshape(len(scores), len(c))
+        cols = category_order(c)
+        if rows != list(range(len(rows))):
+            m = m[rows]
+        mats.append(m if cols == list(range(len(cols))) else m[:, cols])
     return entry_table([scores[i] for i in rows], mats)
 
 
@@ -213,6 +221,9 @@ class EntryStack:
     tp: np.ndarray  # (rows, A, 10)
     ngt: np.ndarray  # (E, A)
     _row_table: tuple[np.ndarray | None, np.ndarray | None] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _oracle: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
@@ -309,17 +320,30 @@ class EntryStack:
         rows = self.rows_at(t)
         return self.ndt[rows], self.tp[rows]
 
+    def row_entries(self) -> np.ndarray:
+        """(rows,) entry index of each flat row."""
+        return np.repeat(np.arange(self.n), np.diff(np.r_[self.offsets, self.ndt.size]))
+
+    def oracle_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Threshold-free, per flat row: the annotator the oracle picks (:func:`select_oracle`
+        reads only that row), its TP (rows, 10) and its ground-truth count (rows,). Reading
+        them at :meth:`rows_at` gives exactly the oracle of :meth:`at`; built once."""
+        if self._oracle is None:
+            ngt = self.ngt[self.row_entries()]
+            best = select_oracle(self.tp, self.ndt, ngt)
+            r = np.arange(self.ndt.size)
+            self._oracle = (best, self.tp[r, best], ngt[r, best])
+        return self._oracle
+
     def row_sums_table(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """Threshold-free, for one annotator: per flat row the integer columns that
-        :func:`~masklens.core.metrics.pcs.accumulate_groups` sums and the local F1 of a
-        positive entry (0 otherwise), built once (the stack's arrays are not changed after
-        building); None when the stack has several annotators or a row has TP > 0 without a
-        prediction or ground truth (then the general path runs)."""
-        if self.tp.shape[1] != 1:
-            return None
+        """Threshold-free, after the oracle (:meth:`oracle_rows`): per flat row the integer
+        columns that :func:`~masklens.core.metrics.pcs.accumulate_groups` sums and the local
+        F1 of a positive entry (0 otherwise), built once (the stack's arrays are not changed
+        after building); None when a row has TP > 0 without a prediction or ground truth
+        (then the general path runs)."""
         if self._row_table is None:
-            entry = np.repeat(np.arange(self.n), np.diff(np.r_[self.offsets, self.ndt.size]))
-            tp, ndt, ngt = self.tp[:, 0], self.ndt, self.ngt[entry, 0]
+            _, tp, ngt = self.oracle_rows()
+            ndt = self.ndt
             ints, pos = _entry_columns(tp, ndt, ngt)
             if (tp[~pos] != 0).any():
                 self._row_table = (None, None)

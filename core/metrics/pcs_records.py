@@ -1,0 +1,88 @@
+"""Per-entry SA-Co/Gold records at any score threshold without matching again.
+
+Everything an entry's record holds at threshold t (accepted count, oracle annotator, IL
+class, TP/FP/FN, local F1, each instance's accepted flag and best IoU) depends on t only
+through the entry's row in its :class:`~masklens.core.metrics.pcs_tables.EntryTable` (how
+many score levels pass). :class:`EntryRecords` therefore builds a record once per (entry,
+row) reached — vectorised over rows for the numbers — and re-scoring at a new t is a
+lookup: one ``rows_at`` over the stacked levels, then a shallow copy per entry (rows
+reached for the first time build their record then).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+
+from masklens.core.metrics.pcs_tables import _I50, _I75, EntryStack, local_f1
+
+_IL = ("TN", "FP", "FN", "TP")  # index: 2 * has_gt + has_accepted
+
+
+class EntryRecords:
+    """Records of every stacked entry (same fields and values as
+    :func:`~masklens.core.metrics.pcs.entry_readout` plus the instances), per flat row."""
+
+    def __init__(
+        self,
+        stack: EntryStack,
+        static: Sequence[Mapping[str, Any]],
+        scores: Sequence[Sequence[float]],
+        best_ious: Sequence[Sequence[Sequence[float]]],
+    ) -> None:
+        """``static[e]``: the record's leading, threshold-free fields; ``scores[e]``: the
+        entry's prediction scores (file order); ``best_ious[e][a]``: each prediction's best
+        IoU with annotator ``a``'s instances."""
+        self.stack = stack
+        self._static, self._scores, self._ious = static, scores, best_ious
+        best, tp, ngt = stack.oracle_rows()
+        ndt = stack.ndt
+        il = 2 * (ngt > 0) + (ndt > 0)
+        f1 = local_f1(tp, ndt[:, None], ngt[:, None]).mean(axis=1)  # row means, as per entry
+        self._rows = (ndt.tolist(), ngt.tolist(), best.tolist(), il.tolist(),
+                      tp[:, _I50].tolist(), tp[:, _I75].tolist(), f1.tolist())  # fmt: skip
+        self._entry = stack.row_entries().tolist()
+        #: lowest accepted level per row (None on row 0: nothing accepted)
+        lows = np.full(ndt.size, np.nan)
+        if stack.level_values.size:
+            sizes = np.diff(np.r_[stack.offsets, ndt.size]) - 1  # levels per entry
+            order = np.lexsort((stack.level_values, stack.level_owner))  # ascending per entry
+            owner, values = stack.level_owner[order], stack.level_values[order]
+            rank = np.arange(values.size) - (np.cumsum(sizes) - sizes)[owner]
+            # row offset + k accepts the k highest levels: its lowest is the level of rank L - k
+            lows[stack.offsets[owner] + sizes[owner] - rank] = values
+        self._low = lows.tolist()
+        self._memo: list[dict[str, Any] | None] = [None] * ndt.size
+
+    def _build(self, r: int) -> dict[str, Any]:
+        ndt, ngt, best, il, tp50, tp75, f1 = (col[r] for col in self._rows)
+        e = self._entry[r]
+        low = self._low[r]
+        ious = self._ious[e][best]
+        return {
+            **self._static[e],
+            "n_accepted": ndt, "n_gt": ngt, "annotator": best, "IL": _IL[il],
+            "TP@0.5": tp50, "TP@0.75": tp75, "FP@0.5": ndt - tp50, "FN@0.5": ngt - tp50,
+            "local_F1": None if il == 0 else f1,
+            "instances": [{"score": s, "iou": v, "accepted": low == low and s >= low}
+                          for s, v in zip(self._scores[e], ious, strict=True)],
+        }  # fmt: skip
+
+    def at(self, t: float) -> list[dict[str, Any]]:
+        """Every entry's record at score threshold ``t``: a fresh top-level dict each (as
+        CAFE's records), whose ``instances`` list is shared with later calls that reach the
+        same row — read it, do not change it in place."""
+        rows = self.stack.rows_at(t).tolist()
+        if not rows:
+            return []
+        memo = self._memo
+        recs = itemgetter(*rows)(memo) if len(rows) > 1 else (memo[rows[0]],)
+        if None in recs:
+            for r in rows:
+                if memo[r] is None:
+                    memo[r] = self._build(r)
+            recs = itemgetter(*rows)(memo) if len(rows) > 1 else (memo[rows[0]],)
+        return list(map(dict.copy, recs))

@@ -1,0 +1,67 @@
+"""read_json parses with orjson (issue 13) yet reads every file exactly as ``json`` does:
+same values and types, NaN/Infinity and integers beyond 64 bits included, same errors."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from masklens.core.errors import DataFormatError
+from masklens.core.io import parse_json, read_json
+
+scalars = (
+    st.none() | st.booleans() | st.floats(allow_nan=True, allow_infinity=True)
+    | st.integers(-(2**80), 2**80) | st.text(max_size=20)
+)  # fmt: skip
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    return a == b
+
+
+@settings(max_examples=300, deadline=None)
+@given(values, st.sampled_from([None, 1, 2]), st.booleans())
+def test_parse_json_reads_as_json(value, indent, ascii_only) -> None:
+    raw = json.dumps(value, indent=indent, ensure_ascii=ascii_only).encode()
+    assert same(parse_json(raw), json.loads(raw))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"18446744073709551616", b"[1, -9223372036854775809]", b'{"a":\n 99999999999999999999999}',
+     b"-18446744073709551615", b"NaN", b"[Infinity, -Infinity]", b'"\\ud800"',
+     b'\xef\xbb\xbf{"a": 1}', b"1e400", b"-0.0", b'{"a": 1, "a": 2}',
+     b'{"counts": ":0000000000000000000000000"}'],
+)  # fmt: skip
+def test_inputs_orjson_reads_differently(raw) -> None:
+    assert same(parse_json(raw), json.loads(raw))
+
+
+@pytest.mark.parametrize("raw", [b"[1, 2", b'{"a" 1}', b"", b"[1] x"])
+def test_malformed_files_name_line_and_column(tmp_path, raw) -> None:
+    p = tmp_path / "bad.json"
+    p.write_bytes(raw)
+    with pytest.raises(DataFormatError) as err:
+        read_json(p)
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError as exc:
+        assert f"line {exc.lineno}, column {exc.colno}: {exc.msg}" in str(err.value)
+    assert "bad.json" in str(err.value)
