@@ -122,7 +122,7 @@ class MainWindow(WindowActions, QMainWindow):
         if not getattr(self, "_docks_sized", False) and not self.settings.window_state:
             self._docks_sized = True
             def size_docks() -> None:
-                self.resizeDocks([self.browser_dock, self.readout_dock], [470, 360], Qt.Orientation.Horizontal)
+                self.resizeDocks([self.browser_dock, self.readout_dock], [520, 360], Qt.Orientation.Horizontal)
                 self.resizeDocks([self.readout_dock, self.live_dock], [620, 330], Qt.Orientation.Vertical)
 
             QTimer.singleShot(0, size_docks)

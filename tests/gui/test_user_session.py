@@ -241,3 +241,18 @@ def test_a_user_session_on_each_demo(window, qtbot, kind, tmp_path, no_internal_
     attach_and_compare(w, qtbot)
     draw_box_and_run(w, qtbot)
     export_report(w, qtbot, tmp_path / "report")
+
+
+def test_sample_ids_and_headers_read_whole_in_the_list(window, qtbot):
+    """CAFE ids ("18/1000000018") and the fixed headers fit their columns (no "1/10000…", "gro…")."""
+    from masklens.gui.browser import FIXED
+
+    if "cafe" not in demo.demo_kinds():
+        pytest.skip("no cafe demo")
+    open_demo(window, qtbot, "cafe")
+    b = window.browser
+    header, fm = b.table.horizontalHeader(), b.table.fontMetrics()
+    longest = max((s.id for s in window.state.benchmark.samples), key=fm.horizontalAdvance)
+    assert header.sectionSize(FIXED.index("sample")) >= fm.horizontalAdvance(longest) + 6
+    for col, name in enumerate(FIXED):
+        assert header.sectionSize(col) >= header.fontMetrics().horizontalAdvance(name) + 8, name
