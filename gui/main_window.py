@@ -5,21 +5,18 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
 from masklens.core.errors import MasklensError
-from masklens.core.scoring import get_kind
 from masklens.gui import integrations, key_scope
 from masklens.gui.browser import SampleBrowser
 from masklens.gui.compare_sets import SetComparison
 from masklens.gui.images import ImageStore
 from masklens.gui.live_list import LiveList
 from masklens.gui.message_bar import MessageBar
-from masklens.gui.open_dialog import has_predictions, parse_kind_args
 from masklens.gui.prompt_bar import PromptBar
 from masklens.gui.readout_panel import ReadoutPanel
 from masklens.gui.rescoring import Rescoring
@@ -29,7 +26,7 @@ from masklens.gui.state import AppState
 from masklens.gui.status import StatusBar
 from masklens.gui.view_toolbar import ViewToolbar
 from masklens.gui.visual_prompts import VisualPromptTool
-from masklens.gui.window_actions import WindowActions, recent_label
+from masklens.gui.window_actions import WindowActions
 from masklens.gui.window_render import WindowRendering
 from masklens.gui.workers import JobRunner
 
@@ -243,30 +240,3 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
             return
         if self.state.kind is not None:
             self.settings.params[self.state.kind.name] = dict(self.state.params)
-
-    # ------------------------------------------------------------ opening
-    def open_benchmark(self, kind_name: str, argv: list[str], *, sync: bool = False) -> bool:
-        """Open ``kind_name`` with its CLI arguments; errors go to the message bar."""
-        try:
-            kind = get_kind(kind_name)
-            ns = parse_kind_args(kind, argv)
-        except (MasklensError, ImportError) as exc:
-            self.message_bar.show_message(f"cannot open {kind_name}: {exc}", "error")
-            return False
-        from masklens.gui import tasks
-
-        def loaded(res: tasks.Loaded) -> None:
-            self._loaded(res)
-            if has_predictions(kind, ns):
-                self.attach_predictions(ns, Path(str(next(iter(self._pred_values(kind, ns).values()), "predictions"))).name, sync=sync)
-
-        return self.start("open benchmark", tasks.load_benchmark, kind, ns, argv, on_done=loaded, sync=sync)
-
-    def _loaded(self, res: Any) -> None:
-        label = f"{res.kind.title or res.kind.name}: {res.benchmark.name}"
-        if res.argv:
-            self.settings.add_recent(res.kind.name, res.argv, recent_label(res.kind.name, res.argv))
-        self.message_bar.dismiss()  # what was said about the previous benchmark
-        self.message_bar.show_message(f"opened {label} ({len(res.benchmark.samples)} samples)", "info")
-        self.state.set_benchmark(res.kind, res.benchmark, res.namespace, res.argv,
-                                 self.settings.params.get(res.kind.name))
