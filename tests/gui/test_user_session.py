@@ -256,3 +256,23 @@ def test_sample_ids_and_headers_read_whole_in_the_list(window, qtbot):
     assert header.sectionSize(FIXED.index("sample")) >= fm.horizontalAdvance(longest) + 6
     for col, name in enumerate(FIXED):
         assert header.sectionSize(col) >= header.fontMetrics().horizontalAdvance(name) + 8, name
+
+
+def test_panel_titles_and_captions_end_in_an_ellipsis_when_cut(qtbot):
+    """A long R2SM caption in a narrow panel reads "… WRONG T…" with the whole text as tooltip."""
+    from masklens.gui.canvas import Panel
+
+    p = Panel("amodal: “the entire yellow star, even the occluded part”")
+    qtbot.addWidget(p)
+    p.resize(200, 200)
+    p.show()
+    long = "IoU 0.933 vs amodal · 1.000 vs modal · WRONG TYPE (answered with the modal mask)"
+    p.caption.setText(long)
+    qtbot.waitUntil(lambda: p.caption.toolTip() == long, timeout=2000)  # painted cut: whole text on hover
+    assert p.caption.text() == long
+    p.caption.setText("IoU 1.000")
+    p.caption.repaint()
+    assert p.caption.toolTip() == ""  # fits again: no stale tooltip
+    p.title.setToolTip("set by the caller")
+    p.title.repaint()
+    assert p.title.toolTip() == "set by the caller"
