@@ -32,7 +32,16 @@ __all__ = ["SampleBrowser", "SampleFilterProxy", "SampleTableModel", "plan_rows"
 FIXED = ("#", "sample", "group", "prompts", "verdict")
 MAX_METRIC_COLUMNS = 60
 #: the widest a fixed column starts (pixels); the user may widen it
-COLUMN_MAX = {"#": 44, "sample": 130, "group": 70, "prompts": 120, "verdict": 90}
+COLUMN_MAX = {"#": 44, "sample": 130, "group": 70, "prompts": 120, "verdict": 100}
+
+
+def verdict_labels() -> list[str]:
+    """The reviewer's verdict labels (none when the review module is absent)."""
+    try:
+        from masklens.core.review import VERDICT_TYPES
+    except ImportError:
+        return []
+    return [vt.label for vt in VERDICT_TYPES.values()]
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 _SKIP = {"id", "sample_id", "sample"}
 OUTSIDE_TIP = "outside the current filter: kept while you look at it; it goes when you move on"
@@ -349,7 +358,9 @@ class SampleBrowser(QWidget):
             name = str(self.model.headerData(col, Qt.Orientation.Horizontal))
             width = hfm.horizontalAdvance(name) + 16
             if col < len(FIXED):
-                texts = (self.model.data(self.model.index(r, col)) or "" for r in rows)
+                texts = [self.model.data(self.model.index(r, col)) or "" for r in rows]
+                if FIXED[col] == "verdict":  # verdicts come later: room for their labels now
+                    texts += verdict_labels()
                 width = max(width, max((fm.horizontalAdvance(str(t)) for t in texts), default=0) + 12)
                 width = min(width, COLUMN_MAX.get(FIXED[col], 120))
             else:
