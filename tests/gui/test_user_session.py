@@ -276,3 +276,23 @@ def test_panel_titles_and_captions_end_in_an_ellipsis_when_cut(qtbot):
     p.title.setToolTip("set by the caller")
     p.title.repaint()
     assert p.title.toolTip() == "set by the caller"
+
+
+def test_panels_take_the_grid_that_shows_them_largest(qtbot):
+    """Four panels: one row in a wide, low view; 2 x 2 in a narrow, tall one (re-arranged on resize)."""
+    from masklens.gui.sample_view import SampleViewWidget
+
+    v = SampleViewWidget()
+    qtbot.addWidget(v)
+    v.resize(1600, 300)
+    v.show()
+    v._ensure(4, 4)  # the panels a 4-panel benchmark view asks for, at most 4 columns
+
+    def columns() -> int:
+        return 1 + max(v.grid.getItemPosition(v.grid.indexOf(p))[1] for p in v.panels)
+
+    assert columns() == 4
+    panels = list(v.panels)
+    v.resize(560, 820)
+    qtbot.waitUntil(lambda: columns() == 2, timeout=2000)
+    assert v.panels == panels  # the same panels, moved: nothing to redraw
