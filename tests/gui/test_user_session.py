@@ -152,6 +152,8 @@ def verdict_and_undo(w, qtbot) -> None:
     key, sid = benchmark_key(w.state.benchmark), w.state.sample.id
     qtbot.keyClick(canvas(w), Qt.Key.Key_M)
     assert "Ctrl+Z to undo" in w.message_bar.text
+    bar = w.message_bar  # one line of text in a box one line high, not three over the tabs
+    assert bar.height() < 1.6 * bar.fontMetrics().height() + 14, bar.height()
     assert [v.verdict for v in w.state.review_store.sample_verdicts(key).get(sid, [])] == ["model_wrong"]
     qtbot.keyClick(canvas(w), Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert w.message_bar.text.startswith("undone:")
