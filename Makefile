@@ -9,14 +9,15 @@ STAMP  := $(VENV)/.masklens-installed
 setup: $(STAMP)
 
 # torch/torchvision first (the index has no CPU-only torchvision; the regular build
-# runs on CPU too), then the project, then Meta's sam2 built against that torch.
+# runs on CPU too), then Meta's sam2 built against that torch, then the project with every
+# extra (`[all]`: gui, models, sam2, ray) and the dev tools.
 $(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
 	$(BIN)/python -m pip install -q --disable-pip-version-check torch torchvision
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 	@$(BIN)/python -c "import importlib.util,sys; sys.exit(importlib.util.find_spec('sam2') is None)" || \
 	  SAM2_BUILD_CUDA=0 $(BIN)/python -m pip install -q --disable-pip-version-check --no-build-isolation sam2
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev]'
 	@touch $(STAMP)
 
 run: setup

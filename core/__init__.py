@@ -2,6 +2,66 @@
 
 Nothing in this package imports Qt, and heavy libraries (torch, transformers, sam2)
 are imported lazily inside the functions that need them.
+
+The Python API (:mod:`masklens.core.api`) is available from here, imported on first use::
+
+    import masklens.core as ml
+    r = ml.score("cafe", ann="ann.json", pred="pred.json", score_threshold=0.5)
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from masklens.core.api import (  # noqa: F401
+        Benchmark,
+        PredictionSet,
+        Scorer,
+        ScoreResult,
+        get_kind,
+        kind_names,
+        load_benchmark,
+        load_predictions,
+        model_names,
+        predict,
+        score,
+        segmenter,
+    )
+    from masklens.core.interop.export import export  # noqa: F401
+
+_API = frozenset({
+    "Benchmark", "PredictionSet", "ScoreResult", "Scorer", "get_kind", "kind_names", "load_benchmark",
+    "load_predictions", "model_names", "predict", "score", "segmenter",
+})
+
+__all__ = sorted(_API | {"__version__", "export"})
+
+
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml is its only source)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("masklens")
+    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: the API is imported on first use, not with the package
+    if name == "export":
+        from masklens.core.interop.export import export as value
+    elif name in _API:
+        from masklens.core import api
+
+        value = getattr(api, name)
+    elif name == "__version__":
+        value = _version()
+    else:
+        raise AttributeError(f"module 'masklens.core' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

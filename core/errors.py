@@ -20,15 +20,19 @@ class MasklensError(Exception):
         record: str | int | None = None,
         field: str | None = None,
         hint: str | None = None,
+        window_hint: str | None = None,
     ) -> None:
         self.path = str(path) if path is not None else None
         self.record = record
         self.field = field
         self.hint = hint
+        #: the hint in the window's words (e.g. the Options… dialog instead of --weights)
+        self.window_hint = window_hint
         self.detail = message
         super().__init__(self.format())
 
-    def format(self) -> str:
+    def format(self, *, window: bool = False) -> str:
+        """The message; ``window=True`` gives the hint as the GUI words it, when it has its own."""
         where = []
         if self.path is not None:
             where.append(self.path)
@@ -37,8 +41,9 @@ class MasklensError(Exception):
         if self.field is not None:
             where.append(f"field '{self.field}'")
         text = f"{': '.join([', '.join(where)]) + ': ' if where else ''}{self.detail}"
-        if self.hint:
-            text += f"\n  hint: {self.hint}"
+        hint = self.window_hint if window and self.window_hint else self.hint
+        if hint:
+            text += f"\n  hint: {hint}"
         return text
 
 

@@ -109,12 +109,13 @@ def evaluate(
     progress: Progress | None = None,
     cancel: threading.Event | Callable[[], bool] | None = None,
     manager: Any = None,
+    runner: Callable[..., Any] | None = None,
 ) -> EvaluateResult:
     """Run each model over ``benchmark`` (cached), write its predictions and scores under ``out``.
 
     ``cache`` is a :class:`~masklens.core.cache.PredictionCache` (None: no caching);
     ``manager`` a :class:`~masklens.core.models.manager.ModelManager` (one is made
-    when None). Raises :class:`Cancelled` when ``cancel`` fires; what finished is
+    when None); ``runner`` replaces ``run_benchmark`` (e.g. the Ray runner). Raises :class:`Cancelled` when ``cancel`` fires; what finished is
     in the cache and a re-run continues.
     """
     from masklens.core.models.manager import ModelManager
@@ -133,7 +134,7 @@ def evaluate(
         segmenter = manager.get(spec.name, **spec.create_options())
         stats = RunStats()
         cb = (lambda d, n, _l=label: progress(_l, d, n)) if progress else None
-        predictions = run_benchmark(
+        predictions = (runner or run_benchmark)(
             segmenter, benchmark, backend=spec.name, options=spec.create_options(), cache=cache,
             images_dir=images_dir, progress=cb, cancel=cancel, stats=stats,
         )

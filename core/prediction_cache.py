@@ -162,7 +162,9 @@ class PredictionCache:
     is moved aside (``*.corrupt-<time>``) and a fresh cache started. The cache only
     saves time: a SQLite failure during a run (disk full, a damaged file, a lock that
     never clears) disables it for the rest of the run with one warning on stderr
-    (:attr:`disabled` says why) instead of stopping the run.
+    (:attr:`disabled` says why) instead of stopping the run. On a network
+    filesystem (or with ``MASKLENS_CACHE_MODE=files``) each process writes its own
+    file, merged into the database at close (:mod:`masklens.core.cache_shared`).
     """
 
     FILENAME = "predictions.sqlite3"
@@ -188,9 +190,21 @@ class PredictionCache:
                 path=self.root,
                 hint=f"set {CACHE_DIR_ENV} to a writable directory",
             ) from None
+        from masklens.core.cache_shared import cache_mode
+
+        self.mode = cache_mode(self.root)
+        self.part: Path | None = None
+        # reads see the merged database and this process's part in "files" mode
+        self._table, self._files = ("all_predictions", "all_image_files") if self.mode == "files" \
+            else ("predictions", "image_files")
         self._conn: sqlite3.Connection | None = self._open()
 
     def _connect(self) -> sqlite3.Connection:
+        if self.mode == "files":
+            from masklens.core.cache_shared import connect_part
+
+            conn, self.part = connect_part(self.root, self.FILENAME, _SCHEMA)
+            return conn
         conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
         try:
             conn.execute("PRAGMA journal_mode=WAL")
@@ -281,7 +295,7 @@ class PredictionCache:
         row = None
         with self._db() as db:
             if db is not None:
-                row = db.execute("SELECT result FROM predictions WHERE key = ?", (key.digest,)).fetchone()
+                row = db.execute(f"SELECT result FROM {self._table} WHERE key = ?", (key.digest,)).fetchone()
         if row is not None:
             try:
                 result = result_from_json(json.loads(row[0]))
@@ -301,7 +315,7 @@ class PredictionCache:
             for i in range(0, len(wanted), 500) if db is not None else ():
                 chunk = wanted[i:i + 500]  # stay under SQLite's parameter limit
                 rows += db.execute(
-                    f"SELECT key, result FROM predictions WHERE key IN ({','.join('?' * len(chunk))})",
+                    f"SELECT key, result FROM {self._table} WHERE key IN ({','.join('?' * len(chunk))})",
                     chunk,
                 ).fetchall()
         out: dict[str, SegmentResult] = {}
@@ -320,7 +334,7 @@ class PredictionCache:
         row = None
         with self._db() as db:
             if db is not None:
-                row = db.execute("SELECT 1 FROM predictions WHERE key = ?", (key.digest,)).fetchone()
+                row = db.execute(f"SELECT 1 FROM {self._table} WHERE key = ?", (key.digest,)).fetchone()
         return row is not None
 
     def put(self, key: PredictionKey, result: SegmentResult) -> None:
@@ -374,7 +388,7 @@ class PredictionCache:
         with self._db() as db:
             if db is not None:
                 row = db.execute(
-                    "SELECT image FROM image_files WHERE path = ? AND mtime_ns = ? AND size = ?", stamp
+                    f"SELECT image FROM {self._files} WHERE path = ? AND mtime_ns = ? AND size = ?", stamp
                 ).fetchone()
         return None if row is None else str(row[0])
 
@@ -386,13 +400,22 @@ class PredictionCache:
             if db is not None:
                 db.execute("INSERT OR REPLACE INTO image_files VALUES (?, ?, ?, ?)", (*stamp, key))
 
+    def _check_editable(self) -> None:
+        if self.mode == "files":
+            raise MasklensError("the prediction cache on a network filesystem is merged from "
+                                "per-process files and cannot be edited in place", path=self.root,
+                                hint="delete the folder to clear it, or set MASKLENS_CACHE_MODE=wal "
+                                "where no other process uses it")
+
     def delete(self, key: PredictionKey) -> None:
+        self._check_editable()
         with self._db() as db:
             if db is not None:
                 db.execute("DELETE FROM predictions WHERE key = ?", (key.digest,))
 
     def clear(self, backend: str | None = None) -> int:
         """Remove all entries (or those of one backend); returns how many were removed."""
+        self._check_editable()
         with self._lock, self._strict("clearing"):
             if self._conn is None:
                 return 0
@@ -407,7 +430,7 @@ class PredictionCache:
         with self._lock, self._strict("reading"):
             if self._conn is None:
                 return 0
-            return int(self._conn.execute("SELECT COUNT(*) FROM predictions").fetchone()[0])
+            return int(self._conn.execute(f"SELECT COUNT(DISTINCT key) FROM {self._table}").fetchone()[0])
 
     def __bool__(self) -> bool:  # an empty cache is still a cache
         return True
@@ -424,6 +447,11 @@ class PredictionCache:
         with self._lock, contextlib.suppress(sqlite3.Error):
             if self._conn is not None:
                 self._conn.close()
+        if self.part is not None:  # "files" mode: this process's results join the database
+            from masklens.core.cache_shared import merge_parts
+
+            part, self.part = self.part, None
+            merge_parts(self.root, self.FILENAME, _SCHEMA, [part])
 
     def __enter__(self) -> PredictionCache:
         return self

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +29,7 @@ from masklens.core.errors import MasklensError
 from masklens.core.schema import Benchmark, PredictionSet, Sample
 
 Value = float | int | None
+PathLike = str | os.PathLike[str]
 T = TypeVar("T")
 
 
@@ -69,6 +71,16 @@ class ScoreResult:
             out["extras"] = self.extras
         return out
 
+    def to_dataframe(self) -> Any:
+        """The per-sample records as a pandas DataFrame (pandas is not a dependency of masklens:
+        install it to use this)."""
+        try:
+            import pandas as pd
+        except ModuleNotFoundError as exc:
+            raise MasklensError("ScoreResult.to_dataframe needs pandas, which is not installed: "
+                                "pip install pandas") from exc
+        return pd.json_normalize(self.samples)
+
 
 class BenchmarkKind(ABC):
     """One benchmark family: how to load it, score a sample, and aggregate."""
@@ -93,12 +105,15 @@ class BenchmarkKind(ABC):
         """Add the benchmark's file arguments (ground truth, predictions) to a CLI parser."""
 
     @abstractmethod
-    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
-        """Load the ground truth named by the parsed CLI arguments."""
+    def load_benchmark(self, **files: Any) -> Benchmark:
+        """Load the ground truth named by keyword arguments named as the destinations of
+        :meth:`add_arguments` (``ann=``, ``gt=[…]``, ``data=``, ``images=``…). Callers may pass
+        every file argument of the kind; a loader ignores those it does not read."""
 
     @abstractmethod
-    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
-        """Load the predictions named by the parsed CLI arguments, keyed by prompt id."""
+    def load_predictions(self, benchmark: Benchmark, /, **files: Any) -> PredictionSet:
+        """Load the predictions named by keyword arguments (``pred=``, ``pred_dir=``…, as for
+        :meth:`load_benchmark`), keyed by prompt id."""
 
     def write_predictions(
         self, benchmark: Benchmark, predictions: PredictionSet, out: Path

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from masklens.core import logs
 from masklens.core.errors import MasklensError
 
 _NOISE = ("This plugin does not support propagateSizeHints()",)
@@ -47,14 +48,18 @@ def run_app(args: argparse.Namespace) -> int:
     if shot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     _require_display()
+    logs.configure()  # also when the window is started without the CLI
     from PySide6.QtWidgets import QApplication
 
+    from masklens.gui import about
     from masklens.gui.main_window import MainWindow
     from masklens.gui.settings import Settings
 
     _quiet_offscreen_warnings()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("masklens")
+    app.setDesktopFileName("masklens")  # Wayland finds the icon through masklens.desktop
+    app.setWindowIcon(about.app_icon())
     # screenshots are reproducible: default settings, nothing saved
     window = MainWindow(Settings(), persist=False) if shot else MainWindow()
     install_excepthook(window)
@@ -82,7 +87,7 @@ def install_excepthook(window) -> None:
             sys.__excepthook__(kind, value, tb)
             return
         logging.getLogger("masklens.gui").error("".join(traceback.format_exception(kind, value, tb)))
-        text = str(value) if isinstance(value, MasklensError) else f"internal error: {kind.__name__}: {value}"
+        text = str(value) if isinstance(value, MasklensError) else logs.internal_error(value)
         try:
             window.message_bar.show_message(text, "error")
         except RuntimeError:  # the window is gone

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from masklens.core.evaluate import EvaluateResult, ModelSpec, evaluate, subset
+from masklens.core.extras import install_command, missing_for
 from masklens.core.models.registry import backend_info, backend_names
 from masklens.gui.job_dialog import JobDialog
 from masklens.gui.workers import JobContext
@@ -31,9 +32,12 @@ class _ModelRow(QWidget):
         for n in names:
             try:
                 info = backend_info(n)
-                self.model.addItem(f"{n} — {info.title}", n)
             except Exception:  # noqa: BLE001 - a backend that cannot even describe itself
                 continue
+            absent = missing_for(info.extra) if info.extra else None
+            note = f" (not installed: {install_command(info.extra)})" if absent else ""
+            self.model.addItem(f"{n} — {info.title}{note}", n)
+            self.model.model().item(self.model.count() - 1).setEnabled(absent is None)
         i = self.model.findData(current)
         self.model.setCurrentIndex(max(i, 0))
         self.weights = QLineEdit()

@@ -8,6 +8,8 @@ from typing import Any
 
 from PySide6.QtGui import QAction
 
+from masklens.core.errors import MasklensError
+
 log = logging.getLogger(__name__)
 
 
@@ -115,7 +117,11 @@ def _dialog_action(window: Any, module: str, func: str, text: str, shortcut: str
         try:
             getattr(mod, func)(window, window.state)
         except Exception as exc:  # noqa: BLE001 - shown, never a crash
-            window.message_bar.show_message(str(exc), "error")
+            from masklens.gui.workers import error_message
+
+            if not isinstance(exc, MasklensError):
+                log.exception("%s failed", text)
+            window.message_bar.show_message(error_message(exc), "error")  # a bug names the log
 
     act.triggered.connect(run)
     return act

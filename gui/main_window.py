@@ -11,7 +11,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
 from masklens.core.errors import MasklensError
-from masklens.gui import integrations, key_scope
+from masklens.gui import about, integrations, key_scope
 from masklens.gui.browser import SampleBrowser
 from masklens.gui.compare_sets import SetComparison
 from masklens.gui.images import ImageStore
@@ -169,6 +169,7 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         if self.review_panel is not None:
             for a in integrations.review_shortcuts(self.review_panel):
                 self.addAction(a)
+        about.install(self)  # Help › About masklens, the window icon
 
     def _connect(self) -> None:
         s = self.state

@@ -47,8 +47,9 @@ def model_availability() -> list[tuple[str, str, bool, bool]]:
     out = []
     if entries is not None:
         for e in entries:
-            if not e.available:
-                out.append((e.name, f"{e.name} (not installed)", False, False))
+            if not e.available:  # the problem names the pip extra when one is missing
+                why = e.problem if e.problem.startswith("not installed") else "not installed"
+                out.append((e.name, f"{e.title or e.name} — {why}", False, False))
             elif e.needs_weights and not e.ready:
                 out.append((e.name, f"{e.title or e.name} — weights missing", True, True))
             else:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from masklens.core.errors import MasklensError
+from masklens.core.kind_args import kind_files
 from masklens.core.readout import (
     benchmark_overlaps,
     benchmark_readout,
@@ -36,7 +37,7 @@ class Loaded:
 
 def load_benchmark(ctx: Any, kind: BenchmarkKind, namespace: argparse.Namespace, argv: list[str]) -> Loaded:
     ctx.progress(0, 1, f"loading {kind.title or kind.name}…")
-    bench = kind.load_benchmark(namespace)
+    bench = kind.load_benchmark(**kind_files(kind, namespace))
     if not bench.samples:
         raise MasklensError(f"{kind.title or kind.name}: the benchmark has no samples",
                             path=next(iter(bench.sources.values()), None))
@@ -51,7 +52,7 @@ def score_predictions(
     """Load predictions (unless given) and compute every sample's overlaps, with progress."""
     if predictions is None:
         ctx.progress(0, 1, "reading predictions…")
-        predictions = kind.load_predictions(namespace, benchmark)
+        predictions = kind.load_predictions(benchmark, **kind_files(kind, namespace))
     n = len(benchmark.samples)
     step = max(1, n // 200)
 

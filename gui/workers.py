@@ -18,6 +18,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from superqt.utils import create_worker
 
+from masklens.core import logs
 from masklens.core.errors import Cancelled, MasklensError
 
 log = logging.getLogger(__name__)
@@ -56,10 +57,10 @@ class Job:
 def error_message(exc: BaseException) -> str:
     """The text shown in the window for a failed job."""
     if isinstance(exc, MasklensError):
-        return str(exc)
+        return exc.format(window=True)
     if isinstance(exc, (MemoryError,)):
         return "out of memory"
-    return f"internal error: {type(exc).__name__}: {exc}"
+    return logs.internal_error(exc)  # names the log file
 
 
 class JobRunner(QObject):

@@ -15,7 +15,7 @@ def test_core_imports_no_qt_and_no_torch():
         "for m in pkgutil.walk_packages(c.__path__, 'masklens.core.'):\n"
         "    if not m.name.endswith('__main__'): importlib.import_module(m.name)\n"
         "bad = sorted(k for k in sys.modules if k.split('.')[0] in "
-        "('PySide6','PyQt5','PyQt6','superqt','qtpy','torch','transformers','sam2'))\n"
+        "('PySide6','PyQt5','PyQt6','superqt','qtpy','torch','transformers','sam2','huggingface_hub'))\n"
         "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -46,7 +46,7 @@ from masklens.core.metrics.pcs import (
     summarize_groups,
 )
 from masklens.core.schema import Benchmark, PredictionSet, Prompt, Role, Sample
-from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, Value
+from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, PathLike, Value
 
 __all__ = [  # the loader's names stay importable from here (re-exported)
     "CAFE_HELP",
@@ -154,15 +154,15 @@ class CafeKind(BenchmarkKind):
         parser.add_argument("--pred", required=True, metavar="FILE", help="COCO results JSON")
         add_images_flag(parser)
 
-    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
-        return load_cafe(args.ann, getattr(args, "images", None))
+    def load_benchmark(self, *, ann: PathLike, images: PathLike | None = None, **_: Any) -> Benchmark:
+        return load_cafe(ann, images)
 
-    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
+    def load_predictions(self, benchmark: Benchmark, /, *, pred: PathLike, **_: Any) -> PredictionSet:
         # records on images of the file in no scored pair are the orphan entries' (for cgF1)
         orphans = benchmark.samples[0].meta.get("orphan_entries", []) if benchmark.samples else []
         extra = {o.image_id: (o.prompt_id, (o.gt.height, o.gt.width)) for o in orphans}
         sizes = benchmark.meta.get("image_sizes", {})
-        return load_coco_predictions(args.pred, benchmark, ignorable=sizes, extra=extra)
+        return load_coco_predictions(pred, benchmark, ignorable=sizes, extra=extra)
 
     def write_predictions(
         self, benchmark: Benchmark, predictions: PredictionSet, out: Path

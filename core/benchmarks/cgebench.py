@@ -35,7 +35,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring import BenchmarkKind, ParamSpec, Value
+from masklens.core.scoring import BenchmarkKind, ParamSpec, PathLike, Value
 
 LEVELS = 4  # p_base, p1, p2, p3
 GT_KEY = "G"
@@ -146,11 +146,11 @@ class CGEBenchKind(BenchmarkKind):
         parser.add_argument("--pred", required=True, help="COCO results JSON with image_id, level, segmentation, score")
         parser.add_argument("--images", default=None, help="folder of the image files (optional; scoring needs none)")
 
-    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
-        return load_cgebench(args.ann, getattr(args, "images", None))
+    def load_benchmark(self, *, ann: PathLike, images: PathLike | None = None, **_: Any) -> Benchmark:
+        return load_cgebench(ann, images)
 
-    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
-        return load_cgebench_predictions(args.pred, benchmark)
+    def load_predictions(self, benchmark: Benchmark, /, *, pred: PathLike, **_: Any) -> PredictionSet:
+        return load_cgebench_predictions(pred, benchmark)
 
     def write_predictions(self, benchmark: Benchmark, predictions: PredictionSet, out: Path) -> list[Path]:
         """COCO results JSON with ``level``; ``out`` is a file, or a folder that gets ``pred.json``."""

@@ -35,7 +35,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring import BenchmarkKind, ParamSpec, Value
+from masklens.core.scoring import BenchmarkKind, ParamSpec, PathLike, Value
 
 #: field names per schema: role -> (current name, older name)
 FIELDS: Mapping[str, tuple[str, str]] = {
@@ -255,11 +255,11 @@ class HalluSegBenchKind(BenchmarkKind):
         parser.add_argument("--root", default=None, help="base folder of the paths in data.json (default: its folder)")
         parser.add_argument("--pred-dir", required=True, help="folder holding orgl_orgi, edtl_orgi, orgl_edti, edtl_edti")
 
-    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
-        return load_hallusegbench(args.data, args.root)
+    def load_benchmark(self, *, data: PathLike, root: PathLike | None = None, **_: Any) -> Benchmark:
+        return load_hallusegbench(data, root)
 
-    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
-        return load_prediction_dir(benchmark, args.pred_dir)
+    def load_predictions(self, benchmark: Benchmark, /, *, pred_dir: PathLike, **_: Any) -> PredictionSet:
+        return load_prediction_dir(benchmark, pred_dir)
 
     def write_predictions(self, benchmark: Benchmark, predictions: PredictionSet, out: Path) -> list[Path]:
         return write_prediction_dir(benchmark, predictions, out)

@@ -38,7 +38,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, Value
+from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, PathLike, Value
 
 FORMAT = "masklens-ovs/1"
 T_KEYS = tuple(f"{t:.1f}" for t in ovs.THRESHOLDS)
@@ -276,11 +276,11 @@ class OvsKind(BenchmarkKind):
         parser.add_argument("--ann", required=True, help="OVS ground truth (docs/formats/ovs.md)")
         parser.add_argument("--pred", required=True, help="OVS predictions: score maps or per-threshold masks")
 
-    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
-        return load_ovs_annotations(args.ann)
+    def load_benchmark(self, *, ann: PathLike, **_: Any) -> Benchmark:
+        return load_ovs_annotations(ann)
 
-    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
-        return load_ovs_predictions(args.pred, benchmark)
+    def load_predictions(self, benchmark: Benchmark, /, *, pred: PathLike, **_: Any) -> PredictionSet:
+        return load_ovs_predictions(pred, benchmark)
 
     def write_predictions(self, benchmark: Benchmark, predictions: PredictionSet, out: Path) -> list[Path]:
         return write_ovs_predictions(benchmark, predictions, out)

@@ -56,7 +56,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, Value
+from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, PathLike, Value
 
 SCORE_THRESHOLD = ParamSpec(
     "score_threshold",
@@ -207,11 +207,11 @@ class PcsKind(BenchmarkKind):
         parser.add_argument("--pred", required=True, metavar="FILE", help="COCO results JSON")
         add_images_flag(parser)
 
-    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
-        return load_pcs(args.gt, getattr(args, "images", None))
+    def load_benchmark(self, *, gt: Sequence[PathLike], images: PathLike | None = None, **_: Any) -> Benchmark:
+        return load_pcs(gt, images)
 
-    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
-        return load_coco_predictions(args.pred, benchmark)
+    def load_predictions(self, benchmark: Benchmark, /, *, pred: PathLike, **_: Any) -> PredictionSet:
+        return load_coco_predictions(pred, benchmark)
 
     def write_predictions(
         self, benchmark: Benchmark, predictions: PredictionSet, out: Path

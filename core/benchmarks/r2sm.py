@@ -41,7 +41,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, Value
+from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, PathLike, Value
 
 IMAGE_KEY = "image"
 GROUPS = ("all", "amodal", "modal")
@@ -222,11 +222,11 @@ class R2SMKind(BenchmarkKind):
         parser.add_argument("--pred", required=True, help="COCO results JSON with query_id, segmentation, score")
         parser.add_argument("--images", default=None, help="folder of the image files (optional; scoring needs none)")
 
-    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
-        return load_r2sm(args.ann, getattr(args, "images", None))
+    def load_benchmark(self, *, ann: PathLike, images: PathLike | None = None, **_: Any) -> Benchmark:
+        return load_r2sm(ann, images)
 
-    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
-        return load_r2sm_predictions(args.pred, benchmark)
+    def load_predictions(self, benchmark: Benchmark, /, *, pred: PathLike, **_: Any) -> PredictionSet:
+        return load_r2sm_predictions(pred, benchmark)
 
     def write_predictions(self, benchmark: Benchmark, predictions: PredictionSet, out: Path) -> list[Path]:
         """COCO results JSON with ``query_id``; ``out`` is a file, or a folder that gets ``pred.json``."""

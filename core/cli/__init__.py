@@ -20,9 +20,14 @@ COMMANDS: dict[str, str] = {
     "score": "masklens.core.cli.score",
     "predict": "masklens.core.cli.predict",
     "evaluate": "masklens.core.cli.evaluate",
+    "merge": "masklens.core.cli.merge",
     "report": "masklens.core.cli.report",
     "models": "masklens.core.cli.models",
     "review": "masklens.core.cli.review",
+    "export": "masklens.core.cli.export",
+    "cache": "masklens.core.cli.cache",
+    "completion": "masklens.core.cli.completion",
+    "install-desktop": "masklens.core.cli.desktop",
     "gui": "masklens.core.cli.gui",
 }
 
@@ -53,15 +58,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; user mistakes print one clear message and exit non-zero, never a traceback."""
+    from masklens.core import logs
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    logs.configure()
+    logs.logger.info("masklens %s: %s", __version__, " ".join(sys.argv[1:] if argv is None else argv))
     from masklens.core.paths import allow_outside_root
 
     try:
         with allow_outside_root(getattr(args, "allow_outside_root", False)):
             return int(args.func(args) or 0)
     except MasklensError as exc:
+        logs.logger.warning("%s", exc)
         print(f"masklens: error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:  # a library of an extra that is not installed
+        from masklens.core.extras import from_import_error
+
+        missing = from_import_error(exc, f"masklens {args.command}")
+        if missing is None:
+            raise
+        print(f"masklens: error: {missing}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `masklens score … | head`: the reader went away
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -69,6 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyboardInterrupt, Cancelled):
         print("masklens: interrupted; finished work is kept, re-run to continue", file=sys.stderr)
         return 130
+    except Exception:  # a bug: keep the traceback in the log file too, say where it is
+        logs.logger.exception("internal error in `masklens %s`", args.command)
+        print(f"masklens: internal error; the log file is {logs.log_path()}", file=sys.stderr)
+        raise
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,6 +21,7 @@ from masklens.core.scoring import get_kind
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from masklens.core.cli.scale import add_scale_arguments
     from masklens.core.cli.score import add_param_flags
     from masklens.core.models.replay import prediction_actions
 
@@ -54,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         s.add_argument("--quiet", action="store_true", help="no progress bar")
         s.add_argument("--out", required=True, metavar="DIR")
         add_flag(p)
+        add_scale_arguments(p)
         p.set_defaults(func=run)
 
 
@@ -97,29 +99,37 @@ class _Bars:
 
 
 def run(args: argparse.Namespace) -> int:
+    from masklens.core.api import load_benchmark
     from masklens.core.cache import PredictionCache
     from masklens.core.cli.predict import check_device
-    from masklens.core.evaluate import evaluate, subset
-    from masklens.core.models.registry import backend_info
+    from masklens.core.cli.scale import apply_shard, runner_of, write_shard_record
+    from masklens.core.evaluate import evaluate, safe_label, subset
+    from masklens.core.kind_args import kind_files
+    from masklens.core.models.registry import require_extra
 
     kind = get_kind(args.kind)
     specs = model_specs(args)
-    for spec in specs:  # unknown model names and absent devices fail before any work
-        backend_info(spec.name)
+    for spec in specs:  # unknown model names, missing extras and absent devices fail before any work
+        require_extra(spec.name)
     check_device(args.device)
+    runner = runner_of(args)
     params = kind.resolve_params({p.name: getattr(args, p.name, None) for p in kind.params})
     ids = [x.strip() for x in (args.samples or "").split(",") if x.strip()]
-    benchmark = subset(kind.load_benchmark(args), samples=ids, groups=args.group)
+    benchmark = subset(load_benchmark(kind, **kind_files(kind, args)), samples=ids, groups=args.group)
+    benchmark = apply_shard(benchmark, args)
     cache = None if args.no_cache else PredictionCache(args.cache_dir)
     bars = _Bars(args.quiet)
     t0 = time.perf_counter()
     try:
         result = evaluate(kind, benchmark, specs, args.out, params=params, cache=cache,
-                          images_dir=args.images, progress=bars)
+                          images_dir=args.images, progress=bars, runner=runner)
     finally:
         bars.close()
         if cache is not None:
             cache.close()
+    for run_ in result.runs:  # a shard's predictions/<label> merge with `masklens merge`
+        write_shard_record(kind, benchmark, run_.predictions,
+                           Path(args.out) / "predictions" / safe_label(run_.name))
     for label, st in result.stats.items():
         print(f"{label}: {st['prompts']} prompts ({st['cached']} from the cache, {st['computed']} "
               f"computed)", file=sys.stderr)

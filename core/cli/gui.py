@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from masklens.core.extras import EXTRA_MODULES, check
+
+    check("masklens gui", EXTRA_MODULES["gui"])
     from masklens.gui.app import run_app
 
     return run_app(args)

@@ -108,6 +108,7 @@ def inventory(names: list[str] | None = None, weights: dict[str, str] | None = N
 
     ``weights`` maps a backend name to a spec that replaces its default main checkpoint.
     """
+    from masklens.core.extras import extra_of, install_command, missing_for
     from masklens.core.models import registry
 
     entries = []
@@ -115,12 +116,20 @@ def inventory(names: list[str] | None = None, weights: dict[str, str] | None = N
         try:
             info = registry.backend_info(name)
         except ModuleNotFoundError as exc:
-            entries.append(BackendEntry(name, name, False, problem=f"not installed ({exc.name})"))
+            extra = extra_of(exc.name)
+            how = f": {install_command(extra)}" if extra else ""
+            entries.append(BackendEntry(name, name, False, problem=f"not installed ({exc.name}){how}"))
             continue
         except MasklensError:
             raise
         except Exception as exc:  # a broken backend module must not hide the others
             entries.append(BackendEntry(name, name, False, problem=f"{type(exc).__name__}: {exc}"))
+            continue
+        absent = missing_for(info.extra) if info.extra else None
+        if absent is not None:
+            entries.append(BackendEntry(
+                name, info.title, False, info.needs_weights, info.default_score_threshold,
+                info.description, problem=f"not installed ({absent}): {install_command(info.extra)}"))
             continue
         module_name = registry._BACKEND_MODULES.get(name)
         module = importlib.import_module(module_name) if module_name else None
@@ -144,6 +153,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from masklens.core.extras import check
+
+    check("masklens models", ("huggingface_hub",))  # it reads the hub cache's layout
     if args.weights and len(args.names) != 1:
         raise MasklensError("--weights needs exactly one backend NAME", hint="e.g. masklens models sam3 --weights DIR")
     entries = inventory(args.names or None, {args.names[0]: args.weights} if args.weights else None)

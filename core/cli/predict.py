@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from masklens.core.cli import kind_parsers
+from masklens.core.cli.scale import add_scale_arguments, apply_shard, runner_of, write_shard_record
 from masklens.core.errors import MasklensError, ModelError
 from masklens.core.paths import add_flag
+from masklens.core.prediction_io import keep_scored, write_atomically  # noqa: F401 - re-exported
 from masklens.core.scoring import BenchmarkKind, get_kind
 
 _REPLAY_ONLY = "(predict: read only with --model replay, as the file to replay)"
@@ -79,6 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         dests = add_kind_arguments(p, kind)
         add_model_arguments(p)
         add_flag(p)
+        add_scale_arguments(p)
         p.set_defaults(func=run, prediction_dests=dests)
 
 
@@ -113,7 +116,9 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         raise ModelError(f"model '{args.model}' takes no weights", hint="drop --weights")
     pred_given = [d for d in getattr(args, "prediction_dests", []) if getattr(args, d, None) is not None]
     if "kind" in params and "args" in params:  # a backend that reads benchmark files (replay)
-        opts.update(kind=args.kind, args=args)
+        from masklens.core.kind_args import kind_files
+
+        opts.update(kind=args.kind, **kind_files(get_kind(args.kind), args))
     elif pred_given:
         flags = ", ".join("--" + d.replace("_", "-") for d in pred_given)
         raise MasklensError(
@@ -152,98 +157,36 @@ class _Bar:
             self.bar.close()
 
 
-def keep_scored(predictions: Any, threshold: float) -> Any:
-    """A copy of a PredictionSet keeping only instances scored >= threshold (inclusive)."""
-    from masklens.core.schema import Prediction, PredictionSet
-
-    out = PredictionSet(name=predictions.name, missing=set(predictions.missing),
-                        provenance={**predictions.provenance, "output_score_threshold": threshold})
-    for pid, p in predictions.by_prompt.items():
-        out.by_prompt[pid] = Prediction(pid, [i for i in p.instances if i.score >= threshold],
-                                        p.presence, p.provenance)
-    return out
-
-
-def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out: Path) -> list[Path]:
-    """``kind.write_predictions`` into a temporary sibling, then moved onto ``out`` in one step
-    (a file or a whole folder), so an interrupted write never leaves a half-written output.
-    Staging folders left beside ``out`` by a killed run are removed first; errors name ``out``."""
-    import os
-    import shutil
-
-    from masklens.core.io import _cannot_write, named_after_output, temp_sibling_dir
-
-    out = out.absolute()
-    tmp = temp_sibling_dir(out)
-    try:
-        staged = tmp / out.name
-        written = kind.write_predictions(benchmark, predictions, staged)
-        if staged.is_dir() and out.is_dir():
-            old = tmp / ".previous"
-            os.replace(out, old)
-            try:
-                os.replace(staged, out)
-            except OSError:
-                os.replace(old, out)  # put the previous output back before tmp is removed
-                raise
-        elif staged.exists():
-            if out.is_dir() and not staged.is_dir():
-                raise MasklensError("the output is a folder but this benchmark writes a file", path=out)
-            os.replace(staged, out)
-        else:
-            raise MasklensError(f"{kind.name} wrote nothing at the output path", path=out)
-    except MasklensError as exc:
-        raise named_after_output(exc, tmp, out) from None
-    except OSError as exc:
-        raise _cannot_write(out, exc) from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-    def final(w: Path) -> Path:
-        try:
-            return out / Path(w).relative_to(staged)
-        except ValueError:
-            return Path(w)
-
-    return [final(w) for w in written]
-
-
 def run(args: argparse.Namespace) -> int:
-    from masklens.core.cache import PredictionCache
+    from masklens.core import api
+    from masklens.core.kind_args import kind_files
     from masklens.core.models.manager import ModelManager
-    from masklens.core.models.runner import RunStats, run_benchmark
+    from masklens.core.models.registry import require_extra
+    from masklens.core.models.runner import RunStats
 
     kind = get_kind(args.kind)
     options = model_options(args)
+    require_extra(args.model)  # a missing pip extra fails before any work
     check_device(args.device)
-    benchmark = kind.load_benchmark(args)
+    runner = runner_of(args)
+    files = kind_files(kind, args)  # --pred…: read by --model replay only (it has them in options)
+    benchmark = apply_shard(api.load_benchmark(kind, **files), args)
     segmenter = ModelManager().get(args.model, **options)
-    cache = None if args.no_cache else PredictionCache(args.cache_dir)
     stats = RunStats()
     bar = _Bar(args.quiet, f"{args.model} on {kind.title or kind.name}")
     t0 = time.perf_counter()
     try:
-        predictions = run_benchmark(
-            segmenter,
-            benchmark,
-            backend=args.model,
-            options={k: v for k, v in options.items() if k not in ("args", "kind")},
-            cache=cache,
-            images_dir=args.images,
-            progress=bar,
-            stats=stats,
+        predictions = api.predict(
+            kind, segmenter, benchmark,
+            option={k: v for k, v in options.items() if k != "kind" and k not in files},
+            images=args.images, cache_dir=args.cache_dir, no_cache=args.no_cache,
+            progress=bar, stats=stats, runner=runner,
         )
     finally:
         bar.close()
-        if cache is not None:
-            cache.close()
-    # Backends already drop instances below their own threshold; an explicit
-    # --score-threshold is applied once more to the output so it holds for every backend alike.
-    threshold = getattr(args, "model_score_threshold", None)
-    if threshold is not None:
-        predictions = keep_scored(predictions, float(threshold))
     out = Path(args.out)
     written = write_atomically(kind, benchmark, predictions, out)
+    write_shard_record(kind, benchmark, predictions, out)
     where = ", ".join(map(str, written)) if len(written) <= 3 else f"{out} ({len(written)} files)"
     print(
         f"wrote {where}: {stats.prompts} prompts on {stats.images} images "

@@ -7,8 +7,10 @@ import shlex
 import sys
 from pathlib import Path
 
+from masklens.core import api
 from masklens.core.cli import kind_parsers
 from masklens.core.errors import MasklensError
+from masklens.core.kind_args import kind_files
 from masklens.core.paths import add_flag
 from masklens.core.scoring import BenchmarkKind, get_kind
 
@@ -41,10 +43,8 @@ def load_prediction_sets(kind: BenchmarkKind, args: argparse.Namespace, benchmar
         raise MasklensError("repeat each prediction argument once per model, in the same order")
     sets = []
     for i in range(n):
-        ns = argparse.Namespace(**vars(args))
-        for d, values in given.items():
-            setattr(ns, d, values[i] if len(values) == n else values[0])
-        sets.append(kind.load_predictions(ns, benchmark))
+        files = {d: values[i] if len(values) == n else values[0] for d, values in given.items()}
+        sets.append(api.load_predictions(kind, benchmark, **files))
     labels = list(getattr(args, "label", None) or [])
     if labels and len(labels) != n:
         raise MasklensError(f"--label given {len(labels)} times for {n} prediction sets")
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
     kind = get_kind(args.kind)
     params = kind.resolve_params({p.name: getattr(args, p.name, None) for p in kind.params})
-    benchmark = kind.load_benchmark(args)
+    benchmark = api.load_benchmark(kind, **kind_files(kind, args))
     sets, labels = load_prediction_sets(kind, args, benchmark, args.prediction_dests)
     verdicts = load_verdicts(args.reviews, benchmark)
     opts = ReportOptions(

@@ -6,9 +6,8 @@ import argparse
 import sys
 
 from masklens.core.cli import kind_parsers
-from masklens.core.io import atomic_write_json
 from masklens.core.paths import add_flag
-from masklens.core.scoring import BenchmarkKind, Scorer, get_kind
+from masklens.core.scoring import BenchmarkKind, get_kind
 from masklens.core.tables import format_summary
 
 
@@ -35,14 +34,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from masklens.core import api
+    from masklens.core.kind_args import kind_files
+
     kind = get_kind(args.kind)
-    params = {p.name: getattr(args, p.name, None) for p in kind.params}
-    resolved = kind.resolve_params(params)
-    benchmark = kind.load_benchmark(args)
-    predictions = kind.load_predictions(args, benchmark)
-    result = Scorer(kind, benchmark, predictions).rescore(resolved)
+    params = {p.name: getattr(args, p.name) for p in kind.params if getattr(args, p.name, None) is not None}
+    result = api.score(kind, out=args.out, **kind_files(kind, args), **params)
     if args.out:
-        atomic_write_json(args.out, result.to_json())
         print(f"wrote {args.out}", file=sys.stderr)
     else:
         print(format_summary(result, kind))

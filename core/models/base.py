@@ -45,6 +45,8 @@ class BackendInfo:
     default_score_threshold: float
     description: str = ""
     needs_weights: bool = True
+    #: the pip extra whose libraries the backend needs (None: the core install suffices)
+    extra: str | None = None
 
 
 class Segmenter(ABC):

@@ -32,6 +32,7 @@ INFO = BackendInfo(
     description="CLIPSeg probability map thresholded into one mask per prompt, scored by its "
     "maximum probability (no presence head). Threshold 0.4 by default; calibrate it on "
     "labelled data with clipseg.calibrate_threshold.",
+    extra="models",
 )
 
 

@@ -22,6 +22,7 @@ INFO = BackendInfo(
     default_score_threshold=0.2,
     description="Grounding DINO boxes (transformers) -> SAM 2.1 masks (transformers, or Meta's sam2 "
     "package for original .pt checkpoints). Box threshold 0.2 as calibrated in CAFE.",
+    extra="models",
 )
 
 

@@ -24,6 +24,7 @@ INFO = BackendInfo(
     default_score_threshold=0.2,
     description="OWLv2 boxes (transformers) -> SAM 2.1 masks. Box threshold 0.2 as calibrated in "
     "CAFE (CAFE's own baseline used SAM ViT-H for the masks; this backend uses SAM 2.1).",
+    extra="models",
 )
 
 

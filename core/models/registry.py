@@ -49,5 +49,18 @@ def backend_info(name: str) -> BackendInfo:
 
 
 def create_segmenter(name: str, **options: Any) -> Segmenter:
-    """Instantiate backend ``name`` (weights load lazily on first use)."""
+    """Instantiate backend ``name`` (weights load lazily on first use); a backend whose extra is
+    not installed raises a ModelError naming it."""
+    require_extra(name)
     return _resolve(name)[1](**options)
+
+
+def require_extra(name: str) -> BackendInfo:
+    """The backend's info; a ModelError naming the pip extra when its libraries are missing
+    (and for an unknown name)."""
+    info = _resolve(name)[0]
+    if info.extra:
+        from masklens.core.extras import EXTRA_MODULES, check
+
+        check(f"model '{name}'", EXTRA_MODULES[info.extra], model=True)
+    return info

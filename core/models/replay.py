@@ -41,6 +41,7 @@ import numpy as np
 
 from masklens.core.cache import image_key
 from masklens.core.errors import MasklensError, ModelError
+from masklens.core.kind_args import kind_files, kind_parser, prediction_actions
 from masklens.core.masks import resize_nearest
 from masklens.core.models.base import BackendInfo, Segmenter, SegmentRequest, SegmentResult
 from masklens.core.schema import Benchmark, ImageRef, Prediction, PredictionSet, Prompt
@@ -60,23 +61,6 @@ INFO = BackendInfo(
 
 
 # ------------------------------------------------------------ kind arguments
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # never exit the process from a library
-        raise MasklensError(f"{self.prog}: {message}")
-
-
-def kind_parser(kind: BenchmarkKind, prog: str | None = None) -> argparse.ArgumentParser:
-    """A parser with the kind's own arguments (as `masklens score KIND` has them)."""
-    parser = _Parser(prog=prog or f"masklens score {kind.name}", add_help=False)
-    kind.add_arguments(parser)
-    return parser
-
-
-def prediction_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
-    """The actions naming prediction inputs: destinations ``pred…`` (``--pred``, ``--pred-dir``)."""
-    return [a for a in parser._actions if a.dest.startswith("pred") and a.option_strings]
-
-
 def kind_namespace(
     kind: BenchmarkKind,
     *,
@@ -152,9 +136,10 @@ class ReplaySegmenter(Segmenter):
         """Read the benchmark and the prediction file (idempotent)."""
         with self._lock:
             if self._benchmark is None:
-                self._benchmark = self.kind.load_benchmark(self.namespace)
+                self._benchmark = self.kind.load_benchmark(**kind_files(self.kind, self.namespace))
             if self._predictions is None:
-                self._predictions = self.kind.load_predictions(self.namespace, self._benchmark)
+                self._predictions = self.kind.load_predictions(
+                    self._benchmark, **kind_files(self.kind, self.namespace))
             if self._by_text is None:
                 by_text: dict[str, list[tuple[ImageRef, Prompt]]] = defaultdict(list)
                 for sample in self._benchmark.samples:

@@ -88,6 +88,8 @@ class RunStats:
     images_read: int = 0
     seconds: float = 0.0
     model_calls: int = 0
+    #: seconds the workers spent reading, segmenting and encoding results (the Ray path)
+    worker_seconds: float = 0.0
 
 
 @dataclass
@@ -237,45 +239,18 @@ def run_benchmark(
     for job in jobs:
         if is_cancelled(cancel):
             raise Cancelled(f"cancelled after {done} of {total} prompts")
-        image: np.ndarray | None = None
-        ikey = ""
-        if cache is not None:
-            ikey = _remembered_key(cache, job.path)
-            if not ikey:
-                image = _load(image_loader, job)
-                stats.images_read += 1
-                ikey = image_key(image)
-                cache.remember_file_image_key(job.path, f"{_DECODER_TAG}{ikey}")
-        requests = [(prompt, request_for(prompt)) for prompt in job.prompts]
-        keys: list[PredictionKey | None] = [
-            PredictionKey.for_request(name, ckpt, ikey, req, params) if cache is not None else None
-            for _, req in requests
-        ]
-        hits = cache.get_many(k for k in keys if k is not None) if cache is not None else {}
-        todo: list[tuple[Prompt, SegmentRequest, PredictionKey | None]] = []
-        for (prompt, req), key in zip(requests, keys, strict=True):
-            hit = hits.get(key.digest) if key is not None else None
-            if hit is not None:
-                _store(out, prompt, hit)
-                stats.cached += 1
-            else:
-                todo.append((prompt, req, key))
+        image, ikey, todo = answer_from_cache(
+            job, out, cache=cache, backend=name, checkpoint=ckpt, params=params,
+            image_loader=image_loader, stats=stats,
+        )
         if todo:
             if image is None:
                 image = _load(image_loader, job)
                 stats.images_read += 1
-            results = segmenter.segment_many(image, [r for _, r, _ in todo])
+            results = segment_image(segmenter, image, [request_for(p) for p in todo], backend=name)
             stats.model_calls += 1
-            if len(results) != len(todo):
-                raise RuntimeError(f"{name}: segment_many returned {len(results)} results for {len(todo)} requests")
-            if cache is not None:
-                cache.put_many(
-                    (k, res)
-                    for (_, _, k), res in zip(todo, results, strict=True)
-                    if k is not None and not res.provenance.get(MISSING_FLAG)
-                )
-            for (prompt, _, _), res in zip(todo, results, strict=True):
-                _store(out, prompt, res)
+            store_computed(out, todo, results, cache=cache, keys=cache_keys(
+                todo, backend=name, checkpoint=ckpt, image=ikey, params=params) if cache else None)
             stats.computed += len(todo)
         done += len(job.prompts)
         if progress is not None:
@@ -294,8 +269,91 @@ def _remembered_key(cache: PredictionCache, path: Path) -> str:
     return remembered[len(_DECODER_TAG):] if remembered.startswith(_DECODER_TAG) else ""
 
 
+def remember_image_key(cache: PredictionCache, path: str | Path, key: str) -> None:
+    """Remember the content key of the image file at ``path`` under the current decoder."""
+    cache.remember_file_image_key(path, f"{_DECODER_TAG}{key}")
+
+
 def _load(image_loader: Callable[[Path], np.ndarray] | None, job: _ImageJob) -> np.ndarray:
     return load_image(job.path, job.size) if image_loader is None else image_loader(job.path)
+
+
+def cache_keys(
+    prompts: list[Prompt], *, backend: str, checkpoint: str, image: str, params: Mapping[str, Any]
+) -> list[PredictionKey]:
+    """The prediction-cache keys of prompts asked on the image with content key ``image``."""
+    return [PredictionKey.for_request(backend, checkpoint, image, request_for(p), params) for p in prompts]
+
+
+def answer_from_cache(
+    job: _ImageJob,
+    out: PredictionSet,
+    *,
+    cache: PredictionCache | None,
+    backend: str,
+    checkpoint: str,
+    params: Mapping[str, Any],
+    image_loader: Callable[[Path], np.ndarray] | None = None,
+    read: bool = True,
+    stats: RunStats,
+) -> tuple[np.ndarray | None, str, list[Prompt]]:
+    """Answer the prompts of ``job`` that the cache holds (into ``out``); returns the image (when
+    it had to be read to hash it), its content key ("" when unknown) and the prompts left to compute.
+
+    With ``read=False`` an image whose key the cache does not remember is not read: its key stays
+    "" and every prompt is left to compute (the distributed path hashes it on a worker).
+    ``image_loader``: as in :func:`run_benchmark` (None: the one decoder, :func:`load_image`).
+    """
+    if cache is None:
+        return None, "", list(job.prompts)
+    image: np.ndarray | None = None
+    ikey = _remembered_key(cache, job.path)
+    if not ikey:
+        if not read:
+            return None, "", list(job.prompts)
+        image = _load(image_loader, job)
+        stats.images_read += 1
+        ikey = image_key(image)
+        remember_image_key(cache, job.path, ikey)
+    keys = cache_keys(job.prompts, backend=backend, checkpoint=checkpoint, image=ikey, params=params)
+    hits = cache.get_many(keys)
+    todo: list[Prompt] = []
+    for prompt, key in zip(job.prompts, keys, strict=True):
+        hit = hits.get(key.digest)
+        if hit is not None:
+            _store(out, prompt, hit)
+            stats.cached += 1
+        else:
+            todo.append(prompt)
+    return image, ikey, todo
+
+
+def segment_image(
+    segmenter: Segmenter, image: np.ndarray, requests: list[SegmentRequest], *, backend: str
+) -> list[SegmentResult]:
+    """Every request on one image in one ``segment_many`` call (one encoding): the model work of
+    one image, shared by the single-process and the distributed paths."""
+    results = segmenter.segment_many(image, requests)
+    if len(results) != len(requests):
+        raise RuntimeError(f"{backend}: segment_many returned {len(results)} results for {len(requests)} requests")
+    return results
+
+
+def store_computed(
+    out: PredictionSet,
+    prompts: list[Prompt],
+    results: list[SegmentResult],
+    *,
+    cache: PredictionCache | None,
+    keys: list[PredictionKey] | None,
+) -> None:
+    """Put freshly computed results into the cache (before anything is reported) and into ``out``."""
+    if cache is not None and keys is not None:
+        cache.put_many(
+            (k, res) for k, res in zip(keys, results, strict=True) if not res.provenance.get(MISSING_FLAG)
+        )
+    for prompt, res in zip(prompts, results, strict=True):
+        _store(out, prompt, res)
 
 
 def _store(out: PredictionSet, prompt: Prompt, result: SegmentResult) -> None:

@@ -145,6 +145,10 @@ class MetaSam2Masker:
     name = "sam2-meta"
 
     def __init__(self, weights: ResolvedWeights, config: str | None, runtime: Runtime, backend: str) -> None:
+        from masklens.core.extras import EXTRA_MODULES, check
+
+        check(f"{backend}: the original SAM 2 checkpoint '{weights.path.name}'", EXTRA_MODULES["sam2"],
+              model=True)
         self.weights, self.runtime, self.backend = weights, runtime, backend
         self.config = config or META_CONFIGS.get(weights.path.stem)
         if self.config is None:
@@ -275,6 +279,7 @@ class DetectorSam2Segmenter(TorchSegmenter):
     DEFAULT_MAX_INSTANCES = 100
     OPTIONS = {"sam2_weights": DEFAULT_SAM2_WEIGHTS, "sam2_config": None, "nms_iou": None, "mask_threshold": 0.0}
     DETECTOR_LABEL = "detector"
+    WEIGHTS_WHAT = "detector weights"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -25,6 +25,7 @@ INFO = BackendInfo(
     default_score_threshold=0.5,
     description="Meta's Segment Anything 3 (transformers): instance masks, scores including the "
     "presence factor, and the image-level presence score. Threshold 0.5 as in CAFE.",
+    extra="models",
 )
 
 

@@ -20,14 +20,9 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 def import_torch() -> Any:
     """Import torch, or say how to get it."""
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - torch is a dependency
-        raise ModelError(
-            f"PyTorch is not importable ({exc})",
-            hint="install the project with `make setup` (it installs torch and torchvision)",
-        ) from exc
-    return torch
+    from masklens.core.extras import require
+
+    return require("torch", "the model backends", model=True)
 
 
 def resolve_device(requested: str | None = "auto") -> str:

@@ -74,6 +74,8 @@ class TorchSegmenter(Segmenter):
     OPTIONS: dict[str, Any] = {}
     #: cap on instances per prompt (None: no cap); ``max_instances`` option overrides it
     DEFAULT_MAX_INSTANCES: int | None = None
+    #: what the main checkpoint is called in messages ("weights", "detector weights")
+    WEIGHTS_WHAT = "weights"
 
     def __init__(
         self,
@@ -117,10 +119,22 @@ class TorchSegmenter(Segmenter):
             isinstance(self.max_instances, bool) or not isinstance(self.max_instances, int) or self.max_instances < 1
         ):
             raise ModelError(f"{self.info.name}: max_instances must be a positive integer or None")
+        self._fail_fast_offline()  # before torch is imported: that alone takes seconds
         self.runtime = Runtime.create(device, dtype)
         self.encodings = EncodingCache(int(cache_bytes))
         self._loaded = False
         self._lock = threading.RLock()  # one call at a time: some stages keep per-image state
+
+    def _fail_fast_offline(self) -> None:
+        """In offline mode, a Hugging Face id (main weights or a ``*_weights`` option) that is not
+        in the cache fails now, with the error loading would give later."""
+        from masklens.core.models.weights import fail_fast_offline
+
+        fail_fast_offline(self.weights_spec, backend=self.info.name, what=self.WEIGHTS_WHAT)
+        for key, value in self.options.items():
+            if key.endswith("_weights") and isinstance(value, str):
+                what = "SAM 2 weights" if key == "sam2_weights" else key.replace("_", " ")
+                fail_fast_offline(value, backend=self.info.name, what=what)
 
     # ------------------------------------------------------------ to implement
     def _load(self) -> None:
@@ -268,8 +282,8 @@ class HfSegmenter(TorchSegmenter):
         return [self.weights] if self.weights is not None else []
 
     def _load(self) -> None:
+        self._resolve()  # a missing checkpoint fails before transformers is imported
         model_cls, processor_cls = self._hf_classes()
-        self._resolve()
         assert self.weights is not None
         self.processor, self.model = load_hf_pair(
             model_cls, processor_cls, self.weights, backend=self.info.name, device=self.runtime.device

@@ -48,12 +48,26 @@ class ResolvedWeights:
         return {prefix: self.spec, f"{prefix}_path": str(self.path), f"{prefix}_sha256": self.sha256}
 
 
-def _fetch_hint(hub_id: str) -> str:
-    return (
-        f"fetch it once with `huggingface-cli download {hub_id}` (gated models need "
-        "`huggingface-cli login` and accepting the licence on the model page), point HF_HOME at the "
-        "cache that holds it, or pass a local folder with --weights"
-    )
+#: Hugging Face models whose files need an accepted licence and a logged-in account
+GATED_MODELS = frozenset({"facebook/sam3"})
+
+
+def _fetch_hint(hub_id: str, *, gated: bool | None = None, window: bool = False) -> str:
+    """How to get a hub model's files: `hf download` (after `hf auth login` for a gated one), or a
+    local folder (``--weights``; in the window, the Options… dialog)."""
+    gated = hub_id in GATED_MODELS if gated is None else gated
+    login = (f"it is gated: accept its licence on https://huggingface.co/{hub_id}, run "
+             "`hf auth login`, then " if gated else "")
+    local = ("enter a local folder as Weights in the prompt bar's Options… dialog" if window
+             else "pass a local folder with --weights")
+    return (f"{login}fetch it once with `hf download {hub_id}`, point HF_HOME at the cache that "
+            f"holds it, or {local}")
+
+
+def _hub_error(message: str, hub_id: str, *, gated: bool | None = None) -> ModelError:
+    """A ModelError about a hub model's files, with the hint for the CLI and for the window."""
+    return ModelError(message, hint=_fetch_hint(hub_id, gated=gated),
+                      window_hint=_fetch_hint(hub_id, gated=gated, window=True))
 
 
 def is_offline() -> bool:
@@ -76,7 +90,9 @@ def resolve_weights(spec: str | Path, *, backend: str, what: str = "weights") ->
     """Resolve ``spec`` to a local path; a clear ModelError naming it and how to get it otherwise."""
     text = str(spec).strip()
     if not text:
-        raise ModelError(f"{backend}: no {what} given", hint="pass --weights PATH_OR_HF_ID")
+        raise ModelError(f"{backend}: no {what} given", hint="pass --weights PATH_OR_HF_ID",
+                         window_hint="enter a folder, file or Hugging Face id as Weights in the "
+                         "prompt bar's Options… dialog")
     path = Path(text).expanduser()
     if path.exists():
         if path.is_dir() and not any(path.iterdir()):
@@ -87,6 +103,17 @@ def resolve_weights(spec: str | Path, *, backend: str, what: str = "weights") ->
     if looks_like_path(text) or not _HUB_ID.match(text):
         raise ModelError(f"{backend}: {what} not found", path=path, hint=_local_hint(what))
     return ResolvedWeights(text, _from_hub(text, backend, what), hub_id=text)
+
+
+def fail_fast_offline(spec: str | Path, *, backend: str, what: str = "weights") -> None:
+    """In offline mode, a Hugging Face id whose files are not in the cache raises the ModelError
+    :func:`resolve_weights` would raise; nothing happens otherwise (online, local paths, found)."""
+    text = str(spec).strip()
+    if not text or not is_offline() or Path(text).expanduser().exists():
+        return
+    if looks_like_path(text) or not _HUB_ID.match(text):
+        return
+    _from_hub(text, backend, what)  # offline: a cache lookup, or the error
 
 
 def _local_hint(what: str) -> str:
@@ -105,8 +132,10 @@ def _from_hub(hub_id: str, backend: str, what: str) -> Path:
             LocalEntryNotFoundError,
             RepositoryNotFoundError,
         )
-    except ImportError as exc:  # pragma: no cover - dependency
-        raise ModelError(f"{backend}: huggingface_hub is not installed ({exc})") from exc
+    except ModuleNotFoundError as exc:
+        from masklens.core.extras import from_import_error
+
+        raise (from_import_error(exc, backend, model=True) or exc) from exc
     try:
         folder = Path(snapshot_download(hub_id, local_files_only=True, allow_patterns=HUB_ALLOW_PATTERNS))
         if any(folder.glob("*.safetensors")) or any(folder.glob("*.bin")) or is_offline():
@@ -114,31 +143,24 @@ def _from_hub(hub_id: str, backend: str, what: str) -> Path:
     except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):
         pass
     if is_offline():
-        raise ModelError(
+        raise _hub_error(
             f"{backend}: {what} '{hub_id}' are not in the Hugging Face cache and offline mode is on "
-            "(HF_HUB_OFFLINE)",
-            hint=_fetch_hint(hub_id),
-        )
+            "(HF_HUB_OFFLINE)", hub_id)
     try:
         folder = Path(snapshot_download(hub_id, allow_patterns=HUB_ALLOW_PATTERNS))
         if not any(folder.glob("*.safetensors")):  # older repos: pickled weights only
             folder = Path(snapshot_download(hub_id, allow_patterns=["*.json", "pytorch_model*.bin"]))
         return folder
     except GatedRepoError as exc:
-        raise ModelError(
-            f"{backend}: '{hub_id}' is a gated model and this machine has no access to it",
-            hint=_fetch_hint(hub_id),
-        ) from exc
+        raise _hub_error(
+            f"{backend}: '{hub_id}' is a gated model and this machine has no access to it", hub_id,
+            gated=True) from exc
     except RepositoryNotFoundError as exc:
-        raise ModelError(
-            f"{backend}: no Hugging Face model '{hub_id}' (or it is private)", hint=_fetch_hint(hub_id)
-        ) from exc
+        raise _hub_error(f"{backend}: no Hugging Face model '{hub_id}' (or it is private)", hub_id) from exc
     except (HfHubHTTPError, OSError, ValueError) as exc:
-        raise ModelError(
+        raise _hub_error(
             f"{backend}: could not fetch {what} '{hub_id}' from the Hugging Face hub "
-            f"({type(exc).__name__}: {(str(exc).splitlines() or [''])[0]})",
-            hint=_fetch_hint(hub_id),
-        ) from exc
+            f"({type(exc).__name__}: {(str(exc).splitlines() or [''])[0]})", hub_id) from exc
 
 
 def require_hf_folder(weights: ResolvedWeights, *, backend: str, what: str = "weights") -> Path:
@@ -159,6 +181,7 @@ def require_hf_folder(weights: ResolvedWeights, *, backend: str, what: str = "we
             f"{backend}: the {what} folder has no weights (*.safetensors)",
             path=path,
             hint=_fetch_hint(weights.hub_id) if weights.hub_id else _local_hint(what),
+            window_hint=_fetch_hint(weights.hub_id, window=True) if weights.hub_id else None,
         )
     return path
 

@@ -34,8 +34,8 @@ def main() -> int:
 
     kind = get_kind("cafe")
     ns = demo_namespace("cafe", with_predictions=True)
-    bench = kind.load_benchmark(ns)
-    preds = kind.load_predictions(ns, bench)
+    bench = kind.load_benchmark(**vars(ns))
+    preds = kind.load_predictions(bench, **vars(ns))
     recs = score(kind, bench, preds).samples
     crit = next(f for f in presets_for("cafe", list(flatten(recs[0]))) if f.label == "negative prompt is TA-FP")
     print("compare sets: browser rows for two sets (failure: negative prompt is TA-FP)")

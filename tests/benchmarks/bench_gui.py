@@ -153,10 +153,9 @@ def bench_switch_and_open(tmp: Path) -> None:
     w.close()
 
     big = toykind.write_toy(tmp / "big", n=10_000, images=False, predictions=False)
-    import argparse
 
     t0 = time.perf_counter()
-    toykind.KIND.load_benchmark(argparse.Namespace(ann=str(big["ann"]), images=None, pred=None))
+    toykind.KIND.load_benchmark(ann=str(big["ann"]))
     t_load = time.perf_counter() - t0
     w = MainWindow(Settings(), persist=False)
     w.resize(1600, 1000)
@@ -347,8 +346,8 @@ def bench_cafe_sized(tmp: Path) -> None:
     kind = get_kind("cafe")
     ns = argparse.Namespace(ann=str(tmp / "ann.json"), pred=str(tmp / "pred.json"), images=None)
     t0 = time.perf_counter()  # baseline first, so that it pays the one-off imports (scipy …)
-    bench = kind.load_benchmark(ns)
-    Scorer(kind, bench, kind.load_predictions(ns, bench)).rescore()
+    bench = kind.load_benchmark(**vars(ns))
+    Scorer(kind, bench, kind.load_predictions(bench, **vars(ns))).rescore()
     t_score = time.perf_counter() - t0
     w = MainWindow(Settings(), persist=False)
     w.resize(1600, 1000)

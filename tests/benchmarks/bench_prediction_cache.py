@@ -43,7 +43,7 @@ def bench_runs(root: Path) -> None:
     for name in [k for k in ("cafe", "pcs") if k in demo_kinds()]:
         kind = get_kind(name)
         ns = demo_namespace(name, with_predictions=False)
-        bench = kind.load_benchmark(ns)
+        bench = kind.load_benchmark(**vars(ns))
         cache = PredictionCache(root / name)
         first, again = RunStats(), RunStats()
         t0 = time.perf_counter()

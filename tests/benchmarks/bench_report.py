@@ -73,8 +73,8 @@ def main() -> int:
 
     # baseline: what `masklens score cafe --out` does
     t0 = time.perf_counter()
-    bench = kind.load_benchmark(ns)
-    pa = kind.load_predictions(ns, bench)
+    bench = kind.load_benchmark(**vars(ns))
+    pa = kind.load_predictions(bench, **vars(ns))
     t_load = time.perf_counter() - t0
     t1 = time.perf_counter()
     result = Scorer(kind, bench, pa).rescore()
@@ -109,7 +109,7 @@ def main() -> int:
     print(f"  report.html {html / 1e6:.2f} MB, self-contained")
 
     ns_b = argparse.Namespace(**{**vars(ns), "pred": str(tmp / "pred_b.json")})
-    pb = kind.load_predictions(ns_b, bench)
+    pb = kind.load_predictions(bench, **vars(ns_b))
     DECODES["n"] = 0
     t3 = time.perf_counter()
     build_report(kind, bench, [pa, pb], tmp / "report2", names=["A", "B"])

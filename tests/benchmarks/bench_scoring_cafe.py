@@ -41,8 +41,8 @@ EDIT = {"Superficial Mimicry": "SM", "Context Conflict": "CC", "Ontological Conf
 
 def masklens_load(ann: Path, pred: Path):
     args = argparse.Namespace(ann=str(ann), pred=str(pred), images=None)
-    bench = KIND.load_benchmark(args)
-    return bench, KIND.load_predictions(args, bench)
+    bench = KIND.load_benchmark(**vars(args))
+    return bench, KIND.load_predictions(bench, **vars(args))
 
 
 def masklens_score(loaded) -> Scorer:

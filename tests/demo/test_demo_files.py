@@ -28,8 +28,8 @@ def scored():
         if kind not in cache:
             k = _need(kind)
             ns = demo_namespace(kind)
-            bench = k.load_benchmark(ns)
-            preds = k.load_predictions(ns, bench)
+            bench = k.load_benchmark(**vars(ns))
+            preds = k.load_predictions(bench, **vars(ns))
             cache[kind] = (bench, preds, score(k, bench, preds))
         return cache[kind]
 
@@ -56,7 +56,7 @@ def test_demo_loads_through_the_kinds_loader(kind, scored):
 @pytest.mark.parametrize("kind", KINDS)
 def test_demo_namespace_without_predictions_loads_ground_truth(kind):
     k = _need(kind)
-    bench = k.load_benchmark(demo_namespace(kind, with_predictions=False))
+    bench = k.load_benchmark(**vars(demo_namespace(kind, with_predictions=False)))
     assert len(bench) >= 5
 
 

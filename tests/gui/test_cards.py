@@ -28,8 +28,8 @@ def core_result(kind_name: str, params: dict[str, float]):
     """The core scorer's result for the demo, computed here, independently of the window."""
     kind = get_kind(kind_name)
     ns = demo_namespace(kind_name)
-    bench = kind.load_benchmark(ns)
-    return Scorer(kind, bench, kind.load_predictions(ns, bench)).rescore(params)
+    bench = kind.load_benchmark(**vars(ns))
+    return Scorer(kind, bench, kind.load_predictions(bench, **vars(ns))).rescore(params)
 
 
 def open_demo(window, qtbot, kind: str):
@@ -325,8 +325,8 @@ def test_cge_card_tells_iogt_from_the_cumulative_line(qtbot):
 
     kind = get_kind("cgebench")
     ns = demo_namespace("cgebench")
-    bench = kind.load_benchmark(ns)
-    preds = kind.load_predictions(ns, bench)
+    bench = kind.load_benchmark(**vars(ns))
+    preds = kind.load_predictions(bench, **vars(ns))
     sample = bench.samples[0]
     g = sample.gts["G"].union().to_array()
     ys, _ = np.nonzero(g)
@@ -399,8 +399,8 @@ def test_hallu_card_with_a_missing_prediction_says_so(qtbot):
 
     kind = get_kind("hallusegbench")
     ns = demo_namespace("hallusegbench")
-    bench = kind.load_benchmark(ns)
-    preds = kind.load_predictions(ns, bench)
+    bench = kind.load_benchmark(**vars(ns))
+    preds = kind.load_predictions(bench, **vars(ns))
     sample = bench.samples[4]
     gone = next(p.id for p in sample.prompts if p.role == Role.NEGATIVE and p.image == "factual")
     del preds.by_prompt[gone]
@@ -438,8 +438,8 @@ def test_a_bound_panel_follows_the_state_on_its_own(qtbot):
     panel.bind(state, list)
     kind = get_kind("r2sm")
     ns = demo_namespace("r2sm")
-    bench = kind.load_benchmark(ns)
-    preds = kind.load_predictions(ns, bench)
+    bench = kind.load_benchmark(**vars(ns))
+    preds = kind.load_predictions(bench, **vars(ns))
     state.set_benchmark(kind, bench, ns)
     assert panel.deck.main_card is None  # no predictions yet
     scorer = Scorer(kind, bench, preds)

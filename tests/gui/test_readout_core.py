@@ -23,8 +23,8 @@ from masklens.core.schema import Instance, Prediction, Role
 def bench(tmp_path):
     files = toykind.write_toy(tmp_path, n=2)
     ns = argparse.Namespace(ann=str(files["ann"]), pred=str(files["pred"]), images=None)
-    b = toykind.KIND.load_benchmark(ns)
-    return b, toykind.KIND.load_predictions(ns, b)
+    b = toykind.KIND.load_benchmark(**vars(ns))
+    return b, toykind.KIND.load_predictions(b, **vars(ns))
 
 
 def test_core_readout_imports_no_qt():

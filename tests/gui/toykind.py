@@ -83,12 +83,12 @@ class ToyKind(BenchmarkKind):
         parser.add_argument("--pred", required=True, help="toy predictions JSON")
         parser.add_argument("--images", default=None, help="images folder")
 
-    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
-        path = Path(args.ann)
+    def load_benchmark(self, *, ann: str, images: str | None = None, **_: Any) -> Benchmark:
+        path = Path(ann)
         data = read_json(path)
         if not isinstance(data, dict) or not isinstance(data.get("samples"), list):
             raise DataFormatError("missing or non-list field", path=path, field="samples")
-        images = Path(args.images) if args.images else path.parent
+        images = Path(images) if images else path.parent
         samples = []
         for i, rec in enumerate(data["samples"]):
             if not isinstance(rec.get("target"), list):
@@ -101,9 +101,9 @@ class ToyKind(BenchmarkKind):
                                   gts, prompts, group=rec.get("group")))
         return Benchmark("toy", path.stem, samples, sources={"ann": path})
 
-    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
-        out = PredictionSet(name=Path(args.pred).name)
-        for rec in read_json(args.pred):
+    def load_predictions(self, benchmark: Benchmark, /, *, pred: str, **_: Any) -> PredictionSet:
+        out = PredictionSet(name=Path(pred).name)
+        for rec in read_json(pred):
             pid = f"{rec['sample']}:{rec['prompt']}"
             pred = out.by_prompt.setdefault(pid, Prediction(pid, []))
             pred.instances.append(Instance(box_mask(rec["box"]), float(rec["score"])))

@@ -108,7 +108,7 @@ def test_report_csvs_have_no_formula(tmp_path):
     pred = json.loads(files["pred_a"].read_text())
     pred = {hostile[k.split("/")[0]] + "/" + k.split("/")[1]: v for k, v in pred.items()}
     atomic_write_json(files["pred_a"], pred)
-    bench = kind.load_benchmark(type("A", (), {"ann": str(files["ann"])})())
+    bench = kind.load_benchmark(ann=str(files["ann"]))
     with ReviewStore(tmp_path / "r.sqlite", reviewer="-1+1") as st:
         st.record(benchmark_key(bench), hostile["s2"], "fine", prompt_id="@x")
         verdicts = st.current()

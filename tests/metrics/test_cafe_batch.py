@@ -85,8 +85,8 @@ def test_vectorised_records_equal_per_sample_records(tmp_path: Path) -> None:
     a.write_text(json.dumps(ann))
     p.write_text(json.dumps(preds))
     args = argparse.Namespace(ann=str(a), pred=str(p), images=None)
-    bench = KIND.load_benchmark(args)
-    scorer = Scorer(KIND, bench, KIND.load_predictions(args, bench))
+    bench = KIND.load_benchmark(**vars(args))
+    scorer = Scorer(KIND, bench, KIND.load_predictions(bench, **vars(args)))
     for params in ({}, {"score_threshold": 0.2, "iou_threshold": 0.6}, {"score_threshold": 0.5}):
         resolved = KIND.resolve_params(params)
         batch = scorer.readouts(resolved)
@@ -110,8 +110,8 @@ def test_two_scorers_and_a_replaced_sample_keep_their_own_results(tmp_path: Path
         a.write_text(json.dumps(ann))
         p.write_text(json.dumps(preds))
         args = argparse.Namespace(ann=str(a), pred=str(p), images=None)
-        bench = KIND.load_benchmark(args)
-        runs.append((bench, KIND.load_predictions(args, bench)))
+        bench = KIND.load_benchmark(**vars(args))
+        runs.append((bench, KIND.load_predictions(bench, **vars(args))))
     s1, s2 = (Scorer(KIND, b, p) for b, p in runs)
     r1, r2 = s1.rescore().summary, s2.rescore().summary
     assert r1 != r2
@@ -140,8 +140,8 @@ def test_stage_one_equals_iou_per_prompt(tmp_path: Path) -> None:
     a.write_text(json.dumps(ann))
     p.write_text(json.dumps(preds))
     args = argparse.Namespace(ann=str(a), pred=str(p), images=None)
-    bench = KIND.load_benchmark(args)
-    pset = KIND.load_predictions(args, bench)
+    bench = KIND.load_benchmark(**vars(args))
+    pset = KIND.load_predictions(bench, **vars(args))
     scorer = Scorer(KIND, bench, pset)
     multi = 0
     for s, o in zip(bench.samples, scorer.overlaps, strict=True):

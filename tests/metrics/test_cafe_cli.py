@@ -195,14 +195,14 @@ def test_pcs_pred_pointing_nowhere(pcs_files, tmp_path, capsys) -> None:
 def test_cafe_round_trip(cafe_files, tmp_path) -> None:
     a, p = cafe_files
     args = argparse.Namespace(ann=str(a), pred=str(p), images=None)
-    bench = cafe.KIND.load_benchmark(args)
-    preds = cafe.KIND.load_predictions(args, bench)
+    bench = cafe.KIND.load_benchmark(**vars(args))
+    preds = cafe.KIND.load_predictions(bench, **vars(args))
     (tmp_path / "out").mkdir()
     written = cafe.KIND.write_predictions(bench, preds, tmp_path / "out")  # an existing folder
     assert written == [tmp_path / "out" / "cafe_results.json"]
     plain = tmp_path / "plain"  # a path without .json, as a user types it: written as is
     assert cafe.KIND.write_predictions(bench, preds, plain) == [plain] and plain.is_file()
-    again = cafe.KIND.load_predictions(argparse.Namespace(pred=str(written[0])), bench)
+    again = cafe.KIND.load_predictions(bench, pred=str(written[0]))
     assert set(again.by_prompt) == set(preds.by_prompt)
     for pid, pred in preds.by_prompt.items():
         got = again.by_prompt[pid]
@@ -215,11 +215,11 @@ def test_cafe_round_trip(cafe_files, tmp_path) -> None:
 def test_pcs_round_trip(pcs_files, tmp_path) -> None:
     gts, p = pcs_files
     args = argparse.Namespace(gt=[str(g) for g in gts], pred=str(p), images=None)
-    bench = pcs.KIND.load_benchmark(args)
-    preds = pcs.KIND.load_predictions(args, bench)
+    bench = pcs.KIND.load_benchmark(**vars(args))
+    preds = pcs.KIND.load_predictions(bench, **vars(args))
     out = tmp_path / "x.json"
     assert pcs.KIND.write_predictions(bench, preds, out) == [out]
-    again = pcs.KIND.load_predictions(argparse.Namespace(pred=str(out)), bench)
+    again = pcs.KIND.load_predictions(bench, pred=str(out))
     for pid, pred in preds.by_prompt.items():
         assert [(i.mask, i.score) for i in again.by_prompt[pid].instances] == [
             (i.mask, i.score) for i in pred.instances
@@ -235,14 +235,14 @@ def test_predictions_on_unpaired_images_count_in_cgf1(cafe_files, tmp_path) -> N
     data["images"] = [im for im in data["images"] if im["id"] != 3 + NEG_OFFSET]  # unpair image 3
     a.write_text(json.dumps(data))
     args = argparse.Namespace(ann=str(a), pred=str(p), images=None)
-    bench = cafe.KIND.load_benchmark(args)
+    bench = cafe.KIND.load_benchmark(**vars(args))
     assert len(bench.samples) == 11 and bench.meta["unpaired_positives"] == 1
     recs = json.loads(p.read_text())
     assert sum(r["image_id"] == 3 + NEG_OFFSET for r in recs) == 3  # (seed 7)
     with pytest.raises(DataFormatError, match="points to no image"):  # the removed negative's
-        cafe.KIND.load_predictions(args, bench)
+        cafe.KIND.load_predictions(bench, **vars(args))
     p.write_text(json.dumps([r for r in recs if r["image_id"] != 3 + NEG_OFFSET]))
-    preds = cafe.KIND.load_predictions(args, bench)
+    preds = cafe.KIND.load_predictions(bench, **vars(args))
     on_3 = sum(r["image_id"] == 3 for r in json.loads(p.read_text()))
     assert preds.provenance["ignored_records"] == 0
     assert len(preds.get("entry:3").instances) == on_3 == 5

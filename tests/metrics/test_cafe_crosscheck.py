@@ -88,8 +88,8 @@ def test_cafe_against_official(tmp_path: Path, t: float, tau: float, fixture: st
     pairs = off.build_pairs(a, off.load_predictions(p))
     res = [off.classify_pair(x, t, tau) for x in pairs]
     args = argparse.Namespace(ann=str(a), pred=str(p), images=None)
-    bench = cafe.KIND.load_benchmark(args)
-    ours = Scorer(cafe.KIND, bench, cafe.KIND.load_predictions(args, bench)).rescore(
+    bench = cafe.KIND.load_benchmark(**vars(args))
+    ours = Scorer(cafe.KIND, bench, cafe.KIND.load_predictions(bench, **vars(args))).rescore(
         {"score_threshold": t, "iou_threshold": tau}
     )
     names = {
@@ -136,8 +136,8 @@ def test_pcs_category_order_against_official(tmp_path: Path, seed: int, t: float
     p = tmp_path / "pred.json"
     p.write_text(json.dumps(synth_pcs_categories(seed, 120)[1]))
     args = argparse.Namespace(gt=[str(g) for g in gts], pred=str(p), images=None)
-    bench = pcs.KIND.load_benchmark(args)
-    ours = Scorer(pcs.KIND, bench, pcs.KIND.load_predictions(args, bench)).rescore(
+    bench = pcs.KIND.load_benchmark(**vars(args))
+    ours = Scorer(pcs.KIND, bench, pcs.KIND.load_predictions(bench, **vars(args))).rescore(
         {"score_threshold": t}
     )
     for k, v in _official_cgf1(gts, p, t).items():
@@ -156,9 +156,9 @@ def test_official_ignores_unknown_image_ids(tmp_path: Path) -> None:
     p2.write_text(json.dumps([*preds, stray]))
     assert _official_cgf1([g], p2, 0.5) == _official_cgf1([g], p, 0.5)
     args = argparse.Namespace(gt=[str(g)], pred=str(p2), images=None)
-    bench = pcs.KIND.load_benchmark(args)
+    bench = pcs.KIND.load_benchmark(**vars(args))
     with pytest.raises(DataFormatError, match="points to no image"):
-        pcs.KIND.load_predictions(args, bench)
+        pcs.KIND.load_predictions(bench, **vars(args))
 
 
 @pytest.mark.parametrize(("n_files", "t"), [(1, 0.5), (3, 0.5), (3, 0.3)])
@@ -171,8 +171,8 @@ def test_pcs_against_official(tmp_path: Path, n_files: int, t: float) -> None:
     p = tmp_path / "pred.json"
     p.write_text(json.dumps(preds))
     args = argparse.Namespace(gt=[str(g) for g in gts], pred=str(p), images=None)
-    bench = pcs.KIND.load_benchmark(args)
-    ours = Scorer(pcs.KIND, bench, pcs.KIND.load_predictions(args, bench)).rescore(
+    bench = pcs.KIND.load_benchmark(**vars(args))
+    ours = Scorer(pcs.KIND, bench, pcs.KIND.load_predictions(bench, **vars(args))).rescore(
         {"score_threshold": t}
     )
     for k, v in _official_cgf1(gts, p, t).items():

@@ -105,8 +105,8 @@ def write_fixture(tmp: Path) -> tuple[Path, Path]:
 def scorer(tmp_path: Path) -> Scorer:
     ann, pred = write_fixture(tmp_path)
     args = argparse.Namespace(ann=str(ann), pred=str(pred), images=None)
-    bench = KIND.load_benchmark(args)
-    return Scorer(KIND, bench, KIND.load_predictions(args, bench))
+    bench = KIND.load_benchmark(**vars(args))
+    return Scorer(KIND, bench, KIND.load_predictions(bench, **vars(args)))
 
 
 def test_loader_pairs_groups_and_drop(tmp_path: Path) -> None:
@@ -237,8 +237,8 @@ def test_empty_group_gives_nulls(tmp_path: Path) -> None:
     preds = [p for p in json.loads(pred.read_text()) if p["image_id"] % NEG not in (3, 4)]
     pred.write_text(json.dumps(preds))
     args = argparse.Namespace(ann=str(ann), pred=str(pred), images=None)
-    bench = KIND.load_benchmark(args)
-    cc = Scorer(KIND, bench, KIND.load_predictions(args, bench)).rescore().summary["CC"]
+    bench = KIND.load_benchmark(**vars(args))
+    cc = Scorer(KIND, bench, KIND.load_predictions(bench, **vars(args))).rescore().summary["CC"]
     assert cc["N"] == 0 and cc["TA_TP"] == 0
     assert cc["AFPR"] is None and cc["cgF1"] is None and cc["IL_MCC"] is None
 
@@ -254,8 +254,8 @@ def test_entries_join_the_group_of_their_own_edit_type(tmp_path: Path) -> None:
             im["edit_type"] = "Context Conflict"
     ann.write_text(json.dumps(data))
     args = argparse.Namespace(ann=str(ann), pred=str(pred), images=None)
-    bench = KIND.load_benchmark(args)
-    s = Scorer(KIND, bench, KIND.load_predictions(args, bench)).rescore().summary
+    bench = KIND.load_benchmark(**vars(args))
+    s = Scorer(KIND, bench, KIND.load_predictions(bench, **vars(args))).rescore().summary
     assert (s["SM"]["N"], s["SM"]["N_entries"]) == (2, 5)
     assert (s["CC"]["N"], s["CC"]["N_entries"]) == (3, 5)
     assert s["Overall"]["N_entries"] == 18

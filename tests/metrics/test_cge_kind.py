@@ -78,15 +78,15 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
 
 def scorer(files: tuple[Path, Path]) -> Scorer:
     kind = get_kind("cgebench")
-    ns = type("NS", (), {"ann": str(files[0]), "pred": str(files[1]), "images": None})()
-    bench = kind.load_benchmark(ns)
-    return Scorer(kind, bench, kind.load_predictions(ns, bench))
+    ns = {"ann": str(files[0]), "pred": str(files[1]), "images": None}
+    bench = kind.load_benchmark(**ns)
+    return Scorer(kind, bench, kind.load_predictions(bench, **ns))
 
 
 def test_loader_builds_four_prompts_per_entry(files):
     kind = get_kind("cgebench")
-    ns = type("NS", (), {"ann": str(files[0]), "pred": str(files[1]), "images": None})()
-    bench = kind.load_benchmark(ns)
+    ns = {"ann": str(files[0]), "pred": str(files[1]), "images": None}
+    bench = kind.load_benchmark(**ns)
     assert [s.id for s in bench] == ["1", "2", "3"]
     s = bench.sample("1")
     assert [(p.role, p.level, p.text) for p in s.prompts] == [
@@ -167,7 +167,7 @@ def test_write_predictions_round_trip(files, tmp_path):
     kind = sc.kind
     written = kind.write_predictions(sc.benchmark, sc.predictions, tmp_path / "rt.json")
     assert written == [tmp_path / "rt.json"]
-    back = kind.load_predictions(type("NS", (), {"pred": str(written[0])})(), sc.benchmark)
+    back = kind.load_predictions(sc.benchmark, pred=str(written[0]))
     for pid, pred in sc.predictions.by_prompt.items():
         other = back.get(pid)
         assert [(i.mask, i.score) for i in pred.instances] == [(i.mask, i.score) for i in other.instances]
@@ -180,12 +180,12 @@ def test_write_predictions_round_trip(files, tmp_path):
 
 def test_images_dir_resolves_paths(files, tmp_path):
     kind = get_kind("cgebench")
-    ns = type("NS", (), {"ann": str(files[0]), "images": str(tmp_path / "imgs")})()
-    bench = kind.load_benchmark(ns)
+    ns = {"ann": str(files[0]), "images": str(tmp_path / "imgs")}
+    bench = kind.load_benchmark(**ns)
     assert bench.sample("1").images["image"].path == tmp_path / "imgs" / "img1.png"
     # without --images and without files: no path (scoring needs none)
-    ns.images = None
-    assert kind.load_benchmark(ns).sample("1").images["image"].path is None
+    ns["images"] = None
+    assert kind.load_benchmark(**ns).sample("1").images["image"].path is None
 
 
 def test_typed_prompt_replaces_its_level(files):

@@ -24,8 +24,8 @@ def test_assignment_has_the_values_cgf1_counts(shape):
 def test_instance_matches_count_the_records_tps(t):
     kind = get_kind("pcs")
     ns = demo_namespace("pcs")
-    bench = kind.load_benchmark(ns)
-    preds = kind.load_predictions(ns, bench)
+    bench = kind.load_benchmark(**vars(ns))
+    preds = kind.load_predictions(bench, **vars(ns))
     records = Scorer(kind, bench, preds).readouts({"score_threshold": t})
     seen_unmatched = False
     for sample, rec in zip(bench.samples, records, strict=True):
@@ -52,8 +52,8 @@ def test_instance_matches_follow_the_category_order_in_a_tie(tmp_path, p1_cat, p
 
     gadget(tmp_path, p1_cat, p2_cat, 0 if p1_cat == 2 else 1)  # writes gt.json / pred.json
     kind = get_kind("pcs")
-    bench = kind.load_benchmark(_ns(tmp_path))
-    preds = kind.load_predictions(_ns(tmp_path), bench)
+    bench = kind.load_benchmark(**vars(_ns(tmp_path)))
+    preds = kind.load_predictions(bench, **vars(_ns(tmp_path)))
     rec = Scorer(kind, bench, preds).readouts({"score_threshold": 0.5})[0]
     sample = bench.samples[0]
     matches = kind.instance_matches(sample, preds.get(sample.prompts[0].id),

@@ -89,8 +89,8 @@ def test_tie_resolved_in_category_order(tmp_path: Path, p1_cat: int, p2_cat: int
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "pred.json").write_text(json.dumps(preds))
     args = argparse.Namespace(gt=[str(tmp_path / "gt.json")], pred=str(tmp_path / "pred.json"), images=None)
-    bench = pcs.KIND.load_benchmark(args)
-    res = Scorer(pcs.KIND, bench, pcs.KIND.load_predictions(args, bench)).rescore()
+    bench = pcs.KIND.load_benchmark(**vars(args))
+    res = Scorer(pcs.KIND, bench, pcs.KIND.load_predictions(bench, **vars(args))).rescore()
     assert res.samples[0]["TP@0.5"] == tp
     p = tp / (2 + 1e-4)
     assert res.summary["all"]["pmF1@0.5"] == pytest.approx(2 * p * p / (2 * p + 1e-4) if tp else 0.0, abs=1e-15)

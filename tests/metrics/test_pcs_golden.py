@@ -88,8 +88,8 @@ def write_fixture(tmp: Path) -> tuple[list[Path], Path]:
 
 def scorer_for(gts: list[Path], pred: Path) -> Scorer:
     args = argparse.Namespace(gt=[str(g) for g in gts], pred=str(pred), images=None)
-    bench = KIND.load_benchmark(args)
-    return Scorer(KIND, bench, KIND.load_predictions(args, bench))
+    bench = KIND.load_benchmark(**vars(args))
+    return Scorer(KIND, bench, KIND.load_predictions(bench, **vars(args)))
 
 
 def f1(tp: int, fp: int, fn: int) -> float:

@@ -60,17 +60,17 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
 
 def ns(files, **kw):
     d = {"ann": str(files[0]), "pred": str(files[1]), "images": None, **kw}
-    return type("NS", (), d)()
+    return d
 
 
 def scorer(files) -> Scorer:
     kind = get_kind("r2sm")
-    bench = kind.load_benchmark(ns(files))
-    return Scorer(kind, bench, kind.load_predictions(ns(files), bench))
+    bench = kind.load_benchmark(**ns(files))
+    return Scorer(kind, bench, kind.load_predictions(bench, **ns(files)))
 
 
 def test_loader(files):
-    bench = get_kind("r2sm").load_benchmark(ns(files))
+    bench = get_kind("r2sm").load_benchmark(**ns(files))
     assert [s.id for s in bench] == ["1", "2"]  # image 3 has no query
     s = bench.sample("1")
     assert [(p.id, p.role, p.gt, p.source_id) for p in s.prompts] == [
@@ -156,7 +156,7 @@ def test_cli_json_and_table(files, tmp_path, capsys):
 def test_write_predictions_round_trip(files, tmp_path):
     sc = scorer(files)
     written = sc.kind.write_predictions(sc.benchmark, sc.predictions, tmp_path / "rt.json")
-    back = sc.kind.load_predictions(ns(files, pred=str(written[0])), sc.benchmark)
+    back = sc.kind.load_predictions(sc.benchmark, **ns(files, pred=str(written[0])))
     for pid, pred in sc.predictions.by_prompt.items():
         assert [(i.mask, i.score) for i in pred.instances] == [(i.mask, i.score) for i in back.get(pid).instances]
     assert Scorer(sc.kind, sc.benchmark, back).rescore().summary == sc.rescore().summary
@@ -168,8 +168,8 @@ def test_size_mismatch_prediction_is_resized(files, tmp_path):
     pred = tmp_path / "p.json"
     pred.write_text(json.dumps([{"query_id": 2, "segmentation": Mask.from_array(big).to_coco(), "score": 1.0}]))
     kind = get_kind("r2sm")
-    bench = kind.load_benchmark(ns(files))
-    res = Scorer(kind, bench, kind.load_predictions(ns(files, pred=str(pred)), bench)).rescore()
+    bench = kind.load_benchmark(**ns(files))
+    res = Scorer(kind, bench, kind.load_predictions(bench, **ns(files, pred=str(pred)))).rescore()
     assert res.samples[0]["queries"][1]["IoU"] == 1.0
 
 
@@ -198,14 +198,14 @@ def test_multi_annotation_query_and_empty_prediction_file(files, tmp_path):
     pred = tmp_path / "p7.json"
     pred.write_text(json.dumps([{"query_id": 7, "segmentation": rle(B), "score": 0.5}]))
     kind = get_kind("r2sm")
-    bench = kind.load_benchmark(ns(files))
-    res = Scorer(kind, bench, kind.load_predictions(ns(files, pred=str(pred)), bench)).rescore()
+    bench = kind.load_benchmark(**ns(files))
+    res = Scorer(kind, bench, kind.load_predictions(bench, **ns(files, pred=str(pred)))).rescore()
     q7 = res.samples[0]["queries"][3]
     assert (q7["query_id"], q7["gt_area"], q7["I"], q7["U"]) == (7, 42, 30, 42)  # union of 12 + 30 px
     assert q7["IoU"] == pytest.approx(30 / 42) and q7["IoU_other"] == pytest.approx(30 / 54)
     # an empty prediction file: every query empty -> IoU 0, except the no-object query (1.0)
     pred.write_text("[]")
-    res = Scorer(kind, bench, kind.load_predictions(ns(files, pred=str(pred)), bench)).rescore()
+    res = Scorer(kind, bench, kind.load_predictions(bench, **ns(files, pred=str(pred)))).rescore()
     ious = {q["query_id"]: q["IoU"] for r in res.samples for q in r["queries"]}
     assert ious == {1: 0.0, 2: 0.0, 3: 0.0, 7: 0.0, 4: 0.0, 5: 1.0, 6: 0.0}
     assert res.summary["all"]["gIoU"] == pytest.approx(1 / 7) and res.summary["all"]["cIoU"] == 0.0

@@ -154,7 +154,7 @@ def test_missing_weights_for_a_real_backend(cli, capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
     assert main(cmd) == 2
     err = _error(capsys)
-    assert "facebook/sam3" in err and "huggingface-cli download" in err
+    assert "facebook/sam3" in err and "hf download" in err
 
 
 def test_explicit_score_threshold_applies_to_the_output(cli, capsys):

@@ -34,7 +34,7 @@ def hub(tmp_path, monkeypatch):
 def test_hub_ids_are_looked_up_in_the_local_cache(hub):
     assert hf_cache_dir() == hub
     c = locate("facebook/sam3")
-    assert not c.present and c.status == "missing" and "huggingface-cli download facebook/sam3" in c.hint
+    assert not c.present and c.status == "missing" and "hf download facebook/sam3" in c.hint
     assert c.location == str(hub / "models--facebook--sam3")
     fake_hub_repo(hub, "facebook/sam3", {"config.json": b"{}"})
     c = locate("facebook/sam3")
@@ -70,7 +70,7 @@ def test_inventory_lists_every_registered_backend(hub):
 def test_cli_text_and_json(hub, capsys, tmp_path):
     assert main(["models"]) == 0
     out = capsys.readouterr().out
-    assert str(hub) in out and "facebook/sam3" in out and "huggingface-cli download" in out
+    assert str(hub) in out and "facebook/sam3" in out and "hf download" in out
     assert "demo" in out and "no weights needed" in out
     assert main(["models", "sam3", "--weights", str(tmp_path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -196,9 +196,8 @@ def test_an_image_without_a_file_name_asks_for_images_dir(tmp_path):
     data = json.loads(ann.read_text())
     del data["images"][1]["file_name"]
     ann.write_text(json.dumps(data))
-    import argparse
 
-    bench = ToyKind().load_benchmark(argparse.Namespace(ann=str(ann), pred=None, images=None))
+    bench = ToyKind().load_benchmark(ann=str(ann))
     with pytest.raises(DataFormatError) as err:
         run_benchmark(ColourSegmenter(), bench)
     msg = str(err.value)

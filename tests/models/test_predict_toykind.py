@@ -50,21 +50,21 @@ class ToyKind(BenchmarkKind):
         parser.add_argument("--pred", required=True, help="COCO results JSON")
         parser.add_argument("--images", default=None)
 
-    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
-        ds = load_coco(args.ann)
-        root = Path(args.images) if args.images else Path(args.ann).parent / "images"
+    def load_benchmark(self, *, ann: str, images: str | None = None, **_: Any) -> Benchmark:
+        ds = load_coco(ann)
+        root = Path(images) if images else Path(ann).parent / "images"
         samples = []
         for img in ds.images.values():
             ref = ImageRef("img", root / img.file_name if img.file_name else None, img.height, img.width, img.id)
             gt = GroundTruth("gt", [ds.mask_of(a) for a in ds.annotations.get(img.id, [])], img.height, img.width)
             prompt = Prompt(f"{img.id}", img.raw["text_input"], Role.POSITIVE, "img", "gt", source_id=img.id)
             samples.append(Sample(str(img.id), {"img": ref}, {"gt": gt}, [prompt]))
-        return Benchmark("toy", Path(args.ann).stem, samples, sources={"ann": Path(args.ann)})
+        return Benchmark("toy", Path(ann).stem, samples, sources={"ann": Path(ann)})
 
-    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
+    def load_predictions(self, benchmark: Benchmark, /, *, pred: str, **_: Any) -> PredictionSet:
         sizes = {s.prompts[0].source_id: (s.images["img"].height, s.images["img"].width) for s in benchmark}
-        records = load_results(args.pred, size_of=lambda r: sizes.get(r.get("image_id")))
-        out = PredictionSet(name=Path(args.pred).stem)
+        records = load_results(pred, size_of=lambda r: sizes.get(r.get("image_id")))
+        out = PredictionSet(name=Path(pred).stem)
         for s in benchmark:
             out.add(Prediction(s.prompts[0].id, []))
         for r in records:
@@ -165,7 +165,7 @@ def build_toy(tmp_path: Path) -> tuple[ToyKind, argparse.Namespace, Benchmark]:
     ann = make_toy_benchmark(tmp_path / "bench")
     args = argparse.Namespace(ann=str(ann), pred=None, images=None)
     kind = ToyKind()
-    return kind, args, kind.load_benchmark(args)
+    return kind, args, kind.load_benchmark(**vars(args))
 
 
 @pytest.fixture
@@ -186,7 +186,7 @@ def test_toy_kind_round_trip(toy, tmp_path):
     out = tmp_path / "pred.json"
     kind.write_predictions(bench, ps, out)
     args.pred = str(out)
-    back = kind.load_predictions(args, bench)
+    back = kind.load_predictions(bench, **vars(args))
     for pid, pred in ps.by_prompt.items():
         assert [i.mask for i in back.get(pid).instances] == [i.mask for i in pred.instances]
     assert len(ps.get("1").instances) == 1 and ps.get("3").instances == []

@@ -129,8 +129,8 @@ def test_replay_of_every_demo_kind_matches_its_loader(kind_name):
 
     kind = get_kind(kind_name)
     ns = demo_namespace(kind_name)
-    bench = kind.load_benchmark(ns)
-    direct = kind.load_predictions(ns, bench)
+    bench = kind.load_benchmark(**vars(ns))
+    direct = kind.load_predictions(bench, **vars(ns))
     replayed = run_benchmark(create(kind=kind_name, args=ns), bench)
     assert set(replayed.by_prompt) | replayed.missing == {p.id for s in bench for p in s.prompts}
     for s in bench:

@@ -86,11 +86,11 @@ def test_missing_checkpoint_folder(tmp_path, rgb_image):
 def test_hub_id_offline_not_cached(rgb_image, monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path))
-    seg = create_segmenter("sam3", device="cpu")  # default: facebook/sam3
-    with pytest.raises(ModelError) as err:
-        seg.segment(rgb_image, SegmentRequest("cat"))
+    with pytest.raises(ModelError) as err:  # known absent: fails when created, not on first use
+        create_segmenter("sam3", device="cpu")  # default: facebook/sam3
     text = str(err.value)
-    assert "facebook/sam3" in text and "huggingface-cli download facebook/sam3" in text
+    assert "facebook/sam3" in text and "hf download facebook/sam3" in text
+    assert "hf auth login" in text  # SAM 3 is gated
 
 
 def test_unknown_option_is_refused():

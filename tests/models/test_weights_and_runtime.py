@@ -83,7 +83,7 @@ def test_hub_id_offline(monkeypatch, tmp_path):
         resolve_weights("acme/tiny-seg", backend="sam3")
     text = str(err.value)
     assert "acme/tiny-seg" in text and "offline" in text
-    assert "huggingface-cli download acme/tiny-seg" in text and "HF_HOME" in text
+    assert "hf download acme/tiny-seg" in text and "HF_HOME" in text
     # the same id, present in the cache, resolves offline to its snapshot folder
     repo = tmp_path / "models--acme--tiny-seg"
     snap = repo / "snapshots" / ("a" * 40)
@@ -197,8 +197,8 @@ def test_device_choice():
 
 @pytest.mark.skipif("__import__('torch').cuda.is_available()", reason="this machine has CUDA")
 def test_cuda_requested_without_cuda():
-    with pytest.raises(ModelError) as err:
-        create_segmenter("sam3", device="cuda")
+    with pytest.raises(ModelError) as err:  # a local path: in offline mode a hub id absent from
+        create_segmenter("sam3", weights="/models/sam3", device="cuda")  # the cache fails first
     text = str(err.value)
     assert "CUDA is not available" in text and "--device cpu" in text
 
@@ -237,3 +237,35 @@ def test_image_arrays(tmp_path):
     path = tmp_path / "ok.png"
     Image.fromarray(np.full((5, 6, 3), 200, np.uint8)).save(path)
     assert as_rgb_image(path).shape == (5, 6, 3)
+
+
+def test_offline_and_absent_fails_at_creation_before_torch_is_imported(tmp_path):
+    """In offline mode a backend whose hub weights are not in the cache fails when it is created —
+    before torch/transformers are imported (seconds), let alone a hub time-out."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys, time\n"
+        "from masklens.core.errors import ModelError\n"
+        "from masklens.core.models.registry import create_segmenter\n"
+        "t = time.perf_counter()\n"
+        "try:\n"
+        "    create_segmenter(sys.argv[1], device='cpu')\n"
+        "except ModelError as exc:\n"
+        "    print(json.dumps([str(exc), exc.format(window=True), time.perf_counter() - t,\n"
+        "                      sorted(m for m in ('torch', 'transformers') if m in sys.modules)]))\n"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path)}
+    for name, hub_id in (("sam3", "facebook/sam3"), ("grounded-sam2", "IDEA-Research/grounding-dino-base")):
+        out = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True, env=env,
+                             check=True)
+        cli, window, seconds, imported = json.loads(out.stdout)
+        assert imported == [], name
+        assert f"'{hub_id}' are not in the Hugging Face cache and offline mode is on" in cli
+        assert f"hf download {hub_id}" in cli and "--weights" in cli
+        assert ("hf auth login" in cli) == (name == "sam3")  # only SAM 3 is gated
+        assert "Options… dialog" in window and "--weights" not in window  # the window's words
+        assert seconds < 5, seconds

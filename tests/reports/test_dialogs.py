@@ -18,7 +18,7 @@ def state(tmp_path, monkeypatch):
     kind = install()
     install_backend()
     files = write_fixture(tmp_path)
-    bench = kind.load_benchmark(type("A", (), {"ann": str(files["ann"])})())
+    bench = kind.load_benchmark(ann=str(files["ann"]))
     st = AppState()
     st.set_benchmark(kind, bench, None)
     st.model = "bright"
@@ -86,7 +86,7 @@ def test_report_dialog_never_defaults_into_the_package():
     from masklens.gui.report_dialog import default_report_dir
     from masklens.resources import DEMO_DIR
 
-    bench = get_kind("cafe").load_benchmark(demo_namespace("cafe"))
+    bench = get_kind("cafe").load_benchmark(**vars(demo_namespace("cafe")))
     d = default_report_dir(bench)
     assert not d.resolve().is_relative_to(DEMO_DIR.resolve().parent)
 

@@ -17,7 +17,7 @@ def bench(tmp_path):
     kind = install()
     install_backend()
     files = write_fixture(tmp_path)
-    return kind, kind.load_benchmark(type("A", (), {"ann": str(files["ann"])})())
+    return kind, kind.load_benchmark(ann=str(files["ann"]))
 
 
 def test_subset_by_ids_and_groups(bench):

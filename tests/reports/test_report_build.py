@@ -21,8 +21,8 @@ XSS = "<script>alert(1)</script>"
 def toy(tmp_path):
     kind = install()
     files = write_fixture(tmp_path, note_prompt=XSS)
-    args = type("A", (), {"ann": str(files["ann"])})()
-    bench = kind.load_benchmark(args)
+    args = {"ann": str(files["ann"])}
+    bench = kind.load_benchmark(**args)
     preds = [load_toy_predictions(files["pred_a"]), load_toy_predictions(files["pred_b"])]
     return kind, bench, preds, files
 

@@ -49,8 +49,8 @@ class ToyKind(BenchmarkKind):
         parser.add_argument("--ann", required=True)
         parser.add_argument("--pred")
 
-    def load_benchmark(self, args: argparse.Namespace) -> Benchmark:
-        data = read_json(args.ann)
+    def load_benchmark(self, *, ann: str, **_: Any) -> Benchmark:
+        data = read_json(ann)
         samples = []
         for s in data["samples"]:
             gt = GroundTruth("target", [box(*s["gt"])], H, W)
@@ -60,10 +60,10 @@ class ToyKind(BenchmarkKind):
                 Prompt(f"{s['id']}/neg", s["neg"], Role.NEGATIVE, "img", "target"),
             ]
             samples.append(Sample(s["id"], {"img": img}, {"target": gt}, prompts, s["group"]))
-        return Benchmark("toy", "toybench", samples, sources={"ann": args.ann})
+        return Benchmark("toy", "toybench", samples, sources={"ann": ann})
 
-    def load_predictions(self, args: argparse.Namespace, benchmark: Benchmark) -> PredictionSet:
-        return load_toy_predictions(args.pred)
+    def load_predictions(self, benchmark: Benchmark, /, *, pred: str, **_: Any) -> PredictionSet:
+        return load_toy_predictions(pred)
 
     def write_predictions(self, benchmark, predictions, out):
         out = Path(out) / "pred.json" if Path(out).is_dir() else Path(out)

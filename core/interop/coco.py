@@ -1,0 +1,154 @@
+"""COCO JSON out of a benchmark and its prediction sets.
+
+``ground_truth.json`` is a COCO dataset: one ``images[]`` entry per image, one category per
+distinct prompt text, one annotation per ground-truth instance a prompt should find (a negative
+prompt has none). ``predictions/<label>.json`` are COCO results files (what
+``pycocotools.coco.COCO.loadRes`` reads) with one record per predicted instance. Every record
+carries ``sample_id``, ``prompt_id``, ``role``, the reviewers' ``verdicts`` and its outcome at
+(t, τ) (:mod:`~masklens.core.interop.outcomes`): ``eval`` (tp/fp/below_t), ``eval_iou``,
+``eval_gt_id`` and ``aligned`` on predictions; ``eval_<label>`` (tp/fn) and ``eval_<label>_iou``
+on ground truth, per prediction set. See docs/interop.md.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from masklens.core.interop.outcomes import gt_masks
+from masklens.core.interop.table import ExportTable, ImageEntry
+from masklens.core.io import atomic_write_json
+from masklens.core.masks import Mask
+from masklens.core.schema import Prompt, Sample
+
+
+def prompt_fields(table: ExportTable, sample: Sample, prompt: Prompt) -> dict[str, Any]:
+    """The prompt's own fields, on every annotation and result record."""
+    out: dict[str, Any] = {"sample_id": sample.id, "prompt_id": prompt.id, "prompt": prompt.text,
+                           "role": prompt.role.value, "group": sample.group or ""}
+    if prompt.level is not None:
+        out["level"] = prompt.level
+    out["verdicts"] = table.verdicts_of(sample.id, prompt.id)
+    return out
+
+
+def _segment(mask: Mask, height: int, width: int) -> dict[str, Any]:
+    if mask.shape != (height, width):
+        mask = mask.resized(height, width)
+    return {"segmentation": mask.to_coco(), "area": int(mask.area), "bbox": list(mask.bbox)}
+
+
+def file_name(entry: ImageEntry, root: Path | None) -> str:
+    """The image's path relative to ``root`` (the images' common folder), else a stand-in name."""
+    if entry.ref.path is None:
+        return f"{entry.sample_id}_{entry.ref.key}.png"
+    path = Path(entry.ref.path).resolve()
+    return path.relative_to(root).as_posix() if root is not None else path.name
+
+
+def image_root(table: ExportTable) -> Path | None:
+    """The deepest folder holding every image of the benchmark (None without image paths)."""
+    import os
+
+    paths = [str(Path(e.ref.path).resolve().parent) for e in table.images if e.ref.path is not None]
+    return Path(os.path.commonpath(paths)) if paths else None
+
+
+def info(table: ExportTable) -> dict[str, Any]:
+    from masklens.core import __version__
+
+    root = image_root(table)
+    return {
+        "description": f"{table.kind.title or table.kind.name} ({table.benchmark.name}) exported by masklens",
+        "version": __version__,
+        "date_created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "masklens": {
+            "kind": table.kind.name,
+            "benchmark": table.benchmark.name,
+            "sources": {k: str(v) for k, v in table.benchmark.sources.items()},
+            "image_root": str(root) if root is not None else None,
+            "params": table.params,
+            "score_threshold": table.t,
+            "iou_threshold": table.tau,
+            "prediction_sets": [run.label for run in table.runs],
+        },
+    }
+
+
+def ground_truth(table: ExportTable, names: dict[int, str] | None = None) -> dict[str, Any]:
+    """The COCO dataset dict. ``names`` overrides images' ``file_name`` by image id."""
+    root = image_root(table)
+    images = [
+        {"id": e.id, "file_name": (names or {}).get(e.id) or file_name(e, root),
+         "height": e.ref.height, "width": e.ref.width, "sample_id": e.sample_id,
+         "image_key": e.ref.key, "verdicts": table.verdicts_of(e.sample_id)}
+        for e in table.images
+    ]
+    categories = [{"id": cid, "name": text, "supercategory": "prompt"}
+                  for text, cid in table.category_of.items()]
+    annotations = []
+    for sample, prompt in table.prompts:
+        entry = table.image_of[(sample.id, prompt.image)]
+        masks, crowd = gt_masks(sample, prompt)
+        for i, mask in enumerate(masks):
+            ann = {"id": len(annotations) + 1, "image_id": entry.id,
+                   "category_id": table.category_of[prompt.text], "iscrowd": int(crowd[i]),
+                   **_segment(mask, entry.ref.height, entry.ref.width),
+                   **prompt_fields(table, sample, prompt)}
+            for run in table.runs:
+                outcome = run.outcomes[prompt.id].gts[i]
+                ann[f"eval_{run.attr}"] = outcome.eval or "crowd"
+                ann[f"eval_{run.attr}_iou"] = outcome.iou
+            annotations.append(ann)
+    return {"info": info(table), "images": images, "categories": categories,
+            "annotations": annotations}
+
+
+def results(table: ExportTable, run_index: int) -> list[dict[str, Any]]:
+    """One prediction set as a COCO results list (``image_id``, ``category_id``,
+    ``segmentation``, ``score`` and the attributes above)."""
+    run = table.runs[run_index]
+    gt_ids = _gt_annotation_ids(table)
+    records = []
+    for sample, prompt in table.prompts:
+        pred = run.predictions.get(prompt.id)
+        if pred is None:
+            continue
+        entry = table.image_of[(sample.id, prompt.image)]
+        outcomes = run.outcomes[prompt.id].predictions
+        for inst, outcome in zip(pred.instances, outcomes, strict=True):
+            gt_id = gt_ids[prompt.id][outcome.gt_index] if outcome.gt_index is not None else None
+            records.append({
+                "image_id": entry.id, "category_id": table.category_of[prompt.text],
+                **_segment(inst.mask, entry.ref.height, entry.ref.width),
+                "score": float(inst.score),
+                "eval": outcome.eval, "eval_iou": outcome.iou, "eval_gt_id": gt_id,
+                "aligned": outcome.aligned,
+                **prompt_fields(table, sample, prompt),
+            })
+    return records
+
+
+def _gt_annotation_ids(table: ExportTable) -> dict[str, list[int]]:
+    """prompt id -> the annotation ids of its ground-truth instances (as :func:`ground_truth`
+    numbers them)."""
+    out: dict[str, list[int]] = {}
+    next_id = 1
+    for sample, prompt in table.prompts:
+        n = len(gt_masks(sample, prompt)[0])
+        out[prompt.id] = list(range(next_id, next_id + n))
+        next_id += n
+    return out
+
+
+def write_coco(table: ExportTable, out: Path) -> list[Path]:
+    """``out/ground_truth.json`` and ``out/predictions/<label>.json`` (``out`` is a fresh
+    folder; the caller replaces the target atomically)."""
+    written = [out / "ground_truth.json"]
+    atomic_write_json(written[0], ground_truth(table), indent=None)
+    for i, run in enumerate(table.runs):
+        path = out / "predictions" / f"{run.attr}.json"
+        atomic_write_json(path, results(table, i), indent=None)
+        written.append(path)
+    return written

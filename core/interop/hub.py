@@ -1,0 +1,141 @@
+"""Benchmark files on the Hugging Face Hub: ``hf://datasets/OWNER/NAME[@REVISION]/path``.
+
+A file is fetched with ``huggingface_hub.hf_hub_download`` into the hub's own cache (a folder
+with ``snapshot_download`` restricted to it), so a second use reads the cache. Offline mode is
+respected (``HF_HUB_OFFLINE=1``, read when the path is resolved): the cached copy is used, and a
+file that is not cached is a clear error, never a network wait. ``HF_HUB_CACHE`` / ``HF_HOME``
+say where the cache is, as for every Hugging Face library. huggingface_hub comes with the
+``[models]`` extra.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from masklens.core.errors import MasklensError
+
+PREFIX = "hf://"
+_TRUE = {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class HubPath:
+    """A parsed ``hf://`` path."""
+
+    repo_type: str  # "dataset" (``datasets/``) or "model" (``models/``)
+    repo_id: str  # OWNER/NAME
+    revision: str | None
+    path: str  # inside the repository ("" for its root)
+    url: str
+
+    def download_hint(self, folder: bool = False) -> str:
+        """The `hf download` command that puts this file (or folder) into the cache."""
+        what = f" --include '{self.path}/*'" if folder and self.path else f" {self.path}" if self.path else ""
+        kind = " --repo-type dataset" if self.repo_type == "dataset" else ""
+        rev = f" --revision {self.revision}" if self.revision else ""
+        return f"hf download {self.repo_id}{what}{kind}{rev}"
+
+
+def is_hub_path(value: object) -> bool:
+    return isinstance(value, str) and value.startswith(PREFIX)
+
+
+def parse(url: str) -> HubPath:
+    """``hf://datasets/OWNER/NAME[@REV]/path`` (``models/`` also accepted)."""
+    parts = url[len(PREFIX):].split("/")
+    types = {"datasets": "dataset", "models": "model"}
+    if len(parts) < 3 or parts[0] not in types or not parts[1] or not parts[2]:
+        raise MasklensError(f"'{url}' is not a Hugging Face path",
+                            hint="write hf://datasets/OWNER/NAME/path/in/the/repo")
+    name, _, revision = parts[2].partition("@")
+    return HubPath(types[parts[0]], f"{parts[1]}/{name}", revision or None,
+                   "/".join(p for p in parts[3:] if p), url)
+
+
+def offline() -> bool:
+    """Whether Hugging Face's offline mode is on: the variable as it is now, or as
+    huggingface_hub read it when it was imported."""
+    import sys
+
+    hub = sys.modules.get("huggingface_hub.constants")
+    return (os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE
+            or bool(getattr(hub, "HF_HUB_OFFLINE", False)))
+
+
+def resolve(url: str, *, folder: bool = False) -> Path:
+    """The local path of ``url`` in the Hugging Face cache, downloaded first unless cached."""
+    from masklens.core.extras import require
+
+    hub = parse(url)
+    folder = folder or not hub.path
+    require("huggingface_hub", f"{url} (a Hugging Face path)")
+    from huggingface_hub import errors, hf_hub_download, snapshot_download
+
+    common: dict[str, Any] = {"repo_type": hub.repo_type, "revision": hub.revision,
+                              "cache_dir": os.environ.get("HF_HUB_CACHE") or None,
+                              "local_files_only": offline()}
+    try:
+        if folder:
+            patterns = [f"{hub.path}/*", f"{hub.path}/**"] if hub.path else None
+            root = Path(snapshot_download(hub.repo_id, allow_patterns=patterns, **common))
+            local = root / hub.path
+            if not local.exists():  # the snapshot is cached, the folder is not in it
+                missing = errors.LocalEntryNotFoundError if offline() else errors.EntryNotFoundError
+                raise missing(f"{hub.path} not in {hub.repo_id}")
+            return local
+        return Path(hf_hub_download(hub.repo_id, hub.path, **common))
+    except errors.LocalEntryNotFoundError:
+        if offline():
+            raise MasklensError(
+                "not in the Hugging Face cache and HF_HUB_OFFLINE is set", path=url,
+                hint=f"download it once online ({hub.download_hint(folder)}) or unset HF_HUB_OFFLINE",
+            ) from None
+        raise MasklensError("cannot reach the Hugging Face Hub and the file is not cached",
+                            path=url, hint=f"check the connection, then {hub.download_hint(folder)}") from None
+    except errors.GatedRepoError:
+        raise MasklensError(f"{hub.repo_id} is gated", path=url,
+                            hint="accept its terms on the Hub, then `hf auth login`") from None
+    except errors.RepositoryNotFoundError:
+        raise MasklensError(f"no {hub.repo_type} repository {hub.repo_id} on the Hub (or it is private)",
+                            path=url, hint="check the name; for a private one `hf auth login`") from None
+    except errors.RevisionNotFoundError:
+        raise MasklensError(f"{hub.repo_id} has no revision {hub.revision}", path=url) from None
+    except errors.EntryNotFoundError:
+        raise MasklensError(f"no file {hub.path} in {hub.repo_id}", path=url) from None
+    except errors.HfHubHTTPError as exc:
+        raise MasklensError(f"the Hugging Face Hub answered: {exc}", path=url) from None
+
+
+#: the kinds' arguments that name folders (others with metavar DIR count too)
+FOLDER_ARGUMENTS = frozenset({"images", "root", "pred_dir"})
+
+
+def folder_arguments(kind: Any) -> frozenset[str]:
+    """The destinations of ``kind``'s arguments that name a folder."""
+    from masklens.core.kind_args import file_actions
+
+    return frozenset(a.dest for a in file_actions(kind)
+                     if a.dest in FOLDER_ARGUMENTS or a.metavar == "DIR")
+
+
+def any_hub_path(files: Mapping[str, Any]) -> bool:
+    return any(is_hub_path(v) or (isinstance(v, list | tuple) and any(map(is_hub_path, v)))
+               for v in files.values())
+
+
+def resolve_files(files: Mapping[str, Any], folders: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """``files`` with every ``hf://`` value (also inside lists) replaced by its local path;
+    keys in ``folders`` name folders (fetched with all their files)."""
+
+    def one(key: str, value: Any) -> Any:
+        if is_hub_path(value):
+            return str(resolve(value, folder=key in folders or value.endswith("/")))
+        if isinstance(value, list | tuple):
+            return type(value)(one(key, v) for v in value)
+        return value
+
+    return {k: one(k, v) for k, v in files.items()}

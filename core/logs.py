@@ -1,0 +1,71 @@
+"""masklens' log file: a rotating file in the user log dir, set up by the CLI and the window.
+
+``$MASKLENS_LOG_DIR`` overrides the folder (default ``platformdirs.user_log_dir("masklens")``,
+on Linux ``~/.local/state/masklens/log``). The file is ``masklens.log``, rotated at 1 MiB with 3
+old files kept. A folder that cannot be written only loses the log, never the command.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+from pathlib import Path
+
+LOG_DIR_ENV = "MASKLENS_LOG_DIR"
+FILENAME = "masklens.log"
+MAX_BYTES = 1 << 20
+BACKUPS = 3
+FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
+
+logger = logging.getLogger("masklens")
+
+
+def log_dir() -> Path:
+    env = os.environ.get(LOG_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_log_dir("masklens", appauthor=False))
+
+
+def log_path() -> Path:
+    """Where the log file is (whether or not it was written yet)."""
+    return log_dir() / FILENAME
+
+
+def _handler() -> logging.handlers.RotatingFileHandler | None:
+    for h in logger.handlers:
+        if isinstance(h, logging.handlers.RotatingFileHandler):
+            return h
+    return None
+
+
+def configure(level: int = logging.INFO) -> Path | None:
+    """Attach the rotating file handler to the ``masklens`` logger (once per process, again when
+    the log folder changed); returns the file's path, or None when it cannot be written."""
+    path = log_path()
+    current = _handler()
+    if current is not None:
+        if Path(current.baseFilename) == path.resolve():
+            return path
+        logger.removeHandler(current)
+        current.close()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
+                                                       encoding="utf-8", delay=True)
+    except OSError:
+        if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+            logger.addHandler(logging.NullHandler())  # Python's last-resort stderr echo stays off
+        return None
+    handler.setFormatter(logging.Formatter(FORMAT))
+    logger.addHandler(handler)
+    logger.setLevel(min(level, logger.level or level))
+    return path
+
+
+def internal_error(exc: BaseException) -> str:
+    """The one line a window shows for a bug: what went wrong and where the details are."""
+    return f"internal error: {type(exc).__name__}: {exc} (details in the log file {log_path()})"

@@ -1,0 +1,123 @@
+"""The prediction cache on a network filesystem: per-process part files (real SQLite, real
+processes) merged into one database; detection from /proc/mounts; a killed process's work kept."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from masklens.core import cache_shared
+from masklens.core.cache import PredictionCache, PredictionKey
+from masklens.core.errors import MasklensError
+from masklens.core.masks import Mask
+from masklens.core.models.base import SegmentResult
+
+MOUNTS = """\
+/dev/vda / ext4 rw,relatime 0 0
+server:/export/home /home nfs4 rw,vers=4.2 0 0
+fs01@o2ib:/lustre /scratch lustre rw 0 0
+/dev/vdb /home/local ext4 rw 0 0
+"""
+
+
+def test_filesystem_type_is_the_longest_mount_above_the_path():
+    assert cache_shared.filesystem_type("/home/ann/.cache/masklens", MOUNTS) == "nfs4"
+    assert cache_shared.filesystem_type("/home/local/cache", MOUNTS) == "ext4"
+    assert cache_shared.filesystem_type("/homework/x", MOUNTS) == "ext4"  # not under /home
+    assert cache_shared.filesystem_type("/scratch/u/c", MOUNTS) == "lustre"
+
+
+def test_mode_follows_the_filesystem_unless_forced(tmp_path, monkeypatch):
+    monkeypatch.delenv(cache_shared.MODE_ENV, raising=False)
+    monkeypatch.setattr(cache_shared, "filesystem_type", lambda path, mounts=None: "nfs4")
+    assert cache_shared.cache_mode(tmp_path) == "files"
+    monkeypatch.setattr(cache_shared, "filesystem_type", lambda path, mounts=None: "ext4")
+    assert cache_shared.cache_mode(tmp_path) == "wal"
+    monkeypatch.setenv(cache_shared.MODE_ENV, "files")
+    assert cache_shared.cache_mode(tmp_path) == "files"
+    monkeypatch.setenv(cache_shared.MODE_ENV, "sometimes")
+    with pytest.raises(MasklensError, match="auto, wal or files"):
+        cache_shared.cache_mode(tmp_path)
+
+
+def _result(v: int) -> SegmentResult:
+    import numpy as np
+
+    a = np.zeros((4, 5), bool)
+    a[: v % 4 + 1] = True
+    return SegmentResult([Mask.from_array(a)], [v / 100], None, {})
+
+
+def _key(i: int) -> PredictionKey:
+    return PredictionKey.make("demo", "", f"img{i}", f"prompt {i}")
+
+
+_WRITER = textwrap.dedent("""
+    import os, signal, sys
+    sys.path.insert(0, {here!r})
+    from test_cache_shared import _key, _result
+    from masklens.core.cache import PredictionCache
+    cache = PredictionCache({root!r})
+    for i in range({start}, {stop}):
+        cache.put(_key(i), _result(i))
+    if {kill}:
+        os.kill(os.getpid(), signal.SIGKILL)  # no close: the part stays behind
+    cache.close()
+""")
+
+
+def _writer(root: Path, start: int, stop: int, kill: bool = False) -> subprocess.Popen:
+    code = _WRITER.format(here=str(Path(__file__).parent), root=str(root), start=start, stop=stop, kill=kill)
+    env = {**os.environ, cache_shared.MODE_ENV: "files"}
+    return subprocess.Popen([sys.executable, "-c", code], env=env)
+
+
+def test_processes_write_parts_merged_into_one_database(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache_shared.MODE_ENV, "files")
+    root = tmp_path / "cache"
+    procs = [_writer(root, 0, 20), _writer(root, 20, 40), _writer(root, 10, 30)]
+    assert [p.wait(120) for p in procs] == [0, 0, 0]
+    assert not list((root / "parts").glob("*")) and not list(root.glob("*-wal"))
+    assert not (root / "predictions.lock").exists()
+    with PredictionCache(root) as cache:
+        assert cache.mode == "files" and len(cache) == 40
+        got = cache.get_many(_key(i) for i in range(40))
+        assert len(got) == 40 and got[_key(33).digest].scores == [0.33]
+        cache.put(_key(99), _result(99))  # into this process's part, readable at once
+        assert cache.get(_key(99)).scores == [0.99]
+        with pytest.raises(MasklensError, match="network filesystem"):
+            cache.clear()
+    monkeypatch.setenv(cache_shared.MODE_ENV, "wal")  # the merged file is an ordinary database
+    with PredictionCache(root) as cache:
+        assert len(cache) == 41
+
+
+def test_a_killed_process_keeps_its_work(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache_shared.MODE_ENV, "files")
+    root = tmp_path / "cache"
+    proc = _writer(root, 0, 5, kill=True)
+    assert proc.wait(120) == -9
+    left = list((root / "parts").glob("*.sqlite3"))
+    assert len(left) == 1 and cache_shared._part_owner(left[0]) == (socket.gethostname(), proc.pid)
+    with PredictionCache(root) as cache:  # opening merges the dead process's part
+        assert len(cache.get_many(_key(i) for i in range(5))) == 5
+        assert left[0] not in cache_shared.orphan_parts(root) and not left[0].exists()
+
+
+def test_parts_of_other_hosts_are_merged_only_when_old(tmp_path):
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    fresh, old = parts / "node-7-1234-abc.sqlite3", parts / "node-8-1234-abd.sqlite3"
+    for p in (fresh, old):
+        p.write_bytes(b"")
+    past = time.time() - cache_shared.ORPHAN_AGE_S - 5
+    os.utime(old, (past, past))
+    assert cache_shared._part_owner(fresh) == ("node-7", 1234)
+    assert cache_shared.orphan_parts(tmp_path) == [old]

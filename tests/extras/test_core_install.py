@@ -1,0 +1,128 @@
+"""The core install, as a user gets it: the wheel, installed with ``--no-deps`` plus only the core
+dependencies of pyproject.toml into a fresh venv (from the package index; pip's cache keeps re-runs
+fast). There, ``masklens score`` works on every demo kind and gives the numbers the full install
+gives, ``report`` and ``predict --model demo`` work, and the commands that need an extra exit 2
+with one line naming it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import masklens.core as ml
+from masklens.core.benchmarks.demo import demo_files
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kw)
+
+
+def _checked(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    out = _run(cmd, **kw)
+    assert out.returncode == 0, f"{cmd}\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}"
+    return out
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    """A fresh venv holding the wheel (no deps) and the core dependencies only; its bin folder."""
+    tmp = tmp_path_factory.mktemp("core-install")
+    src = tmp / "src"  # build from a copy: nothing is written into the working tree
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    for name in ("core", "gui", "resources", "packaging/entry"):
+        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    _checked([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+              "-w", str(tmp / "dist"), str(src)])
+    (wheel,) = (tmp / "dist").glob("masklens-*.whl")
+    # a venv without its own pip, filled by this pip (--python): saves ensurepip and byte-compiling
+    _checked([sys.executable, "-m", "venv", "--without-pip", str(tmp / "venv")])
+    bin_dir = tmp / "venv" / "bin"
+    pip = [*_pip(bin_dir), "install", "-q", "--no-compile"]
+    _checked([*pip, "--no-deps", str(wheel)])
+    _checked([*pip, *PYPROJECT["project"]["dependencies"]])
+    return bin_dir
+
+
+def _pip(bin_dir: Path) -> list[str]:
+    return [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", str(bin_dir / "python")]
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "MASKLENS_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
+            "MPLBACKEND": "Agg", "QT_QPA_PLATFORM": "offscreen"}
+
+
+def test_the_venv_holds_the_core_dependencies_and_nothing_of_the_extras(venv):
+    _checked([*_pip(venv), "check"])  # the wheel's requirements are met
+    listed = _checked([*_pip(venv), "list", "--format=json"]).stdout
+    names = {d["name"].lower().replace("_", "-") for d in json.loads(listed)}
+    assert "masklens" in names
+    for extra in ("torch", "torchvision", "transformers", "huggingface-hub", "pyside6-essentials",
+                  "superqt", "sam2", "ray"):
+        assert extra not in names
+
+
+def test_score_every_demo_kind_gives_the_numbers_of_the_full_install(venv, tmp_path):
+    code = ("import json; from masklens.core.benchmarks.demo import demo_argv, demo_kinds; "
+            "print(json.dumps({k: demo_argv(k) for k in demo_kinds()}))")
+    argvs = json.loads(_checked([str(venv / "python"), "-c", code]).stdout)
+    assert set(argvs) == {"cafe", "pcs", "hallusegbench", "cgebench", "r2sm", "ovs"}
+    for kind, argv in argvs.items():
+        assert "site-packages" in argv[1]  # the demo installed with the wheel
+        out = tmp_path / f"{kind}.json"
+        _checked([str(venv / "masklens"), "score", kind, *argv, "--out", str(out)], env=_env(tmp_path))
+        here = ml.score(kind, **demo_files(kind))
+        assert json.loads(out.read_text())["summary"] == json.loads(json.dumps(here.summary)), kind
+
+
+def test_report_and_the_demo_model_work(venv, tmp_path):
+    code = ("import json; from masklens.core.benchmarks.demo import demo_argv; "
+            "print(json.dumps([demo_argv('cafe'), demo_argv('cafe', with_predictions=False)]))")
+    full, gt_only = json.loads(_checked([str(venv / "python"), "-c", code]).stdout)
+    env = _env(tmp_path)
+    _checked([str(venv / "masklens"), "report", "cafe", *full, "--out", str(tmp_path / "report")], env=env)
+    assert "<html" in (tmp_path / "report" / "report.html").read_text().lower()
+    pred = tmp_path / "pred.json"
+    _checked([str(venv / "masklens"), "predict", "cafe", "--model", "demo", *gt_only, "--out", str(pred),
+              "--quiet"], env=env)
+    assert json.loads(pred.read_text())
+
+
+def test_version_comes_from_the_installed_metadata_and_python_m_masklens_works(venv, tmp_path):
+    out = _checked([str(venv / "masklens"), "--version"]).stdout.strip()
+    assert out == f"masklens {PYPROJECT['project']['version']}"
+    same = _checked([str(venv / "python"), "-m", "masklens", "--version"], cwd=tmp_path).stdout.strip()
+    assert same == out
+
+
+@pytest.mark.parametrize(("argv", "extra"), [
+    (["models"], "models"),
+    (["gui", "--demo"], "gui"),
+    (["predict", "cafe", "--model", "sam3", "--ann", "a.json", "--out", "p.json"], "models"),
+])
+def test_commands_that_need_an_extra_exit_2_with_one_line(venv, tmp_path, argv, extra):
+    out = _run([str(venv / "masklens"), *argv], env=_env(tmp_path), cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().splitlines() == [out.stderr.strip()]
+    assert f"pip install 'masklens[{extra}]'" in out.stderr
+
+
+def test_import_masklens_core_and_its_api_in_the_core_install(venv):
+    code = ("import sys, masklens.core as ml; ml.score; ml.Scorer; ml.segmenter; ml.predict\n"
+            "print(sorted(m for m in ('torch', 'transformers', 'PySide6', 'huggingface_hub') "
+            "if m in sys.modules))")
+    assert _checked([str(venv / "python"), "-c", code]).stdout.strip() == "[]"

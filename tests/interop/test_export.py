@@ -1,0 +1,214 @@
+"""`masklens export` / ``export()``: COCO that real pycocotools reads (ground truth and results
+files), per-instance TP/FP/FN that agree with each kind's own readouts, verdicts as attributes,
+per-sample CSV, a FiftyOne directory, and an output folder written whole or not at all."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from pycocotools.coco import COCO
+from pycocotools.cocoeval import COCOeval
+
+import masklens.core as ml
+from masklens.core.cli import main
+from masklens.core.errors import MasklensError
+from masklens.core.interop.export import MANIFEST, export
+from masklens.core.interop.outcomes import gt_masks
+from masklens.core.review import ReviewStore, benchmark_key
+
+ROOT = Path(__file__).resolve().parents[2]
+D = ROOT / "resources" / "demo"
+
+#: kind -> its demo files as the export's keywords
+FILES = {
+    "cafe": {"ann": f"{D}/cafe/ann.json", "pred": f"{D}/cafe/pred_demo.json", "images": f"{D}/cafe/images"},
+    "pcs": {"gt": [f"{D}/pcs/gold_annotator_{i}.json" for i in (1, 2, 3)], "pred": f"{D}/pcs/pred_demo.json"},
+    "hallusegbench": {"data": f"{D}/hallusegbench/data.json", "pred_dir": f"{D}/hallusegbench/pred_demo"},
+    "cgebench": {"ann": f"{D}/cgebench/ann.json", "pred": f"{D}/cgebench/pred_demo.json"},
+    "r2sm": {"ann": f"{D}/r2sm/ann.json", "pred": f"{D}/r2sm/pred_demo.json"},
+    "ovs": {"ann": f"{D}/ovs/ann.json", "pred": f"{D}/ovs/pred.json"},
+}
+
+
+def _load(kind):
+    files = FILES[kind]
+    bench = ml.load_benchmark(kind, **files)
+    return bench, ml.load_predictions(kind, bench, **files)
+
+
+@pytest.mark.parametrize("kind", sorted(FILES))
+def test_coco_ground_truth_and_results_load_in_pycocotools(kind, tmp_path):
+    bench, preds = _load(kind)
+    written = export(kind, "coco", tmp_path / "out", **FILES[kind])
+    assert [p.name for p in written] == ["ground_truth.json", Path(FILES[kind].get("pred") or
+                                         FILES[kind]["pred_dir"]).stem + ".json"]
+    gt = COCO(str(written[0]))
+    prompts = {p.id: (s, p) for s in bench.samples for p in s.prompts}
+    assert len(gt.getAnnIds()) == sum(len(gt_masks(s, p)[0]) for s, p in prompts.values())
+    assert {c["name"] for c in gt.loadCats(gt.getCatIds())} == {p.text for _, p in prompts.values()}
+    dt = gt.loadRes(str(written[1]))
+    n_instances = sum(len(pr.instances) for pid, pr in preds.by_prompt.items() if pid in prompts)
+    assert len(dt.getAnnIds()) == n_instances
+    for ann in dt.loadAnns(dt.getAnnIds()):  # every record is on its prompt's image and category
+        s, p = prompts[ann["prompt_id"]]
+        assert gt.imgs[ann["image_id"]]["sample_id"] in {x.id for x in bench.samples}
+        assert gt.cats[ann["category_id"]]["name"] == p.text
+        assert ann["eval"] in ("tp", "fp", "below_t")
+    ev = COCOeval(gt, dt, "segm")  # the official evaluation runs on the pair
+    ev.evaluate()
+    ev.accumulate()
+    assert ev.eval["precision"].shape[0] == 10
+
+
+def _outcomes_by_prompt(results_path):
+    by = {}
+    for r in json.loads(Path(results_path).read_text()):
+        by.setdefault(r["prompt_id"], []).append(r)
+    return by
+
+
+@pytest.mark.parametrize(("t", "tau"), [(0.5, 0.3), (0.7, 0.6), (0.2, 0.9)])
+def test_cafe_instance_outcomes_agree_with_the_pair_classes(t, tau, tmp_path):
+    bench, preds = _load("cafe")
+    r = ml.score("cafe", bench, preds, score_threshold=t, iou_threshold=tau)
+    written = export("cafe", "coco", tmp_path / "o", bench, preds, score_threshold=t, iou_threshold=tau)
+    by = _outcomes_by_prompt(written[1])
+    for sample, rec in zip(bench.samples, r.samples, strict=True):
+        pos, neg = sample.prompts
+        pos_tp = any(x["eval"] == "tp" for x in by.get(pos.id, []))
+        assert pos_tp == (rec["pos_class"] == "TA-TP"), sample.id
+        neg_fp = [x for x in by.get(neg.id, []) if x["eval"] == "fp"]
+        assert all(x["eval"] != "tp" for x in by.get(neg.id, []))  # nothing is right on a negative
+        expected = "TA-FP" if any(x["aligned"] for x in neg_fp) else "UA-FP" if neg_fp else "TN"
+        assert rec["neg_class"] == expected, sample.id
+        for x in by.get(pos.id, []) + by.get(neg.id, []):
+            assert (x["eval"] == "below_t") == (x["score"] < t)
+
+
+def test_pcs_instance_counts_equal_the_official_counts_at_iou_05(tmp_path):
+    bench, preds = _load("pcs")
+    r = ml.score("pcs", bench, preds, score_threshold=0.4)
+    export("pcs", "csv", tmp_path / "o", bench, preds, score_threshold=0.4)
+    rows = list(csv.DictReader((tmp_path / "o" / "samples.csv").open()))
+    checked = 0
+    for row, rec in zip(rows, r.samples, strict=True):
+        if rec.get("annotator") not in (0, None):  # the oracle picked another annotator's file
+            continue
+        assert (int(row["tp"]), int(row["fp"]), int(row["fn"])) == (
+            rec["TP@0.5"], rec["FP@0.5"], rec["FN@0.5"]), rec["id"]
+        checked += 1
+    assert checked >= len(rows) // 2
+
+
+def test_verdicts_become_attributes_and_a_csv_column(tmp_path):
+    bench, preds = _load("cafe")
+    db = tmp_path / "reviews.sqlite"
+    s0, s1, s2 = bench.samples[:3]
+    with ReviewStore(db, reviewer="ana") as store:
+        store.record(benchmark_key(bench), s0.id, "model_wrong")
+        store.record(benchmark_key(bench), s1.id, "prompt_ambiguous", prompt_id=s1.prompts[1].id)
+        store.record(benchmark_key(bench), s1.id, "fine", reviewer="bo")
+        store.record(benchmark_key(bench), s2.id, "fine", reviewer="=HYPERLINK(\"x\")")
+    written = export("cafe", "coco", tmp_path / "coco", bench, preds, reviews=[db])
+    gt = json.loads(written[0].read_text())
+    image = next(i for i in gt["images"] if i["sample_id"] == s0.id)
+    assert image["verdicts"] == "ana:model_wrong"
+    results = json.loads(written[1].read_text())
+    on_neg = {r["verdicts"] for r in results if r["prompt_id"] == s1.prompts[1].id}
+    on_pos = {r["verdicts"] for r in results if r["prompt_id"] == s1.prompts[0].id}
+    assert on_neg == {f"ana:prompt_ambiguous@{s1.prompts[1].id}; bo:fine"}
+    assert on_pos == {"bo:fine"}  # the prompt-level verdict stays on its prompt
+    export("cafe", "csv", tmp_path / "csv", bench, preds, reviews=[db])
+    text = (tmp_path / "csv" / "samples.csv").read_text()
+    rows = list(csv.DictReader(text.splitlines()))
+    assert rows[0]["verdicts"] == "ana:model_wrong"
+    assert rows[2]["verdicts"] == "'=HYPERLINK(\"x\"):fine"  # a formula is neutralised
+    assert all(line.startswith('"') for line in text.splitlines())  # every cell quoted
+
+
+def test_csv_has_a_row_per_set_and_sample_with_the_readouts(tmp_path):
+    files = {**FILES["r2sm"], "pred": [FILES["r2sm"]["pred"]] * 2}
+    export("r2sm", "csv", tmp_path / "o", label=["a", "b"], **files)
+    rows = list(csv.DictReader((tmp_path / "o" / "samples.csv").open()))
+    bench = ml.load_benchmark("r2sm", **FILES["r2sm"])
+    assert len(rows) == 2 * len(bench.samples)
+    assert [r["model"] for r in rows] == ["a"] * len(bench.samples) + ["b"] * len(bench.samples)
+    assert rows[0]["sample_id"] == bench.samples[0].id and "tp" in rows[0]
+
+
+def test_fiftyone_directory_layout(tmp_path):
+    written = export("cafe", "fiftyone", tmp_path / "fo", **FILES["cafe"])
+    out = tmp_path / "fo"
+    labels = json.loads((out / "labels.json").read_text())
+    for image in labels["images"]:
+        assert (out / "data" / image["file_name"]).is_file()  # a link to the benchmark's image
+    preds = json.loads(written[1].read_text())
+    assert preds["images"] == labels["images"] and all("score" in a and "bbox" in a
+                                                       for a in preds["annotations"])
+    copied = export("cafe", "fiftyone", tmp_path / "fo2", copy_images=True, **FILES["cafe"])
+    first = tmp_path / "fo2" / "data" / labels["images"][0]["file_name"]
+    assert copied and first.is_file() and not first.is_symlink()
+
+
+def test_fiftyone_imports_the_directory_with_its_coco_importer(tmp_path):
+    fo = pytest.importorskip(
+        "fiftyone", reason="fiftyone is not installed (not a masklens dependency); "
+                           "`pip install fiftyone` to run this check")
+    try:
+        fo.Dataset()
+    except Exception as exc:  # noqa: BLE001 - FiftyOne without its database (no mongod)
+        pytest.skip(f"fiftyone is installed but cannot start its database: {exc}")
+    export("cafe", "fiftyone", tmp_path / "fo", **FILES["cafe"])
+    bench, preds = _load("cafe")
+    ds = fo.Dataset.from_dir(dataset_dir=str(tmp_path / "fo"), dataset_type=fo.types.COCODetectionDataset,
+                             label_types="segmentations", label_field="ground_truth")
+    ds.merge_dir(dataset_dir=str(tmp_path / "fo"), dataset_type=fo.types.COCODetectionDataset,
+                 labels_path="predictions/pred_demo.json", label_types="segmentations",
+                 label_field="pred_demo")
+    assert len(ds) == len(bench.samples)
+    assert ds.count("ground_truth.detections") == sum(len(gt_masks(s, p)[0]) for s in bench for p in s.prompts)
+    assert ds.count("pred_demo.detections") == sum(len(p.instances) for p in preds.by_prompt.values())
+    evals = Counter(ds.values("pred_demo.detections.eval", unwind=True))
+    assert set(evals) <= {"tp", "fp", "below_t"} and evals["tp"] > 0
+
+
+def test_the_output_folder_is_replaced_only_when_it_is_an_earlier_export(tmp_path):
+    keep = tmp_path / "mine"
+    keep.mkdir()
+    (keep / "thesis.tex").write_text("precious")
+    with pytest.raises(MasklensError, match="not an earlier masklens export"):
+        export("cafe", "csv", keep, **FILES["cafe"])
+    assert (keep / "thesis.tex").read_text() == "precious"
+    out = tmp_path / "exp"
+    export("cafe", "coco", out, **FILES["cafe"])
+    export("cafe", "csv", out, **FILES["cafe"])  # an earlier export: replaced whole
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "samples.csv"]
+    with pytest.raises(MasklensError, match="file not found"):  # a bad file: nothing written
+        export("cafe", "coco", out, ann=FILES["cafe"]["ann"], pred=str(tmp_path / "none.json"))
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "samples.csv"]
+
+
+def test_cli_export_is_a_thin_layer(tmp_path, capsys):
+    argv = ["export", "cafe", "--ann", FILES["cafe"]["ann"], "--pred", FILES["cafe"]["pred"],
+            "--score-threshold", "0.7", "--iou-threshold", "0.6", "--to", "coco", "--out"]
+    assert main([*argv, str(tmp_path / "cli")]) == 0
+    export("cafe", "coco", tmp_path / "api", ann=FILES["cafe"]["ann"], pred=FILES["cafe"]["pred"],
+           score_threshold=0.7, iou_threshold=0.6)
+    for name in ("ground_truth.json", "predictions/pred_demo.json"):
+        a, b = (json.loads((tmp_path / d / name).read_text()) for d in ("cli", "api"))
+        if isinstance(a, dict):
+            a.pop("info"), b.pop("info")
+        assert a == b
+    manifest = json.loads((tmp_path / "cli" / MANIFEST).read_text())
+    assert (manifest["score_threshold"], manifest["iou_threshold"]) == (0.7, 0.6)
+    # a kind without t/τ of its own gets both as export flags
+    assert main(["export", "hallusegbench", "--data", FILES["hallusegbench"]["data"], "--pred-dir",
+                 FILES["hallusegbench"]["pred_dir"], "--iou-threshold", "0.8", "--to", "csv",
+                 "--out", str(tmp_path / "h")]) == 0
+    assert json.loads((tmp_path / "h" / MANIFEST).read_text())["iou_threshold"] == 0.8
+    assert main([*argv[:6], "--to", "coco", "--out", str(tmp_path / "x"), "--iou-threshold", "2"]) == 2
+    assert "--iou-threshold must be a number in [0, 1]" in capsys.readouterr().err
