@@ -266,9 +266,7 @@ class WindowActions:
         if (req.model in self.prompt_bar.weights_missing
                 and not self.settings.model_options.get(req.model, {}).get("weights")):
             # known before any load: no ~10 s of hub retries to learn it again
-            self.message_bar.show_message(
-                f"{req.model}: its weights are not on this machine — choose them with Options… beside "
-                "the model box (a folder, a .pt file, or a Hugging Face id, fetched when online)", "error")
+            self.message_bar.show_message(_weights_missing_message(req.model), "error")
             return False
         self.settings.add_history(req.text)
         if note:
@@ -372,3 +370,17 @@ class WindowActions:
         if self.state.review_store is not None and hasattr(self.state.review_store, "close"):
             self.state.review_store.close()
         event.accept()
+
+
+def _weights_missing_message(model: str) -> str:
+    """What to do in the window when a backend's weights are known to be absent: the hub id and how
+    to fetch it (`hf download`, `hf auth login` for a gated model) or the Options… dialog."""
+    from masklens.core.models.registry import backend_info
+    from masklens.core.models.weights import _fetch_hint
+
+    hub_id = getattr(backend_info(model), "default_weights", None)
+    if not hub_id:
+        return (f"{model}: its weights are not on this machine — choose them with the prompt bar's "
+                "Options… dialog (a folder, a .pt file, or a Hugging Face id, fetched when online)")
+    return (f"{model}: the weights '{hub_id}' are not in the Hugging Face cache — "
+            f"{_fetch_hint(hub_id, window=True)}")

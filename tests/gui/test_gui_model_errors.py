@@ -17,6 +17,6 @@ def test_offline_model_without_weights_names_the_options_dialog(toy_window, qtbo
     qtbot.mouseClick(pb.run, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: w.message_bar.level == "error" and not w.jobs.busy, timeout=20000)
     text = w.message_bar.text
-    assert "'facebook/sam3' are not in the Hugging Face cache" in text
+    assert "'facebook/sam3' are not in the Hugging Face cache" in text, text
     assert "hf auth login" in text and "hf download facebook/sam3" in text
     assert "Options… dialog" in text and "--weights" not in text
