@@ -212,6 +212,13 @@ def _ran_drawn(w, n):
     w.visual_tool.clear()
 
 
+def _about_shown(w, _):
+    dlg = w.about_dialog
+    assert dlg is not None and dlg.isVisible(), "About masklens not shown"
+    assert "masklens" in dlg.text()
+    dlg.close()
+
+
 def table(w) -> dict[str, Entry]:
     from masklens.core.benchmarks.demo import demo_kinds
     from masklens.core.review import VERDICT_TYPES
@@ -247,6 +254,7 @@ def table(w) -> dict[str, Entry]:
         "Box": _tool_chosen("box"),
         "Points": _tool_chosen("point"),
         "Clear": Entry(before=_drawn_box, check=_cleared),
+        "About masklens": Entry(check=_about_shown),
         "Run drawn": Entry(before=lambda w: (w.prompt_bar.select_model("demo"), _drawn_box(w))[1], check=_ran_drawn),
     }
     for k in demo_kinds():
