@@ -31,6 +31,17 @@ __all__ = ["SampleBrowser", "SampleFilterProxy", "SampleTableModel", "plan_rows"
 
 FIXED = ("#", "sample", "group", "prompts", "verdict")
 MAX_METRIC_COLUMNS = 60
+#: the widest a fixed column starts (pixels); the user may widen it
+COLUMN_MAX = {"#": 44, "sample": 130, "group": 70, "prompts": 120, "verdict": 100}
+
+
+def verdict_labels() -> list[str]:
+    """The reviewer's verdict labels (none when the review module is absent)."""
+    try:
+        from masklens.core.review import VERDICT_TYPES
+    except ImportError:
+        return []
+    return [vt.label for vt in VERDICT_TYPES.values()]
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 _SKIP = {"id", "sample_id", "sample"}
 OUTSIDE_TIP = "outside the current filter: kept while you look at it; it goes when you move on"
@@ -338,11 +349,23 @@ class SampleBrowser(QWidget):
         return prepare
 
     def _widths(self) -> None:
-        header = self.table.horizontalHeader()
-        for col, width in enumerate((34, 90, 40, 100, 56)):
+        """Each column as wide as its header and (fixed columns) its first rows' text, within
+        bounds: ids and headers read whole instead of eliding ("1/10000…", "gro…")."""
+        header, fm = self.table.horizontalHeader(), self.table.fontMetrics()
+        hfm = header.fontMetrics()
+        rows = range(min(self.model.rowCount(), 200))
+        for col in range(self.model.columnCount()):
+            name = str(self.model.headerData(col, Qt.Orientation.Horizontal))
+            width = hfm.horizontalAdvance(name) + 16
+            if col < len(FIXED):
+                texts = [self.model.data(self.model.index(r, col)) or "" for r in rows]
+                if FIXED[col] == "verdict":  # verdicts come later: room for their labels now
+                    texts += verdict_labels()
+                width = max(width, max((fm.horizontalAdvance(str(t)) for t in texts), default=0) + 12)
+                width = min(width, COLUMN_MAX.get(FIXED[col], 120))
+            else:
+                width = min(max(width, 48), 130)
             header.resizeSection(col, width)
-        for col in range(len(FIXED), self.model.columnCount()):
-            header.resizeSection(col, 64)
 
     def _refresh_presets(self) -> None:
         current = self.presets.currentText()

@@ -290,17 +290,38 @@ class SyncGroup:
             self._busy = False
 
 
+class ElidedLabel(QLabel):
+    """A one-line label that ends in "…" when narrower than its text (``text()`` stays whole);
+    the whole text is its tooltip unless one was set."""
+
+    _auto_tip = ""  # the tooltip this label set itself (replaced when the text changes)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
+        rect = self.contentsRect().adjusted(2, 2, -2, -2)  # the panels' "padding: 2px"
+        text = self.text()
+        elided = self.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
+        if self.toolTip() in ("", self._auto_tip):  # none set by the caller: the whole text when cut
+            self._auto_tip = text if elided != text else ""
+            self.setToolTip(self._auto_tip)
+        if elided == text:
+            super().paintEvent(event)
+            return
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(rect, int(self.alignment()), elided)
+
+
 class Panel(QFrame):
     """A titled canvas with a one-line caption (e.g. the readout that decided this prompt)."""
 
     def __init__(self, title: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.title = QLabel(title)
+        self.title = ElidedLabel(title)
         self.title.setStyleSheet("font-weight: bold; padding: 2px;")
         self.title.setWordWrap(False)
         self.canvas = Canvas(self)
-        self.caption = QLabel("")
+        self.caption = ElidedLabel("")
         self.caption.setStyleSheet("padding: 2px; font-family: monospace;")
         self.caption.setWordWrap(False)
         for label in (self.title, self.caption):

@@ -196,6 +196,7 @@ class SetComparison(SessionMemory, QObject):
         self._rows_memo = None
         self._serial += 1  # a worker still building the previous benchmark's rows is ignored
         self._fill_failures([])
+        self.tab.view.show_panels([], None, 1)  # nothing of the previous benchmark stays drawn
         self._restore_session()
 
     def _fill_failures(self, columns: list[str]) -> None:

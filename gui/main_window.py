@@ -1,47 +1,41 @@
-"""The main window: wires the state, browser, views, prompt bar, readouts, jobs and settings."""
+"""The main window: composes the parts (state, browser, views, prompt bar, readouts, jobs,
+settings) and wires state changes to them; drawing is :mod:`masklens.gui.window_render`."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
 from masklens.core.errors import MasklensError
-from masklens.core.scoring import get_kind
 from masklens.gui import about, integrations, key_scope
 from masklens.gui.browser import SampleBrowser
 from masklens.gui.compare_sets import SetComparison
 from masklens.gui.images import ImageStore
 from masklens.gui.live_list import LiveList
 from masklens.gui.message_bar import MessageBar
-from masklens.gui.open_dialog import has_predictions, parse_kind_args
 from masklens.gui.prompt_bar import PromptBar
 from masklens.gui.readout_panel import ReadoutPanel
 from masklens.gui.rescoring import Rescoring
-from masklens.gui.sample_view import LayerToggles, RenderContext, SampleViewWidget
+from masklens.gui.sample_view import LayerToggles, SampleViewWidget
 from masklens.gui.settings import Settings
 from masklens.gui.state import AppState
 from masklens.gui.status import StatusBar
 from masklens.gui.view_toolbar import ViewToolbar
-from masklens.gui.views import view_for
 from masklens.gui.visual_prompts import VisualPromptTool
-from masklens.gui.window_actions import WindowActions, recent_label
+from masklens.gui.window_actions import WindowActions
+from masklens.gui.window_render import WindowRendering
 from masklens.gui.workers import JobRunner
 
 log = logging.getLogger(__name__)
 
 
-def in_gui_words(message: str) -> str:
-    """A core message with its CLI flags named as the window's controls (weights → Options…)."""
-    return (message.replace("pass --weights PATH_OR_HF_ID", "choose the weights with Options… beside the model box")
-            .replace("pass a local folder with --weights", "choose a local folder with Options… beside the model box"))
 
 
-class MainWindow(WindowActions, QMainWindow):
+class MainWindow(WindowActions, WindowRendering, QMainWindow):
     def __init__(self, settings: Settings | None = None, *, settings_path: Path | None = None,
                  persist: bool = True) -> None:
         super().__init__()
@@ -122,7 +116,7 @@ class MainWindow(WindowActions, QMainWindow):
         if not getattr(self, "_docks_sized", False) and not self.settings.window_state:
             self._docks_sized = True
             def size_docks() -> None:
-                self.resizeDocks([self.browser_dock, self.readout_dock], [470, 360], Qt.Orientation.Horizontal)
+                self.resizeDocks([self.browser_dock, self.readout_dock], [520, 360], Qt.Orientation.Horizontal)
                 self.resizeDocks([self.readout_dock, self.live_dock], [620, 330], Qt.Orientation.Vertical)
 
             QTimer.singleShot(0, size_docks)
@@ -198,23 +192,8 @@ class MainWindow(WindowActions, QMainWindow):
         self.view_toolbar.fitRequested.connect(lambda: self._current_view().fit())
         self.view_toolbar.oneToOneRequested.connect(lambda: self._current_view().one_to_one())
         self.live_list.changed.connect(self._live_changed)
-        self.jobs.started.connect(lambda n: self._jobs_changed())
-        self.jobs.finished.connect(lambda n: self._jobs_changed())
-        self.jobs.progressed.connect(self.status.show_progress)
-        self.jobs.failed.connect(lambda n, msg: self.message_bar.show_message(f"{n}: {in_gui_words(msg)}", "error"))
-        self.jobs.cancelled.connect(lambda n: self.message_bar.show_message(f"{n}: cancelled", "info"))
-        self.status.cancel.clicked.connect(self.jobs.cancel_all)
+        self.status.follow_jobs(self.jobs, self.prompt_bar, self.message_bar)
         self.tabs.currentChanged.connect(lambda _: self.render())
-
-    def _current_view(self) -> SampleViewWidget:
-        if self.set_comparison.shown():
-            return self.set_comparison.tab.view
-        return self.compare_view if self.tabs.currentIndex() == 1 else self.sample_view
-
-    def _jobs_changed(self) -> None:
-        self.status.set_busy(self.jobs.busy)
-        self.prompt_bar.set_busy(self.jobs.busy)
-        self.status.update_device()
 
     # ------------------------------------------------------------ state → widgets
     def _benchmark_changed(self) -> None:
@@ -253,88 +232,6 @@ class MainWindow(WindowActions, QMainWindow):
         self.live_list.set_results(self.state.live_for_sample())
         self.render()
 
-    def render(self) -> None:
-        """Redraw the visible view and the readout panel for the current sample."""
-        sample, kind = self.state.sample, self.state.kind
-        if sample is None or kind is None:
-            self.sample_view.show_panels([], None, 1)
-            return
-        t = self.state.score_threshold
-        preds = self.state.predictions()
-        live = {f"live:{r.id}": r for r in self.state.live_for_sample()}
-
-        def prediction(pid: str | None) -> Any:
-            if pid is None:
-                return None
-            if pid in live:
-                return live[pid].prediction
-            return preds.get(pid) if preds else None
-
-        view = view_for(kind.name)
-        ctx = RenderContext(self.store, sample, prediction, t, self.toggles,
-                            self._caption(live, prediction, t, view), score_labels=view.score_labels)
-        if self.set_comparison.shown():
-            self.set_comparison.render(ctx, view)
-        elif self.tabs.currentIndex() == 1:
-            specs = self.live_list.panel_specs(sample)
-            self.compare_view.show_panels(specs, ctx, 2 if len(specs) == 4 else min(3, max(1, len(specs))))
-        else:
-            specs = view.panels(sample)
-            self.sample_view.show_panels(specs, ctx, view.grid_columns(len(specs)))
-        self._show_readout()
-        missing = [self.store.missing[str(r.path)] for r in sample.images.values() if str(r.path) in self.store.missing]
-        note = f"{missing[0]} (shown as a checkerboard; scoring needs no pixels)" if missing else ""
-        if note and note != self.message_bar.text:
-            self.message_bar.show_message(note, "warning")
-        n = len(self.state.benchmark.samples)
-        self.status.set_sample(f"sample {self.state.index + 1}/{n}: {sample.id}"
-                               + (f" · {sample.group}" if sample.group else "")
-                               + (" · outside the filter" if self.browser.current_outside() else ""))
-
-    def _caption(self, live: dict, prediction, t: float, view=None):
-        from masklens.core.readout import generic_readout
-
-        sample, readout = self.state.sample, self.state.readout()
-
-        def caption(spec) -> str:
-            pred = prediction(spec.prompt_id)
-            if spec.prompt_id is None:
-                return ""
-            own_prompt = next((p for p in sample.prompts if p.id == spec.prompt_id), None)
-            if own_prompt is None and spec.prompt_id not in live:  # a layer of another sample
-                return ""
-            if own_prompt is not None and view is not None:  # the benchmark's own words first
-                own = view.safe_caption(sample, own_prompt, readout)
-                if own:
-                    return own
-            if pred is None:
-                return "no prediction"
-            r = live.get(spec.prompt_id)
-            if r is not None and r.generic.get("score_threshold") == t:
-                g = r.generic  # already derived at this t (state._rescore_live): no mask touched again
-            else:
-                g = generic_readout(sample, r.prompt if r is not None else sample.prompt(spec.prompt_id), pred, t)
-            iou = "–" if g["iou"] is None else f"{g['iou']:.3f}"
-            return (f"IoU(∪ s≥{t:.2f}) {iou} · kept {g['n_accepted']}/{g['n_instances']}"
-                    f" · max s {g['max_score']:.2f}")
-
-        return caption
-
-    def _show_readout(self) -> None:
-        sections: list[tuple[str, Any]] = []
-        rec = self.state.readout()
-        if rec is not None:
-            sections.append((f"{self.state.kind.title or self.state.kind.name} · {self.state.active}", rec))
-        elif self.state.sample is not None:
-            sections.append(("benchmark readout", "open predictions or run a prompt"))
-        for r in self.state.live_for_sample():
-            sections.append((f"typed #{r.id} {r.label}", {
-                "generic": r.generic,
-                "benchmark (prompt replaced)": r.benchmark if r.benchmark is not None
-                else "no benchmark prompt of this role",
-            }))
-        self.readout_panel.show_readouts(sections)
-
     # ------------------------------------------------------------ params
     def set_params(self, params: dict[str, float]) -> None:
         try:
@@ -344,30 +241,3 @@ class MainWindow(WindowActions, QMainWindow):
             return
         if self.state.kind is not None:
             self.settings.params[self.state.kind.name] = dict(self.state.params)
-
-    # ------------------------------------------------------------ opening
-    def open_benchmark(self, kind_name: str, argv: list[str], *, sync: bool = False) -> bool:
-        """Open ``kind_name`` with its CLI arguments; errors go to the message bar."""
-        try:
-            kind = get_kind(kind_name)
-            ns = parse_kind_args(kind, argv)
-        except (MasklensError, ImportError) as exc:
-            self.message_bar.show_message(f"cannot open {kind_name}: {exc}", "error")
-            return False
-        from masklens.gui import tasks
-
-        def loaded(res: tasks.Loaded) -> None:
-            self._loaded(res)
-            if has_predictions(kind, ns):
-                self.attach_predictions(ns, Path(str(next(iter(self._pred_values(kind, ns).values()), "predictions"))).name, sync=sync)
-
-        return self.start("open benchmark", tasks.load_benchmark, kind, ns, argv, on_done=loaded, sync=sync)
-
-    def _loaded(self, res: Any) -> None:
-        label = f"{res.kind.title or res.kind.name}: {res.benchmark.name}"
-        if res.argv:
-            self.settings.add_recent(res.kind.name, res.argv, recent_label(res.kind.name, res.argv))
-        self.message_bar.dismiss()  # what was said about the previous benchmark
-        self.message_bar.show_message(f"opened {label} ({len(res.benchmark.samples)} samples)", "info")
-        self.state.set_benchmark(res.kind, res.benchmark, res.namespace, res.argv,
-                                 self.settings.params.get(res.kind.name))

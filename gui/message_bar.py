@@ -63,7 +63,9 @@ class MessageBar(QFrame):
         top = below.geometry().bottom() + 1 if below is not None and below.isVisible() else 0
         width = max(self._host.width() - 16, 100)
         height = self.heightForWidth(width) if self.hasHeightForWidth() else self.sizeHint().height()
-        self.setGeometry(8, top + 4, width, max(height, self.sizeHint().height()))
+        # the height the text needs at this width (a wrapped label's sizeHint assumes a narrow
+        # one: a one-line message got a box three lines high over the tabs)
+        self.setGeometry(8, top + 4, width, max(height, self.close_button.sizeHint().height() + 6))
         self.raise_()
 
     # ------------------------------------------------------------ messages

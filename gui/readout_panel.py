@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from superqt import QLabeledDoubleSlider
 
 from masklens.core.scoring import ParamSpec
+from masklens.gui import slider_keys
 from masklens.gui.browser import _fmt, metric_tooltip
 from masklens.gui.cards.deck import CardDeck
 
@@ -48,6 +49,7 @@ class ParamSliders(QGroupBox):
             s.setValue(float(values.get(spec.name, spec.default)))
             s.setToolTip(f"{spec.flag}: {spec.help} (default {spec.default:g})")
             s.valueChanged.connect(lambda _v: self._timer.start())
+            slider_keys.install(s._slider)  # arrows, Page Up/Down, Home/End move it
             self.form.addRow(spec.symbol or spec.name, s)
             self.sliders[spec.name] = s
         self.setVisible(bool(specs))

@@ -177,7 +177,43 @@ class SampleViewWidget(QWidget):
         self.empty.setStyleSheet("color: gray; font-size: 14px;")
         self.grid.addWidget(self.empty, 0, 0)
 
-    def _ensure(self, n: int, columns: int) -> None:
+    def best_columns(self, n: int, most: int) -> int:
+        """Up to ``most`` columns: the count that gives ``n`` panels of the shown image's aspect
+        the largest size in this widget (four CGEBench levels in a narrow centre: 2 x 2, not 4 x 1)."""
+        if n <= 1 or self.width() < 50 or self.height() < 50:
+            return max(1, min(most, n))
+        rect = self.panels[0].canvas.sceneRect() if self.panels else None
+        aspect = rect.width() / rect.height() if rect is not None and rect.height() > 0 else 4 / 3
+        W, H = self.width(), self.height() - 40  # noqa: N806 - a panel's title and caption rows
+
+        def side(c: int) -> float:
+            rows = (n + c - 1) // c
+            return min(W / c / aspect, H / rows)  # the image's height at this grid
+
+        return max(range(1, max(1, min(most, n)) + 1), key=lambda c: (side(c), -c))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if self.panels and getattr(self, "_most", None):
+            columns = self.best_columns(len(self.panels), self._most)
+            if columns != self._layout_key[1]:
+                self._arrange(columns)
+
+    def _arrange(self, columns: int) -> None:
+        """Place the existing panels on a grid of ``columns`` (no redraw needed)."""
+        n = len(self.panels)
+        for p in self.panels:
+            self.grid.removeWidget(p)
+        for c in range(8):
+            self.grid.setColumnStretch(c, 1 if c < columns else 0)
+            self.grid.setRowStretch(c, 1 if c < (n + columns - 1) // max(columns, 1) else 0)
+        for i, p in enumerate(self.panels):
+            self.grid.addWidget(p, i // columns, i % columns)
+        self._layout_key = (n, columns)
+
+    def _ensure(self, n: int, most: int) -> None:
+        self._most = most
+        columns = self.best_columns(n, most)
         layout_key = (n, columns)
         if getattr(self, "_layout_key", None) == layout_key:
             return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
@@ -24,6 +25,12 @@ def device_text() -> str:
     except Exception:  # noqa: BLE001 - a status line must never fail
         return "device: unknown"
     return "device: cpu"
+
+
+def in_gui_words(message: str) -> str:
+    """A core message with its CLI flags named as the window's controls (weights → Options…)."""
+    return (message.replace("pass --weights PATH_OR_HF_ID", "choose the weights with Options… beside the model box")
+            .replace("pass a local folder with --weights", "choose a local folder with Options… beside the model box"))
 
 
 class StatusBar(QStatusBar):
@@ -58,6 +65,21 @@ class StatusBar(QStatusBar):
         self.cancel.setVisible(busy)
         if not busy:
             self.progress.reset()
+
+    def follow_jobs(self, jobs: Any, prompt_bar: Any, message_bar: Any) -> None:
+        """Show the worker pool's progress here (with Cancel), keep the prompt bar's Run/Cancel in
+        step, and say a job's failure or cancellation in the message bar, in the window's words."""
+        def busy_changed() -> None:
+            self.set_busy(jobs.busy)
+            prompt_bar.set_busy(jobs.busy)
+            self.update_device()
+
+        jobs.started.connect(lambda n: busy_changed())
+        jobs.finished.connect(lambda n: busy_changed())
+        jobs.progressed.connect(self.show_progress)
+        jobs.failed.connect(lambda n, msg: message_bar.show_message(f"{n}: {in_gui_words(msg)}", "error"))
+        jobs.cancelled.connect(lambda n: message_bar.show_message(f"{n}: cancelled", "info"))
+        self.cancel.clicked.connect(jobs.cancel_all)
 
     def update_device(self) -> None:
         self.device.setText(device_text())

@@ -11,7 +11,14 @@ from PySide6.QtWidgets import QDialog
 
 from masklens.core.errors import Cancelled, MasklensError
 from masklens.core.scoring import get_kind
-from masklens.gui.open_dialog import OpenDialog, file_actions, is_prediction_arg, kind_parser
+from masklens.gui.open_dialog import (
+    OpenDialog,
+    file_actions,
+    has_predictions,
+    is_prediction_arg,
+    kind_parser,
+    parse_kind_args,
+)
 from masklens.gui.workers import error_message
 
 
@@ -68,6 +75,32 @@ class WindowActions:
         if dlg.exec() != QDialog.DialogCode.Accepted:
             return False
         return self.open_benchmark(dlg.kinds.currentData(), dlg.result_argv())
+
+    def open_benchmark(self, kind_name: str, argv: list[str], *, sync: bool = False) -> bool:
+        """Open ``kind_name`` with its CLI arguments; errors go to the message bar."""
+        try:
+            kind = get_kind(kind_name)
+            ns = parse_kind_args(kind, argv)
+        except (MasklensError, ImportError) as exc:
+            self.message_bar.show_message(f"cannot open {kind_name}: {exc}", "error")
+            return False
+        from masklens.gui import tasks
+
+        def loaded(res: tasks.Loaded) -> None:
+            self._loaded(res)
+            if has_predictions(kind, ns):
+                self.attach_predictions(ns, Path(str(next(iter(self._pred_values(kind, ns).values()), "predictions"))).name, sync=sync)
+
+        return self.start("open benchmark", tasks.load_benchmark, kind, ns, argv, on_done=loaded, sync=sync)
+
+    def _loaded(self, res: Any) -> None:
+        label = f"{res.kind.title or res.kind.name}: {res.benchmark.name}"
+        if res.argv:
+            self.settings.add_recent(res.kind.name, res.argv, recent_label(res.kind.name, res.argv))
+        self.message_bar.dismiss()  # what was said about the previous benchmark
+        self.message_bar.show_message(f"opened {label} ({len(res.benchmark.samples)} samples)", "info")
+        self.state.set_benchmark(res.kind, res.benchmark, res.namespace, res.argv,
+                                 self.settings.params.get(res.kind.name))
 
     def _fill_demo_menu(self) -> None:
         """File › Open demo: one entry per bundled demo benchmark kind."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDialog, QWidget
 from test_gui_defects import canvas, focus, open_demo, type_filter
@@ -157,6 +158,67 @@ def _next_unreviewed(w, before):
     assert w.state.sample.id not in done and w.state.index != before
 
 
+def _undo_last_verdict():
+    """A verdict recorded first (M, from the canvas); Ctrl+Z appends its retraction."""
+    def before(w):
+        from masklens.core.review import benchmark_key
+
+        focus(w, w._qtbot, canvas(w))
+        w._qtbot.keyClick(canvas(w), Qt.Key.Key_M)
+        key = benchmark_key(w.state.benchmark)
+        newest = w.state.review_store.history(key)[-1]
+        assert newest.sample_id == w.state.sample.id and not newest.retracts
+        return key, newest, len(w.state.review_store.history(key))
+
+    def check(w, got):
+        key, v, n = got
+        current = w.state.review_store.sample_verdicts(key).get(v.sample_id, [])
+        assert v.uid not in {c.uid for c in current}
+        assert w.state.review_store.history(key)[-1].retracts == v.uid
+        assert len(w.state.review_store.history(key)) == n + 1  # a retraction appended, nothing deleted
+        assert w.message_bar.text.startswith("undone:"), w.message_bar.text
+
+    return Entry(check, before)
+
+
+def _tool_chosen(tool: str):
+    def before(w):
+        w.visual_tool.set_tool("box" if tool == "pan" else "pan")
+
+    def check(w, _):
+        assert w.visual_tool.tool == tool and w.visual_tool.tool_actions[tool].isChecked()
+        assert canvas(w).tool == tool
+        w.visual_tool.set_tool("pan")
+
+    return Entry(check, before)
+
+
+def _drawn_box(w):
+    """A box drawn on the first panel (as the Box tool's drag adds it)."""
+    spec = w.sample_view.specs[0]
+    w.visual_tool.set_tool("box")
+    w.visual_tool.add(spec.image, box=(10.0, 10.0, 40.0, 40.0))
+    assert [m[0] for m in canvas(w).marks()] == ["box"]
+    return len(w.state.live)
+
+
+def _cleared(w, _):
+    assert not w.visual_tool.prompt and canvas(w).marks() == [] and w.visual_tool.tool == "pan"
+
+
+def _ran_drawn(w, n):
+    w._qtbot.waitUntil(lambda: len(w.state.live) > n and not w.jobs.busy, timeout=30000)
+    assert w.state.live[-1].prompt.meta["boxes"][0] == pytest.approx((10.0, 10.0, 40.0, 40.0))
+    w.visual_tool.clear()
+
+
+def _about_shown(w, _):
+    dlg = w.about_dialog
+    assert dlg is not None and dlg.isVisible(), "About masklens not shown"
+    assert "masklens" in dlg.text()
+    dlg.close()
+
+
 def table(w) -> dict[str, Entry]:
     from masklens.core.benchmarks.demo import demo_kinds
     from masklens.core.review import VERDICT_TYPES
@@ -187,6 +249,13 @@ def table(w) -> dict[str, Entry]:
         "Typed prompts": _dock_toggled("Typed prompts"),
         "Review": _dock_toggled("Review"),
         "Next unreviewed sample": Entry(before=lambda w: w.state.index, check=_next_unreviewed),
+        "Undo last verdict": _undo_last_verdict(),
+        "Pan": _tool_chosen("pan"),
+        "Box": _tool_chosen("box"),
+        "Points": _tool_chosen("point"),
+        "Clear": Entry(before=_drawn_box, check=_cleared),
+        "About masklens": Entry(check=_about_shown),
+        "Run drawn": Entry(before=lambda w: (w.prompt_bar.select_model("demo"), _drawn_box(w))[1], check=_ran_drawn),
     }
     for k in demo_kinds():
         t[f"{get_kind(k).title or k} ({k})"] = Entry(
