@@ -36,7 +36,7 @@ def test_every_command_is_logged_in_the_user_log_dir(tmp_path, monkeypatch, caps
     _flush()
     text = (tmp_path / "logs" / "masklens.log").read_text()
     assert f"INFO masklens: masklens {ml.__version__}: cache --cache-dir" in text
-    assert "WARNING masklens: " in text and "none.json: file not found" in text
+    assert "WARNING masklens: " in text and "none.json: JSON file not found" in text
 
 
 def test_the_default_log_dir_is_platformdirs_user_log_dir(monkeypatch):
@@ -85,7 +85,7 @@ def test_an_unwritable_log_dir_costs_only_the_log(tmp_path, monkeypatch, capsys)
                          env={**os.environ, logs.LOG_DIR_ENV: str(blocker / "logs")})
     assert out.returncode == 2
     err = out.stderr.strip().splitlines()
-    assert len(err) == 1 and err[0].endswith("none.json: file not found"), out.stderr
+    assert len(err) == 1 and err[0].endswith("none.json: JSON file not found"), out.stderr
 
 
 # ------------------------------------------------------------------ completion
