@@ -48,9 +48,9 @@ def test_instance_matches_follow_the_category_order_in_a_tie(tmp_path, p1_cat, p
     depends on SAM 3's category order; the card's match table must show the one scored."""
     import json
 
-    from tests.metrics.test_pcs_category_order import test_tie_resolved_in_category_order as gadget
+    from test_pcs_category_order import write_tie_gadget
 
-    gadget(tmp_path, p1_cat, p2_cat, 0 if p1_cat == 2 else 1)  # writes gt.json / pred.json
+    write_tie_gadget(tmp_path, p1_cat, p2_cat)
     kind = get_kind("pcs")
     bench = kind.load_benchmark(**vars(_ns(tmp_path)))
     preds = kind.load_predictions(bench, **vars(_ns(tmp_path)))

@@ -75,11 +75,11 @@ def _row(cols: range, w: int = 12) -> dict:
     return Mask.from_array(a).to_coco()
 
 
-@pytest.mark.parametrize(("p1_cat", "p2_cat", "tp"), [(2, 1, 0), (1, 2, 1)])
-def test_tie_resolved_in_category_order(tmp_path: Path, p1_cat: int, p2_cat: int, tp: int) -> None:
-    """G1 = 4 px, G2 = 5 px; P1 covers 3 px of G1 and 2 of G2 (IoU 0.5, 0.25), P2 one px of G1
-    (IoU 0.25): both assignments sum to 0.5. Listed P1, P2 the Hungarian keeps P1–G1 (a TP at
-    0.5); listed P2, P1 (P2's category is lower) it keeps P1–G2 (none). File order is P1, P2."""
+def write_tie_gadget(tmp_path: Path, p1_cat: int, p2_cat: int) -> None:
+    """gt.json / pred.json of the tie: G1 = 4 px, G2 = 5 px; P1 covers 3 px of G1 and 2 of G2
+    (IoU 0.5, 0.25), P2 one px of G1 (IoU 0.25): both assignments sum to 0.5. Listed P1, P2 the
+    Hungarian keeps P1–G1 (a TP at 0.5); listed P2, P1 (P2's category is lower) it keeps P1–G2
+    (none). File order is P1, P2."""
     gt = {"images": [{"id": 1, "height": 1, "width": 12, "text_input": "x"}],
           "categories": [{"id": 1}, {"id": 2}],
           "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "segmentation": _row(range(0, 4))},
@@ -88,6 +88,12 @@ def test_tie_resolved_in_category_order(tmp_path: Path, p1_cat: int, p2_cat: int
              {"image_id": 1, "category_id": p2_cat, "segmentation": _row(range(0, 1)), "score": 0.9}]  # fmt: skip
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "pred.json").write_text(json.dumps(preds))
+
+
+@pytest.mark.parametrize(("p1_cat", "p2_cat", "tp"), [(2, 1, 0), (1, 2, 1)])
+def test_tie_resolved_in_category_order(tmp_path: Path, p1_cat: int, p2_cat: int, tp: int) -> None:
+    """The tie of :func:`write_tie_gadget` resolves as SAM 3's category order resolves it."""
+    write_tie_gadget(tmp_path, p1_cat, p2_cat)
     args = argparse.Namespace(gt=[str(tmp_path / "gt.json")], pred=str(tmp_path / "pred.json"), images=None)
     bench = pcs.KIND.load_benchmark(**vars(args))
     res = Scorer(pcs.KIND, bench, pcs.KIND.load_predictions(bench, **vars(args))).rescore()
