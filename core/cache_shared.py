@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from masklens.core.errors import MasklensError
+from masklens.core.temp_files import sweep_after_write
 
 MODE_ENV = "MASKLENS_CACHE_MODE"
 #: filesystem types (as /proc/mounts names them) where the cache uses per-process files
@@ -149,7 +150,7 @@ def merge_parts(root: Path, filename: str, schema: str, parts: list[Path]) -> in
     main = root / filename
     merged = 0
     with merge_lock(root):
-        tmp = root / f".{filename}.{secrets.token_hex(4)}.tmp"
+        tmp = root / f".{filename}.{os.getpid()}.{secrets.token_hex(4)}.tmp"  # temp_files' pattern
         try:
             dst = sqlite3.connect(tmp, isolation_level=None)
             if main.exists():
@@ -167,6 +168,7 @@ def merge_parts(root: Path, filename: str, schema: str, parts: list[Path]) -> in
                 dst.execute("DETACH DATABASE part")
             dst.close()
             os.replace(tmp, main)
+            sweep_after_write(main)  # the copies of merges killed before their rename
         except sqlite3.DatabaseError as exc:
             raise MasklensError(f"cannot merge the prediction cache parts ({exc})", path=main) from None
         finally:

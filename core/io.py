@@ -20,6 +20,7 @@ import orjson
 from masklens.core import limits
 from masklens.core.errors import DataFormatError, MasklensError
 from masklens.core.json_depth import json_depth_exceeds
+from masklens.core.temp_files import sweep_after_write
 
 
 def read_json(path: str | Path, *, record: str | int | None = None, field: str | None = None) -> Any:
@@ -231,6 +232,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         if isinstance(exc, OSError):
             raise _cannot_write(p, exc) from None
         raise
+    sweep_after_write(p)  # what killed writers left beside it (masklens.core.temp_files)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

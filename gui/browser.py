@@ -155,10 +155,13 @@ class SampleBrowser(QWidget):
             width = hfm.horizontalAdvance(name) + 16
             if col < len(FIXED):
                 texts = [self.model.data(self.model.index(r, col)) or "" for r in rows]
-                if FIXED[col] == "verdict":  # verdicts come later: room for their labels now
-                    texts += verdict_labels()
+                cap = COLUMN_MAX.get(FIXED[col], 120)
+                if FIXED[col] == "verdict":  # verdicts come later: room for their longest label now
+                    labels = [fm.horizontalAdvance(t) + 12 for t in verdict_labels()]
+                    cap = max([cap, *labels])
+                    width = max([width, *labels])
                 width = max(width, max((fm.horizontalAdvance(str(t)) for t in texts), default=0) + 12)
-                width = min(width, COLUMN_MAX.get(FIXED[col], 120))
+                width = min(width, cap)
             else:
                 width = min(max(width, 48), 130)
             header.resizeSection(col, width)

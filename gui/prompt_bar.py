@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from masklens.core.errors import MasklensError
 from masklens.core.models.registry import backend_info, backend_names
 from masklens.core.schema import Role, Sample
+from masklens.gui.combo_fit import keep_fitted
 
 ROLES = [Role.POSITIVE, Role.NEGATIVE, Role.HYPERNYM, Role.MODAL, Role.AMODAL, Role.VOCABULARY]
 
@@ -87,7 +88,6 @@ class PromptBar(QWidget):
         self.text.lineEdit().setPlaceholderText("type a prompt…")
         self.text.lineEdit().returnPressed.connect(self.request_run)
         self.model = QComboBox()
-        self.model.setToolTip("every registered backend; greyed out: not installed")
         for combo, chars in ((self.text, 14), (self.model, 14), (self.image, 8), (self.role, 8)):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(chars)
@@ -126,6 +126,8 @@ class PromptBar(QWidget):
         self.history: list[str] = []
         self.has_visual = lambda: False  # a drawn box/point prompt can run without text
         self.refresh_models()
+        # as wide as the selected model's name ("Demo baseline (no weights)" read "Demo baseline (no we")
+        keep_fitted(self.model, "every registered backend; greyed out: not installed")
         self._role_changed()
 
     # ------------------------------------------------------------ models

@@ -10,12 +10,13 @@ other exception becomes "internal error: …" — never a crash.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from superqt.utils import create_worker
 
 from masklens.core import logs
@@ -49,9 +50,37 @@ class JobContext(QObject):
         return self._cancel.is_set()
 
 
+#: the interpreter's switch interval while a job runs (seconds; Python's default is 0.005). Every
+#: Qt virtual call on a Python-made widget takes the GIL: with a job's thread busy in Python, each
+#: take waits up to one interval, so a repaint of the window (hundreds of takes) froze it for
+#: hundreds of ms during a report export. A shorter interval hands the GIL back sooner.
+JOB_SWITCH_INTERVAL = 0.0005
+_running_lock = threading.Lock()
+_running = 0
+_saved_interval = 0.005
+
+
+def _job_started() -> None:
+    global _running, _saved_interval
+    with _running_lock:
+        if _running == 0:
+            _saved_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(_saved_interval, JOB_SWITCH_INTERVAL))
+        _running += 1
+
+
+def _job_ended() -> None:
+    global _running
+    with _running_lock:
+        _running = max(_running - 1, 0)
+        if _running == 0:
+            sys.setswitchinterval(_saved_interval)
+
+
 class Job:
     def __init__(self, name: str, ctx: JobContext, worker: Any) -> None:
         self.name, self.ctx, self.worker = name, ctx, worker
+        self.started = False  # its thread was started (one event-loop turn after run())
 
 
 def error_message(exc: BaseException) -> str:
@@ -88,7 +117,9 @@ class JobRunner(QObject):
         on_done: Callable[[Any], None] | None = None,
         on_error: Callable[[str], None] | None = None,
     ) -> Job:
-        """Run ``func(ctx, *args)`` on the thread pool."""
+        """Run ``func(ctx, *args)`` on the thread pool. The thread starts one event-loop turn
+        later, once the GUI thread has painted what the request changed (a job's thread busy in
+        Python slows every paint; see :data:`JOB_SWITCH_INTERVAL`)."""
         ctx = JobContext()
         worker = create_worker(func, ctx, *args, _start_thread=False, _ignore_errors=True)
         job = Job(name, ctx, worker)
@@ -113,6 +144,9 @@ class JobRunner(QObject):
             self._fail(name, exc, on_error)
 
         def finished() -> None:
+            if job.started:
+                job.started = False
+                _job_ended()
             if job in self.jobs:
                 self.jobs.remove(job)
             self.finished.emit(name)
@@ -122,7 +156,13 @@ class JobRunner(QObject):
         worker.finished.connect(finished)
         self.jobs.append(job)
         self.started.emit(name)
-        worker.start()
+
+        def start() -> None:  # after the GUI thread has handled what is pending (the click's repaint)
+            job.started = True
+            _job_started()
+            worker.start()
+
+        QTimer.singleShot(0, self, start)
         return job
 
     def _fail(self, name: str, exc: BaseException, on_error: Callable[[str], None] | None) -> None:

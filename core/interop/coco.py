@@ -7,7 +7,10 @@ prompt has none). ``predictions/<label>.json`` are COCO results files (what
 carries ``sample_id``, ``prompt_id``, ``role``, the reviewers' ``verdicts`` and its outcome at
 (t, τ) (:mod:`~masklens.core.interop.outcomes`): ``eval`` (tp/fp/below_t), ``eval_iou``,
 ``eval_gt_id`` and ``aligned`` on predictions; ``eval_<label>`` (tp/fn) and ``eval_<label>_iou``
-on ground truth, per prediction set. See docs/interop.md.
+on ground truth, per prediction set. A benchmark with several annotators (SA-Co/Gold) also gets
+``annotators/<key>.json`` per further annotator (same images and categories; each annotation
+names its ``annotator``) and, on predictions, ``eval_<key>``/``eval_<key>_iou`` against each.
+See docs/interop.md.
 """
 
 from __future__ import annotations
@@ -72,12 +75,15 @@ def info(table: ExportTable) -> dict[str, Any]:
             "score_threshold": table.t,
             "iou_threshold": table.tau,
             "prediction_sets": [run.label for run in table.runs],
+            "annotators": {k: str(table.benchmark.sources.get(k, "")) for k in table.annotators},
         },
     }
 
 
-def ground_truth(table: ExportTable, names: dict[int, str] | None = None) -> dict[str, Any]:
-    """The COCO dataset dict. ``names`` overrides images' ``file_name`` by image id."""
+def ground_truth(table: ExportTable, names: dict[int, str] | None = None,
+                 annotator: str | None = None) -> dict[str, Any]:
+    """The COCO dataset dict of the prompts' own ground truth, or of ``annotator``'s (a key of
+    ``table.annotators``). ``names`` overrides images' ``file_name`` by image id."""
     root = image_root(table)
     images = [
         {"id": e.id, "file_name": (names or {}).get(e.id) or file_name(e, root),
@@ -88,7 +94,7 @@ def ground_truth(table: ExportTable, names: dict[int, str] | None = None) -> dic
     categories = [{"id": cid, "name": text, "supercategory": "prompt"}
                   for text, cid in table.category_of.items()]
     annotations = []
-    for sample, prompt in table.prompts:
+    for sample, prompt in table.prompts_of(annotator):
         entry = table.image_of[(sample.id, prompt.image)]
         masks, crowd = gt_masks(sample, prompt)
         for i, mask in enumerate(masks):
@@ -96,8 +102,10 @@ def ground_truth(table: ExportTable, names: dict[int, str] | None = None) -> dic
                    "category_id": table.category_of[prompt.text], "iscrowd": int(crowd[i]),
                    **_segment(mask, entry.ref.height, entry.ref.width),
                    **prompt_fields(table, sample, prompt)}
+            if table.annotators:
+                ann["annotator"] = prompt.gt
             for run in table.runs:
-                outcome = run.outcomes[prompt.id].gts[i]
+                outcome = table.outcomes_of(run, annotator)[prompt.id].gts[i]
                 ann[f"eval_{run.attr}"] = outcome.eval or "crowd"
                 ann[f"eval_{run.attr}_iou"] = outcome.iou
             annotations.append(ann)
@@ -110,6 +118,7 @@ def results(table: ExportTable, run_index: int) -> list[dict[str, Any]]:
     ``segmentation``, ``score`` and the attributes above)."""
     run = table.runs[run_index]
     gt_ids = _gt_annotation_ids(table)
+    others = {key: _gt_annotation_ids(table, key) for key in table.annotators[1:]}
     records = []
     for sample, prompt in table.prompts:
         pred = run.predictions.get(prompt.id)
@@ -117,7 +126,7 @@ def results(table: ExportTable, run_index: int) -> list[dict[str, Any]]:
             continue
         entry = table.image_of[(sample.id, prompt.image)]
         outcomes = run.outcomes[prompt.id].predictions
-        for inst, outcome in zip(pred.instances, outcomes, strict=True):
+        for k, (inst, outcome) in enumerate(zip(pred.instances, outcomes, strict=True)):
             gt_id = gt_ids[prompt.id][outcome.gt_index] if outcome.gt_index is not None else None
             records.append({
                 "image_id": entry.id, "category_id": table.category_of[prompt.text],
@@ -125,30 +134,58 @@ def results(table: ExportTable, run_index: int) -> list[dict[str, Any]]:
                 "score": float(inst.score),
                 "eval": outcome.eval, "eval_iou": outcome.iou, "eval_gt_id": gt_id,
                 "aligned": outcome.aligned,
+                **_by_annotator(table, run, prompt.id, k, others),
                 **prompt_fields(table, sample, prompt),
             })
     return records
 
 
-def _gt_annotation_ids(table: ExportTable) -> dict[str, list[int]]:
+def _by_annotator(table: ExportTable, run: Any, prompt_id: str, k: int,
+                  ids: dict[str, dict[str, list[int]]]) -> dict[str, Any]:
+    """The ``k``-th instance's outcome against each further annotator's ground truth (the
+    matched annotation's id in ``annotators/<key>.json``)."""
+    out: dict[str, Any] = {}
+    for key in table.annotators[1:]:
+        o = run.by_annotator[key][prompt_id].predictions[k]
+        out[f"eval_{key}"], out[f"eval_{key}_iou"] = o.eval, o.iou
+        out[f"eval_{key}_gt_id"] = ids[key][prompt_id][o.gt_index] if o.gt_index is not None else None
+    return out
+
+
+def _gt_annotation_ids(table: ExportTable, annotator: str | None = None) -> dict[str, list[int]]:
     """prompt id -> the annotation ids of its ground-truth instances (as :func:`ground_truth`
-    numbers them)."""
+    numbers them, for the prompts' own ground truth or ``annotator``'s)."""
     out: dict[str, list[int]] = {}
     next_id = 1
-    for sample, prompt in table.prompts:
+    for sample, prompt in table.prompts_of(annotator):
         n = len(gt_masks(sample, prompt)[0])
         out[prompt.id] = list(range(next_id, next_id + n))
         next_id += n
     return out
 
 
+def annotator_files(table: ExportTable, out: Path, names: dict[int, str] | None = None) -> list[Path]:
+    """``out/annotators/<key>.json``: each further annotator's ground truth as a COCO dataset."""
+    written = []
+    for key in table.annotators[1:]:
+        path = out / ANNOTATORS_DIR / f"{key}.json"
+        atomic_write_json(path, ground_truth(table, names, key), indent=None)
+        written.append(path)
+    return written
+
+
+#: the folder of the further annotators' ground-truth files
+ANNOTATORS_DIR = "annotators"
+
+
 def write_coco(table: ExportTable, out: Path) -> list[Path]:
-    """``out/ground_truth.json`` and ``out/predictions/<label>.json`` (``out`` is a fresh
-    folder; the caller replaces the target atomically)."""
+    """``out/ground_truth.json``, ``out/predictions/<label>.json`` and, with several
+    annotators, ``out/annotators/<key>.json`` (``out`` is a fresh folder; the caller replaces
+    the target atomically)."""
     written = [out / "ground_truth.json"]
     atomic_write_json(written[0], ground_truth(table), indent=None)
     for i, run in enumerate(table.runs):
         path = out / "predictions" / f"{run.attr}.json"
         atomic_write_json(path, results(table, i), indent=None)
         written.append(path)
-    return written
+    return written + annotator_files(table, out)

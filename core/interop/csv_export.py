@@ -1,6 +1,7 @@
 """Per-sample CSV: one row per (prediction set, sample) with the kind's readout record
 (flattened as the report's samples.csv), the TP/FP/FN instance counts at (t, τ) and the
-reviewers' verdicts.
+reviewers' verdicts; with several annotators (SA-Co/Gold) also the counts against each further
+annotator's ground truth (``gt1.tp``, ``gt1.fp``, ``gt1.fn``, …).
 
 Cells go through the project's one safe CSV writer (:func:`masklens.core.safe_csv.csv_text`:
 every field quoted, line breaks escaped, spreadsheet formulas neutralised).
@@ -20,12 +21,15 @@ from masklens.core.safe_csv import csv_text
 def sample_rows(table: ExportTable) -> tuple[list[dict[str, Any]], list[str]]:
     """The rows and their columns (fixed ones first, then the readout's in first-seen order)."""
     columns = ["model", "sample_id", "group", "tp", "fp", "fn", "verdicts"]
+    columns += [f"{key}.{c}" for key in table.annotators[1:] for c in ("tp", "fp", "fn")]
     rows = []
     for run in table.runs:
         for sample, record in zip(table.benchmark.samples, run.result.samples, strict=True):
             row: dict[str, Any] = {"model": run.label, "sample_id": sample.id,
                                    "group": sample.group, **sample_counts(table, run, sample),
                                    "verdicts": table.verdicts_of(sample.id)}
+            for key in table.annotators[1:]:
+                row.update({f"{key}.{c}": n for c, n in sample_counts(table, run, sample, key).items()})
             for k, v in flatten(record).items():
                 key = k if k not in row else f"readout.{k}"
                 row[key] = v

@@ -11,6 +11,9 @@
                  labels_path="predictions/LABEL.json", label_types="segmentations",
                  label_field="LABEL")
 
+A benchmark with several annotators (SA-Co/Gold) also has ``annotators/<key>.json``, each
+further annotator's ground truth, merged the same way (``labels_path="annotators/gt1.json"``).
+
 fiftyone is not a dependency of masklens: this module only writes files.
 """
 
@@ -21,7 +24,7 @@ import shutil
 from pathlib import Path
 
 from masklens.core.errors import MasklensError
-from masklens.core.interop.coco import ground_truth, results
+from masklens.core.interop.coco import annotator_files, ground_truth, results
 from masklens.core.interop.table import ExportTable, ImageEntry
 from masklens.core.io import atomic_write_json
 
@@ -63,4 +66,4 @@ def write_fiftyone(table: ExportTable, out: Path, *, copy_images: bool = False) 
         path = out / "predictions" / f"{run.attr}.json"
         atomic_write_json(path, dataset, indent=None)
         written.append(path)
-    return written
+    return written + annotator_files(table, out, names)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from masklens.core.interop.annotators import annotators, as_annotator
 from masklens.core.interop.outcomes import PromptOutcomes, prompt_outcomes, unique_prompts
 from masklens.core.review import Verdict
 from masklens.core.schema import Benchmark, ImageRef, PredictionSet, Prompt, Sample
@@ -33,6 +34,9 @@ class PredictionRun:
     predictions: PredictionSet
     outcomes: dict[str, PromptOutcomes]
     result: ScoreResult
+    #: annotator key -> prompt id -> the outcomes against that annotator's ground truth (every
+    #: annotator of a benchmark with several, the first included; empty otherwise)
+    by_annotator: dict[str, dict[str, PromptOutcomes]] = field(default_factory=dict)
 
     @property
     def attr(self) -> str:
@@ -53,6 +57,9 @@ class ExportTable:
     category_of: dict[str, int]  # prompt text -> category id
     runs: list[PredictionRun]
     verdicts: list[Verdict] = field(default_factory=list)
+    #: the annotators' ground-truth keys (SA-Co/Gold: ``gt0``, ``gt1``, …; first: the prompts'
+    #: own) when a benchmark has several, else empty (:mod:`~masklens.core.interop.annotators`)
+    annotators: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._by_sample: dict[str, list[Verdict]] = {}
@@ -68,6 +75,15 @@ class ExportTable:
             for v in self._by_sample.get(sample_id, ())
             if prompt_id is None or v.prompt_id in ("", prompt_id)
         )
+
+    def prompts_of(self, annotator: str | None = None) -> list[tuple[Sample, Prompt]]:
+        """The prompts, scored against ``annotator``'s ground truth (None: their own)."""
+        if annotator is None:
+            return self.prompts
+        return [(s, as_annotator(s, p, annotator)) for s, p in self.prompts]
+
+    def outcomes_of(self, run: PredictionRun, annotator: str | None = None) -> dict[str, PromptOutcomes]:
+        return run.outcomes if annotator is None else run.by_annotator[annotator]
 
 
 def field_name(label: str) -> str:
@@ -109,19 +125,28 @@ def build_table(
 
         raise MasklensError(f"prediction sets need distinct labels, got {', '.join(labels)}",
                             hint="name them with --label")
+    keys = annotators(kind.name, benchmark)
     runs = []
     for label, preds in prediction_sets:
         outcomes = {p.id: prompt_outcomes(s, p, preds.get(p.id), t, tau) for s, p in prompts}
+        by_annotator = {
+            key: {p.id: prompt_outcomes(s, a, preds.get(p.id), t, tau)
+                  for s, p in prompts for a in [as_annotator(s, p, key)]}
+            for key in keys
+        }
         result = Scorer(kind, benchmark, preds).rescore(params)
-        runs.append(PredictionRun(label, preds, outcomes, result))
+        runs.append(PredictionRun(label, preds, outcomes, result, by_annotator))
     return ExportTable(kind, benchmark, dict(params), t, tau, images, image_of, prompts,
-                       category_of, runs, list(verdicts))
+                       category_of, runs, list(verdicts), keys)
 
 
-def sample_counts(table: ExportTable, run: PredictionRun, sample: Sample) -> dict[str, Any]:
-    """TP/FP/FN instance counts of one sample's prompts at (t, τ)."""
+def sample_counts(table: ExportTable, run: PredictionRun, sample: Sample,
+                  annotator: str | None = None) -> dict[str, Any]:
+    """TP/FP/FN instance counts of one sample's prompts at (t, τ) (against ``annotator``'s
+    ground truth; None: the prompts' own)."""
     totals = {"tp": 0, "fp": 0, "fn": 0}
+    outcomes = table.outcomes_of(run, annotator)
     for prompt in sample.prompts:
-        for k, v in run.outcomes[prompt.id].counts().items():
+        for k, v in outcomes[prompt.id].counts().items():
             totals[k] += v
     return totals
