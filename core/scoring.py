@@ -238,11 +238,13 @@ class Scorer:
 
     def readouts(self, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         p = self.kind.resolve_params(params)
-        return self.kind.sample_readouts(self.benchmark.samples, self.overlaps, p)
+        with gc_paused():
+            return self.kind.sample_readouts(self.benchmark.samples, self.overlaps, p)
 
     def rescore(self, params: Mapping[str, Any] | None = None) -> ScoreResult:
         p = self.kind.resolve_params(params)
-        readouts = self.kind.sample_readouts(self.benchmark.samples, self.overlaps, p)
+        with gc_paused():  # records: many small acyclic objects
+            readouts = self.kind.sample_readouts(self.benchmark.samples, self.overlaps, p)
         summary = self.kind.summarize(self.benchmark.samples, self.overlaps, readouts, p)
         return ScoreResult(
             benchmark=self.kind.name,
