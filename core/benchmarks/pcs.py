@@ -232,7 +232,7 @@ class PcsKind(BenchmarkKind):
     metric_help = PCS_HELP
 
     def __init__(self) -> None:
-        self._cache = OverlapsCache()
+        self._cache = OverlapsCache(identity_eq=True)  # PcsOverlaps: eq=False
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
@@ -318,7 +318,8 @@ class PcsKind(BenchmarkKind):
             exhaustive = np.fromiter(
                 (o.exhaustive for o in overlaps), dtype=bool, count=len(overlaps)
             )
-            return {"stack": stack, "members": exhaustive[None], "records": records}
+            return {"stack": stack, "members": exhaustive[None], "records": records,
+                    "notes": self._notes(overlaps)}  # fmt: skip
 
         return self._cache.get(overlaps, build)
 
@@ -357,6 +358,10 @@ class PcsKind(BenchmarkKind):
         return {"all": summarize_groups(tables["stack"], t, tables["members"])[0]}
 
     def notes(self, samples: list[Sample], overlaps: list[PcsOverlaps]) -> list[str]:
+        return list(self._tables(samples, overlaps)["notes"])
+
+    @staticmethod
+    def _notes(overlaps: list[PcsOverlaps]) -> list[str]:
         out = []
         skipped = sum(not o.exhaustive for o in overlaps)
         if skipped:

@@ -56,6 +56,7 @@ class EntryRecords:
             lows[stack.offsets[owner] + sizes[owner] - rank] = values
         self._low = lows.tolist()
         self._memo: list[dict[str, Any] | None] = [None] * ndt.size
+        self._built = np.zeros(ndt.size, dtype=bool)
 
     def _build(self, r: int) -> dict[str, Any]:
         ndt, ngt, best, il, tp50, tp75, f1 = (col[r] for col in self._rows)
@@ -75,14 +76,16 @@ class EntryRecords:
         """Every entry's record at score threshold ``t``: a fresh top-level dict each (as
         CAFE's records), whose ``instances`` list is shared with later calls that reach the
         same row — read it, do not change it in place."""
-        rows = self.stack.rows_at(t).tolist()
-        if not rows:
+        rows = self.stack.rows_at(t)
+        if not rows.size:
             return []
-        memo = self._memo
-        recs = itemgetter(*rows)(memo) if len(rows) > 1 else (memo[rows[0]],)
-        if None in recs:
-            for r in rows:
-                if memo[r] is None:
-                    memo[r] = self._build(r)
-            recs = itemgetter(*rows)(memo) if len(rows) > 1 else (memo[rows[0]],)
+        new = rows[~self._built[rows]]
+        if new.size:
+            new = np.unique(new)
+            memo, build = self._memo, self._build
+            for r in new.tolist():
+                memo[r] = build(r)
+            self._built[new] = True
+        picked = rows.tolist()
+        recs = itemgetter(*picked)(self._memo) if len(picked) > 1 else (self._memo[picked[0]],)
         return list(map(dict.copy, recs))

@@ -311,9 +311,15 @@ class EntryStack:
         )
 
     def rows_at(self, t: float) -> np.ndarray:
-        """(E,) row of each entry in the flat tables when predictions with s ≥ t are accepted."""
-        k = np.bincount(self.level_owner[self.level_values >= t], minlength=self.n)
-        return self.offsets + k
+        """(E,) row of each entry in the flat tables when predictions with s ≥ t are accepted
+        (read-only; the last threshold's is kept: the records and the summary both read it)."""
+        last = self.__dict__.get("_rows_at")
+        if last is not None and last[0] == t:
+            return last[1]
+        rows = self.offsets + np.bincount(self.level_owner[self.level_values >= t], minlength=self.n)
+        rows.flags.writeable = False
+        self.__dict__["_rows_at"] = (t, rows)
+        return rows
 
     def at(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """(ndt (E,), tp (E, A, 10)) when predictions with s ≥ t are accepted."""
