@@ -188,6 +188,11 @@ class PcsOverlaps:
 
 def _permutation(categories: Sequence[Any]) -> list[int] | None:
     """:func:`category_order` of the instances, None when it is the file order."""
+    if len(categories) < 2:
+        return None
+    first = categories[0]
+    if all(c is first for c in categories):  # one category object (the common case)
+        return None
     order = category_order(categories)
     return None if order == list(range(len(order))) else order
 
@@ -201,25 +206,35 @@ def entry_overlaps(
     """The entry's scores and IoUs in SAM 3's matching order (rows: predictions; columns:
     each annotator's non-crowd instances, one block per annotator), the instance counts and,
     per annotator, each prediction's best IoU (file order)."""
-    truths = [non_crowd(g) for g in gts]
+    truths = [non_crowd(g) if g.crowd and any(g.crowd) else g.masks for g in gts]
     # one pycocotools call for all annotators: each prediction's RLE is parsed once
     every = iou_matrix(masks, [m for t in truths for m in t])
-    ngt = tuple(len(t) for t in truths)
+    ngt = tuple(map(len, truths))
     zeros = (0.0,) * len(masks)
-    best, start = [], 0
-    for g in ngt:
-        best.append(tuple(every[:, start : start + g].max(axis=1).tolist()) if g and masks else zeros)
-        start += g
-    rows = _permutation(categories) if categories is not None else None
-    cols: list[int] = []
+    if not masks or not every.shape[1]:
+        best = [zeros] * len(ngt)
+    else:  # one reduction for all annotators: each one's column block
+        starts = np.cumsum((0, *ngt[:-1]))
+        full = [a for a, g in enumerate(ngt) if g]
+        rows = np.maximum.reduceat(every, starts[full], axis=1).T.tolist()
+        best = [zeros] * len(ngt)
+        for a, row in zip(full, rows, strict=True):
+            best[a] = tuple(row)
+    rows_order = _permutation(categories) if categories is not None else None
+    cols: list[int] | None = None
     start = 0
-    for g, gt in zip(ngt, gts, strict=True):
+    for a, (g, gt) in enumerate(zip(ngt, gts, strict=True)):
         order = _permutation(non_crowd_categories(gt)) if g > 1 else None
-        cols.extend(range(start, start + g) if order is None else [start + c for c in order])
+        if order is not None:
+            if cols is None:
+                cols = list(range(start))
+            cols.extend(start + c for c in order)
+        elif cols is not None:
+            cols.extend(range(start, start + g))
         start += g
-    if rows is not None:
-        every, scores = every[rows], tuple(scores[i] for i in rows)
-    if cols != list(range(start)):
+    if rows_order is not None:
+        every, scores = every[rows_order], tuple(scores[i] for i in rows_order)
+    if cols is not None:
         every = every[:, cols]
     return scores, every, ngt, best
 
@@ -304,7 +319,9 @@ class PcsKind(BenchmarkKind):
             stack = stack_entries(
                 [o.ordered_scores for o in overlaps],
                 [o.ious for o in overlaps],
-                np.array([o.ngt for o in overlaps], dtype=np.int64).reshape(len(overlaps), -1),
+                np.array([o.ngt for o in overlaps], dtype=np.int64).reshape(
+                    len(overlaps), len(overlaps[0].ngt) if overlaps else 1
+                ),
             )
             static = [
                 {"id": s.id, "image_id": s.prompts[0].source_id, "text": s.prompts[0].text,

@@ -165,3 +165,60 @@ def counted_hungarian():
 
     with patch.object(pcs_bulk, "_match_values", counted):
         yield calls
+
+
+# ------------------------------------------------------------------ through the kind
+def _scorer(tmp_path, files, preds):
+    import json
+
+    from masklens.core.benchmarks.pcs import KIND
+    from masklens.core.scoring import Scorer
+
+    gts = []
+    for a, f in enumerate(files):
+        gts.append(str(tmp_path / f"gt{a}.json"))
+        (tmp_path / f"gt{a}.json").write_text(json.dumps(f))
+    (tmp_path / "pred.json").write_text(json.dumps(preds))
+    bench = KIND.load_benchmark(gt=gts)
+    return Scorer(KIND, bench, KIND.load_predictions(bench, pred=str(tmp_path / "pred.json")))
+
+
+@pytest.mark.parametrize("which", ["annotators", "categories"])
+def test_kind_stack_equals_per_entry_tables(tmp_path, which) -> None:
+    """Through the kind (3 annotator files with crowd instances; or instances of several
+    category ids, which reorder rows and columns): the stack the scorer builds equals the
+    per-entry tables, each the matching of the entry's IoUs from scratch in category order."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
+    from cafe_synth import synth_pcs, synth_pcs_categories
+
+    from masklens.core.benchmarks.pcs_io import categories_of, instances_of, non_crowd, non_crowd_categories
+    from masklens.core.masks import iou_matrix
+    from masklens.core.metrics.pcs_tables import ordered_entry_table
+
+    if which == "annotators":
+        files, preds = synth_pcs(11, 80, 3, p_crowd=0.2)
+    else:
+        file, preds = synth_pcs_categories(5, 80)
+        files = [file]
+    scorer = _scorer(tmp_path, files, preds)
+    kind, bench = scorer.kind, scorer.benchmark
+    tables = []
+    for sample in bench.samples:
+        gts = list(sample.gts.values())
+        pred = scorer.predictions.get(sample.prompts[0].id)
+        masks, scores = instances_of(pred, gts[0].height, gts[0].width)
+        mats = [iou_matrix(masks, non_crowd(g)) for g in gts]
+        tables.append(ordered_entry_table(scores, mats, categories_of(pred),
+                                          [non_crowd_categories(g) for g in gts]))  # fmt: skip
+    assert_same(kind._tables(bench.samples, scorer.overlaps)["stack"], EntryStack.build(tables))
+    for o, tab in zip(scorer.overlaps, tables, strict=True):
+        assert o.table.levels == tab.levels
+        assert np.array_equal(o.table.tp, tab.tp) and np.array_equal(o.table.ndt, tab.ndt)
+
+
+def test_empty_benchmark_scores(tmp_path) -> None:
+    res = _scorer(tmp_path, [{"images": [], "annotations": [], "categories": []}], []).rescore()
+    assert res.samples == [] and res.summary["all"]["N"] == 0
