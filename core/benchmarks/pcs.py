@@ -223,7 +223,7 @@ def entry_overlaps(
     rows_order = _permutation(categories) if categories is not None else None
     cols: list[int] | None = None
     start = 0
-    for a, (g, gt) in enumerate(zip(ngt, gts, strict=True)):
+    for g, gt in zip(ngt, gts, strict=True):
         order = _permutation(non_crowd_categories(gt)) if g > 1 else None
         if order is not None:
             if cols is None:

@@ -194,7 +194,12 @@ def test_kind_stack_equals_per_entry_tables(tmp_path, which) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
     from cafe_synth import synth_pcs, synth_pcs_categories
 
-    from masklens.core.benchmarks.pcs_io import categories_of, instances_of, non_crowd, non_crowd_categories
+    from masklens.core.benchmarks.pcs_io import (
+        categories_of,
+        instances_of,
+        non_crowd,
+        non_crowd_categories,
+    )
     from masklens.core.masks import iou_matrix
     from masklens.core.metrics.pcs_tables import ordered_entry_table
 
