@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.metrics.pcs_tables import _I50, _I75, EntryStack, local_f1
+from masklens.core.metrics.pcs_tables import _I50, _I75, EntryStack, local_f1_bulk
 
 _IL = ("TN", "FP", "FN", "TP")  # index: 2 * has_gt + has_accepted
 
@@ -41,7 +41,7 @@ class EntryRecords:
         best, tp, ngt = stack.oracle_rows()
         ndt = stack.ndt
         il = 2 * (ngt > 0) + (ndt > 0)
-        f1 = local_f1(tp, ndt[:, None], ngt[:, None]).mean(axis=1)  # row means, as per entry
+        f1 = local_f1_bulk(tp, ndt[:, None], ngt[:, None]).mean(axis=1)  # row means, as per entry
         self._rows = (ndt.tolist(), ngt.tolist(), best.tolist(), il.tolist(),
                       tp[:, _I50].tolist(), tp[:, _I75].tolist(), f1.tolist())  # fmt: skip
         self._entry = stack.row_entries().tolist()

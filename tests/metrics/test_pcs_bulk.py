@@ -227,3 +227,22 @@ def test_kind_stack_equals_per_entry_tables(tmp_path, which) -> None:
 def test_empty_benchmark_scores(tmp_path) -> None:
     res = _scorer(tmp_path, [{"images": [], "annotations": [], "categories": []}], []).rescore()
     assert res.samples == [] and res.summary["all"]["N"] == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40), st.integers(0, 40)), min_size=1, max_size=30),
+    st.sampled_from([np.int64, np.int32, np.int16]),
+)
+def test_local_f1_bulk_is_bitwise_local_f1(triples, dtype) -> None:
+    """The table read-out gives the formula's very floats (broadcast shapes as the callers')."""
+    from masklens.core.metrics.pcs_tables import local_f1, local_f1_bulk
+
+    tp = np.array([[t] * 10 for t, _, _ in triples], dtype=dtype)[:, None, :]  # (E, 1, 10)
+    ndt = np.array([n for _, n, _ in triples], dtype=np.int64)[:, None, None]
+    ngt = np.array([g for _, _, g in triples], dtype=np.int64)[:, None, None]
+    got, want = local_f1_bulk(tp, ndt, ngt), local_f1(tp, ndt, ngt)
+    assert got.shape == want.shape
+    assert (got.view(np.int64) == want.view(np.int64)).all()
+    assert (local_f1_bulk(tp[:, 0], ndt[:, 0], ngt[:, 0]).view(np.int64)
+            == local_f1(tp[:, 0], ndt[:, 0], ngt[:, 0]).view(np.int64)).all()  # fmt: skip
