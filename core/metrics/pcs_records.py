@@ -42,10 +42,7 @@ class EntryRecords:
         ndt = stack.ndt
         il = 2 * (ngt > 0) + (ndt > 0)
         f1 = local_f1_bulk(tp, ndt[:, None], ngt[:, None]).mean(axis=1)  # row means, as per entry
-        self._rows = (ndt.tolist(), ngt.tolist(), best.tolist(), il.tolist(),
-                      tp[:, _I50].tolist(), tp[:, _I75].tolist(), f1.tolist())  # fmt: skip
-        self._entry = stack.row_entries().tolist()
-        #: lowest accepted level per row (None on row 0: nothing accepted)
+        #: lowest accepted level per row (NaN on row 0: nothing accepted)
         lows = np.full(ndt.size, np.nan)
         if stack.level_values.size:
             sizes = np.diff(np.r_[stack.offsets, ndt.size]) - 1  # levels per entry
@@ -54,23 +51,25 @@ class EntryRecords:
             rank = np.arange(values.size) - (np.cumsum(sizes) - sizes)[owner]
             # row offset + k accepts the k highest levels: its lowest is the level of rank L - k
             lows[stack.offsets[owner] + sizes[owner] - rank] = values
-        self._low = lows.tolist()
+        #: per flat row, threshold-free (numpy columns: Python objects only for rows built)
+        self._cols = (ndt, ngt, best, il, tp[:, _I50], tp[:, _I75], f1, stack.row_entries(), lows)
         self._memo: list[dict[str, Any] | None] = [None] * ndt.size
         self._built = np.zeros(ndt.size, dtype=bool)
 
-    def _build(self, r: int) -> dict[str, Any]:
-        ndt, ngt, best, il, tp50, tp75, f1 = (col[r] for col in self._rows)
-        e = self._entry[r]
-        low = self._low[r]
-        ious = self._ious[e][best]
-        return {
-            **self._static[e],
-            "n_accepted": ndt, "n_gt": ngt, "annotator": best, "IL": _IL[il],
-            "TP@0.5": tp50, "TP@0.75": tp75, "FP@0.5": ndt - tp50, "FN@0.5": ngt - tp50,
-            "local_F1": None if il == 0 else f1,
-            "instances": [{"score": s, "iou": v, "accepted": low == low and s >= low}
-                          for s, v in zip(self._scores[e], ious, strict=True)],
-        }  # fmt: skip
+    def _build(self, rows: np.ndarray) -> None:
+        """Build the records of ``rows`` (each once)."""
+        memo, static, scores, best_ious = self._memo, self._static, self._scores, self._ious
+        cols = [c[rows].tolist() for c in self._cols]
+        for r, ndt, ngt, best, il, tp50, tp75, f1, e, low in zip(rows.tolist(), *cols, strict=True):
+            memo[r] = {
+                **static[e],
+                "n_accepted": ndt, "n_gt": ngt, "annotator": best, "IL": _IL[il],
+                "TP@0.5": tp50, "TP@0.75": tp75, "FP@0.5": ndt - tp50, "FN@0.5": ngt - tp50,
+                "local_F1": None if il == 0 else f1,
+                "instances": [{"score": s, "iou": v, "accepted": low == low and s >= low}
+                              for s, v in zip(scores[e], best_ious[e][best], strict=True)],
+            }  # fmt: skip
+        self._built[rows] = True
 
     def at(self, t: float) -> list[dict[str, Any]]:
         """Every entry's record at score threshold ``t``: a fresh top-level dict each (as
@@ -81,11 +80,7 @@ class EntryRecords:
             return []
         new = rows[~self._built[rows]]
         if new.size:
-            new = np.unique(new)
-            memo, build = self._memo, self._build
-            for r in new.tolist():
-                memo[r] = build(r)
-            self._built[new] = True
+            self._build(np.unique(new))
         picked = rows.tolist()
         recs = itemgetter(*picked)(self._memo) if len(picked) > 1 else (self._memo[picked[0]],)
         return list(map(dict.copy, recs))

@@ -37,8 +37,10 @@ class MemberSums:
             by_score = sel[np.argsort(-values[sel], kind="stable")]
             cum = np.zeros((by_score.size + 1, ints.shape[1]), dtype=np.int64)
             np.cumsum(delta[by_score], axis=0, out=cum[1:])
-            start = base[g].sum(axis=0, dtype=np.int64)
-            self._tables.append((values[by_score][::-1].copy(), cum + start))
+            cum += base[g].sum(axis=0, dtype=np.int64)
+            if not cum.size or int(np.abs(cum).max()) < 1 << 31:
+                cum = cum.astype(np.int32)  # half the memory; read back as int64
+            self._tables.append((values[by_score][::-1].copy(), cum))
 
     def at(self, t: float) -> np.ndarray:
         """(G, C) int64: each subset's column sums over its entries' rows at threshold ``t``."""

@@ -225,7 +225,7 @@ def local_f1_bulk(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> np.ndarra
         np.arange(n, dtype=np.int64)[None, :, None],
         np.arange(g, dtype=np.int64)[None, None, :],
     ).ravel()
-    return table[(tp * n + ndt) * g + ngt]
+    return table[(tp.astype(np.int64) * n + ndt) * g + ngt]
 
 
 @dataclass
@@ -375,6 +375,8 @@ class EntryStack:
             else:
                 f1 = np.zeros(tp.shape, dtype=np.float64)
                 f1[pos] = local_f1_bulk(tp[pos], ndt[pos, None], ngt[pos, None])
+                if not ints.size or int(np.abs(ints).max()) < 1 << 31:
+                    ints = ints.astype(np.int32)  # counts: half the memory
                 self._row_table = (ints, f1)
         ints, f1 = self._row_table
         return None if ints is None else (ints, f1)
