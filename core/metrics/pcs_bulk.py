@@ -35,7 +35,6 @@ from masklens.core.metrics.pcs_tables import (
     _THR,
     EntryStack,
     _match_values,
-    _tp_row,
     entry_table,
 )
 
@@ -165,11 +164,25 @@ def stack_entries(
     del diff
 
     # ---- beyond the star regime: scipy's Hungarian on the accepted rows, per prefix
-    for idx in np.flatnonzero(k0 != _NEVER).tolist():
-        ent, ann = divmod(idx, n_ann)
-        lo = int(ngt[ent, :ann].sum())
-        m = mats[ent][:, lo : lo + int(ngt[ent, ann])]
-        lv = lvl[pred_start[ent] : pred_start[ent] + n_pred[ent]]
-        for k in range(int(k0[idx]), int(n_levels[ent]) + 1):
-            tp[offsets[ent] + k, ann] = _tp_row(_match_values(m[np.flatnonzero(lv <= k)]))
+    todo = np.flatnonzero(k0 != _NEVER)
+    if todo.size:
+        where, found = [], []
+        ngt_rows, lvl_list = ngt.tolist(), lvl.tolist()
+        starts, sizes, first = pred_start.tolist(), n_levels.tolist(), offsets.tolist()
+        for idx, k_start in zip(todo.tolist(), k0[todo].tolist(), strict=True):
+            ent, ann = divmod(idx, n_ann)
+            lo = sum(ngt_rows[ent][:ann])
+            m = mats[ent][:, lo : lo + ngt_rows[ent][ann]]
+            lv = lvl_list[starts[ent] : starts[ent] + m.shape[0]]
+            for k in range(k_start, sizes[ent] + 1):
+                accepted = [i for i, v in enumerate(lv) if v <= k]  # matching order
+                where.append((first[ent] + k) * n_ann + ann)
+                found.append(_match_values(m[accepted]))
+        # TP at each threshold: how many matched IoUs reach it (as _tp_row; no NaN here)
+        counts = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
+        slot = np.repeat(np.arange(len(found)), counts)
+        met = np.searchsorted(_THR_ARR, np.concatenate(found), side="right")
+        hist = np.bincount(slot * (_W + 1) + met, minlength=len(found) * (_W + 1))
+        reach = np.cumsum(hist.reshape(-1, _W + 1)[:, ::-1], axis=1)[:, ::-1]
+        tp.reshape(-1, _W)[where] = reach[:, 1:]
     return EntryStack(n, level_values, lv_owner, offsets, ndt, tp, ngt)
