@@ -16,6 +16,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -214,9 +215,9 @@ def entry_overlaps(
     if not masks or not every.shape[1]:
         best = [zeros] * len(ngt)
     else:  # one reduction for all annotators: each one's column block
-        starts = np.cumsum((0, *ngt[:-1]))
+        starts = list(accumulate(ngt[:-1], initial=0))
         full = [a for a, g in enumerate(ngt) if g]
-        rows = np.maximum.reduceat(every, starts[full], axis=1).T.tolist()
+        rows = np.maximum.reduceat(every, [starts[a] for a in full], axis=1).T.tolist()
         best = [zeros] * len(ngt)
         for a, row in zip(full, rows, strict=True):
             best[a] = tuple(row)
@@ -224,7 +225,9 @@ def entry_overlaps(
     cols: list[int] | None = None
     start = 0
     for g, gt in zip(ngt, gts, strict=True):
-        order = _permutation(non_crowd_categories(gt)) if g > 1 else None
+        cats = gt.meta.get("category_ids") if g > 1 else None
+        one = not cats or all(c is cats[0] for c in cats)  # one category object: file order
+        order = None if one else _permutation(non_crowd_categories(gt))
         if order is not None:
             if cols is None:
                 cols = list(range(start))
