@@ -246,3 +246,28 @@ def test_local_f1_bulk_is_bitwise_local_f1(triples, dtype) -> None:
     assert (got.view(np.int64) == want.view(np.int64)).all()
     assert (local_f1_bulk(tp[:, 0], ndt[:, 0], ngt[:, 0]).view(np.int64)
             == local_f1(tp[:, 0], ndt[:, 0], ngt[:, 0]).view(np.int64)).all()  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(entry_sets(), st.lists(st.floats(0, 1) | st.sampled_from([0.0, 0.3, 0.5, 0.9, 1.0]), min_size=2, max_size=6),
+       st.lists(st.booleans(), min_size=8, max_size=8))  # fmt: skip
+def test_summary_moving_t_with_kept_subsets_equals_accumulate(data, ts, bits) -> None:
+    """The cumulative subset sums kept on a stack (same ``members`` at every t, then the same
+    array changed in place) give accumulate_groups' numbers at every threshold."""
+    from masklens.core.metrics.pcs import accumulate_groups, select_oracle, summarize_groups
+
+    stack = stack_entries(*data)
+    members = np.array([[True] * stack.n, bits[: stack.n]], dtype=bool)
+    for i, t in enumerate(ts):
+        if i == len(ts) - 1:
+            members[1] = ~members[1]  # in place: must not read the old selection's sums
+        ndt, tp = stack.at(t)
+        best = select_oracle(tp, ndt, stack.ngt)
+        idx = np.arange(stack.n)
+        want = accumulate_groups(tp[idx, best], ndt, stack.ngt[idx, best], members)
+        got = summarize_groups(stack, t, members)
+        for a, b in zip(got, want, strict=True):
+            assert list(a) == list(b)
+            for k in a:
+                assert type(a[k]) is type(b[k]), k
+                assert a[k] == b[k] or (a[k] != a[k] and b[k] != b[k]), (k, a[k], b[k])
