@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -163,7 +162,7 @@ def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> B
 
 
 # ---------------------------------------------------------------- PCS kind
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class PcsOverlaps:
     """Threshold-free cache of one entry: its IoUs in matching order and each instance's
     best IoU per annotator. The matching table is derived from them (:attr:`table`, per
@@ -176,15 +175,18 @@ class PcsOverlaps:
     ordered_scores: tuple[float, ...]  # SAM 3's category order (the matching order)
     ious: np.ndarray  # (predictions, Σ ngt): rows and each annotator's column block in that order
     ngt: tuple[int, ...]  # non-crowd instances per annotator
+    _table: EntryTable | None = field(default=None, init=False, repr=False)
 
-    @cached_property
+    @property
     def table(self) -> EntryTable:
-        """The entry's matching table (as ``ordered_entry_table``)."""
-        mats, start = [], 0
-        for g in self.ngt:
-            mats.append(self.ious[:, start : start + g])
-            start += g
-        return entry_table(self.ordered_scores, mats)
+        """The entry's matching table (as ``ordered_entry_table``), built on first use."""
+        if self._table is None:
+            mats, start = [], 0
+            for g in self.ngt:
+                mats.append(self.ious[:, start : start + g])
+                start += g
+            self._table = entry_table(self.ordered_scores, mats)
+        return self._table
 
 
 def _permutation(categories: Sequence[Any]) -> list[int] | None:
