@@ -12,7 +12,6 @@ reached for the first time build their record then).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -53,22 +52,26 @@ class EntryRecords:
             lows[stack.offsets[owner] + sizes[owner] - rank] = values
         #: per flat row, threshold-free (numpy columns: Python objects only for rows built)
         self._cols = (ndt, ngt, best, il, tp[:, _I50], tp[:, _I75], f1, stack.row_entries(), lows)
-        self._memo: list[dict[str, Any] | None] = [None] * ndt.size
+        self._memo = np.empty(ndt.size, dtype=object)  # a row's record once built
         self._built = np.zeros(ndt.size, dtype=bool)
 
     def _build(self, rows: np.ndarray) -> None:
         """Build the records of ``rows`` (each once)."""
-        memo, static, scores, best_ious = self._memo, self._static, self._scores, self._ious
+        static, scores, best_ious = self._static, self._scores, self._ious
+        built: list[dict[str, Any]] = []
         cols = [c[rows].tolist() for c in self._cols]
-        for r, ndt, ngt, best, il, tp50, tp75, f1, e, low in zip(rows.tolist(), *cols, strict=True):
-            memo[r] = {
+        for ndt, ngt, best, il, tp50, tp75, f1, e, low in zip(*cols, strict=True):
+            built.append({
                 **static[e],
                 "n_accepted": ndt, "n_gt": ngt, "annotator": best, "IL": _IL[il],
                 "TP@0.5": tp50, "TP@0.75": tp75, "FP@0.5": ndt - tp50, "FN@0.5": ngt - tp50,
                 "local_F1": None if il == 0 else f1,
                 "instances": [{"score": s, "iou": v, "accepted": low == low and s >= low}
                               for s, v in zip(scores[e], best_ious[e][best], strict=True)],
-            }  # fmt: skip
+            })  # fmt: skip
+        records = np.empty(len(built), dtype=object)
+        records[:] = built
+        self._memo[rows] = records
         self._built[rows] = True
 
     def at(self, t: float) -> list[dict[str, Any]]:
@@ -81,6 +84,4 @@ class EntryRecords:
         new = rows[~self._built[rows]]
         if new.size:
             self._build(np.unique(new))
-        picked = rows.tolist()
-        recs = itemgetter(*picked)(self._memo) if len(picked) > 1 else (self._memo[picked[0]],)
-        return list(map(dict.copy, recs))
+        return list(map(dict.copy, self._memo[rows]))
