@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +40,14 @@ from masklens.core.errors import DataFormatError
 from masklens.core.gc_pause import gc_paused
 from masklens.core.masks import Mask, iou_matrix
 from masklens.core.metrics.pcs import (
-    EntryStack,
     EntryTable,
     assignment,
     category_order,
     entry_readout,
-    ordered_entry_table,
+    entry_table,
     summarize_groups,
 )
+from masklens.core.metrics.pcs_bulk import stack_entries
 from masklens.core.metrics.pcs_records import EntryRecords
 from masklens.core.schema import (
     Benchmark,
@@ -161,15 +162,42 @@ def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> B
 
 
 # ---------------------------------------------------------------- PCS kind
-@dataclass
+@dataclass(eq=False, slots=True)
 class PcsOverlaps:
-    """Threshold-free cache of one entry: its matching table and per-instance IoUs."""
+    """Threshold-free cache of one entry: its IoUs in matching order and each instance's
+    best IoU per annotator. The matching table is derived from them (:attr:`table`, per
+    entry; the scorer builds every entry's at once with :func:`stack_entries`)."""
 
-    table: EntryTable
-    scores: tuple[float, ...]
-    best_ious: list[tuple[float, ...]]  # per annotator: each instance's best IoU
+    scores: tuple[float, ...]  # file order
+    best_ious: list[tuple[float, ...]]  # per annotator: each instance's best IoU (file order)
     missing: bool
     exhaustive: bool
+    ordered_scores: tuple[float, ...]  # SAM 3's category order (the matching order)
+    ious: np.ndarray  # (predictions, Σ ngt): rows and each annotator's column block in that order
+    ngt: tuple[int, ...]  # non-crowd instances per annotator
+    _table: EntryTable | None = field(default=None, init=False, repr=False)
+
+    @property
+    def table(self) -> EntryTable:
+        """The entry's matching table (as ``ordered_entry_table``), built on first use."""
+        if self._table is None:
+            mats, start = [], 0
+            for g in self.ngt:
+                mats.append(self.ious[:, start : start + g])
+                start += g
+            self._table = entry_table(self.ordered_scores, mats)
+        return self._table
+
+
+def _permutation(categories: Sequence[Any]) -> list[int] | None:
+    """:func:`category_order` of the instances, None when it is the file order."""
+    if len(categories) < 2:
+        return None
+    first = categories[0]
+    if all(c is first for c in categories):  # one category object (the common case)
+        return None
+    order = category_order(categories)
+    return None if order == list(range(len(order))) else order
 
 
 def entry_overlaps(
@@ -177,20 +205,43 @@ def entry_overlaps(
     scores: tuple[float, ...],
     gts: Sequence[GroundTruth],
     categories: Sequence[Any] | None = None,
-) -> tuple[EntryTable, list[tuple[float, ...]]]:
-    """The entry's matching table (instances in SAM 3's category order) and, per annotator,
-    each prediction's best IoU (file order)."""
-    truths = [non_crowd(g) for g in gts]
+) -> tuple[tuple[float, ...], np.ndarray, tuple[int, ...], list[tuple[float, ...]]]:
+    """The entry's scores and IoUs in SAM 3's matching order (rows: predictions; columns:
+    each annotator's non-crowd instances, one block per annotator), the instance counts and,
+    per annotator, each prediction's best IoU (file order)."""
+    truths = [non_crowd(g) if g.crowd and any(g.crowd) else g.masks for g in gts]
     # one pycocotools call for all annotators: each prediction's RLE is parsed once
     every = iou_matrix(masks, [m for t in truths for m in t])
-    mats, start = [], 0
-    for t in truths:
-        mats.append(every[:, start : start + len(t)])
-        start += len(t)
+    ngt = tuple(map(len, truths))
     zeros = (0.0,) * len(masks)
-    best = [tuple(m.max(axis=1).tolist()) if m.shape[1] else zeros for m in mats]
-    cats = list(categories) if categories is not None else [None] * len(masks)
-    return ordered_entry_table(scores, mats, cats, [non_crowd_categories(g) for g in gts]), best
+    if not masks or not every.shape[1]:
+        best = [zeros] * len(ngt)
+    else:  # one reduction for all annotators: each one's column block
+        starts = list(accumulate(ngt[:-1], initial=0))
+        full = [a for a, g in enumerate(ngt) if g]
+        rows = np.maximum.reduceat(every, [starts[a] for a in full], axis=1).T.tolist()
+        best = [zeros] * len(ngt)
+        for a, row in zip(full, rows, strict=True):
+            best[a] = tuple(row)
+    rows_order = _permutation(categories) if categories is not None else None
+    cols: list[int] | None = None
+    start = 0
+    for g, gt in zip(ngt, gts, strict=True):
+        cats = gt.meta.get("category_ids") if g > 1 else None
+        one = not cats or all(c is cats[0] for c in cats)  # one category object: file order
+        order = None if one else _permutation(non_crowd_categories(gt))
+        if order is not None:
+            if cols is None:
+                cols = list(range(start))
+            cols.extend(start + c for c in order)
+        elif cols is not None:
+            cols.extend(range(start, start + g))
+        start += g
+    if rows_order is not None:
+        every, scores = every[rows_order], tuple(scores[i] for i in rows_order)
+    if cols is not None:
+        every = every[:, cols]
+    return scores, every, ngt, best
 
 
 class PcsKind(BenchmarkKind):
@@ -201,7 +252,7 @@ class PcsKind(BenchmarkKind):
     metric_help = PCS_HELP
 
     def __init__(self) -> None:
-        self._cache = OverlapsCache()
+        self._cache = OverlapsCache(identity_eq=True)  # PcsOverlaps: eq=False
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
@@ -231,10 +282,9 @@ class PcsKind(BenchmarkKind):
         h, w = gts[0].height, gts[0].width
         pred = predictions.get(prompt.id)
         masks, scores = instances_of(pred, h, w)
-        table, best = entry_overlaps(masks, scores, gts, categories_of(pred))
-        return PcsOverlaps(
-            table, scores, best, pred is None, bool(sample.meta.get("exhaustive", True))
-        )
+        ordered, ious, ngt, best = entry_overlaps(masks, scores, gts, categories_of(pred))
+        exhaustive = bool(sample.meta.get("exhaustive", True))
+        return PcsOverlaps(scores, best, pred is None, exhaustive, ordered, ious, ngt)
 
     def sample_readout(
         self, sample: Sample, overlaps: PcsOverlaps, params: Mapping[str, float]
@@ -271,7 +321,13 @@ class PcsKind(BenchmarkKind):
 
         @gc_paused()
         def build() -> dict[str, Any]:
-            stack = EntryStack.build([o.table for o in overlaps])
+            stack = stack_entries(
+                [o.ordered_scores for o in overlaps],
+                [o.ious for o in overlaps],
+                np.array([o.ngt for o in overlaps], dtype=np.int64).reshape(
+                    len(overlaps), len(overlaps[0].ngt) if overlaps else 1
+                ),
+            )
             static = [
                 {"id": s.id, "image_id": s.prompts[0].source_id, "text": s.prompts[0].text,
                  "exhaustive": o.exhaustive, "missing": o.missing, "n_pred": len(o.scores),
@@ -284,7 +340,8 @@ class PcsKind(BenchmarkKind):
             exhaustive = np.fromiter(
                 (o.exhaustive for o in overlaps), dtype=bool, count=len(overlaps)
             )
-            return {"stack": stack, "members": exhaustive[None], "records": records}
+            return {"stack": stack, "members": exhaustive[None], "records": records,
+                    "notes": self._notes(overlaps)}  # fmt: skip
 
         return self._cache.get(overlaps, build)
 
@@ -323,6 +380,10 @@ class PcsKind(BenchmarkKind):
         return {"all": summarize_groups(tables["stack"], t, tables["members"])[0]}
 
     def notes(self, samples: list[Sample], overlaps: list[PcsOverlaps]) -> list[str]:
+        return list(self._tables(samples, overlaps)["notes"])
+
+    @staticmethod
+    def _notes(overlaps: list[PcsOverlaps]) -> list[str]:
         out = []
         skipped = sum(not o.exhaustive for o in overlaps)
         if skipped:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from masklens.core.metrics.pcs_sums import member_sums
 from masklens.core.metrics.pcs_tables import (
     _I50,
     _I75,
@@ -98,24 +99,25 @@ def accumulate_groups(
 
 
 def _accumulate_rows(
-    stack: EntryStack, rows: np.ndarray, members: np.ndarray
+    stack: EntryStack, rows: np.ndarray, members: np.ndarray, t: float
 ) -> list[dict[str, float | int | None]] | None:
-    """:func:`accumulate_groups` of the oracle's picks at the given rows, from the stack's
-    threshold-free row table (same sums in the same order, so the same numbers); None when
-    the stack has no such table."""
+    """:func:`accumulate_groups` of the oracle's picks at the given rows (those at ``t``),
+    from the stack's threshold-free row table: the integer columns from the per-subset
+    cumulative sums (:mod:`~masklens.core.metrics.pcs_sums`; integers, so exact), the local F1
+    gathered and summed exactly as there (numpy's pairwise float sums: same rows, same
+    order); None when the stack has no such table."""
     table = stack.row_sums_table()
     if table is None:
         return None
     ints, f1 = table
     w = f1.shape[1]
-    order, full, starts = _segments(members)
     sums = np.zeros((len(members), ints.shape[1] + w), dtype=np.int64)
-    f1_sum = np.zeros((len(members), w), dtype=np.float64)
-    if full.size:
-        picked = rows[order]
-        sums[full, : ints.shape[1]] = np.add.reduceat(ints[picked], starts, axis=0)
-        f1_sum[full] = np.add.reduceat(f1[picked], starts, axis=0)
+    sums[:, : ints.shape[1]] = member_sums(stack, ints, members).at(t)
     sums[:, ints.shape[1] :] = sums[:, 7 : 7 + w]  # TP of positives = TP (checked per row)
+    f1_sum = np.zeros((len(members), w), dtype=np.float64)
+    order, full, starts = _segments(members)
+    if full.size:  # the same float sums as accumulate_groups: every member, in entry order
+        f1_sum[full] = np.add.reduceat(f1[rows[order]], starts, axis=0)
     return _finish(sums, f1_sum, members)
 
 
@@ -179,7 +181,7 @@ def summarize_groups(
 ) -> list[dict[str, float | int | None]]:
     """cgF1 & co. at score threshold ``t`` (oracle over annotators) for each row of
     ``members`` (G, E), a boolean selection of the stacked entries; empty subsets give None."""
-    fast = _accumulate_rows(stack, stack.rows_at(t), members)
+    fast = _accumulate_rows(stack, stack.rows_at(t), members, t)
     if fast is not None:
         return fast
     ndt, tp = stack.at(t)

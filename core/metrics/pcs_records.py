@@ -12,12 +12,11 @@ reached for the first time build their record then).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
-from masklens.core.metrics.pcs_tables import _I50, _I75, EntryStack, local_f1
+from masklens.core.metrics.pcs_tables import _I50, _I75, EntryStack, local_f1_bulk
 
 _IL = ("TN", "FP", "FN", "TP")  # index: 2 * has_gt + has_accepted
 
@@ -41,11 +40,8 @@ class EntryRecords:
         best, tp, ngt = stack.oracle_rows()
         ndt = stack.ndt
         il = 2 * (ngt > 0) + (ndt > 0)
-        f1 = local_f1(tp, ndt[:, None], ngt[:, None]).mean(axis=1)  # row means, as per entry
-        self._rows = (ndt.tolist(), ngt.tolist(), best.tolist(), il.tolist(),
-                      tp[:, _I50].tolist(), tp[:, _I75].tolist(), f1.tolist())  # fmt: skip
-        self._entry = stack.row_entries().tolist()
-        #: lowest accepted level per row (None on row 0: nothing accepted)
+        f1 = local_f1_bulk(tp, ndt[:, None], ngt[:, None]).mean(axis=1)  # row means, as per entry
+        #: lowest accepted level per row (NaN on row 0: nothing accepted)
         lows = np.full(ndt.size, np.nan)
         if stack.level_values.size:
             sizes = np.diff(np.r_[stack.offsets, ndt.size]) - 1  # levels per entry
@@ -54,35 +50,38 @@ class EntryRecords:
             rank = np.arange(values.size) - (np.cumsum(sizes) - sizes)[owner]
             # row offset + k accepts the k highest levels: its lowest is the level of rank L - k
             lows[stack.offsets[owner] + sizes[owner] - rank] = values
-        self._low = lows.tolist()
-        self._memo: list[dict[str, Any] | None] = [None] * ndt.size
+        #: per flat row, threshold-free (numpy columns: Python objects only for rows built)
+        self._cols = (ndt, ngt, best, il, tp[:, _I50], tp[:, _I75], f1, stack.row_entries(), lows)
+        self._memo = np.empty(ndt.size, dtype=object)  # a row's record once built
+        self._built = np.zeros(ndt.size, dtype=bool)
 
-    def _build(self, r: int) -> dict[str, Any]:
-        ndt, ngt, best, il, tp50, tp75, f1 = (col[r] for col in self._rows)
-        e = self._entry[r]
-        low = self._low[r]
-        ious = self._ious[e][best]
-        return {
-            **self._static[e],
-            "n_accepted": ndt, "n_gt": ngt, "annotator": best, "IL": _IL[il],
-            "TP@0.5": tp50, "TP@0.75": tp75, "FP@0.5": ndt - tp50, "FN@0.5": ngt - tp50,
-            "local_F1": None if il == 0 else f1,
-            "instances": [{"score": s, "iou": v, "accepted": low == low and s >= low}
-                          for s, v in zip(self._scores[e], ious, strict=True)],
-        }  # fmt: skip
+    def _build(self, rows: np.ndarray) -> None:
+        """Build the records of ``rows`` (each once)."""
+        static, scores, best_ious = self._static, self._scores, self._ious
+        built: list[dict[str, Any]] = []
+        cols = [c[rows].tolist() for c in self._cols]
+        for ndt, ngt, best, il, tp50, tp75, f1, e, low in zip(*cols, strict=True):
+            built.append({
+                **static[e],
+                "n_accepted": ndt, "n_gt": ngt, "annotator": best, "IL": _IL[il],
+                "TP@0.5": tp50, "TP@0.75": tp75, "FP@0.5": ndt - tp50, "FN@0.5": ngt - tp50,
+                "local_F1": None if il == 0 else f1,
+                "instances": [{"score": s, "iou": v, "accepted": low == low and s >= low}
+                              for s, v in zip(scores[e], best_ious[e][best], strict=True)],
+            })  # fmt: skip
+        records = np.empty(len(built), dtype=object)
+        records[:] = built
+        self._memo[rows] = records
+        self._built[rows] = True
 
     def at(self, t: float) -> list[dict[str, Any]]:
         """Every entry's record at score threshold ``t``: a fresh top-level dict each (as
         CAFE's records), whose ``instances`` list is shared with later calls that reach the
         same row — read it, do not change it in place."""
-        rows = self.stack.rows_at(t).tolist()
-        if not rows:
+        rows = self.stack.rows_at(t)
+        if not rows.size:
             return []
-        memo = self._memo
-        recs = itemgetter(*rows)(memo) if len(rows) > 1 else (memo[rows[0]],)
-        if None in recs:
-            for r in rows:
-                if memo[r] is None:
-                    memo[r] = self._build(r)
-            recs = itemgetter(*rows)(memo) if len(rows) > 1 else (memo[rows[0]],)
-        return list(map(dict.copy, recs))
+        new = rows[~self._built[rows]]
+        if new.size:
+            self._build(np.unique(new))
+        return list(map(dict.copy, self._memo[rows]))

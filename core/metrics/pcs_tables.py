@@ -209,6 +209,25 @@ def local_f1(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> np.ndarray:
     return 2 * p * r / (p + r + P_EPS)
 
 
+def local_f1_bulk(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> np.ndarray:
+    """:func:`local_f1` of many entries: the same values (the formula applied elementwise to
+    the same integers), read from a table of every (TP, ndt, ngt) combination when the counts
+    are small non-negative integers (a gather instead of a dozen float passes)."""
+    tp, ndt, ngt = np.asarray(tp), np.asarray(ndt), np.asarray(ngt)
+    ints = all(a.dtype.kind in "iu" and a.size for a in (tp, ndt, ngt))
+    if not ints or min(int(a.min()) for a in (tp, ndt, ngt)) < 0:
+        return local_f1(tp, ndt, ngt)
+    t, n, g = (int(a.max()) + 1 for a in (tp, ndt, ngt))
+    if t * n * g > 1 << 20:
+        return local_f1(tp, ndt, ngt)
+    table = local_f1(
+        np.arange(t, dtype=np.int64)[:, None, None],
+        np.arange(n, dtype=np.int64)[None, :, None],
+        np.arange(g, dtype=np.int64)[None, None, :],
+    ).ravel()
+    return table[(tp.astype(np.int64) * n + ndt) * g + ngt]
+
+
 @dataclass
 class EntryStack:
     """Many :class:`EntryTable` rows stacked so that a threshold is read out vectorised."""
@@ -311,9 +330,15 @@ class EntryStack:
         )
 
     def rows_at(self, t: float) -> np.ndarray:
-        """(E,) row of each entry in the flat tables when predictions with s ≥ t are accepted."""
-        k = np.bincount(self.level_owner[self.level_values >= t], minlength=self.n)
-        return self.offsets + k
+        """(E,) row of each entry in the flat tables when predictions with s ≥ t are accepted
+        (read-only; the last threshold's is kept: the records and the summary both read it)."""
+        last = self.__dict__.get("_rows_at")
+        if last is not None and last[0] == t:
+            return last[1]
+        rows = self.offsets + np.bincount(self.level_owner[self.level_values >= t], minlength=self.n)
+        rows.flags.writeable = False
+        self.__dict__["_rows_at"] = (t, rows)
+        return rows
 
     def at(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """(ndt (E,), tp (E, A, 10)) when predictions with s ≥ t are accepted."""
@@ -349,7 +374,9 @@ class EntryStack:
                 self._row_table = (None, None)
             else:
                 f1 = np.zeros(tp.shape, dtype=np.float64)
-                f1[pos] = local_f1(tp[pos], ndt[pos, None], ngt[pos, None])
+                f1[pos] = local_f1_bulk(tp[pos], ndt[pos, None], ngt[pos, None])
+                if not ints.size or int(np.abs(ints).max()) < 1 << 31:
+                    ints = ints.astype(np.int32)  # counts: half the memory
                 self._row_table = (ints, f1)
         ints, f1 = self._row_table
         return None if ints is None else (ints, f1)
@@ -368,7 +395,7 @@ def select_oracle(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> np.ndarra
     if n_ann == 1 or n == 0:
         return best
     tn = (ngt == 0) & (ndt[:, None] == 0)  # (E, A)
-    mean_f1 = local_f1(tp, ndt[:, None, None], ngt[:, :, None]).mean(axis=-1)  # (E, A)
+    mean_f1 = local_f1_bulk(tp, ndt[:, None, None], ngt[:, :, None]).mean(axis=-1)  # (E, A)
     idx = np.arange(n)
     for a in range(1, n_ann):
         best_tn = tn[idx, best]

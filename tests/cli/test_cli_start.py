@@ -84,13 +84,32 @@ def test_score_out_compact_by_default_and_pretty_on_request(tmp_path) -> None:
 
 
 def test_scoring_pcs_needs_no_scipy_optimize(tmp_path) -> None:
-    """The Hungarian solver is scipy's own compiled one, loaded without scipy.optimize."""
+    """The Hungarian solver is scipy's own compiled one, loaded without scipy.optimize: on
+    the demo (whose overlaps are all settled without a solver) and on an entry whose
+    matching needs it (P1 overlaps G1 and G2, P2 overlaps G1: not a star, see pcs_bulk)."""
     pcs = DEMO / "pcs"
     argv = ["score", "pcs", *(x for a in (1, 2, 3) for x in ("--gt", str(pcs / f"gold_annotator_{a}.json"))),
             "--pred", str(pcs / "pred_demo.json"), "--out", str(tmp_path / "o.json")]  # fmt: skip
     mods = _modules_after(argv)
-    assert "masklens.core.metrics.lsap" in mods and "scipy.optimize" not in mods
+    assert "scipy.optimize" not in mods
     assert json.loads((tmp_path / "o.json").read_text())["summary"]["all"]["N"] > 0
+
+    def row(cols: range) -> dict:
+        from masklens.core.masks import Mask
+
+        return Mask.from_array([[c in cols for c in range(12)]]).to_coco()
+
+    gt = {"images": [{"id": 1, "height": 1, "width": 12, "text_input": "x"}], "categories": [{"id": 1}],
+          "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "segmentation": row(range(0, 4))},
+                          {"id": 2, "image_id": 1, "category_id": 1, "segmentation": row(range(4, 9))}]}
+    preds = [{"image_id": 1, "category_id": 1, "segmentation": row(range(1, 6)), "score": 0.9},
+             {"image_id": 1, "category_id": 1, "segmentation": row(range(0, 1)), "score": 0.9}]  # fmt: skip
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "pred.json").write_text(json.dumps(preds))
+    mods = _modules_after(["score", "pcs", "--gt", str(tmp_path / "gt.json"), "--pred",
+                           str(tmp_path / "pred.json"), "--out", str(tmp_path / "o.json")])  # fmt: skip
+    assert "masklens.core.metrics.lsap" in mods and "scipy.optimize" not in mods
+    assert json.loads((tmp_path / "o.json").read_text())["samples"][0]["TP@0.5"] == 1
 
 
 def test_standalone_solver_equals_scipy_optimize() -> None:
