@@ -19,7 +19,7 @@ import orjson
 
 from masklens.core import limits
 from masklens.core.errors import DataFormatError, MasklensError
-from masklens.core.json_depth import json_depth_exceeds
+from masklens.core.json_depth import json_depth_exceeds, value_depth_exceeds
 
 
 def read_json(path: str | Path, *, record: str | int | None = None, field: str | None = None) -> Any:
@@ -41,10 +41,15 @@ def read_json(path: str | Path, *, record: str | int | None = None, field: str |
             data = fh.read(lim.max_json_bytes + 1)
         if len(data) > lim.max_json_bytes:  # grew while we read it
             raise fail(f"file is larger than the limit ({lim.max_json_bytes} bytes)")
-        if json_depth_exceeds(data, lim.max_json_depth):
+        value = _fast_parse(data)
+        if value is _UNPARSED:  # left to ``json``, which recurses: the text is scanned first
+            too_deep = json_depth_exceeds(data, lim.max_json_depth)
+        else:  # orjson refuses more than 1024 levels itself: the parsed value is walked
+            too_deep = value_depth_exceeds(value, lim.max_json_depth)
+        if too_deep:
             raise fail(f"arrays/objects nest deeper than the limit ({lim.max_json_depth} levels)",
                        "raise MASKLENS_MAX_JSON_DEPTH if this is intended")
-        return parse_json(data)
+        return json.loads(data) if value is _UNPARSED else value
     except json.JSONDecodeError as exc:
         raise fail(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except UnicodeDecodeError:
@@ -71,13 +76,22 @@ def parse_json(raw: bytes) -> Any:
     :class:`json.JSONDecodeError` (line and column), and a text with an integer of 19 or
     more digits (orjson turns integers beyond 64 bits into floats) is left to ``json``
     (a cheap byte scan; a match inside a string only costs the slower parser)."""
+    value = _fast_parse(raw)
+    return json.loads(raw) if value is _UNPARSED else value
+
+
+_UNPARSED = object()
+
+
+def _fast_parse(raw: bytes) -> Any:
+    """orjson's value of ``raw`` where it equals ``json``'s, else :data:`_UNPARSED`."""
     scan = raw.translate(_NUMBER_SCAN, b" \t\r\n-")
     if _LONG_INTEGER in scan or scan.startswith(_LONG_INTEGER[1:]):
-        return json.loads(raw)
+        return _UNPARSED
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return json.loads(raw)
+        return _UNPARSED
 
 
 def json_safe(value: Any) -> Any:

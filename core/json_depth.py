@@ -1,5 +1,6 @@
-"""Nesting depth of a JSON text, found without parsing it (vectorised, strings skipped), so a
-100 000-deep array is refused before the parser recurses into it."""
+"""Nesting depth of JSON: of a text found without parsing it (vectorised, strings skipped), so a
+100 000-deep array is refused before a recursive parser goes into it; and of a value already
+parsed by orjson (which refuses more than 1024 levels on its own), a cheaper walk."""
 
 from __future__ import annotations
 
@@ -45,3 +46,21 @@ def _scan(chunk: np.ndarray, depth: int, in_string: int) -> tuple[int, int, int]
     step = np.where(inside, 0, np.where(c == 3, 1, np.where(c == 4, -1, 0))).astype(np.int64)
     levels = depth + np.cumsum(step)
     return int(levels[-1]), max(depth, int(levels.max())), int((in_string + int(quote.sum())) % 2)
+
+
+def value_depth_exceeds(value: object, limit: int) -> bool:
+    """Whether arrays/objects nest deeper than ``limit`` in a parsed JSON value (the dicts and
+    lists a JSON parser builds; for a valid text the same answer as :func:`json_depth_exceeds`).
+    Walks one level at a time, without recursion."""
+    dicts = [value] if type(value) is dict else []
+    lists = [value] if type(value) is list else []
+    depth = 0
+    while dicts or lists:
+        depth += 1
+        if depth > limit:
+            return True
+        inner = [v for c in dicts for v in c.values() if type(v) is dict or type(v) is list]
+        inner += [v for c in lists for v in c if type(v) is dict or type(v) is list]
+        dicts = [v for v in inner if type(v) is dict]
+        lists = [v for v in inner if type(v) is list]
+    return False
