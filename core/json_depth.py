@@ -48,19 +48,31 @@ def _scan(chunk: np.ndarray, depth: int, in_string: int) -> tuple[int, int, int]
     return int(levels[-1]), max(depth, int(levels.max())), int((in_string + int(quote.sum())) % 2)
 
 
-def value_depth_exceeds(value: object, limit: int) -> bool:
-    """Whether arrays/objects nest deeper than ``limit`` in a parsed JSON value (the dicts and
-    lists a JSON parser builds; for a valid text the same answer as :func:`json_depth_exceeds`).
-    Walks one level at a time, without recursion."""
+#: orjson reads an integer literal beyond 64 bits as a float, of at least this magnitude
+HUGE = float(1 << 63)
+
+
+def scan_parsed(value: object, limit: int) -> tuple[bool, bool]:
+    """(arrays/objects nest deeper than ``limit``, a float of magnitude ≥ :data:`HUGE` — maybe
+    an integer literal that orjson read as a float — is met) of a parsed JSON value (the dicts
+    and lists a JSON parser builds; the depth answer of a valid text is that of
+    :func:`json_depth_exceeds`). One level at a time, without recursion; stops at the first
+    of the two it meets."""
+    if type(value) is float and not -HUGE < value < HUGE:
+        return False, True
     dicts = [value] if type(value) is dict else []
     lists = [value] if type(value) is list else []
     depth = 0
     while dicts or lists:
         depth += 1
         if depth > limit:
-            return True
-        inner = [v for c in dicts for v in c.values() if type(v) is dict or type(v) is list]
-        inner += [v for c in lists for v in c if type(v) is dict or type(v) is list]
+            return True, False
+        inner = [v for c in dicts for v in c.values()
+                 if type(v) is dict or type(v) is list or (type(v) is float and not -HUGE < v < HUGE)]  # fmt: skip
+        inner += [v for c in lists for v in c
+                  if type(v) is dict or type(v) is list or (type(v) is float and not -HUGE < v < HUGE)]  # fmt: skip
         dicts = [v for v in inner if type(v) is dict]
         lists = [v for v in inner if type(v) is list]
-    return False
+        if len(dicts) + len(lists) < len(inner):
+            return False, True
+    return False, False

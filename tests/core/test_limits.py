@@ -18,7 +18,7 @@ from pycocotools import mask as mask_utils
 
 from masklens.core.errors import DataFormatError
 from masklens.core.io import read_json
-from masklens.core.json_depth import json_depth_exceeds, value_depth_exceeds
+from masklens.core.json_depth import json_depth_exceeds, scan_parsed
 from masklens.core.limits import check_image_header, check_npy_header, current
 from masklens.core.masks import Mask
 
@@ -116,7 +116,7 @@ def test_depth_scan_matches_the_parsed_depth(value):
 def test_parsed_value_walk_agrees_with_the_text_scan(value, limit):
     """read_json walks what orjson parsed instead of scanning the text: same answer at any limit."""
     data = json.dumps(value).encode()
-    assert value_depth_exceeds(json.loads(data), limit) is json_depth_exceeds(data, limit)
+    assert scan_parsed(json.loads(data), limit) == (json_depth_exceeds(data, limit), False)
 
 
 @pytest.mark.parametrize("depth", [63, 64, 65, 1024, 1025, 5000])
