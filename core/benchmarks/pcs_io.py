@@ -68,8 +68,7 @@ def entry_gt(
             m = ds.mask_of(ann)
             if built is not None:
                 built[i] = m
-        size = m.rle["size"]
-        if size[0] != h or size[1] != w:
+        if m.height != h or m.width != w:
             raise DataFormatError(
                 f"mask size {m.height}x{m.width} differs from its image's {h}x{w}",
                 path=ds.path,
@@ -229,23 +228,26 @@ def load_coco_predictions(
     sizes: dict[Any, tuple[int, int]] = dict(ignorable or {})
     prompt_of: dict[Any, str] = {}
     preds = PredictionSet(name=p.stem, provenance={"file": str(p)})
+    by_prompt = preds.by_prompt
     for sample in benchmark.samples:
         for prompt in sample.prompts:
             img = sample.images[prompt.image]
             sizes[prompt.source_id] = (img.height, img.width)
-            prompt_of[prompt.source_id] = prompt.id
-            preds.by_prompt.setdefault(prompt.id, Prediction(prompt.id, []))
+            prompt_of[prompt.source_id] = pid = prompt.id
+            if pid not in by_prompt:
+                by_prompt[pid] = Prediction(pid, [])
     for key, (pid, size) in (extra or {}).items():
         sizes[key] = size
         prompt_of[key] = pid
         preds.by_prompt.setdefault(pid, Prediction(pid, []))
+    instances_of_key = {key: preds.by_prompt[pid].instances for key, pid in prompt_of.items()}
     ignored = 0
     for key, mask, score, category in read_results(p, sizes):
-        pid = prompt_of.get(key)
-        if pid is None:
+        instances = instances_of_key.get(key)
+        if instances is None:
             ignored += 1
             continue
-        preds.by_prompt[pid].instances.append(Instance(mask, score, category=category))
+        instances.append(Instance(mask, score, None, category))
     preds.provenance["ignored_records"] = ignored
     return preds
 
