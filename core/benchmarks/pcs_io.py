@@ -136,8 +136,8 @@ def read_results(
 ) -> list[tuple[Any, Mask, float, Any]]:
     """COCO results as (image_id, mask at its image's size, score, category_id or None): the
     compressed RLE of all records is checked in one batch. On any problem the file is read
-    again by :func:`~masklens.core.benchmarks.coco.load_results`, whose error names file,
-    record and field. Each record is dropped from the parsed file once read, so the parsed
+    again by :func:`~masklens.core.benchmarks.coco.load_results` (so the result, or the error
+    naming file, record and field, is always the plain reading's). Each record is dropped from the parsed file once read, so the parsed
     text and the masks are not all held at once."""
     p = Path(path)
     lim = limits.current()
@@ -189,11 +189,13 @@ def read_results(
                     resize = resize or h != size[0] or w != size[1]
                     data[i] = None  # a problem below reads the file again
                     continue
-        where = f"[{i}] (image_id={key!r})"
-        mask = (
-            Mask.from_coco(seg, size[0], size[1], path=p, record=where) if seg is not None else None
-        )
-        if mask is None or (mask.shape != tuple(size) and 0 in mask.shape):
+        if seg is None:
+            return slow()
+        try:
+            mask = Mask.from_coco(seg, size[0], size[1], path=p, record=f"[{i}] (image_id={key!r})")
+        except DataFormatError:  # the plain reading names the first faulty record of the file
+            return slow()
+        if mask.shape != tuple(size) and 0 in mask.shape:
             return slow()
         out.append((key, mask, float(score), rec.get("category_id")))
         resize = resize or mask.shape != tuple(size)
