@@ -137,8 +137,8 @@ def read_results(
     """COCO results as (image_id, mask at its image's size, score, category_id or None): the
     compressed RLE of all records is checked in one batch. On any problem the file is read
     again by :func:`~masklens.core.benchmarks.coco.load_results` (so the result, or the error
-    naming file, record and field, is always the plain reading's). Each record is dropped from the parsed file once read, so the parsed
-    text and the masks are not all held at once."""
+    naming file, record and field, is always the plain reading's). Each record is dropped
+    from the parsed file once read, so the parsed text and the masks are not all held at once."""
     p = Path(path)
     lim = limits.current()
     side, most = lim.max_mask_side, lim.max_mask_pixels
