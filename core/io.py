@@ -19,7 +19,7 @@ import orjson
 
 from masklens.core import limits
 from masklens.core.errors import DataFormatError, MasklensError
-from masklens.core.json_depth import json_depth_exceeds
+from masklens.core.json_depth import json_depth_exceeds, scan_parsed
 from masklens.core.temp_files import sweep_after_write
 
 
@@ -42,10 +42,15 @@ def read_json(path: str | Path, *, record: str | int | None = None, field: str |
             data = fh.read(lim.max_json_bytes + 1)
         if len(data) > lim.max_json_bytes:  # grew while we read it
             raise fail(f"file is larger than the limit ({lim.max_json_bytes} bytes)")
-        if json_depth_exceeds(data, lim.max_json_depth):
+        value = _fast_parse(data, lim.max_json_depth)
+        if value is _UNPARSED:  # left to ``json``, which recurses: the text is scanned first
+            too_deep = json_depth_exceeds(data, lim.max_json_depth)
+        else:  # orjson refused more than 1024 levels itself: _fast_parse walked the value
+            too_deep = value is _TOO_DEEP
+        if too_deep:
             raise fail(f"arrays/objects nest deeper than the limit ({lim.max_json_depth} levels)",
                        "raise MASKLENS_MAX_JSON_DEPTH if this is intended")
-        return parse_json(data)
+        return json.loads(data) if value is _UNPARSED else value
     except json.JSONDecodeError as exc:
         raise fail(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except UnicodeDecodeError:
@@ -60,25 +65,29 @@ def read_json(path: str | Path, *, record: str | int | None = None, field: str |
         raise fail(f"cannot read file ({exc.strerror})") from None
 
 
-#: for :func:`parse_json`: digits -> "0", a character that can precede a number -> "S"
-_NUMBER_SCAN = bytes.maketrans(b"0123456789:[,", b"0000000000SSS")
-_LONG_INTEGER = b"S" + b"0" * 19
-
-
 def parse_json(raw: bytes) -> Any:
     """Parse JSON bytes with orjson (faster than ``json``) so that every file reads exactly
     as ``json`` reads it: what orjson refuses but ``json`` accepts (NaN/Infinity, lone
     surrogates) is parsed by ``json``, malformed files raise ``json``'s own
-    :class:`json.JSONDecodeError` (line and column), and a text with an integer of 19 or
-    more digits (orjson turns integers beyond 64 bits into floats) is left to ``json``
-    (a cheap byte scan; a match inside a string only costs the slower parser)."""
-    scan = raw.translate(_NUMBER_SCAN, b" \t\r\n-")
-    if _LONG_INTEGER in scan or scan.startswith(_LONG_INTEGER[1:]):
-        return json.loads(raw)
+    :class:`json.JSONDecodeError` (line and column), and a value holding a float of magnitude
+    2**63 or more (orjson reads integer literals beyond 64 bits as floats; ``json`` keeps them
+    integers) is parsed again by ``json``."""
+    value = _fast_parse(raw, 1 << 30)
+    return json.loads(raw) if value is _UNPARSED else value
+
+
+_UNPARSED, _TOO_DEEP = object(), object()
+
+
+def _fast_parse(raw: bytes, depth_limit: int) -> Any:
+    """orjson's value of ``raw`` where it equals ``json``'s; :data:`_TOO_DEEP` where that value
+    nests deeper than ``depth_limit``; else :data:`_UNPARSED` (left to ``json``)."""
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return json.loads(raw)
+        return _UNPARSED
+    too_deep, huge = scan_parsed(value, depth_limit)
+    return _TOO_DEEP if too_deep else _UNPARSED if huge else value
 
 
 def json_safe(value: Any) -> Any:

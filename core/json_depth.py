@@ -1,5 +1,6 @@
-"""Nesting depth of a JSON text, found without parsing it (vectorised, strings skipped), so a
-100 000-deep array is refused before the parser recurses into it."""
+"""Nesting depth of JSON: of a text found without parsing it (vectorised, strings skipped), so a
+100 000-deep array is refused before a recursive parser goes into it; and of a value already
+parsed by orjson (which refuses more than 1024 levels on its own), a cheaper walk."""
 
 from __future__ import annotations
 
@@ -45,3 +46,33 @@ def _scan(chunk: np.ndarray, depth: int, in_string: int) -> tuple[int, int, int]
     step = np.where(inside, 0, np.where(c == 3, 1, np.where(c == 4, -1, 0))).astype(np.int64)
     levels = depth + np.cumsum(step)
     return int(levels[-1]), max(depth, int(levels.max())), int((in_string + int(quote.sum())) % 2)
+
+
+#: orjson reads an integer literal beyond 64 bits as a float, of at least this magnitude
+HUGE = float(1 << 63)
+
+
+def scan_parsed(value: object, limit: int) -> tuple[bool, bool]:
+    """(arrays/objects nest deeper than ``limit``, a float of magnitude ≥ :data:`HUGE` — maybe
+    an integer literal that orjson read as a float — is met) of a parsed JSON value (the dicts
+    and lists a JSON parser builds; the depth answer of a valid text is that of
+    :func:`json_depth_exceeds`). One level at a time, without recursion; stops at the first
+    of the two it meets."""
+    if type(value) is float and not -HUGE < value < HUGE:
+        return False, True
+    dicts = [value] if type(value) is dict else []
+    lists = [value] if type(value) is list else []
+    depth = 0
+    while dicts or lists:
+        depth += 1
+        if depth > limit:
+            return True, False
+        inner = [v for c in dicts for v in c.values()
+                 if type(v) is dict or type(v) is list or (type(v) is float and not -HUGE < v < HUGE)]  # fmt: skip
+        inner += [v for c in lists for v in c
+                  if type(v) is dict or type(v) is list or (type(v) is float and not -HUGE < v < HUGE)]  # fmt: skip
+        dicts = [v for v in inner if type(v) is dict]
+        lists = [v for v in inner if type(v) is list]
+        if len(dicts) + len(lists) < len(inner):
+            return False, True
+    return False, False

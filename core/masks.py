@@ -22,13 +22,17 @@ from masklens.core.rle_validation import rle_counts_problem, rle_counts_problems
 
 
 class Mask:
-    """A binary mask of size (height, width) stored as compressed COCO RLE."""
+    """A binary mask of size (height, width) stored as compressed COCO RLE.
 
-    __slots__ = ("_rle", "_area")
+    Only the size and the counts are kept (no RLE dict per mask: a benchmark holds hundreds
+    of thousands of masks); :attr:`rle` builds the dict pycocotools wants when asked."""
+
+    __slots__ = ("_size", "_counts", "_area")
 
     def __init__(self, rle: dict[str, Any]) -> None:
         """Wrap an already-normalised RLE ``{"size": [h, w], "counts": bytes}``."""
-        self._rle = rle
+        self._size = rle["size"]
+        self._counts = rle["counts"]
         self._area: int | None = None
 
     # ---------------------------------------------------------------- builders
@@ -140,16 +144,16 @@ class Mask:
     # -------------------------------------------------------------- accessors
     @property
     def rle(self) -> dict[str, Any]:
-        """The compressed RLE with bytes counts (as pycocotools wants it)."""
-        return self._rle
+        """The compressed RLE with bytes counts (as pycocotools wants it), a new dict each time."""
+        return {"size": self._size, "counts": self._counts}
 
     @property
     def height(self) -> int:
-        return int(self._rle["size"][0])
+        return int(self._size[0])
 
     @property
     def width(self) -> int:
-        return int(self._rle["size"][1])
+        return int(self._size[1])
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -158,33 +162,33 @@ class Mask:
     @property
     def area(self) -> int:
         if self._area is None:
-            self._area = int(mask_utils.area(self._rle))
+            self._area = int(mask_utils.area(self.rle))
         return self._area
 
     @property
     def bbox(self) -> tuple[float, float, float, float]:
         """COCO box (x, y, w, h)."""
-        x, y, w, h = mask_utils.toBbox(self._rle)
+        x, y, w, h = mask_utils.toBbox(self.rle)
         return (float(x), float(y), float(w), float(h))
 
     def to_array(self) -> np.ndarray:
         """Decode to a boolean (height, width) array."""
-        return mask_utils.decode(self._rle).astype(bool)
+        return mask_utils.decode(self.rle).astype(bool)
 
     def to_coco(self) -> dict[str, Any]:
         """JSON-ready RLE with ``str`` counts."""
-        return {"size": [self.height, self.width], "counts": self._rle["counts"].decode("ascii")}
+        return {"size": [self.height, self.width], "counts": self._counts.decode("ascii")}
 
     def resized(self, height: int, width: int) -> Mask:
         return resize_nearest(self, height, width)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Mask) and self.shape == other.shape and (
-            self._rle["counts"] == other._rle["counts"]
+            self._counts == other._counts
         )
 
     def __hash__(self) -> int:
-        return hash((self.shape, self._rle["counts"]))
+        return hash((self.shape, self._counts))
 
     def __repr__(self) -> str:
         return f"Mask({self.height}x{self.width}, area={self.area})"

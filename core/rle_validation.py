@@ -52,8 +52,7 @@ def rle_counts_problem(counts: bytes, n_pixels: int) -> str | None:
     return None
 
 
-_CHUNK_BYTES = 1 << 20  # batch validation works on ~1 MB of counts at a time
-_SIGNED = np.array([(((c - 48) & 31) ^ 16) - 16 for c in range(256)], dtype=np.int64)
+_CHUNK_BYTES = 1 << 18  # batch validation works on ~256 kB of counts at a time (its temporaries stay in cache)
 
 
 def rle_counts_problems(counts: Sequence[bytes], n_pixels: Sequence[int]) -> list[str | None]:
@@ -62,22 +61,24 @@ def rle_counts_problems(counts: Sequence[bytes], n_pixels: Sequence[int]) -> lis
     A bulk pass proves most strings sound; any string it cannot (a superset of the faulty
     ones) is re-checked alone, so the messages are exactly the single-string ones.
     """
+    n = len(counts)
     pixels = np.asarray(n_pixels, dtype=np.int64)
-    out: list[str | None] = [None] * len(counts)
-    start, size = 0, 0
-    for end, c in enumerate([*counts, None]):  # chunks of ~1 MB bound the temporaries
-        if c is not None and size < _CHUNK_BYTES:
-            size += len(c)
-            continue
-        for i in np.flatnonzero(_bulk_unproven(counts[start:end], pixels[start:end])) + start:
+    lens = np.fromiter(map(len, counts), dtype=np.int64, count=n)
+    stop = np.cumsum(lens)
+    out: list[str | None] = [None] * n
+    start = 0
+    while start < n:  # chunks of ~256 kB bound the temporaries: up to the string reaching it
+        reached = (int(stop[start - 1]) if start else 0) + _CHUNK_BYTES
+        end = min(int(np.searchsorted(stop, reached)) + 1, n)
+        for i in np.flatnonzero(_bulk_unproven(counts[start:end], pixels[start:end], lens[start:end])) + start:
             out[i] = rle_counts_problem(bytes(counts[i]), int(pixels[i]))
-        start, size = end, len(c) if c is not None else 0
+        start = end
     return out
 
 
-def _bulk_unproven(counts: Sequence[bytes], pixels: np.ndarray) -> np.ndarray:
+def _bulk_unproven(counts: Sequence[bytes], pixels: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Which strings the bulk pass cannot prove sound (every faulty one among them)."""
     n = len(counts)
-    lens = np.fromiter(map(len, counts), dtype=np.int64, count=n)
     raw = np.frombuffer(b"".join(counts), dtype=np.uint8)
     bad = (lens == 0) & (pixels != 0)
     if raw.size == 0:
@@ -87,29 +88,42 @@ def _bulk_unproven(counts: Sequence[bytes], pixels: np.ndarray) -> np.ndarray:
     stop = np.cumsum(lens)
     cont = raw >= 80  # (c - 48) & 0x20: the number goes on
     ci = np.flatnonzero(cont)
-    sv = _SIGNED[raw]  # each character read as a one-character number
+    sv8 = raw - np.uint8(48)  # each character read as a one-character number, in one byte:
+    sv8 &= 31  # ((c - 48) & 31 ^ 16) - 16, as _SIGNED (no int64 table lookup per character)
+    sv8 ^= 16
+    sv8 = sv8.view(np.int8)
+    sv8 -= 16
     nnum = lens.copy()
     if ci.size:  # multi-character numbers are rare: decode them sparsely
-        nnum -= np.bincount(np.searchsorted(stop, ci, side="right"), minlength=n)
-        head = np.r_[0, np.flatnonzero(np.diff(ci) != 1) + 1]
-        a, t = ci[head], np.r_[ci[head[1:] - 1], ci[-1]] + 1  # first and last character
+        owner = np.searchsorted(stop, ci, side="right")  # the string of each continuation character
+        nnum -= np.bincount(owner, minlength=n)
+        head = np.r_[0, np.flatnonzero(np.diff(ci) != 1) + 1]  # first continuation of each number, in ci
+        glen = np.diff(np.r_[head, ci.size])  # its continuation characters
+        t = ci[head + glen - 1] + 1  # the last character of each number
         if t[-1] >= raw.size:
             return np.ones(n, dtype=bool)
-        a_own = np.searchsorted(stop, a, side="right")
-        t_own = np.searchsorted(stop, t, side="right")
-        length = t - a + 1
+        a_own = owner[head]
+        t_own = owner[head + glen - 1]
+        off = t >= stop[t_own]  # the number ends in a later string
+        t_own[off] = np.searchsorted(stop, t[off], side="right")
+        length = glen + 1
         for i in np.flatnonzero((length > 6) | (a_own != t_own)):
             bad[a_own[i] : t_own[i] + 1] = True
         ok = length <= 6
-        a, t, length = a[ok], t[ok], length[ok]
-        value = np.zeros(a.size, dtype=np.int64)
-        for k in range(int(length.max(initial=0))):
-            sel = length > k
-            value[sel] |= ((raw[a[sel] + k].astype(np.int64) - 48) & 31) << (5 * k)
-        neg = ((raw[t].astype(np.int64) - 48) & 16) != 0
+        head, glen, t, length = head[ok], glen[ok], t[ok], length[ok]
+        # value = sum of (c - 48) & 31 << 5 k over its characters k, sign-extended at the last
+        inner = ci[np.repeat(head, glen) + _ranks(glen)]  # the continuation characters, in order
+        shift = 5 * _ranks(glen)
+        part = ((raw[inner].astype(np.int64) - 48) & 31) << shift
+        last = (raw[t].astype(np.int64) - 48) & 31
+        value = np.add.reduceat(part, np.cumsum(glen) - glen) if part.size else np.zeros(0, np.int64)
+        value += last << (5 * glen)
+        neg = (last & 16) != 0
         value[neg] -= np.left_shift(1, 5 * length[neg])
-        sv[t] = value
-        sv = sv[~cont]
+        sv = sv8[~cont].astype(np.int64)  # one entry per number (its last character)
+        sv[t - head - glen] = value  # t minus the continuation characters before it
+    else:
+        sv = sv8.astype(np.int64)
     first = np.cumsum(nnum) - nnum
     has = nnum > 0
     total = np.zeros(n, dtype=np.int64)
@@ -135,3 +149,9 @@ def _bulk_unproven(counts: Sequence[bytes], pixels: np.ndarray) -> np.ndarray:
         bad[own[mins < base]] = True
         total[own] += sums - clen[own] * base
     return bad | (total != pixels)
+
+
+def _ranks(sizes: np.ndarray) -> np.ndarray:
+    """0, 1, …, k - 1 for each k in ``sizes``, concatenated."""
+    total = int(sizes.sum())
+    return np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)

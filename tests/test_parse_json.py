@@ -65,3 +65,18 @@ def test_malformed_files_name_line_and_column(tmp_path, raw) -> None:
     except json.JSONDecodeError as exc:
         assert f"line {exc.lineno}, column {exc.colno}: {exc.msg}" in str(err.value)
     assert "bad.json" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"9223372036854775807", b"9223372036854775808", b"18446744073709551615", b"-9223372036854775808",
+     b"[[-9223372036854775809]]", b'{"a": [1.0e19, 2]}', b"-9.3e18", b"[9.2e18, 1e400]",
+     b'[{"a": {"b": [18446744073709551616]}}]', b"12345678901234567890123.0"],
+)  # fmt: skip
+def test_integers_around_64_bits_read_as_json(tmp_path, raw) -> None:
+    """orjson reads an integer beyond 64 bits as a float (of magnitude >= 2**63): such a value
+    is read again by json, at any depth; read_json gives json's value too."""
+    assert same(parse_json(raw), json.loads(raw))
+    p = tmp_path / "a.json"
+    p.write_bytes(raw)
+    assert same(read_json(p), json.loads(raw))

@@ -101,7 +101,10 @@ def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> B
     """Load one SA-Co/Gold subset: one to three annotator files listing the same image entries."""
     if not paths:
         raise DataFormatError("give at least one ground-truth file (--gt)")
-    datasets = [load_coco(p) for p in paths]
+    datasets, caches = [], []
+    for p in paths:  # each file's masks are built (and its parsed RLE text dropped) before the next is read
+        datasets.append(load_coco(p))
+        caches.append(checked_masks(datasets[-1]))
     base = datasets[0]
     for ds in datasets[1:]:
         extra = [i for i in ds.images if i not in base.images]
@@ -114,24 +117,26 @@ def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> B
                 path=ds.path,
                 record=which,
             )
-    caches: list[dict[Any, Mask]] = [checked_masks(ds) for ds in datasets]
+    annotators = [(f"gt{a}", ds, ds.images, caches[a]) for a, ds in enumerate(datasets)]
+    last_path = datasets[-1].path  # (image_path names the last annotator file)
     samples: list[Sample] = []
     for img in base.images.values():
         text = text_of(img, base.path, required=False)
-        flags = []
+        is_exh = True
         gts: dict[str, GroundTruth] = {}
-        for a, ds in enumerate(datasets):
-            other = ds.images[img.id]
-            if (other.height, other.width) != (img.height, img.width):
+        for key, ds, ds_images, cache in annotators:
+            other = ds_images[img.id]
+            if other.height != img.height or other.width != img.width:
                 raise DataFormatError(
                     f"size {other.height}x{other.width} differs from {img.height}x{img.width} in {base.path}",
                     path=ds.path,
                     record=f"image id {img.id}",
                 )
-            flags.append(exhaustive(other, ds.path))
-            gts[f"gt{a}"] = entry_gt(ds, other, f"gt{a}", text, caches[a])
-        is_exh = all(flags)
-        role = Role.POSITIVE if non_crowd(gts["gt0"]) else Role.NEGATIVE
+            flag = exhaustive(other, ds.path)
+            is_exh = is_exh and flag
+            gts[key] = entry_gt(ds, other, key, text, cache)
+        # entry_gt's crowd flags are bools, one per mask: a non-crowd instance is a False
+        role = Role.POSITIVE if False in gts["gt0"].crowd else Role.NEGATIVE
         prompt = Prompt(
             id=str(img.id),
             text=text,
@@ -143,10 +148,10 @@ def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> B
         )
         samples.append(
             Sample(
-                id=str(img.id),
+                id=prompt.id,
                 images={
                     "image": ImageRef(
-                        "image", image_path(images, img, ds.path), img.height, img.width, img.id
+                        "image", image_path(images, img, last_path), img.height, img.width, img.id
                     )
                 },
                 gts=gts,

@@ -47,25 +47,30 @@ def exhaustive(img: CocoImage, path: Path) -> bool:
 
 
 def entry_gt(
-    ds: CocoDataset, img: CocoImage, key: str, label: str | None, cache: dict[Any, Mask]
+    ds: CocoDataset, img: CocoImage, key: str, label: str | None, cache: dict[Any, list[Mask | None]]
 ) -> GroundTruth:
-    """All annotations of an image entry (crowd flags kept) at the entry's size."""
+    """All annotations of an image entry (crowd flags kept) at the entry's size. ``cache``
+    (:func:`checked_masks`) holds, per image id, the masks already built, in annotation order;
+    a gap is filled by :meth:`CocoDataset.mask_of` (which names a faulty record)."""
     masks: list[Mask] = []
     crowd: list[bool] = []
     categories: list[Any] = []
-    size = [img.height, img.width]
-    for ann in ds.annotations.get(img.id, []):
+    h, w = img.height, img.width
+    anns = ds.annotations.get(img.id, ())
+    built = cache.get(img.id)
+    for i, ann in enumerate(anns):
         flag = ann.get("iscrowd", 0)
         if not (isinstance(flag, bool) or flag in (0, 1)):
             raise DataFormatError(f"expected 0 or 1, got {flag!r}", path=ds.path,
                                   record=f"annotation id {ann.get('id', '?')}", field="iscrowd")  # fmt: skip
-        m = cache.get(id(ann))
+        m = built[i] if built is not None else None
         if m is None:
             m = ds.mask_of(ann)
-            cache[id(ann)] = m
-        if m.rle["size"] != size and m.shape != (img.height, img.width):
+            if built is not None:
+                built[i] = m
+        if m.height != h or m.width != w:
             raise DataFormatError(
-                f"mask size {m.height}x{m.width} differs from its image's {img.height}x{img.width}",
+                f"mask size {m.height}x{m.width} differs from its image's {h}x{w}",
                 path=ds.path,
                 record=f"annotation id {ann.get('id', '?')}",
                 field="segmentation",
@@ -74,7 +79,7 @@ def entry_gt(
         crowd.append(bool(flag))
         categories.append(ann.get("category_id"))
     return GroundTruth(
-        key, masks, img.height, img.width, label=label, crowd=crowd,
+        key, masks, h, w, label=label, crowd=crowd,
         meta={"file": str(ds.path), "category_ids": categories},
     )  # fmt: skip
 
@@ -93,33 +98,50 @@ def text_of(img: CocoImage, path: Path, *, required: bool) -> str:
     return text
 
 
-def _rle_fast(seg: Any, lim: limits.Limits) -> tuple[list[int], bytes] | None:
-    """(size, counts) of a compressed RLE with ASCII str counts and a non-empty size within the
-    limits, else None (the slow path then reports what is wrong)."""
-    if type(seg) is dict and type(seg.get("counts")) is str and seg["counts"].isascii():
-        size = seg.get("size")
-        if (
-            type(size) is list
-            and len(size) == 2
-            and type(size[0]) is int
-            and type(size[1]) is int
-            and 0 < size[0] <= lim.max_mask_side
-            and 0 < size[1] <= lim.max_mask_side
-            and size[0] * size[1] <= lim.max_mask_pixels
-        ):
-            return size, seg["counts"].encode("ascii")
-    return None
+def _compressed_rles(
+    segs: list[Any], lim: limits.Limits
+) -> tuple[list[int], list[list[int]], list[bytes], list[int]]:
+    """(positions, sizes, counts, pixels) of the ``segs`` that are compressed RLE with ASCII
+    ``str`` counts and a non-empty size within the limits — exactly what :meth:`Mask.from_coco`
+    builds as ``{"size": [h, w], "counts": counts}`` once the counts pass the check; the others
+    are left to it (it reports what is wrong). Equal sizes share one ``[h, w]`` list."""
+    side, most = lim.max_mask_side, lim.max_mask_pixels
+    shared: dict[tuple[int, int], list[int]] = {}
+    picked: list[int] = []
+    sizes: list[list[int]] = []
+    counts: list[bytes] = []
+    pixels: list[int] = []
+    for i, seg in enumerate(segs):
+        if type(seg) is not dict:
+            continue
+        c, size = seg.get("counts"), seg.get("size")
+        if type(c) is not str or type(size) is not list or len(size) != 2 or not c.isascii():
+            continue
+        h, w = size
+        if type(h) is not int or type(w) is not int or not (0 < h <= side and 0 < w <= side) \
+                or h * w > most:  # fmt: skip
+            continue
+        hw = shared.get((h, w))
+        if hw is None:
+            hw = shared[(h, w)] = [h, w]
+        picked.append(i)
+        sizes.append(hw)
+        counts.append(c.encode("ascii"))
+        pixels.append(h * w)
+    return picked, sizes, counts, pixels
 
 
 def read_results(
     path: str | Path, sizes: Mapping[Any, tuple[int, int]]
 ) -> list[tuple[Any, Mask, float, Any]]:
     """COCO results as (image_id, mask at its image's size, score, category_id or None): the
-    compressed RLE of all
-    records is checked in one batch. On any problem the file is read again by
-    :func:`~masklens.core.benchmarks.coco.load_results`, whose error names file, record and field."""
+    compressed RLE of all records is checked in one batch. On any problem the file is read
+    again by :func:`~masklens.core.benchmarks.coco.load_results` (so the result, or the error
+    naming file, record and field, is always the plain reading's). Each record is dropped
+    from the parsed file once read, so the parsed text and the masks are not all held at once."""
     p = Path(path)
     lim = limits.current()
+    side, most = lim.max_mask_side, lim.max_mask_pixels
 
     def size_of(rec: dict[str, Any]) -> tuple[int, int] | None:
         key = rec.get("image_id")
@@ -138,30 +160,46 @@ def read_results(
     out: list[tuple[Any, Mask, float, Any]] = []
     counts_list: list[bytes] = []
     pixels: list[int] = []
+    shared: dict[tuple[int, int], list[int]] = {}
     resize = False
     for i, rec in enumerate(data):
-        size = size_of(rec) if type(rec) is dict else None
-        score = rec.get("score") if size is not None else None
-        if not limits.is_finite_number(score):
+        if type(rec) is not dict:
+            return slow()
+        key = rec.get("image_id")
+        size = sizes.get(key) if type(key) is int or type(key) is str else None
+        if size is None:
+            return slow()
+        score = rec.get("score")
+        if not (type(score) is float and -_INF < score < _INF) and not limits.is_finite_number(score):
             return slow()
         seg = rec.get("segmentation")
-        fast = _rle_fast(seg, lim)
-        if fast is not None:  # its counts are checked below, with all the others at once
-            rle_size, counts = fast
-            counts_list.append(counts)
-            pixels.append(rle_size[0] * rle_size[1])
-            out.append((rec["image_id"], Mask({"size": rle_size, "counts": counts}), float(score),
-                        rec.get("category_id")))  # fmt: skip
-            resize = resize or rle_size[0] != size[0] or rle_size[1] != size[1]
-            continue
-        where = f"[{i}] (image_id={rec['image_id']!r})"
-        mask = (
-            Mask.from_coco(seg, size[0], size[1], path=p, record=where) if seg is not None else None
-        )
-        if mask is None or (mask.shape != tuple(size) and 0 in mask.shape):
+        # the test of _compressed_rles, inline (a call per record shows at 100k records)
+        if type(seg) is dict:
+            c, rle_size = seg.get("counts"), seg.get("size")
+            if type(c) is str and type(rle_size) is list and len(rle_size) == 2 and c.isascii():
+                h, w = rle_size
+                if type(h) is int and type(w) is int and 0 < h <= side and 0 < w <= side and h * w <= most:
+                    hw = shared.get((h, w))
+                    if hw is None:
+                        hw = shared[(h, w)] = [h, w]
+                    counts = c.encode("ascii")  # checked below, with all the others at once
+                    counts_list.append(counts)
+                    pixels.append(h * w)
+                    out.append((key, Mask({"size": hw, "counts": counts}), float(score), rec.get("category_id")))
+                    resize = resize or h != size[0] or w != size[1]
+                    data[i] = None  # a problem below reads the file again
+                    continue
+        if seg is None:
             return slow()
-        out.append((rec["image_id"], mask, float(score), rec.get("category_id")))
+        try:
+            mask = Mask.from_coco(seg, size[0], size[1], path=p, record=f"[{i}] (image_id={key!r})")
+        except DataFormatError:  # the plain reading names the first faulty record of the file
+            return slow()
+        if mask.shape != tuple(size) and 0 in mask.shape:
+            return slow()
+        out.append((key, mask, float(score), rec.get("category_id")))
         resize = resize or mask.shape != tuple(size)
+        data[i] = None
     if any(rle_counts_problems(counts_list, pixels)):
         return slow()
     if not resize:
@@ -171,6 +209,9 @@ def read_results(
         h, w = sizes[key]
         result.append((key, resize_nearest(mask, h, w), score, category))
     return result
+
+
+_INF = float("inf")
 
 
 @gc_paused()
@@ -189,44 +230,49 @@ def load_coco_predictions(
     sizes: dict[Any, tuple[int, int]] = dict(ignorable or {})
     prompt_of: dict[Any, str] = {}
     preds = PredictionSet(name=p.stem, provenance={"file": str(p)})
+    by_prompt = preds.by_prompt
     for sample in benchmark.samples:
         for prompt in sample.prompts:
             img = sample.images[prompt.image]
             sizes[prompt.source_id] = (img.height, img.width)
-            prompt_of[prompt.source_id] = prompt.id
-            preds.by_prompt.setdefault(prompt.id, Prediction(prompt.id, []))
+            prompt_of[prompt.source_id] = pid = prompt.id
+            if pid not in by_prompt:
+                by_prompt[pid] = Prediction(pid, [])
     for key, (pid, size) in (extra or {}).items():
         sizes[key] = size
         prompt_of[key] = pid
         preds.by_prompt.setdefault(pid, Prediction(pid, []))
+    instances_of_key = {key: preds.by_prompt[pid].instances for key, pid in prompt_of.items()}
     ignored = 0
     for key, mask, score, category in read_results(p, sizes):
-        pid = prompt_of.get(key)
-        if pid is None:
+        instances = instances_of_key.get(key)
+        if instances is None:
             ignored += 1
             continue
-        preds.by_prompt[pid].instances.append(Instance(mask, score, category=category))
+        instances.append(Instance(mask, score, None, category))
     preds.provenance["ignored_records"] = ignored
     return preds
 
 
-def checked_masks(ds: CocoDataset) -> dict[int, Mask]:
-    """Masks of the dataset's compressed-RLE annotations whose counts pass one batch check,
-    keyed by ``id(annotation)``; the others are left to :meth:`CocoDataset.mask_of` (which
-    raises the error naming the record)."""
-    picked = []
-    lim = limits.current()
-    for anns in ds.annotations.values():
-        for ann in anns:
-            fast = _rle_fast(ann.get("segmentation"), lim)
-            if fast is not None:
-                picked.append((ann, *fast))
-    problems = rle_counts_problems([c for _, _, c in picked], [s[0] * s[1] for _, s, _ in picked])
-    return {
-        id(ann): Mask({"size": size, "counts": counts})
-        for (ann, size, counts), bad in zip(picked, problems, strict=True)
-        if bad is None
-    }
+def checked_masks(ds: CocoDataset) -> dict[Any, list[Mask | None]]:
+    """Per image id, the masks of its annotations (in ``ds.annotations`` order) whose
+    compressed RLE passes one batch check; None where the annotation is left to
+    :meth:`CocoDataset.mask_of` (which raises the error naming the record). The parsed
+    ``segmentation`` of each mask built is dropped from its annotation (the loaders read
+    ``ds`` only through :func:`entry_gt`), so the text is not held twice."""
+    flat = [ann for anns in ds.annotations.values() for ann in anns]
+    picked, sizes, counts, pixels = _compressed_rles([a.get("segmentation") for a in flat], limits.current())
+    masks: list[Mask | None] = [None] * len(flat)
+    for i, size, c, problem in zip(picked, sizes, counts, rle_counts_problems(counts, pixels), strict=True):
+        if problem is None:
+            masks[i] = Mask({"size": size, "counts": c})
+            del flat[i]["segmentation"]
+    out: dict[Any, list[Mask | None]] = {}
+    start = 0
+    for img_id, anns in ds.annotations.items():
+        out[img_id] = masks[start : start + len(anns)]
+        start += len(anns)
+    return out
 
 
 def write_coco_results(

@@ -18,7 +18,7 @@ from pycocotools import mask as mask_utils
 
 from masklens.core.errors import DataFormatError
 from masklens.core.io import read_json
-from masklens.core.json_depth import json_depth_exceeds
+from masklens.core.json_depth import json_depth_exceeds, scan_parsed
 from masklens.core.limits import check_image_header, check_npy_header, current
 from masklens.core.masks import Mask
 
@@ -109,6 +109,28 @@ def test_depth_scan_matches_the_parsed_depth(value):
     assert json_depth_exceeds(data, d) is False
     if d > 0:
         assert json_depth_exceeds(data, d - 1) is True
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSONISH, st.integers(0, 6))
+def test_parsed_value_walk_agrees_with_the_text_scan(value, limit):
+    """read_json walks what orjson parsed instead of scanning the text: same answer at any limit."""
+    data = json.dumps(value).encode()
+    assert scan_parsed(json.loads(data), limit) == (json_depth_exceeds(data, limit), False)
+
+
+@pytest.mark.parametrize("depth", [63, 64, 65, 1024, 1025, 5000])
+@pytest.mark.parametrize("nan", [False, True])  # NaN: orjson refuses it, json reads it
+def test_read_json_depth_limit_at_its_edge(tmp_path, depth, nan):
+    """64 levels read, 65 refused with the limit's message, whether orjson (≤ 1024 levels) or
+    ``json`` (the text scanned first) parses the file."""
+    f = tmp_path / "a.json"
+    f.write_text("[" * (depth - 1) + ('{"v": NaN}' if nan else '{"v": 1}') + "]" * (depth - 1))
+    if depth <= current().max_json_depth:
+        assert _depth(read_json(f)) == depth
+    else:
+        with pytest.raises(DataFormatError, match=r"nest deeper than the limit \(64 levels\)"):
+            read_json(f)
 
 
 # ------------------------------------------------------------------------------ masks

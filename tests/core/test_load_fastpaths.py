@@ -1,0 +1,240 @@
+"""The fast SA-Co/Gold and CAFE loading paths (batch RLE check, masks built per file, records
+read inline) give exactly what the plain per-record forms give — same samples, masks, flags,
+scores, and on hostile files the same error (file, record, field, wording)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from masklens.core.benchmarks.coco import load_coco, load_results
+from masklens.core.benchmarks.pcs import load_pcs
+from masklens.core.benchmarks.pcs_io import exhaustive, image_path, read_results, text_of
+from masklens.core.errors import DataFormatError
+from masklens.core.masks import Mask
+from masklens.core.schema import GroundTruth, ImageRef, Prompt, Role, Sample
+
+H, W = 6, 7
+
+
+def plain_load_pcs(paths: list[Path]) -> list[Sample]:
+    """SA-Co/Gold loading as it was before the fast paths: every mask through Mask.from_coco,
+    in the loader's order of checks."""
+    datasets = [load_coco(p) for p in paths]
+    base = datasets[0]
+    for ds in datasets[1:]:
+        extra = [i for i in ds.images if i not in base.images]
+        gone = [i for i in base.images if i not in ds.images]
+        if extra or gone:
+            raise DataFormatError(
+                f"{'extra' if extra else 'missing'} image entry: annotator files must list the "
+                f"same image entries as {base.path}", path=ds.path, record=f"image id {(extra or gone)[0]!r}")
+    samples = []
+    for img in base.images.values():
+        text = text_of(img, base.path, required=False)
+        flags, gts = [], {}
+        for a, ds in enumerate(datasets):
+            other = ds.images[img.id]
+            if (other.height, other.width) != (img.height, img.width):
+                raise DataFormatError(
+                    f"size {other.height}x{other.width} differs from {img.height}x{img.width} in {base.path}",
+                    path=ds.path, record=f"image id {img.id}")
+            flags.append(exhaustive(other, ds.path))
+            masks, crowd, cats = [], [], []
+            for ann in ds.annotations.get(other.id, []):
+                flag = ann.get("iscrowd", 0)
+                if not (isinstance(flag, bool) or flag in (0, 1)):
+                    raise DataFormatError(f"expected 0 or 1, got {flag!r}", path=ds.path,
+                                          record=f"annotation id {ann.get('id', '?')}", field="iscrowd")
+                m = ds.mask_of(ann)
+                if m.shape != (other.height, other.width):
+                    raise DataFormatError(
+                        f"mask size {m.height}x{m.width} differs from its image's {other.height}x{other.width}",
+                        path=ds.path, record=f"annotation id {ann.get('id', '?')}", field="segmentation")
+                masks.append(m)
+                crowd.append(bool(flag))
+                cats.append(ann.get("category_id"))
+            gts[f"gt{a}"] = GroundTruth(f"gt{a}", masks, other.height, other.width, label=text, crowd=crowd,
+                                        meta={"file": str(ds.path), "category_ids": cats})
+        role = Role.POSITIVE if any(not c for c in gts["gt0"].crowd) else Role.NEGATIVE
+        prompt = Prompt(str(img.id), text, role, "image", "gt0", source_id=img.id,
+                        meta={"exhaustive": all(flags)})
+        ref = ImageRef("image", image_path(None, img, datasets[-1].path), img.height, img.width, img.id)
+        samples.append(Sample(str(img.id), {"image": ref}, gts, [prompt], "all",
+                              {"exhaustive": all(flags), "file_name": img.file_name}))
+    return samples
+
+
+def outcome(fn, *args) -> Any:
+    try:
+        return fn(*args)
+    except DataFormatError as exc:
+        return ("error", str(exc))
+
+
+def rle(rng: np.random.Generator, h: int = H, w: int = W) -> dict[str, Any]:
+    return Mask.from_array(rng.random((h, w)) < 0.4).to_coco()
+
+
+#: ways a segmentation can be bad, odd or unusual (None: a plain valid RLE)
+SEGMENTATIONS = [None, None, None, "polygon", "uncompressed", "flip", "cut", "append", "bigger", "size-bool",
+                 "size-float", "size-zero", "non-ascii", "counts-int", "missing", "huge"]  # fmt: skip
+
+
+def segmentation(rng: np.random.Generator, how: str | None) -> Any:
+    seg = rle(rng)
+    if how == "polygon":
+        return [[0.5, 0.5, 5.0, 0.5, 3.0, 4.5]]
+    if how == "uncompressed":
+        return {"size": [H, W], "counts": [H * W - 3, 3]}
+    if how in ("flip", "cut", "append"):
+        c = seg["counts"]
+        i = int(rng.integers(0, len(c)))
+        seg["counts"] = {"flip": c[:i] + chr(int(rng.integers(48, 112))) + c[i + 1:], "cut": c[:i],
+                         "append": c + chr(int(rng.integers(48, 112)))}[how]  # fmt: skip
+    elif how == "bigger":
+        seg = rle(rng, H + 1, W)
+    elif how == "size-bool":
+        seg["size"] = [True, W]
+    elif how == "size-float":
+        seg["size"] = [float(H), W]
+    elif how == "size-zero":
+        seg = {"size": [0, W], "counts": ""}
+    elif how == "non-ascii":
+        seg["counts"] = seg["counts"][:-1] + "é"
+    elif how == "counts-int":
+        seg["counts"] = 5
+    elif how == "missing":
+        return None
+    elif how == "huge":
+        seg["size"] = [1 << 20, 1 << 20]
+    return seg
+
+
+def write_pcs(tmp: Path, seed: int, faults: dict[str, Any]) -> list[Path]:
+    rng = np.random.default_rng(seed)
+    n_img = int(rng.integers(1, 5))
+    paths = []
+    for a in range(int(rng.integers(1, 4))):
+        images = [{"id": i + 1, "file_name": f"im{i}.jpg", "height": H, "width": W, "text_input": f"thing {i}",
+                   "is_instance_exhaustive": bool(rng.random() < 0.8)} for i in range(n_img)]  # fmt: skip
+        anns = []
+        for i in range(n_img):
+            for _ in range(int(rng.integers(0, 4))):
+                ann = {"id": len(anns) + 1, "image_id": i + 1, "category_id": int(rng.integers(1, 3)),
+                       "iscrowd": int(rng.random() < 0.2), "segmentation": rle(rng)}  # fmt: skip
+                anns.append(ann)
+        if a == faults["file"] and anns:
+            victim = anns[faults["ann"] % len(anns)]
+            if faults["seg"] is not None:
+                victim["segmentation"] = segmentation(rng, faults["seg"])
+            if faults["crowd"] is not None:
+                victim["iscrowd"] = faults["crowd"]
+        if a == faults["file"]:
+            img = images[faults["ann"] % n_img]
+            if faults["image"] == "exhaustive":
+                img["is_instance_exhaustive"] = "yes"
+            elif faults["image"] == "size" and a > 0:
+                img["height"] = H + 1
+            elif faults["image"] == "text":
+                img["text_input"] = 7
+            elif faults["image"] == "drop" and a > 0:
+                images.remove(img)
+        p = tmp / f"gt{a}.json"
+        p.write_text(json.dumps({"images": images, "annotations": anns}))
+        paths.append(p)
+    return paths
+
+
+FAULTS = st.fixed_dictionaries({
+    "file": st.integers(0, 2), "ann": st.integers(0, 20),
+    "seg": st.sampled_from(SEGMENTATIONS), "crowd": st.sampled_from([None, None, True, 0.0, 2, "1"]),
+    "image": st.sampled_from([None, None, "exhaustive", "size", "text", "drop"]),
+})  # fmt: skip
+
+
+def same_samples(fast: list[Sample], plain: list[Sample]) -> None:
+    assert len(fast) == len(plain)
+    for f, p in zip(fast, plain, strict=True):
+        assert (f.id, f.images, f.prompts, f.group, f.meta) == (p.id, p.images, p.prompts, p.group, p.meta)
+        assert list(f.gts) == list(p.gts)
+        for k, g in f.gts.items():
+            q = p.gts[k]
+            assert (g.key, g.height, g.width, g.label, g.crowd, g.meta) == (q.key, q.height, q.width, q.label,
+                                                                             q.crowd, q.meta)  # fmt: skip
+            assert [(m.shape, m.rle["counts"]) for m in g.masks] == [(m.shape, m.rle["counts"]) for m in q.masks]
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 10**6), FAULTS)
+def test_load_pcs_equals_the_plain_loader(tmp_path, seed, faults) -> None:
+    paths = write_pcs(tmp_path, seed, faults)
+    fast = outcome(lambda: load_pcs(paths).samples)
+    plain = outcome(plain_load_pcs, paths)
+    event("refused" if isinstance(plain, tuple) else "loaded")
+    if isinstance(plain, tuple) or isinstance(fast, tuple):
+        assert fast == plain
+    else:
+        same_samples(fast, plain)
+
+
+# ------------------------------------------------------------------ predictions
+RECORD_FAULTS = [None, None, "key-unknown", "key-bool", "key-missing", "score-nan", "score-str", "score-int",
+                 "score-huge", "not-a-dict", *[s for s in SEGMENTATIONS if s]]  # fmt: skip
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 10**6), st.lists(st.tuples(st.integers(0, 30), st.sampled_from(RECORD_FAULTS)), max_size=3),
+       st.booleans())  # fmt: skip
+def test_read_results_equals_load_results(tmp_path, seed, faults, wrapped) -> None:
+    rng = np.random.default_rng(seed)
+    sizes = {1: (H, W), 2: (H, W), "x": (H + 2, W)}
+    recs: list[Any] = [{"image_id": rng.choice([1, 2]).item(), "category_id": int(rng.integers(1, 3)),
+                        "segmentation": rle(rng), "score": float(rng.random())} for _ in range(int(rng.integers(0, 8)))]
+    for where, how in faults:
+        if not recs:
+            break
+        rec = recs[where % len(recs)]
+        if not isinstance(rec, dict):
+            continue
+        if how == "key-unknown":
+            rec["image_id"] = 99
+        elif how == "key-bool":
+            rec["image_id"] = True
+        elif how == "key-missing":
+            rec.pop("image_id", None)
+        elif how and how.startswith("score-"):
+            rec["score"] = {"score-nan": float("nan"), "score-str": "0.5", "score-int": 1,
+                            "score-huge": 2**1100}[how]  # fmt: skip
+        elif how == "not-a-dict":
+            recs[where % len(recs)] = [1, 2]
+        elif how is not None:
+            seg = segmentation(rng, how)
+            if seg is None:
+                rec.pop("segmentation", None)
+            else:
+                rec["segmentation"] = seg
+    if recs and isinstance(recs[0], dict) and rng.random() < 0.3:
+        recs[0]["image_id"] = "x"  # a prediction of another size: resized
+    p = tmp_path / "pred.json"
+    p.write_text(json.dumps({"annotations": recs} if wrapped else recs))
+
+    def plain() -> list[tuple[Any, tuple[int, int], bytes, float, Any]]:
+        def size_of(r):
+            key = r.get("image_id")
+            return sizes.get(key) if type(key) in (int, str) else None
+
+        return [(r.keys["image_id"], r.mask.shape, r.mask.rle["counts"], r.score, r.raw.get("category_id"))
+                for r in load_results(p, key_fields=("image_id",), size_of=size_of)]  # fmt: skip
+
+    def fast() -> list[tuple[Any, tuple[int, int], bytes, float, Any]]:
+        return [(k, m.shape, m.rle["counts"], s, c) for k, m, s, c in read_results(p, sizes)]
+
+    want = outcome(plain)
+    event("refused" if isinstance(want, tuple) else "read")
+    assert outcome(fast) == want
