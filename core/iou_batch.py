@@ -56,12 +56,13 @@ class IouJobs:
 
     def add(self, dts: list[bytes], gts: list[bytes], h: int, w: int) -> int:
         """A job of counts, all of size (h, w); returns its index."""
-        self.at.append(self.total)
+        at = self.at
+        at.append(self.total)
         self.total += len(dts) * len(gts)
         self._dts.append(dts)
         self._gts.append(gts)
         self._sizes.append((h, w))
-        return len(self.at) - 1
+        return len(at) - 1
 
     def add_masks(self, preds: Sequence[Mask], gts: Sequence[Mask]) -> int:
         """A job of masks: ``iou_matrix(preds, gts)``."""

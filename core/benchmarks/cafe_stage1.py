@@ -111,14 +111,18 @@ def _instances(pred: Prediction | None, h: int, w: int) -> tuple[list[Mask], tup
 
 
 def _counts_scores(pred: Prediction | None, h: int, w: int) -> tuple[list[bytes], tuple[float, ...]]:
-    """RLE counts (at h × w) and scores of a prediction's instances."""
+    """RLE counts (at h × w, resized as :func:`_instances` does) and scores of a prediction."""
     if pred is None or not pred.instances:
         return [], ()
-    insts = pred.instances
-    rles = [i.mask.rle for i in insts]
-    if not all(r["size"][0] == h and r["size"][1] == w for r in rles):
-        rles = [m.rle for m in _instances(pred, h, w)[0]]
-    return [r["counts"] for r in rles], tuple([float(i.score) for i in insts])
+    counts = []
+    for inst in pred.instances:
+        rle = inst.mask.rle
+        size = rle["size"]
+        if size[0] != h or size[1] != w:
+            masks, scores = _instances(pred, h, w)
+            return [m.rle["counts"] for m in masks], scores
+        counts.append(rle["counts"])
+    return counts, tuple([float(i.score) for i in pred.instances])
 
 
 def _non_crowd(gt: GroundTruth) -> list[Mask]:
@@ -130,8 +134,16 @@ def _job(jobs: IouJobs, pred: Prediction | None, counts: list[bytes], gts: list[
          h: int, w: int, other: Prediction | None = None) -> int:  # fmt: skip
     """A job: the instances of ``pred`` (then ``other``'s), counts at h × w, against ``gts``;
     ground truths of another size go to one ``iou_matrix`` call, as before."""
-    if h > 0 and w > 0 and all(m.rle["size"][0] == h and m.rle["size"][1] == w for m in gts):
-        return jobs.add(counts, [m.rle["counts"] for m in gts], h, w)
+    gt_counts = []
+    for m in gts:
+        rle = m.rle
+        size = rle["size"]
+        if size[0] != h or size[1] != w:
+            break
+        gt_counts.append(rle["counts"])
+    else:
+        if h > 0 and w > 0:
+            return jobs.add(counts, gt_counts, h, w)
     masks = _instances(pred, h, w)[0] + (_instances(other, h, w)[0] if other is not None else [])
     return jobs.add_masks(masks, gts)
 
@@ -173,7 +185,7 @@ class _Plan:
     gts: list[Mask]
     job: int
     neg_job: int | None
-    orphans: list[tuple[OrphanEntry, Prediction | None, tuple[float, ...], list[Mask], int | None]]
+    orphans: Sequence[tuple[OrphanEntry, Prediction | None, tuple[float, ...], list[Mask], int | None]]
 
 
 def all_overlaps(samples: Sequence[Sample], predictions: PredictionSet) -> list[CafeOverlaps]:
@@ -207,8 +219,8 @@ def all_overlaps(samples: Sequence[Sample], predictions: PredictionSet) -> list[
         j = _job(jobs, pos_pred, pos_counts + neg_counts, gts, h, w, neg_pred)
         neg_nc = _non_crowd(neg_gt) if neg_gt else []
         nj = _job(jobs, neg_pred, neg_counts, neg_nc, h, w) if neg_nc else None
-        orphans = [_orphan_job(jobs, o, predictions)
-                   for o in sample.meta.get("orphan_entries", ()) if o.exhaustive]  # fmt: skip
+        carried = sample.meta.get("orphan_entries")
+        orphans = [_orphan_job(jobs, o, predictions) for o in carried if o.exhaustive] if carried else ()
         plans.append(_Plan(sample, pos, neg, pos_pred, neg_pred, pos_scores, neg_scores, pos_gt,
                            neg_gt, pos_nc, neg_nc, first, gts, j, nj, orphans))  # fmt: skip
     jobs.run()
@@ -378,7 +390,7 @@ def _finish(jobs: IouJobs, p: _Plan, tv: list[float], r0: int) -> CafeOverlaps:
          _entry_source(jobs, oj, sc, nc_, categories_of(pred), non_crowd_categories(o.gt)),
          o.group)
         for o, pred, sc, nc_, oj in p.orphans
-    )  # fmt: skip
+    ) if p.orphans else ()  # fmt: skip
     pos_meta, neg_meta = pos.meta, neg.meta
     return CafeOverlaps(
         PairScores(pos_scores, pos_ious, neg_scores, neg_ious),
