@@ -224,6 +224,9 @@ def all_overlaps(samples: Sequence[Sample], predictions: PredictionSet) -> list[
         plans.append(_Plan(sample, pos, neg, pos_pred, neg_pred, pos_scores, neg_scores, pos_gt,
                            neg_gt, pos_nc, neg_nc, first, gts, j, nj, orphans))  # fmt: skip
     jobs.run()
+    if len(plans) == 1:  # one sample (a replaced or live one): no run arrays to gather from
+        p = plans[0]
+        return [_finish(jobs, p, _target_row(jobs, p), 0)]
     return _finish_all(jobs, plans, np.array(scores, dtype=np.float64))
 
 
@@ -233,6 +236,15 @@ def _orphan_job(jobs: IouJobs, o: OrphanEntry, predictions: PredictionSet):
     counts, scores = _counts_scores(pred, h, w)
     nc = _non_crowd(o.gt)
     return o, pred, scores, nc, (_job(jobs, pred, counts, nc, h, w) if nc else None)
+
+
+def _target_row(jobs: IouJobs, p: _Plan) -> list[float]:
+    """One pair's rows' IoUs with its target (:func:`_target_ious` of one plan)."""
+    n = len(p.pos_scores) + len(p.neg_scores)
+    if p.first is None:
+        return [0.0] * n
+    a, stride = jobs.at[p.job], len(p.gts)
+    return jobs.values[a : a + n * stride : stride]
 
 
 def _target_ious(jobs: IouJobs, plans: list[_Plan]) -> np.ndarray:
