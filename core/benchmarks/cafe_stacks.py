@@ -49,14 +49,21 @@ def build_stacks(samples: list[Sample], overlaps: list[CafeOverlaps]) -> dict[st
 
 
 def _whole_batch(overlaps: list[CafeOverlaps]) -> CafeBatch | None:
-    """The run whose pairs ``overlaps`` is, all and in order; None otherwise."""
-    batch = overlaps[0].batch if overlaps else None
-    if batch is None or batch.n != len(overlaps):
-        return None
-    for i, o in enumerate(overlaps):
-        if o.batch is not batch or o.index != i:
+    """The run(s) whose pairs ``overlaps`` is, all of each and in order (runs over consecutive
+    slices of the samples, e.g. stage 1 in chunks), joined; None otherwise."""
+    runs: list[CafeBatch] = []
+    i, n = 0, len(overlaps)
+    while i < n:
+        run = overlaps[i].batch
+        if run is None or i + run.n > n:
             return None
-    return batch
+        for k in range(run.n):
+            o = overlaps[i + k]
+            if o.batch is not run or o.index != k:
+                return None
+        runs.append(run)
+        i += run.n
+    return CafeBatch.concat(runs) if runs else None
 
 
 def _entries(samples: list[Sample], overlaps: list[CafeOverlaps]) -> tuple[EntryStack, np.ndarray]:

@@ -62,6 +62,33 @@ class CafeBatch:
     src_s: np.ndarray
     src_v: np.ndarray
 
+    @classmethod
+    def concat(cls, runs: Sequence[CafeBatch]) -> CafeBatch:
+        """The runs' pairs one after another (runs over consecutive slices of the samples)."""
+        if len(runs) == 1:
+            return runs[0]
+        shift = np.cumsum([0] + [r.n for r in runs])
+        src = np.cumsum([0] + [r.src_s.size for r in runs])
+
+        def flat(side: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            return tuple(  # type: ignore[return-value]
+                np.concatenate([(r.pairs.pos, r.pairs.neg)[side][k] + (shift[i] if k == 2 else 0)
+                                for i, r in enumerate(runs)])
+                for k in range(3)
+            )  # fmt: skip
+
+        pairs = PairStack(int(shift[-1]), flat(0), flat(1),
+                          np.concatenate([r.pairs.soft for r in runs]))  # fmt: skip
+        return cls(
+            int(shift[-1]), pairs, np.concatenate([r.pair_bits for r in runs]),
+            sum(r.missing for r in runs), [k for r in runs for k in r.cand_key],
+            [b for r in runs for b in r.cand_bit], [x for r in runs for x in r.cand_shared],
+            [t for r in runs for t in r.cand_table],
+            np.concatenate([r.cand_start + src[i] for i, r in enumerate(runs)]),
+            np.concatenate([r.cand_len for r in runs]), np.concatenate([r.cand_gt for r in runs]),
+            np.concatenate([r.src_s for r in runs]), np.concatenate([r.src_v for r in runs]),
+        )  # fmt: skip
+
 
 @dataclass(slots=True)
 class CafeOverlaps:
@@ -305,27 +332,53 @@ def _finish_all(jobs: IouJobs, plans: list[_Plan], scores: np.ndarray) -> list[C
             extra_v.extend(io if io is not None else [-1.0] * len(sc))
 
     out: list[CafeOverlaps] = []
-    pair_bits = np.zeros(len(plans), dtype=np.int64)
+    bits_of_pairs: list[int] = []
     missing = 0
     r0 = 0
+    add_key, add_bit, add_shared = cand_key.append, cand_bit.append, cand_shared.append
+    add_table, add_start, add_len, add_gt = (
+        cand_table.append, cand_start.append, cand_len.append, cand_gt.append)  # fmt: skip
+    group_bit = GROUP_BITS.get
     for i, p in enumerate(plans):
         o = _finish(jobs, p, tv_list, r0)
         o.index = i
         out.append(o)
-        pair_bit = GROUP_BITS.get(p.sample.group, 0)
-        pair_bits[i] = pair_bit
+        pair_bit = group_bit(p.sample.group, 0)
+        bits_of_pairs.append(pair_bit)
         missing += (p.pos_pred is None) + (p.neg_pred is None)
-        n_pos = len(p.pos_scores)
-        for (key, counts), table, own, start, ious in (
-            (o.pos_entry, o.pos_table, o.entry_groups[0], r0, o.pair.pos_ious),
-            (o.neg_entry, o.neg_table, o.entry_groups[1], r0 + n_pos, o.pair.neg_ious),
-        ):
-            if counts:
-                bit = GROUP_BITS.get(own, 0) if own is not None else pair_bit
-                candidate(key, bit, own is None, table, start, ious)
+        n_pos, n_neg = len(p.pos_scores), len(p.neg_scores)
+        own_pos, own_neg = o.entry_groups
+        if o.pos_entry[1]:
+            table = o.pos_table
+            if type(table) is tuple and table[1] is o.pair.pos_ious:  # the target's IoUs
+                add_key(o.pos_entry[0])
+                add_bit(group_bit(own_pos, 0) if own_pos is not None else pair_bit)
+                add_shared(own_pos is None)
+                add_table(None)
+                add_start(r0)
+                add_len(n_pos)
+                add_gt(True)
+            else:
+                bit = group_bit(own_pos, 0) if own_pos is not None else pair_bit
+                candidate(o.pos_entry[0], bit, own_pos is None, table, r0, o.pair.pos_ious)
+        if o.neg_entry[1]:
+            table = o.neg_table
+            if type(table) is tuple and table[1] is None:  # no instance of its own
+                add_key(o.neg_entry[0])
+                add_bit(group_bit(own_neg, 0) if own_neg is not None else pair_bit)
+                add_shared(own_neg is None)
+                add_table(None)
+                add_start(r0 + n_pos)
+                add_len(n_neg)
+                add_gt(False)
+                no_gt.append((r0 + n_pos, n_neg))
+            else:
+                bit = group_bit(own_neg, 0) if own_neg is not None else pair_bit
+                candidate(o.neg_entry[0], bit, own_neg is None, table, r0 + n_pos, o.pair.neg_ious)
         for key, table, group in o.orphans:
-            candidate(key, GROUP_BITS.get(group, 0), False, table, 0, None)
-        r0 += n_pos + len(p.neg_scores)
+            candidate(key, group_bit(group, 0), False, table, 0, None)
+        r0 += n_pos + n_neg
+    pair_bits = np.array(bits_of_pairs, dtype=np.int64)
     src_v = tv.copy()
     if no_gt:
         starts, lens = np.array(no_gt, dtype=np.int64).T

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import masklens.core.iou_batch as iou_batch
 from masklens.core.benchmarks.cafe import KIND
-from masklens.core.benchmarks.cafe_stacks import build_stacks, single_stack
+from masklens.core.benchmarks.cafe_stacks import _whole_batch, build_stacks, single_stack
 from masklens.core.benchmarks.pcs_io import (
     categories_of,
     instances_of,
@@ -256,7 +256,33 @@ def test_gathered_stacks_and_results_equal_pair_by_pair(tmp_path: Path, seed: in
     bench, preds = load(*cafe_files(tmp_path, seed))
     bulk = KIND.all_overlaps(bench.samples, preds)
     plain = [dataclasses.replace(o, batch=None) for o in bulk]  # no run: pair by pair
-    fast, slow = build_stacks(bench.samples, bulk), build_stacks(bench.samples, plain)
+    size = 4 if len(bulk) % 4 != 1 else 5  # stage 1 in chunks of several samples each
+    chunked = [o for a in range(0, len(bulk), size)
+               for o in KIND.all_overlaps(bench.samples[a : a + size], preds)]  # fmt: skip
+    assert _whole_batch(chunked) is not None and _whole_batch(plain) is None
+    assert _whole_batch(bulk[:-1]) is None and _whole_batch(bulk[::-1]) is None
+    slow = build_stacks(bench.samples, plain)
+    for fast in (build_stacks(bench.samples, bulk), build_stacks(bench.samples, chunked)):
+        check_same_stacks(fast, slow)
+    per_sample = Scorer(KIND, bench, preds)  # the Scorer's own per-sample stage 1
+    for params in ({}, {"score_threshold": 0.2, "iou_threshold": 0.6}, {"score_threshold": 0.5},
+                   {"score_threshold": 0.0, "iou_threshold": 0.0}, {"score_threshold": 1.0}):  # fmt: skip
+        p = KIND.resolve_params(params)
+        want = per_sample.rescore(params)
+        for overlaps in (bulk, plain, chunked):
+            recs = KIND.sample_readouts(bench.samples, overlaps, p)
+            assert recs == want.samples and [list(r) for r in recs] == [list(r) for r in want.samples]
+            assert KIND.summarize(bench.samples, overlaps, recs, p) == want.summary
+        for i in (1, len(bulk) - 2):  # the GUI's one shown sample
+            assert KIND.sample_readouts([bench.samples[i]], [bulk[i]], p) == [want.samples[i]]
+        subset = [0, len(bulk) // 2, len(bulk) - 1]  # a report's subset of samples
+        sub = [bench.samples[i] for i in subset]
+        assert KIND.summarize(sub, [bulk[i] for i in subset], [], p) == KIND.summarize(
+            sub, [per_sample.overlaps[i] for i in subset], [], p
+        )
+
+
+def check_same_stacks(fast: dict[str, Any], slow: dict[str, Any]) -> None:
     assert fast["missing"] == slow["missing"]
     assert_same_stack(fast["entries"], slow["entries"])
     assert np.array_equal(fast["entry_members"], slow["entry_members"])
@@ -265,20 +291,6 @@ def test_gathered_stacks_and_results_equal_pair_by_pair(tmp_path: Path, seed: in
         for x, y in zip(getattr(fast["pairs"], f), getattr(slow["pairs"], f), strict=True):
             assert x.dtype == y.dtype and np.array_equal(x, y)
     assert np.array_equal(fast["pairs"].soft, slow["pairs"].soft)
-    per_sample = Scorer(KIND, bench, preds)  # the Scorer's own per-sample stage 1
-    for params in ({}, {"score_threshold": 0.2, "iou_threshold": 0.6}, {"score_threshold": 0.5},
-                   {"score_threshold": 0.0, "iou_threshold": 0.0}, {"score_threshold": 1.0}):  # fmt: skip
-        p = KIND.resolve_params(params)
-        want = per_sample.rescore(params)
-        for overlaps in (bulk, plain):
-            recs = KIND.sample_readouts(bench.samples, overlaps, p)
-            assert recs == want.samples and [list(r) for r in recs] == [list(r) for r in want.samples]
-            assert KIND.summarize(bench.samples, overlaps, recs, p) == want.summary
-        subset = [0, len(bulk) // 2, len(bulk) - 1]  # a report's subset of samples
-        sub = [bench.samples[i] for i in subset]
-        assert KIND.summarize(sub, [bulk[i] for i in subset], [], p) == KIND.summarize(
-            sub, [per_sample.overlaps[i] for i in subset], [], p
-        )
 
 
 # ------------------------------------------------------------------ flat single-entry stack
