@@ -110,25 +110,25 @@ class IouJobs:
     def _run_block(self, block: list[int], out: np.ndarray) -> None:
         sizes, dts_of, gts_of = self._sizes, self._dts, self._gts
         base = max(sizes[j][1] for j in block)  # ≥ every true width
-        dts: list[dict] = []
-        gts: list[dict] = []
-        nr, nc = [], []
-        for k, j in enumerate(block):
-            declared = [sizes[j][0], base + k]
-            dts += [{"size": declared, "counts": c} for c in dts_of[j]]
-            gts += [{"size": declared, "counts": c} for c in gts_of[j]]
-            nr.append(len(dts_of[j]))
-            nc.append(len(gts_of[j]))
+        declared = [[sizes[j][0], base + k] for k, j in enumerate(block)]
+        dts = [{"size": d, "counts": c} for d, j in zip(declared, block) for c in dts_of[j]]  # noqa: B905
+        gts = [{"size": d, "counts": c} for d, j in zip(declared, block) for c in gts_of[j]]  # noqa: B905
+        nr = [len(dts_of[j]) for j in block]
+        nc = [len(gts_of[j]) for j in block]
         mat = np.asarray(mask_utils.iou(dts, gts, [0] * len(gts)), dtype=np.float64)
         mat = mat.reshape(len(dts), len(gts))
         if len(block) == 1:
             out[self.at[block[0]] : self.at[block[0]] + mat.size] = mat.ravel()
             return
         if all(c == 1 for c in nc):  # one ground truth per job: its column, row by row
-            owner = np.repeat(np.arange(len(block)), nr)
-            vals = mat[np.arange(len(dts)), owner]
+            m = len(dts)
+            vals = mat.ravel()[np.arange(m) * len(block) + np.repeat(np.arange(len(block)), nr)]
+            a0 = self.at[block[0]]
+            if self.at[block[-1]] + nr[-1] - a0 == m:  # the jobs' values are contiguous
+                out[a0 : a0 + m] = vals
+                return
             at = np.repeat([self.at[j] for j in block], nr)
-            out[at + np.arange(len(dts)) - np.repeat(np.cumsum(nr) - nr, nr)] = vals
+            out[at + np.arange(m) - np.repeat(np.cumsum(nr) - nr, nr)] = vals
             return
         r = c = 0
         for j, a, b in zip(block, nr, nc, strict=True):
