@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from masklens.core.benchmarks.cafe_batch import GROUP_BITS, CafeBatch
 from masklens.core.benchmarks.cafe_io import GROUPS
-from masklens.core.benchmarks.cafe_stage1 import GROUP_BITS, CafeBatch, CafeOverlaps, EntrySource
+from masklens.core.benchmarks.cafe_stage1 import CafeOverlaps, EntrySource
 from masklens.core.metrics.cafe import PairStack
 from masklens.core.metrics.pcs import IOU_THRESHOLDS, EntryStack, EntryTable
 from masklens.core.schema import Sample

@@ -18,12 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.benchmarks.cafe_io import GROUPS, OrphanEntry
+from masklens.core.benchmarks.cafe_batch import CafeBatch, RunBuilder
+from masklens.core.benchmarks.cafe_io import OrphanEntry
 from masklens.core.benchmarks.pcs_io import categories_of, non_crowd, non_crowd_categories
 from masklens.core.errors import DataFormatError
 from masklens.core.iou_batch import IouJobs
 from masklens.core.masks import Mask, resize_nearest
-from masklens.core.metrics.cafe import PairScores, PairStack
+from masklens.core.metrics.cafe import PairScores
 from masklens.core.metrics.pcs import EntryTable, ordered_entry_table
 from masklens.core.schema import GroundTruth, Prediction, PredictionSet, Role, Sample
 
@@ -31,63 +32,7 @@ from masklens.core.schema import GroundTruth, Prediction, PredictionSet, Role, S
 #: otherwise its full matching table
 EntrySource = tuple[tuple[float, ...], tuple[float, ...] | None] | EntryTable
 
-#: group name -> its bit in an entry's membership (GROUPS[0], Overall, holds every entry)
-GROUP_BITS: dict[str, int] = {g: 1 << i for i, g in enumerate(GROUPS[1:])}
-
 _POSITIVE, _NEGATIVE = Role.POSITIVE, Role.NEGATIVE
-
-
-@dataclass(eq=False)
-class CafeBatch:
-    """Flat, threshold-free data of all pairs of one :func:`all_overlaps` run.
-
-    ``cand_*`` list the cgF1 entry candidates in the order the kind visits them (per pair its
-    positive then its negative entry when they count, then the orphans riding on the
-    sample): image id, group bits, whether a later duplicate ORs its bits in, and either the
-    entry's :class:`EntryTable` or its span in ``src_s``/``src_v`` (scores, IoUs with its
-    one instance or -1 without one) with ``cand_gt`` (whether it has that instance).
-    """
-
-    n: int
-    pairs: PairStack
-    pair_bits: np.ndarray  # (pairs,) group bit of each pair
-    missing: int  # prompts without a prediction entry
-    cand_key: list[Any]
-    cand_bit: list[int]
-    cand_shared: list[bool]
-    cand_table: list[EntryTable | None]
-    cand_start: np.ndarray
-    cand_len: np.ndarray
-    cand_gt: np.ndarray
-    src_s: np.ndarray
-    src_v: np.ndarray
-
-    @classmethod
-    def concat(cls, runs: Sequence[CafeBatch]) -> CafeBatch:
-        """The runs' pairs one after another (runs over consecutive slices of the samples)."""
-        if len(runs) == 1:
-            return runs[0]
-        shift = np.cumsum([0] + [r.n for r in runs])
-        src = np.cumsum([0] + [r.src_s.size for r in runs])
-
-        def flat(side: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            return tuple(  # type: ignore[return-value]
-                np.concatenate([(r.pairs.pos, r.pairs.neg)[side][k] + (shift[i] if k == 2 else 0)
-                                for i, r in enumerate(runs)])
-                for k in range(3)
-            )  # fmt: skip
-
-        pairs = PairStack(int(shift[-1]), flat(0), flat(1),
-                          np.concatenate([r.pairs.soft for r in runs]))  # fmt: skip
-        return cls(
-            int(shift[-1]), pairs, np.concatenate([r.pair_bits for r in runs]),
-            sum(r.missing for r in runs), [k for r in runs for k in r.cand_key],
-            [b for r in runs for b in r.cand_bit], [x for r in runs for x in r.cand_shared],
-            [t for r in runs for t in r.cand_table],
-            np.concatenate([r.cand_start + src[i] for i, r in enumerate(runs)]),
-            np.concatenate([r.cand_len for r in runs]), np.concatenate([r.cand_gt for r in runs]),
-            np.concatenate([r.src_s for r in runs]), np.concatenate([r.src_v for r in runs]),
-        )  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -294,112 +239,21 @@ def _target_ious(jobs: IouJobs, plans: list[_Plan]) -> np.ndarray:
 def _finish_all(jobs: IouJobs, plans: list[_Plan], scores: np.ndarray) -> list[CafeOverlaps]:
     tv = _target_ious(jobs, plans)
     tv_list = tv.tolist()
-    extra_s: list[float] = []
-    extra_v: list[float] = []
-    base = scores.size
-    no_gt: list[tuple[int, int]] = []  # (first row, rows) of row-backed entries without instance
-    cand_key: list[Any] = []
-    cand_bit: list[int] = []
-    cand_shared: list[bool] = []
-    cand_table: list[EntryTable | None] = []
-    cand_start: list[int] = []
-    cand_len: list[int] = []
-    cand_gt: list[bool] = []
-
-    def candidate(key, bit, shared, table, start, target_ious):
-        """One entry candidate; ``target_ious``: the IoUs of rows [start, start + n) when its
-        scores are those rows (None: an orphan, whose values go to the extra part)."""
-        cand_key.append(key)
-        cand_bit.append(bit)
-        cand_shared.append(shared)
-        if isinstance(table, EntryTable):
-            cand_table.append(table)
-            cand_start.append(0)
-            cand_len.append(0)
-            cand_gt.append(False)
-            return
-        sc, io = table
-        cand_table.append(None)
-        cand_len.append(len(sc))
-        cand_gt.append(io is not None)
-        if target_ious is not None and (io is None or io is target_ious):
-            cand_start.append(start)
-            if io is None:
-                no_gt.append((start, len(sc)))
-        else:
-            cand_start.append(base + len(extra_s))
-            extra_s.extend(sc)
-            extra_v.extend(io if io is not None else [-1.0] * len(sc))
-
+    run = RunBuilder(scores, tv)
     out: list[CafeOverlaps] = []
-    bits_of_pairs: list[int] = []
-    missing = 0
     r0 = 0
-    add_key, add_bit, add_shared = cand_key.append, cand_bit.append, cand_shared.append
-    add_table, add_start, add_len, add_gt = (
-        cand_table.append, cand_start.append, cand_len.append, cand_gt.append)  # fmt: skip
-    group_bit = GROUP_BITS.get
     for i, p in enumerate(plans):
         o = _finish(jobs, p, tv_list, r0)
         o.index = i
         out.append(o)
-        pair_bit = group_bit(p.sample.group, 0)
-        bits_of_pairs.append(pair_bit)
-        missing += (p.pos_pred is None) + (p.neg_pred is None)
-        n_pos, n_neg = len(p.pos_scores), len(p.neg_scores)
-        own_pos, own_neg = o.entry_groups
-        if o.pos_entry[1]:
-            table = o.pos_table
-            if type(table) is tuple and table[1] is o.pair.pos_ious:  # the target's IoUs
-                add_key(o.pos_entry[0])
-                add_bit(group_bit(own_pos, 0) if own_pos is not None else pair_bit)
-                add_shared(own_pos is None)
-                add_table(None)
-                add_start(r0)
-                add_len(n_pos)
-                add_gt(True)
-            else:
-                bit = group_bit(own_pos, 0) if own_pos is not None else pair_bit
-                candidate(o.pos_entry[0], bit, own_pos is None, table, r0, o.pair.pos_ious)
-        if o.neg_entry[1]:
-            table = o.neg_table
-            if type(table) is tuple and table[1] is None:  # no instance of its own
-                add_key(o.neg_entry[0])
-                add_bit(group_bit(own_neg, 0) if own_neg is not None else pair_bit)
-                add_shared(own_neg is None)
-                add_table(None)
-                add_start(r0 + n_pos)
-                add_len(n_neg)
-                add_gt(False)
-                no_gt.append((r0 + n_pos, n_neg))
-            else:
-                bit = group_bit(own_neg, 0) if own_neg is not None else pair_bit
-                candidate(o.neg_entry[0], bit, own_neg is None, table, r0 + n_pos, o.pair.neg_ious)
-        for key, table, group in o.orphans:
-            candidate(key, group_bit(group, 0), False, table, 0, None)
-        r0 += n_pos + n_neg
-    pair_bits = np.array(bits_of_pairs, dtype=np.int64)
-    src_v = tv.copy()
-    if no_gt:
-        starts, lens = np.array(no_gt, dtype=np.int64).T
-        src_v[np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))] = -1.0
-    n_pos = np.fromiter((len(p.pos_scores) for p in plans), np.int64, len(plans))
-    n_neg = np.fromiter((len(p.neg_scores) for p in plans), np.int64, len(plans))
-    is_pos = np.repeat(np.tile([True, False], len(plans)), np.column_stack([n_pos, n_neg]).ravel())
-    owner = np.repeat(np.arange(len(plans)), n_pos + n_neg)
-    soft = np.array([o.static["SoftSwap"] for o in out], dtype=bool)
-    pairs = PairStack(
-        len(plans),
-        (scores[is_pos], tv[is_pos], owner[is_pos]),
-        (scores[~is_pos], tv[~is_pos], owner[~is_pos]),
-        soft,
+        run.pair(p.sample.group, r0, o.pair.pos_ious, o.pair.neg_ious, o.pos_entry, o.pos_table,
+                 o.neg_entry, o.neg_table, o.entry_groups, o.orphans,
+                 (p.pos_pred is None) + (p.neg_pred is None))  # fmt: skip
+        r0 += len(p.pos_scores) + len(p.neg_scores)
+    batch = run.build(
+        [len(p.pos_scores) for p in plans], [len(p.neg_scores) for p in plans],
+        [o.static["SoftSwap"] for o in out],
     )
-    batch = CafeBatch(
-        len(plans), pairs, pair_bits, missing, cand_key, cand_bit, cand_shared, cand_table,
-        np.array(cand_start, dtype=np.int64), np.array(cand_len, dtype=np.int64),
-        np.array(cand_gt, dtype=bool), np.concatenate([scores, np.array(extra_s, np.float64)]),
-        np.concatenate([src_v, np.array(extra_v, np.float64)]),
-    )  # fmt: skip
     for o in out:
         o.batch = batch
     return out
