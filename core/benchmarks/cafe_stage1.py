@@ -319,5 +319,14 @@ def _finish(jobs: IouJobs, p: _Plan, tv: list[float], r0: int) -> CafeOverlaps:
         (neg.source_id, bool(neg_meta.get("exhaustive", True))),
         static,
         orphans,
-        (pos_meta.get("entry_group"), neg_meta.get("entry_group")),
+        _shared(pos_meta.get("entry_group"), neg_meta.get("entry_group")),
     )
+
+
+_GROUP_PAIRS: dict[tuple[str | None, str | None], tuple[str | None, str | None]] = {}
+
+
+def _shared(pos_group: str | None, neg_group: str | None) -> tuple[str | None, str | None]:
+    """One tuple object per distinct (positive, negative) entry group pair (a few kinds)."""
+    key = (pos_group, neg_group)
+    return _GROUP_PAIRS.setdefault(key, key) if len(_GROUP_PAIRS) < 64 else key
