@@ -44,11 +44,13 @@ class IouJobs:
     j's first.
     """
 
+    __slots__ = ("at", "total", "values", "array", "_dts", "_gts", "_sizes", "_own")
+
     def __init__(self) -> None:
         self.at: list[int] = []
         self.total = 0
         self.values: list[float] = []
-        self.array = np.zeros(0)
+        self.array: np.ndarray | None = None
         self._dts: list[list[bytes]] = []
         self._gts: list[list[bytes]] = []
         self._sizes: list[tuple[int, int]] = []

@@ -232,7 +232,7 @@ def _target_ious(jobs: IouJobs, plans: list[_Plan]) -> np.ndarray:
     idx = np.repeat(at, n) + row * np.repeat(stride, n)
     has_row = np.repeat(has, n)
     idx[~has_row] = 0
-    values = np.asarray(jobs.array, dtype=np.float64)
+    values = jobs.array if jobs.array is not None else np.zeros(0)
     return np.where(has_row, values[idx] if values.size else 0.0, 0.0)
 
 
