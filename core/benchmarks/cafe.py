@@ -10,42 +10,33 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from masklens.core.benchmarks.cafe_io import EDIT_TYPES, GROUPS, OrphanEntry, edit_group, load_cafe
+from masklens.core.benchmarks.cafe_io import EDIT_TYPES, GROUPS, edit_group, load_cafe
+from masklens.core.benchmarks.cafe_stacks import build_stacks
+from masklens.core.benchmarks.cafe_stage1 import CafeOverlaps, EntrySource, all_overlaps
 from masklens.core.benchmarks.pcs import PCS_HELP, SCORE_THRESHOLD
 from masklens.core.benchmarks.pcs_io import (
     add_images_flag,
-    categories_of,
-    instances_of,
     load_coco_predictions,
-    non_crowd,
-    non_crowd_categories,
     write_coco_results,
 )
-from masklens.core.errors import DataFormatError
-from masklens.core.masks import Mask, iou_matrix
+from masklens.core.gc_pause import gc_paused
 from masklens.core.metrics.cafe import (
     CLASS_FLAGS,
     PAIR_HELP,
-    PairScores,
-    PairStack,
     classify_pair,
     code_counts,
     rates,
 )
 from masklens.core.metrics.pcs import (
-    EntryStack,
-    EntryTable,
-    ordered_entry_table,
     summarize_groups,
 )
-from masklens.core.schema import Benchmark, PredictionSet, Prompt, Role, Sample
+from masklens.core.schema import Benchmark, PredictionSet, Sample
 from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, PathLike, Value
 
 __all__ = [  # the loader's names stay importable from here (re-exported)
@@ -77,66 +68,7 @@ CAFE_HELP: dict[str, str] = {
 }
 
 
-#: an entry with at most one non-crowd instance: (scores, IoUs with it, or None without one);
-#: otherwise its full matching table
-EntrySource = tuple[tuple[float, ...], tuple[float, ...] | None] | EntryTable
-
-
-@dataclass
-class CafeOverlaps:
-    """Threshold-free cache of one pair: scores/IoUs, entry tables, the static part of its record."""
-
-    pair: PairScores
-    pos_table: EntrySource  # the positive entry's matching data (cgF1)
-    neg_table: EntrySource
-    pos_entry: tuple[Any, bool]  # (image id, counts in cgF1)
-    neg_entry: tuple[Any, bool]
-    static: dict[str, Any]  # threshold-free fields of the per-pair record
-    #: image entries in no scored pair that ride on this sample: (image id, table, group or None)
-    orphans: tuple[tuple[Any, EntrySource, str | None], ...] = ()
-
-
-def _entry_source(
-    masks: list[Mask], scores: tuple[float, ...], gts: list[Mask],
-    categories: list[Any], gt_categories: list[Any],
-) -> EntrySource:
-    """An entry's cgF1 matching data; with several instances, in SAM 3's category order."""
-    if not gts:
-        return (scores, None)
-    if len(gts) == 1:
-        return (scores, tuple(float(v) for v in iou_matrix(masks, gts)[:, 0]))
-    return ordered_entry_table(scores, [iou_matrix(masks, gts)], categories, [gt_categories])
-
-
-def _orphan_sources(
-    orphans: list[OrphanEntry], predictions: PredictionSet
-) -> tuple[tuple[Any, EntrySource, str | None], ...]:
-    """cgF1 matching data of the exhaustive entries in no scored pair."""
-    out = []
-    for o in orphans:
-        if not o.exhaustive:
-            continue
-        pred = predictions.get(o.prompt_id)
-        masks, scores = instances_of(pred, o.gt.height, o.gt.width)
-        src = _entry_source(masks, scores, non_crowd(o.gt), categories_of(pred),
-                            non_crowd_categories(o.gt))  # fmt: skip
-        out.append((o.image_id, src, o.group))
-    return tuple(out)
-
-
 _FLAGS = [flags for row in CLASS_FLAGS for flags in row]  # index: positive * 3 + negative
-_POSITIVE, _NEGATIVE = Role.POSITIVE, Role.NEGATIVE
-
-
-def _prompt_of(sample: Sample, role: Role) -> Prompt | None:
-    return next((pr for pr in sample.prompts if pr.role == role), None)
-
-
-def _prompt(sample: Sample, role: Role) -> Prompt:
-    for pr in sample.prompts:
-        if pr.role == role:
-            return pr
-    raise DataFormatError(f"CAFE sample has no {role.value} prompt", record=sample.id)
 
 
 class CafeKind(BenchmarkKind):
@@ -171,80 +103,11 @@ class CafeKind(BenchmarkKind):
 
     # ---------------------------------------------------------------- stage 1
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> CafeOverlaps:
-        pos = neg = None
-        for pr in sample.prompts:
-            if pr.role is _POSITIVE:
-                pos = pos or pr
-            elif pr.role is _NEGATIVE:
-                neg = neg or pr
-        if pos is None or neg is None:
-            _prompt(sample, Role.NEGATIVE if pos else Role.POSITIVE)  # raises the error
-        target = sample.gts[pos.gt or "target"]
-        h, w = target.height, target.width
-        pos_pred, neg_pred = predictions.get(pos.id), predictions.get(neg.id)
-        pos_masks, pos_scores = instances_of(pos_pred, h, w)
-        neg_masks, neg_scores = instances_of(neg_pred, h, w)
-        pos_gt = sample.gts.get(pos.meta.get("entry_gt", ""), target)
-        neg_gt = sample.gts.get(neg.meta.get("entry_gt", ""))
-        pos_nc = non_crowd(pos_gt)
-        # one RLE IoU call: both prompts against the target (column 0) and the positive entry's
-        # other non-crowd instances (for its cgF1 matching)
-        first = target.masks[0] if target.masks else None
-        gts = [first] if first is not None else []
-        gts += [m for m in pos_nc if m is not first]
-        n_pos = len(pos_masks)
-        mat = iou_matrix(pos_masks + neg_masks, gts)
-        if first is not None:
-            ious = mat[:, 0].tolist() if len(gts) > 1 else mat.ravel().tolist()
-        else:
-            ious = [0.0] * mat.shape[0]
-        pos_ious, neg_ious = tuple(ious[:n_pos]), tuple(ious[n_pos:])
-        if len(pos_nc) == 1 and pos_nc[0] is first:
-            pos_table: EntrySource = (pos_scores, pos_ious)  # the target IoUs serve
-        elif len(pos_nc) <= 1:
-            col = gts.index(pos_nc[0]) if pos_nc else -1  # identity: gts holds pos_nc's masks
-            pos_table = (pos_scores, tuple(mat[:n_pos, col].tolist()) if pos_nc else None)
-        else:
-            column = {id(m): j for j, m in enumerate(gts)}
-            cols = [column[id(m)] for m in pos_nc]
-            pos_table = ordered_entry_table(
-                pos_scores, [mat[:n_pos][:, cols]], categories_of(pos_pred),
-                [non_crowd_categories(pos_gt)],
-            )  # fmt: skip
-        neg_nc = non_crowd(neg_gt) if neg_gt else []
-        neg_table = (neg_scores, None) if not neg_nc else _entry_source(
-            neg_masks, neg_scores, neg_nc, categories_of(neg_pred), non_crowd_categories(neg_gt)
-        )
-        pos_max = max(pos_scores) if pos_scores else 0.0
-        neg_max = max(neg_scores) if neg_scores else 0.0
-        static = {
-            "id": sample.id,
-            "edit_type": sample.group,
-            "pos_image_id": pos.source_id,
-            "neg_image_id": neg.source_id,
-            "SoftSwap": int(neg_max > pos_max),
-            "pos_max_score": pos_max,
-            "neg_max_score": neg_max,
-            "pos_max_iou": max(pos_ious) if pos_ious else 0.0,
-            "neg_max_iou": max(neg_ious) if neg_ious else 0.0,
-            "pos_missing": pos_pred is None,
-            "neg_missing": neg_pred is None,
-            "pos_instances": [
-                {"score": a, "iou": b} for a, b in zip(pos_scores, pos_ious, strict=True)
-            ],
-            "neg_instances": [
-                {"score": a, "iou": b} for a, b in zip(neg_scores, neg_ious, strict=True)
-            ],
-        }
-        return CafeOverlaps(
-            PairScores(pos_scores, pos_ious, neg_scores, neg_ious),
-            pos_table,
-            neg_table,
-            (pos.source_id, bool(pos.meta.get("exhaustive", True))),
-            (neg.source_id, bool(neg.meta.get("exhaustive", True))),
-            static,
-            _orphan_sources(sample.meta.get("orphan_entries", []), predictions),
-        )
+        return all_overlaps([sample], predictions)[0]
+
+    def all_overlaps(self, samples: list[Sample], predictions: PredictionSet) -> list[CafeOverlaps]:
+        """Every sample's :meth:`sample_overlaps` at once (the IoUs in few pycocotools calls)."""
+        return all_overlaps(samples, predictions)
 
     # ---------------------------------------------------------------- stage 2
     def sample_readout(
@@ -258,6 +121,12 @@ class CafeKind(BenchmarkKind):
         self, samples: list[Sample], overlaps: list[CafeOverlaps], params: Mapping[str, float]
     ) -> list[dict[str, Any]]:
         """Vectorised: every pair classified at once, records from per-class flag tables."""
+        with gc_paused():  # many acyclic dicts (see masklens.core.gc_pause)
+            return self._readouts(samples, overlaps, params)
+
+    def _readouts(
+        self, samples: list[Sample], overlaps: list[CafeOverlaps], params: Mapping[str, float]
+    ) -> list[dict[str, Any]]:
         cache = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))
         pc, nc = self._codes(cache, params)
         memo = cache["records"]
@@ -274,61 +143,14 @@ class CafeKind(BenchmarkKind):
             recs = itemgetter(*slots)(memo) if len(slots) > 1 else (memo[slots[0]],)
         return list(map(dict.copy, recs))
 
+    @gc_paused()
     def _stacks(self, samples: list[Sample], overlaps: list[CafeOverlaps]) -> dict[str, Any]:
-        """Threshold-free, built once per overlaps list: all pairs flattened, the distinct
-        image entries of the file (an entry shared by pairs counts once; entries in no
-        scored pair ride on a sample's ``orphans``) and group memberships. An entry belongs
-        to the group of its own edit type (a negative without one: its positive's; a
-        positive without one: the groups of its pairs), as the per-subset files of
-        ``run_eval.sh`` list entries."""
-        tables: dict[Any, EntrySource] = {}
-        bits: dict[Any, int] = {}  # entry -> bit g - 1 set when it belongs to group GROUPS[g]
-        bit_of = {g: 1 << i for i, g in enumerate(GROUPS[1:])}
-        for s, o in zip(samples, overlaps, strict=True):
-            pair_bit = bit_of.get(s.group, 0)
-            for (key, counts), table, prompt in (
-                (o.pos_entry, o.pos_table, _prompt_of(s, _POSITIVE)),
-                (o.neg_entry, o.neg_table, _prompt_of(s, _NEGATIVE)),
-            ):
-                if not counts:
-                    continue
-                own = prompt.meta.get("entry_group") if prompt is not None else None
-                bit = bit_of.get(own, 0) if own is not None else pair_bit
-                if key in bits:
-                    bits[key] |= bit if own is None else 0  # an entry shared by pairs
-                else:
-                    tables[key], bits[key] = table, bit
-            for key, table, group in o.orphans:
-                if key not in bits:
-                    tables[key], bits[key] = table, bit_of.get(group, 0)
-        single = [k for k, t in tables.items() if not isinstance(t, EntryTable)]
-        multi = [k for k, t in tables.items() if isinstance(t, EntryTable)]
-        stack = EntryStack.concat(
-            [
-                EntryStack.from_single([tables[k] for k in single]),  # type: ignore[misc]
-                EntryStack.build([tables[k] for k in multi]),  # type: ignore[misc]
-            ]
-        )
-        keys = single + multi
-        key_bits = np.fromiter(map(bits.__getitem__, keys), dtype=np.int64, count=len(keys))
-        entry_members = np.ones((len(GROUPS), len(keys)), dtype=bool)
-        for g in range(1, len(GROUPS)):
-            entry_members[g] = (key_bits >> (g - 1)) & 1 == 1
-        codes = np.fromiter(
-            (bit_of.get(s.group, 0) for s in samples), dtype=np.int64, count=len(samples)
-        )
-        return {
-            "entries": stack,
-            "entry_members": entry_members,
-            "pair_members": [codes == codes]
-            + [codes == bit_of[g] for g in GROUPS[1:]],
-            "pairs": PairStack.build(
-                [o.pair for o in overlaps], [o.static["SoftSwap"] for o in overlaps]
-            ),
-            "missing": sum(o.static["pos_missing"] + o.static["neg_missing"] for o in overlaps),
-            "codes": {},
-            "records": [None] * (12 * len(overlaps)),
-        }
+        """Threshold-free, built once per overlaps list (:func:`cafe_stacks.build_stacks`),
+        with the codes of the latest (t, τ) and the memoised records."""
+        out = build_stacks(samples, overlaps)
+        out["codes"] = {}
+        out["records"] = [None] * (12 * len(overlaps))
+        return out
 
     @staticmethod
     def _codes(cache: dict[str, Any], params: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
