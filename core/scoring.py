@@ -128,6 +128,11 @@ class BenchmarkKind(ABC):
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> Any:
         """Threshold-free cache for one sample; the only stage that touches masks."""
 
+    def all_overlaps(self, samples: list[Sample], predictions: PredictionSet) -> list[Any]:
+        """:meth:`sample_overlaps` of consecutive ``samples`` (same list, same order, same first
+        error); a kind overrides it to batch the mask work across samples."""
+        return [self.sample_overlaps(sample, predictions) for sample in samples]
+
     @abstractmethod
     def sample_readout(
         self, sample: Sample, overlaps: Any, params: Mapping[str, float]
@@ -218,6 +223,20 @@ class OverlapsCache:
         return value
 
 
+#: samples per :meth:`BenchmarkKind.all_overlaps` call when progress is reported
+OVERLAP_CHUNK = 512
+
+
+def overlap_chunks(n: int, size: int) -> list[tuple[int, int]]:
+    """``[start, end)`` runs of ``size`` covering ``range(n)``; a one-sample tail joins the run
+    before it (a kind's bulk stage may gather whole runs only from runs of two or more)."""
+    size = max(2, size)
+    bounds = list(range(0, n, size)) + [n]
+    if len(bounds) > 2 and bounds[-1] - bounds[-2] == 1:
+        del bounds[-2]
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
 class Scorer:
     """Scores one benchmark against one prediction set, caching the overlaps.
 
@@ -235,13 +254,14 @@ class Scorer:
         self.kind = kind
         self.benchmark = benchmark
         self.predictions = predictions
-        n = len(benchmark.samples)
+        samples = benchmark.samples
+        n = len(samples)
         self.overlaps: list[Any] = []
         with gc_paused():  # many small acyclic objects (see masklens.core.gc_pause)
-            for i, sample in enumerate(benchmark.samples):
-                self.overlaps.append(kind.sample_overlaps(sample, predictions))
+            for start, end in overlap_chunks(n, OVERLAP_CHUNK if progress is not None else n):
+                self.overlaps.extend(kind.all_overlaps(samples[start:end], predictions))
                 if progress is not None:
-                    progress(i + 1, n)
+                    progress(end, n)
 
     def update_sample(self, index: int, predictions: PredictionSet) -> None:
         """Recompute one sample's cache after its predictions changed (e.g. a live prompt)."""

@@ -1,0 +1,38 @@
+"""The Scorer's stage 1 in chunks (what the window and a progress bar get) equals one bulk call,
+for every demo kind, and reports progress once per chunk up to the last sample."""
+
+from __future__ import annotations
+
+import pytest
+
+import masklens.core as ml
+from masklens.core import scoring
+from masklens.core.scoring import Scorer, get_kind, overlap_chunks
+
+from test_api import CASES  # same folder (pytest puts it on sys.path)
+
+
+@pytest.mark.parametrize(("n", "size"), [(0, 4), (1, 4), (2, 2), (5, 2), (9, 4), (8, 4), (3, 512)])
+def test_overlap_chunks_cover_every_sample_once_without_a_lone_tail(n, size):
+    runs = overlap_chunks(n, size)
+    assert [i for a, b in runs for i in range(a, b)] == list(range(n))
+    assert all(b - a >= 2 for a, b in runs) or n == 1
+    assert all(b - a <= size + 1 for a, b in runs)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_chunked_stage_one_equals_one_bulk_call(name, monkeypatch):
+    files, _, (param, _, value) = CASES[name]
+    kind = get_kind(name)
+    bench = ml.load_benchmark(name, **files)
+    preds = ml.load_predictions(name, bench, **files)
+    whole = Scorer(kind, bench, preds)
+    monkeypatch.setattr(scoring, "OVERLAP_CHUNK", 2)  # many runs, as at 100k samples in the window
+    seen: list[tuple[int, int]] = []
+    chunked = Scorer(kind, bench, preds, progress=lambda i, n: seen.append((i, n)))
+    n = len(bench.samples)
+    assert seen and seen[-1] == (n, n) and len(seen) == len(overlap_chunks(n, 2))
+    for params in ({}, {param: value}):
+        a, b = whole.rescore(params), chunked.rescore(params)
+        assert a.summary == b.summary
+        assert a.samples == b.samples
