@@ -49,6 +49,8 @@ def _variant(rng: random.Random, base: set[int]) -> set[int]:
     """``base`` with pixels removed or added so that its IoU with ``base`` is an exact
     fraction near or at a threshold (or something in between)."""
     n = len(base)
+    if not n:
+        return set()
     k = rng.choice([0, 0, 1, 2, n // 2, n // 4, rng.randint(0, n - 1)])
     out = set(base)
     if rng.random() < 0.5:
@@ -80,12 +82,15 @@ def synth(seed: int, n_entries: int, n_ann: int) -> tuple[list[dict[str, Any]], 
         exhaustive = rng.random() > 0.1
         instances: list[list[set[int]]] = []
         for a, f in enumerate(files):
+            flag = exhaustive if a == 0 or rng.random() > 0.05 else not exhaustive  # files disagree
             f["images"].append({"id": eid, "height": H, "width": W, "text_input": f"np {i}",
-                                "is_instance_exhaustive": exhaustive})  # fmt: skip
+                                "is_instance_exhaustive": flag})  # fmt: skip
             mine = [p if a == 0 or rng.random() < 0.6 else _variant(rng, p) for p in pool]
             mine = [p for p in mine if a == 0 or rng.random() < 0.8]
             if a and rng.random() < 0.2:
                 mine.append(_shape(rng))
+            if rng.random() < 0.03:
+                mine.append(set())  # an empty instance
             instances.append(mine)
             for px in mine:
                 f["annotations"].append(
@@ -108,10 +113,10 @@ def synth(seed: int, n_entries: int, n_ann: int) -> tuple[list[dict[str, Any]], 
                 px = set(rng.choice(targets))
             else:
                 px = _shape(rng)
-            if not px:
-                continue
+            if rng.random() < 0.03:
+                px = set()  # an empty mask
             made.append(px)
-            score = rng.choice([0.3, 0.5, 0.5, 0.9, 0.9, round(rng.random(), 2), rng.random()])
+            score = rng.choice([0.3, 0.5, 0.5, 0.9, 0.9, 0.0, 1.0, 1, round(rng.random(), 2), rng.random()])
             box = mask_utils.toBbox({"size": [H, W], "counts": _rle(px)["counts"].encode()})
             preds.append({"image_id": eid, "category_id": rng.choice(CATS), "segmentation": _rle(px),
                           "bbox": [float(v) for v in box], "score": score})  # fmt: skip
@@ -142,6 +147,7 @@ def reference(files: list[dict[str, Any]], preds: list[dict[str, Any]], t: float
         by_img.setdefault(p["image_id"], []).append(p)
     records, evals = [], []
     for img in files[0]["images"]:
+        exhaustive = all(im["is_instance_exhaustive"] for f in files for im in f["images"] if im["id"] == img["id"])
         mine = by_img.get(img["id"], [])
         ordered = _in_category_order(mine, cats)
         dt = [p for p in ordered if p["score"] >= t]
@@ -177,7 +183,7 @@ def reference(files: list[dict[str, Any]], preds: list[dict[str, Any]], t: float
         else:
             best_iou = [0.0] * len(mine)
         records.append({
-            "image_id": img["id"], "text": img["text_input"], "exhaustive": img["is_instance_exhaustive"],
+            "image_id": img["id"], "text": img["text_input"], "exhaustive": exhaustive,
             "missing": False, "n_pred": len(mine), "max_score": max((p["score"] for p in mine), default=0.0),
             "n_accepted": b["ndt"], "n_gt": b["ngt"], "annotator": best_a, "IL": il,
             "TP@0.5": int(tp[0]), "TP@0.75": int(tp[5]), "FP@0.5": b["ndt"] - int(tp[0]),
@@ -186,7 +192,7 @@ def reference(files: list[dict[str, Any]], preds: list[dict[str, Any]], t: float
             "instances": [{"score": p["score"], "iou": v, "accepted": p["score"] >= t}
                           for p, v in zip(mine, best_iou, strict=True)],
         })  # fmt: skip
-        if img["is_instance_exhaustive"]:
+        if exhaustive:
             evals.append((il, tp, b["ndt"], b["ngt"], b.get("local_F1s")))
     return records, _summary(evals)
 
@@ -448,3 +454,88 @@ def test_positive_macro_f1_is_bitwise_official(tmp_path: Path) -> None:
         k: v for k, v in summary.items() if k != "positive_macro_F1"
     }  # everything else is bitwise equal
     assert got["positive_macro_F1"] == summary["positive_macro_F1"]
+
+
+def _reference_matches(files, preds, image_id: int, a: int, t: float) -> list[tuple[int, int | None, float | None]]:
+    """Per prediction (file order): the annotator ``a``'s non-crowd instance (index in file
+    order) scipy's assignment in SAM 3's category order pairs it with, and that IoU."""
+    cats = [c["id"] for c in files[0]["categories"]]
+    mine = [p for p in preds if p["image_id"] == image_id]
+    truth = [g for g in files[a]["annotations"] if g["image_id"] == image_id and not g["iscrowd"]]
+    rows = [i for c in sorted(cats) for i, p in enumerate(mine) if p["category_id"] == c and p["score"] >= t]
+    cols = [j for c in sorted(cats) for j, g in enumerate(truth) if g["category_id"] == c]
+    matched: dict[int, tuple[int, float]] = {}
+    if rows and cols:
+        ious = np.asarray(mask_utils.iou([_seg(mine[i]) for i in rows], [_seg(truth[j]) for j in cols], [0] * len(cols)))
+        for r, c in zip(*linear_sum_assignment(-ious), strict=True):
+            matched[rows[r]] = (cols[c], float(ious[r, c]))
+    return [(i, *matched.get(i, (None, None))) for i in range(len(mine))]
+
+
+@pytest.mark.parametrize(("seed", "n_ann"), [(8, 3), (9, 2)])
+def test_card_matches_equal_scipy_and_count_the_record_tp(tmp_path: Path, seed: int, n_ann: int) -> None:
+    """``instance_matches`` (the readout card's GT / IoU columns) is scipy's assignment in the
+    official order, for every annotator, and its pairs with IoU ≥ 0.5 / 0.75 count the record's
+    TP@0.5 / TP@0.75 (oracle annotator) — ties and zero-IoU pairs included."""
+    from masklens.core.benchmarks.pcs import KIND
+
+    files, preds = synth(seed, 40, n_ann)
+    gts, pred = _write(tmp_path, files, preds)
+    scorer = ml.Scorer("pcs", gt=gts, pred=pred)
+    for t in (0.0, 0.3, 0.5, 0.9, 1.0):
+        records = scorer.rescore(score_threshold=t).samples
+        for sample, rec in zip(scorer.benchmark.samples, records, strict=True):
+            prediction = scorer.predictions.get(sample.prompts[0].id)
+            for a in range(n_ann):
+                got = KIND.instance_matches(sample, prediction, {"score_threshold": t}, a)
+                ref = _reference_matches(files, preds, rec["image_id"], a, t)
+                assert [(m["instance"], m["gt"], m["iou"]) for m in got] == ref, (t, rec["image_id"], a)
+                if a == rec["annotator"]:
+                    ious = [m["iou"] for m in got if m["iou"] is not None]
+                    assert sum(v >= 0.5 for v in ious) == rec["TP@0.5"], (t, rec["image_id"])
+                    assert sum(v >= 0.75 for v in ious) == rec["TP@0.75"], (t, rec["image_id"])
+
+
+def _per_entry_stack(scores, mats, ngt) -> EntryStack:
+    return EntryStack.build([entry_table(s, _split(m, g)) for s, m, g in zip(scores, mats, ngt.tolist(), strict=True)])
+
+
+def _assert_same_stack(a: EntryStack, b: EntryStack) -> None:
+    for f in ("n", "level_values", "level_owner", "offsets", "ndt", "tp", "ngt"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+
+
+def test_large_sparse_entries_equal_per_entry_tables() -> None:
+    """Entries of 60–150 predictions over 20–40 instances, mostly stars with bridges arriving
+    at random levels (star → Hungarian at many prefixes), 1–3 annotators."""
+    rng = np.random.default_rng(7)
+    values = np.array([float(x) for x in THR] + [0.7, 0.3, 1.0, 5e-324, _near(0.75, -1), _near(0.5, -1)])
+    for n_ann in (1, 2, 3):
+        scores, mats, ngt = [], [], []
+        for _ in range(3):
+            n = int(rng.integers(60, 150))
+            g = [int(rng.integers(20, 40)) for _ in range(n_ann)]
+            m = np.zeros((n, sum(g)))
+            for i in range(n):  # one edge per row (stars) ...
+                m[i, rng.integers(sum(g))] = rng.choice(values)
+            for i in rng.choice(n, size=n // 10, replace=False):  # ... and some bridges
+                m[i, rng.integers(sum(g))] = rng.choice(values)
+            scores.append(rng.choice([0.1, 0.2, 0.5, 0.5, 0.9], size=n).tolist())
+            mats.append(m)
+            ngt.append(g)
+        ngt_arr = np.array(ngt, dtype=np.int64)
+        _assert_same_stack(stack_entries(scores, mats, ngt_arr), _per_entry_stack(scores, mats, ngt_arr))
+
+
+def test_an_entry_of_2_15_predictions_counts_in_int32() -> None:
+    """The TP table switches from int16 to int32 at 2^15 predictions in one entry; the counts
+    (up to the instance count) stay exact on both sides of the switch."""
+    for n in ((1 << 15) - 1, 1 << 15):
+        m = np.zeros((n, 3))
+        m[:, 0] = 0.6  # every prediction overlaps instance 0: a column star
+        m[5, 1], m[7, 2] = 0.95, 0.5  # two lone pairs
+        scores = [[0.5] * n]
+        ngt = np.array([[3]], dtype=np.int64)
+        got = stack_entries(scores, [m], ngt)
+        _assert_same_stack(got, _per_entry_stack(scores, [m], ngt))
+        assert got.tp[1, 0].tolist() == [3, 2, 2, 1, 1, 1, 1, 1, 1, 1]
