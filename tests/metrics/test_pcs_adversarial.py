@@ -539,3 +539,44 @@ def test_an_entry_of_2_15_predictions_counts_in_int32() -> None:
         got = stack_entries(scores, [m], ngt)
         _assert_same_stack(got, _per_entry_stack(scores, [m], ngt))
         assert got.tp[1, 0].tolist() == [3, 2, 2, 1, 1, 1, 1, 1, 1, 1]
+
+
+def _fresh_eval(scores, blocks, t: float):
+    """(IL class, TP, ndt, ngt, local F1s) of one entry at ``t`` after SAM 3's oracle."""
+    ndt = sum(s >= t for s in scores)
+    picked = None
+    for m in blocks:
+        tp = _fresh_tp(scores, m, t) if ndt and m.shape[1] else np.zeros(len(THR), dtype=np.int64)
+        local = _local_f1s(tp, ndt, m.shape[1]) if ndt or m.shape[1] else None
+        if picked is None or (picked[4] is not None and (local is None or local.mean() > picked[4].mean())):
+            picked = (None, tp, ndt, m.shape[1], local)
+    _, tp, ndt, ngt, local = picked
+    il = ("TP" if ndt else "FN") if ngt else ("FP" if ndt else "TN")
+    return il, tp, ndt, ngt, local
+
+
+@settings(max_examples=200, deadline=None)
+@given(star_breaking_entries(), st.sampled_from([0.0, 0.2, 0.5, 0.65, 0.8, 1.0]))
+def test_bulk_summary_equals_a_fresh_oracle_summary(data, t) -> None:
+    from masklens.core.metrics.pcs import summarize_entries
+
+    scores, mats, ngt = data
+    got = dict(summarize_entries(stack_entries(scores, mats, ngt), t))
+    ref = _summary([_fresh_eval(s, _split(m, g), t) for s, m, g in zip(scores, mats, ngt.tolist(), strict=True)])
+    macro, ref_macro = got.pop("positive_macro_F1"), ref.pop("positive_macro_F1")
+    assert (macro is None) == (ref_macro is None)
+    assert macro is None or macro == pytest.approx(ref_macro, rel=1e-14, abs=1e-15)
+    assert got == ref, {k: (got.get(k), v) for k, v in ref.items() if got.get(k) != v}
+
+
+def test_out_file_equals_the_reference(tmp_path: Path) -> None:
+    """``score(..., out=)`` (orjson, compact) writes the same records and summary."""
+    files, preds = synth(11, 30, 2)
+    gts, pred = _write(tmp_path, files, preds)
+    ml.score("pcs", gt=gts, pred=pred, score_threshold=0.5, out=tmp_path / "out.json")
+    written = json.loads((tmp_path / "out.json").read_text())
+    records, summary = json.loads(json.dumps(reference(files, preds, 0.5)))
+    assert [{k: v for k, v in r.items() if k != "id"} for r in written["samples"]] == records
+    macro = written["summary"]["all"].pop("positive_macro_F1")
+    assert macro == pytest.approx(summary.pop("positive_macro_F1"), rel=1e-14)
+    assert written["summary"]["all"] == summary
