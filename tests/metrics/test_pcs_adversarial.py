@@ -116,7 +116,7 @@ def synth(seed: int, n_entries: int, n_ann: int) -> tuple[list[dict[str, Any]], 
             if rng.random() < 0.03:
                 px = set()  # an empty mask
             made.append(px)
-            score = rng.choice([0.3, 0.5, 0.5, 0.9, 0.9, 0.0, 1.0, 1, round(rng.random(), 2), rng.random()])
+            score = rng.choice([0.3, 0.5, 0.5, 0.9, 0.9, 0.0, -0.0, 1.0, 1, 1.5, -0.25, round(rng.random(), 2), rng.random()])
             box = mask_utils.toBbox({"size": [H, W], "counts": _rle(px)["counts"].encode()})
             preds.append({"image_id": eid, "category_id": rng.choice(CATS), "segmentation": _rle(px),
                           "bbox": [float(v) for v in box], "score": score})  # fmt: skip
@@ -269,6 +269,7 @@ def _compare(result, files, preds, t: float) -> None:
     got = result.samples
     assert len(got) == len(records)
     for g, r in zip(got, records, strict=True):
+        assert g["id"] == str(r["image_id"])
         g = {k: v for k, v in g.items() if k != "id"}
         assert g == r, (t, r["image_id"], {k: (g.get(k), v) for k, v in r.items() if g.get(k) != v})
     ours = dict(result.summary["all"])
@@ -596,3 +597,24 @@ def test_out_file_equals_the_reference(tmp_path: Path) -> None:
     macro = written["summary"]["all"].pop("positive_macro_F1")
     assert macro == pytest.approx(summary.pop("positive_macro_F1"), rel=1e-14)
     assert written["summary"]["all"] == summary
+
+
+def test_update_sample_after_rescoring_rebuilds_the_memo(tmp_path: Path) -> None:
+    """A sample's predictions replaced (``Scorer.update_sample``, the GUI's live prompt) after
+    records were memoised: re-scoring at the same and other thresholds equals the reference on
+    the merged predictions (no stale rows, tables or subset sums)."""
+    files, preds = synth(12, 30, 3)
+    _, other = synth(13, 30, 3)
+    gts, pred = _write(tmp_path, files, preds)
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    scorer = ml.Scorer("pcs", gt=gts, pred=pred)
+    replacement = ml.Scorer("pcs", gt=gts, pred=str(tmp_path / "other.json")).predictions
+    for t in (0.5, 0.0, 0.9):
+        _compare(scorer.rescore(score_threshold=t), files, preds, t)
+    merged = preds
+    for index in (3, 17):
+        scorer.update_sample(index, replacement)
+        image_id = files[0]["images"][index]["id"]
+        merged = [p for p in merged if p["image_id"] != image_id] + [p for p in other if p["image_id"] == image_id]
+        for t in (0.5, 0.0, 0.9, 0.3):
+            _compare(scorer.rescore(score_threshold=t), files, merged, t)
