@@ -4,12 +4,11 @@ for every demo kind, and reports progress once per chunk up to the last sample."
 from __future__ import annotations
 
 import pytest
+from test_api import CASES  # same folder (pytest puts it on sys.path)
 
 import masklens.core as ml
 from masklens.core import scoring
 from masklens.core.scoring import Scorer, get_kind, overlap_chunks
-
-from test_api import CASES  # same folder (pytest puts it on sys.path)
 
 
 @pytest.mark.parametrize(("n", "size"), [(0, 4), (1, 4), (2, 2), (5, 2), (9, 4), (8, 4), (3, 512)])
