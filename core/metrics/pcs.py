@@ -77,6 +77,18 @@ def _segments(members: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return order, full, (np.cumsum(sizes) - sizes)[full]
 
 
+def sequential_sums(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Float sums of the segments ``rows[starts[i]:starts[i + 1]]`` (axis 0), each added one row
+    after another as SAM 3's ``accumulate`` does (``local_F1s += ...``): ``np.add.reduceat``
+    may add in another order and differ in the last bit."""
+    bounds = [*starts.tolist(), len(rows)]
+    out = np.zeros((len(starts), *rows.shape[1:]), dtype=np.float64)
+    for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        if b > a:
+            out[i] = np.cumsum(rows[a:b], axis=0)[-1]
+    return out
+
+
 def accumulate_groups(
     tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray, members: np.ndarray
 ) -> list[dict[str, float | int | None]]:
@@ -94,7 +106,7 @@ def accumulate_groups(
     f1_sum = np.zeros((len(members), w), dtype=np.float64)
     if full.size:
         sums[full] = np.add.reduceat(ints[order], starts, axis=0)
-        f1_sum[full] = np.add.reduceat(f1_pos[order], starts, axis=0)
+        f1_sum[full] = sequential_sums(f1_pos[order], starts)
     return _finish(sums, f1_sum, members)
 
 
@@ -104,8 +116,7 @@ def _accumulate_rows(
     """:func:`accumulate_groups` of the oracle's picks at the given rows (those at ``t``),
     from the stack's threshold-free row table: the integer columns from the per-subset
     cumulative sums (:mod:`~masklens.core.metrics.pcs_sums`; integers, so exact), the local F1
-    gathered and summed exactly as there (numpy's pairwise float sums: same rows, same
-    order); None when the stack has no such table."""
+    gathered and summed exactly as there (one row after another, in entry order); None when the stack has no such table."""
     table = stack.row_sums_table()
     if table is None:
         return None
@@ -117,7 +128,7 @@ def _accumulate_rows(
     f1_sum = np.zeros((len(members), w), dtype=np.float64)
     order, full, starts = _segments(members)
     if full.size:  # the same float sums as accumulate_groups: every member, in entry order
-        f1_sum[full] = np.add.reduceat(f1[rows[order]], starts, axis=0)
+        f1_sum[full] = sequential_sums(f1[rows[order]], starts)
     return _finish(sums, f1_sum, members)
 
 
