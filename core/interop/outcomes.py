@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from masklens.core.masks import Mask, iou_matrix, resize_nearest
+from masklens.core.metrics.pcs_tables import assignment, category_order
 from masklens.core.schema import Benchmark, Prediction, Prompt, Role, Sample
 
 #: roles whose prompt asks for something absent: their ground truth is empty
@@ -99,15 +100,13 @@ def prompt_outcomes(
         if masks and real else np.zeros((len(masks), len(real)))
     pairs: dict[int, tuple[int, float]] = {}  # prediction -> (gt among `real`, IoU)
     if accepted and real:
-        sub = ious[accepted]
-        if len(real) == 1:
-            best = int(np.argmax(sub[:, 0]))
-            pairs[accepted[best]] = (0, float(sub[best, 0]))
-        else:
-            from scipy.optimize import linear_sum_assignment
-
-            rows, cols = linear_sum_assignment(sub, maximize=True)
-            pairs = {accepted[r]: (int(c), float(sub[r, c])) for r, c in zip(rows, cols, strict=True)}
+        # the scorer's matching: instances in SAM 3's category order (a tie between equally good
+        # assignments resolves as it did for the record's TP counts), the cards' assignment
+        rows = [accepted[i] for i in category_order([insts[k].category for k in accepted])]
+        cats = sample.gts[prompt.gt].meta.get("category_ids") or [None] * len(gts)
+        cols = category_order([cats[k] for k in real])
+        sub = ious[np.ix_(rows, cols)]
+        pairs = {rows[r]: (cols[c], float(sub[r, c])) for r, c in assignment(sub)}
     targets = target_masks(sample, prompt) if prompt.role in ABSENT_ROLES else []
     aligned_iou = iou_matrix(masks, _fit(targets, image.height, image.width)).max(axis=1) \
         if masks and targets else np.zeros(len(masks))

@@ -619,13 +619,6 @@ def test_update_sample_after_rescoring_rebuilds_the_memo(tmp_path: Path) -> None
             _compare(scorer.rescore(score_threshold=t), files, merged, t)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/interop/outcomes.py prompt_outcomes (masklens export's tp/fp/fn, gtK.*) runs the "
-    "Hungarian on the accepted predictions and instances in FILE order, not SAM 3's category order, "
-    "so on a tied assignment its tp count differs from the record's (and the official) TP@0.5, "
-    "contrary to docs/interop.md",
-)
 def test_export_counts_equal_the_record_on_a_category_order_tie(tmp_path: Path) -> None:
     """The tie gadget of ``cafe_synth`` (G1 = 4 px, G2 = 5 px; P1 overlaps G1 at 0.5 and G2 at
     0.25, P2 overlaps G1 at 0.25: both assignments sum to 0.5) with P1 in category 2 and P2 in
