@@ -228,11 +228,10 @@ OVERLAP_CHUNK = 512
 
 
 def overlap_chunks(n: int, size: int) -> list[tuple[int, int]]:
-    """``[start, end)`` runs of ``size`` covering ``range(n)``; a one-sample tail joins the run
-    before it (a kind's bulk stage may gather whole runs only from runs of two or more)."""
-    size = max(2, size)
-    bounds = list(range(0, n, size)) + [n]
-    if len(bounds) > 2 and bounds[-1] - bounds[-2] == 1:
+    """``[start, end)`` runs of ``size`` covering ``range(n)``; for ``size`` > 1 a one-sample
+    tail joins the run before it (a kind's bulk stage gathers whole runs only of two or more)."""
+    bounds = list(range(0, n, max(1, size))) + [n]
+    if size > 1 and len(bounds) > 2 and bounds[-1] - bounds[-2] == 1:
         del bounds[-2]
     return list(zip(bounds[:-1], bounds[1:], strict=True))
 
@@ -257,8 +256,12 @@ class Scorer:
         samples = benchmark.samples
         n = len(samples)
         self.overlaps: list[Any] = []
+        # a kind that batches stage 1 gets runs of samples (all at once without progress to
+        # report); any other kind, one sample at a time, so progress and cancel stay per sample
+        batches = type(kind).all_overlaps is not BenchmarkKind.all_overlaps
+        size = n if progress is None else OVERLAP_CHUNK if batches else 1
         with gc_paused():  # many small acyclic objects (see masklens.core.gc_pause)
-            for start, end in overlap_chunks(n, OVERLAP_CHUNK if progress is not None else n):
+            for start, end in overlap_chunks(n, size):
                 self.overlaps.extend(kind.all_overlaps(samples[start:end], predictions))
                 if progress is not None:
                     progress(end, n)

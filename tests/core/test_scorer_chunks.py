@@ -11,12 +11,20 @@ from masklens.core import scoring
 from masklens.core.scoring import Scorer, get_kind, overlap_chunks
 
 
-@pytest.mark.parametrize(("n", "size"), [(0, 4), (1, 4), (2, 2), (5, 2), (9, 4), (8, 4), (3, 512)])
+@pytest.mark.parametrize(("n", "size"), [(0, 4), (1, 4), (2, 2), (5, 2), (9, 4), (8, 4), (3, 512), (3, 1)])
 def test_overlap_chunks_cover_every_sample_once_without_a_lone_tail(n, size):
     runs = overlap_chunks(n, size)
     assert [i for a, b in runs for i in range(a, b)] == list(range(n))
-    assert all(b - a >= 2 for a, b in runs) or n == 1
+    assert all(b - a >= 2 for a, b in runs) or n == 1 or size == 1
     assert all(b - a <= size + 1 for a, b in runs)
+
+
+def test_a_kind_without_a_bulk_stage_reports_progress_per_sample():
+    files, _, _ = CASES["r2sm"]
+    bench = ml.load_benchmark("r2sm", **files)
+    seen: list[int] = []
+    Scorer(get_kind("r2sm"), bench, ml.load_predictions("r2sm", bench, **files), progress=lambda i, n: seen.append(i))
+    assert seen == list(range(1, len(bench.samples) + 1))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -30,7 +38,8 @@ def test_chunked_stage_one_equals_one_bulk_call(name, monkeypatch):
     seen: list[tuple[int, int]] = []
     chunked = Scorer(kind, bench, preds, progress=lambda i, n: seen.append((i, n)))
     n = len(bench.samples)
-    assert seen and seen[-1] == (n, n) and len(seen) == len(overlap_chunks(n, 2))
+    batches = type(kind).all_overlaps is not scoring.BenchmarkKind.all_overlaps
+    assert seen and seen[-1] == (n, n) and len(seen) == len(overlap_chunks(n, 2 if batches else 1))
     for params in ({}, {param: value}):
         a, b = whole.rescore(params), chunked.rescore(params)
         assert a.summary == b.summary
