@@ -97,8 +97,20 @@ def test_review_export_csv_has_no_formula(tmp_path):
     assert notes == PAYLOADS  # the JSON export keeps the exact text
 
 
-def test_report_csvs_have_no_formula(tmp_path):
-    kind = install()
+@pytest.fixture
+def toy_kind(monkeypatch):
+    """The toy kind and layout, registered for this test only (no leak into later tests)."""
+    from masklens.core import scoring
+    from masklens.core.reports import layout
+
+    monkeypatch.setattr(scoring, "_KINDS", dict(scoring._KINDS))
+    monkeypatch.setattr(layout, "_LAYOUTS", dict(layout._LAYOUTS))
+    monkeypatch.setattr(layout, "_LAYOUT_MODULES", dict(layout._LAYOUT_MODULES))
+    return install()
+
+
+def test_report_csvs_have_no_formula(tmp_path, toy_kind):
+    kind = toy_kind
     files = write_fixture(tmp_path)
     ann = json.loads(files["ann"].read_text())
     hostile = {"s1": PAYLOADS[0], "s2": "a\r=cmd|'/C calc'!A0", "s3": "＝1", "s4": "\n@SUM(1)"}
