@@ -31,10 +31,10 @@ from itertools import chain
 
 import numpy as np
 
+from masklens.core.metrics.lsap import linear_sum_assignment
 from masklens.core.metrics.pcs_tables import (
     _THR,
     EntryStack,
-    _match_values,
     entry_table,
 )
 
@@ -166,7 +166,9 @@ def stack_entries(
     # ---- beyond the star regime: scipy's Hungarian on the accepted rows, per prefix
     todo = np.flatnonzero(k0 != _NEVER)
     if todo.size:
-        where, found = [], []
+        where: list[int] = []
+        found: list[float] = []  # every prefix's matched IoUs, one after another
+        counts: list[int] = []  # how many each prefix has
         ngt_rows, lvl_list = ngt.tolist(), lvl.tolist()
         starts, sizes, first = pred_start.tolist(), n_levels.tolist(), offsets.tolist()
         for idx, k_start in zip(todo.tolist(), k0[todo].tolist(), strict=True):
@@ -174,15 +176,31 @@ def stack_entries(
             lo = sum(ngt_rows[ent][:ann])
             m = mats[ent][:, lo : lo + ngt_rows[ent][ann]]
             lv = lvl_list[starts[ent] : starts[ent] + m.shape[0]]
+            row0 = first[ent] * n_ann + ann
             for k in range(k_start, sizes[ent] + 1):
                 accepted = [i for i, v in enumerate(lv) if v <= k]  # matching order
-                where.append((first[ent] + k) * n_ann + ann)
-                found.append(_match_values(m[accepted]))
+                where.append(row0 + k * n_ann)
+                values = _match_values(m[accepted])
+                found.extend(values)
+                counts.append(len(values))
         # TP at each threshold: how many matched IoUs reach it (as _tp_row; no NaN here)
-        counts = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
-        slot = np.repeat(np.arange(len(found)), counts)
-        met = np.searchsorted(_THR_ARR, np.concatenate(found), side="right")
-        hist = np.bincount(slot * (_W + 1) + met, minlength=len(found) * (_W + 1))
+        slot = np.repeat(np.arange(len(counts)), counts)
+        met = np.searchsorted(_THR_ARR, np.array(found, dtype=np.float64), side="right")
+        hist = np.bincount(slot * (_W + 1) + met, minlength=len(counts) * (_W + 1))
         reach = np.cumsum(hist.reshape(-1, _W + 1)[:, ::-1], axis=1)[:, ::-1]
         tp.reshape(-1, _W)[where] = reach[:, 1:]
     return EntryStack(n, level_values, lv_owner, offsets, ndt, tp, ngt)
+
+
+def _match_values(ious: np.ndarray) -> list[float]:
+    """:func:`masklens.core.metrics.pcs_tables._match_values` as a list of floats (the same
+    values, without an array per prefix)."""
+    rows, cols = ious.shape
+    if rows == 0 or cols == 0:
+        return []
+    if cols == 1:
+        return [float(ious[:, 0].max())]
+    if rows == 1:
+        return [float(ious[0].max())]
+    r, c = linear_sum_assignment(-ious)
+    return ious[r, c].tolist()

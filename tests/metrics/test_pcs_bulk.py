@@ -271,3 +271,27 @@ def test_summary_moving_t_with_kept_subsets_equals_accumulate(data, ts, bits) ->
             for k in a:
                 assert type(a[k]) is type(b[k]), k
                 assert a[k] == b[k] or (a[k] != a[k] and b[k] != b[k]), (k, a[k], b[k])
+
+
+#: small IoU matrices of every shape the Hungarian loop meets, ties frequent
+small_ious = st.integers(0, 5).flatmap(
+    lambda r: st.integers(0, 5).flatmap(
+        lambda c: st.lists(iou_val, min_size=r * c, max_size=r * c).map(
+            lambda v: np.array(v, dtype=float).reshape(r, c)
+        )
+    )
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(small_ious)
+def test_bulk_match_values_equal_the_tables(ious) -> None:
+    """``stack_entries``' list-valued matching gives exactly the per-entry table's values
+    (scipy's assignment, its tie-breaking included), as Python floats."""
+    from masklens.core.metrics.pcs_tables import _match_values
+
+    got = pcs_bulk._match_values(ious)
+    want = _match_values(ious)
+    assert all(type(v) is float for v in got)
+    assert got == want.tolist()
+    assert np.array_equal(np.array(got, dtype=np.float64), want)
