@@ -19,7 +19,7 @@ from masklens.core.benchmarks.cafe_batch import GROUP_BITS, CafeBatch
 from masklens.core.benchmarks.cafe_io import GROUPS
 from masklens.core.benchmarks.cafe_stage1 import CafeOverlaps, EntrySource
 from masklens.core.metrics.cafe import PairStack
-from masklens.core.metrics.pcs import IOU_THRESHOLDS, EntryStack, EntryTable
+from masklens.core.metrics.pcs import EntryStack, EntryTable
 from masklens.core.schema import Sample
 
 
@@ -144,31 +144,4 @@ def single_stack(
     """``EntryStack.from_single`` from flat arrays: entry e's scores are the next
     ``sizes[e]`` values of ``s``, their IoUs with its one instance those of ``iou`` (-1
     where ``has_gt[e]`` is False). The same arrays, value for value."""
-    n = sizes.size
-    total = int(sizes.sum())
-    owner = np.repeat(np.arange(n), sizes)
-    ngt = has_gt.astype(np.int64)
-    order = np.lexsort((-s, owner))  # by entry, scores descending
-    s, iou, owner = s[order], iou[order], owner[order]
-    rank = np.arange(total) - (np.cumsum(sizes) - sizes)[owner]
-    best = iou.copy()  # running max of the IoU within each entry
-    by_rank = np.argsort(rank, kind="stable")
-    bounds = np.cumsum(np.bincount(rank, minlength=1))
-    for k in range(1, len(bounds)):
-        idx = by_rank[bounds[k - 1] : bounds[k]]
-        best[idx] = np.maximum(best[idx - 1], iou[idx])
-    last = (
-        np.flatnonzero(np.r_[(owner[1:] != owner[:-1]) | (s[1:] != s[:-1]), True])
-        if total
-        else np.zeros(0, np.int64)
-    )
-    lv_owner = owner[last]
-    n_levels = np.bincount(lv_owner, minlength=n)
-    offsets = np.cumsum(n_levels + 1) - (n_levels + 1)
-    lv_rank = np.arange(last.size) - (np.cumsum(n_levels) - n_levels)[lv_owner]
-    rows = offsets[lv_owner] + 1 + lv_rank
-    ndt = np.zeros(int((n_levels + 1).sum()), dtype=np.int64)
-    tp = np.zeros((ndt.size, 1, len(IOU_THRESHOLDS)), dtype=np.int64)
-    ndt[rows] = rank[last] + 1
-    tp[rows, 0] = best[last, None] >= IOU_THRESHOLDS[None, :]
-    return EntryStack(n, s[last], lv_owner, offsets, ndt, tp, ngt[:, None])
+    return EntryStack.from_flat(s, iou, sizes, has_gt)

@@ -279,7 +279,6 @@ class EntryStack:
         n = len(entries)
         sizes = np.fromiter((len(sc) for sc, _ in entries), dtype=np.int64, count=n)
         total = int(sizes.sum())
-        owner = np.repeat(np.arange(n), sizes)
         s = np.fromiter(chain.from_iterable(sc for sc, _ in entries), dtype=np.float64, count=total)
         iou = np.fromiter(
             chain.from_iterable(
@@ -288,7 +287,20 @@ class EntryStack:
             dtype=np.float64,
             count=total,
         )
-        ngt = np.fromiter((io is not None for _, io in entries), dtype=np.int64, count=n)
+        has_gt = np.fromiter((io is not None for _, io in entries), dtype=bool, count=n)
+        return cls.from_flat(s, iou, sizes, has_gt)
+
+    @classmethod
+    def from_flat(
+        cls, s: np.ndarray, iou: np.ndarray, sizes: np.ndarray, has_gt: np.ndarray
+    ) -> EntryStack:
+        """:meth:`from_single` from flat arrays: entry e's scores are the next ``sizes[e]``
+        values of ``s``, their IoUs with its one instance those of ``iou`` (-1 where
+        ``has_gt[e]`` is False)."""
+        n = sizes.size
+        total = int(sizes.sum())
+        owner = np.repeat(np.arange(n), sizes)
+        ngt = has_gt.astype(np.int64)
         order = np.lexsort((-s, owner))  # by entry, scores descending
         s, iou, owner = s[order], iou[order], owner[order]
         rank = np.arange(total) - (np.cumsum(sizes) - sizes)[owner]
