@@ -4,8 +4,6 @@ parsed by orjson (which refuses more than 1024 levels on its own), a cheaper wal
 
 from __future__ import annotations
 
-from itertools import chain, compress
-
 import numpy as np
 
 _CHUNK = 1 << 24
@@ -59,8 +57,7 @@ def scan_parsed(value: object, limit: int) -> tuple[bool, bool]:
     an integer literal that orjson read as a float — is met) of a parsed JSON value (the dicts
     and lists a JSON parser builds; the depth answer of a valid text is that of
     :func:`json_depth_exceeds`). One level at a time, without recursion; stops at the first
-    of the two it meets. Each level's values are sorted by type in C (``map`` of the types'
-    ``__instancecheck__`` into ``compress``): no Python bytecode runs per value."""
+    of the two it meets."""
     if type(value) is float and not -HUGE < value < HUGE:
         return False, True
     dicts = [value] if type(value) is dict else []
@@ -70,12 +67,12 @@ def scan_parsed(value: object, limit: int) -> tuple[bool, bool]:
         depth += 1
         if depth > limit:
             return True, False
-        inner = list(chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists)))
-        if not all(map(HUGE.__gt__, map(abs, compress(inner, map(_is_float, inner))))):
+        inner = [v for c in dicts for v in c.values()
+                 if type(v) is dict or type(v) is list or (type(v) is float and not -HUGE < v < HUGE)]  # fmt: skip
+        inner += [v for c in lists for v in c
+                  if type(v) is dict or type(v) is list or (type(v) is float and not -HUGE < v < HUGE)]  # fmt: skip
+        dicts = [v for v in inner if type(v) is dict]
+        lists = [v for v in inner if type(v) is list]
+        if len(dicts) + len(lists) < len(inner):
             return False, True
-        dicts = list(compress(inner, map(_is_dict, inner)))
-        lists = list(compress(inner, map(_is_list, inner)))
     return False, False
-
-
-_is_float, _is_dict, _is_list = float.__instancecheck__, dict.__instancecheck__, list.__instancecheck__

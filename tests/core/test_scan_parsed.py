@@ -1,4 +1,4 @@
-"""scan_parsed (types sorted in C per level) equals the straightforward recursive walk."""
+"""scan_parsed (one level at a time, type checks per value) equals a straightforward walk."""
 
 from __future__ import annotations
 
