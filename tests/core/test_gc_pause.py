@@ -6,7 +6,17 @@ from __future__ import annotations
 import gc
 import weakref
 
+import pytest
+
 from masklens.core.gc_pause import gc_paused
+
+
+@pytest.fixture(autouse=True)
+def _nothing_frozen() -> None:
+    """Earlier tests in the process may have frozen objects (the GUI's settle_heap): thaw them,
+    so the pause's own rule (promote only when nothing is frozen) is what is tested."""
+    gc.unfreeze()
+    assert gc.isenabled()
 
 
 class _Node:
