@@ -12,7 +12,9 @@ many objects and nothing is frozen (``gc.get_freeze_count() == 0``, so no one el
 ``gc.freeze`` is undone), the pause ends with ``gc.freeze(); gc.unfreeze()``: every tracked
 object moves to the oldest generation without being walked, and the young count starts
 from zero. Nothing leaves the collector: a cycle made later is collected as usual, and a
-cycle among the moved objects by the next full collection (or ``gc.collect()``)."""
+cycle among the moved objects by the next full collection (or ``gc.collect()``). A
+``gc.freeze`` another thread makes between the check and the move is undone: its objects are
+walked again by later full collections (time, never correctness)."""
 
 from __future__ import annotations
 
