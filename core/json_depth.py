@@ -52,6 +52,10 @@ def _scan(chunk: np.ndarray, depth: int, in_string: int) -> tuple[int, int, int]
 HUGE = float(1 << 63)
 
 
+#: the value types the walk looks at: containers to go into, floats to check
+_WATCHED = frozenset((dict, list, float))
+
+
 def scan_parsed(value: object, limit: int) -> tuple[bool, bool]:
     """(arrays/objects nest deeper than ``limit``, a float of magnitude ≥ :data:`HUGE` — maybe
     an integer literal that orjson read as a float — is met) of a parsed JSON value (the dicts
@@ -67,10 +71,11 @@ def scan_parsed(value: object, limit: int) -> tuple[bool, bool]:
         depth += 1
         if depth > limit:
             return True, False
+        # a scalar costs one type() and one set lookup; inner: the containers and huge floats
         inner = [v for c in dicts for v in c.values()
-                 if type(v) is dict or type(v) is list or (type(v) is float and not -HUGE < v < HUGE)]  # fmt: skip
+                 if type(v) in _WATCHED and (type(v) is not float or not -HUGE < v < HUGE)]  # fmt: skip
         inner += [v for c in lists for v in c
-                  if type(v) is dict or type(v) is list or (type(v) is float and not -HUGE < v < HUGE)]  # fmt: skip
+                  if type(v) in _WATCHED and (type(v) is not float or not -HUGE < v < HUGE)]  # fmt: skip
         dicts = [v for v in inner if type(v) is dict]
         lists = [v for v in inner if type(v) is list]
         if len(dicts) + len(lists) < len(inner):

@@ -1,0 +1,89 @@
+"""gc_paused: collection back on after the pause, what it made moved to the oldest generation
+without a walk, and no cycle escapes the collector."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import pytest
+
+from masklens.core.gc_pause import gc_paused
+
+
+@pytest.fixture(autouse=True)
+def _nothing_frozen() -> None:
+    """Earlier tests in the process may have frozen objects (the GUI's settle_heap): thaw them,
+    so the pause's own rule (promote only when nothing is frozen) is what is tested."""
+    gc.unfreeze()
+    assert gc.isenabled()
+
+
+class _Node:
+    def __init__(self) -> None:
+        self.me = self  # a reference cycle: only the cyclic collector frees it
+
+
+def _bulk_load() -> list[dict]:
+    return [{"i": i, "v": [i]} for i in range(100_000)]
+
+
+def test_collection_back_on_and_young_generation_empty_after_bulk() -> None:
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        data = _bulk_load()
+    assert gc.isenabled()
+    assert gc.get_count()[0] < gc.get_threshold()[0]  # no pass over the 100 000 dicts pending
+    assert gc.get_freeze_count() == 0  # moved to the oldest generation, not frozen
+    assert gc.is_tracked(data[0])
+    del data
+
+
+def test_cycle_made_after_the_load_is_still_collected_automatically() -> None:
+    with gc_paused():
+        data = _bulk_load()
+    node = _Node()
+    ref = weakref.ref(node)
+    del node
+    kept: list[list] = []
+    for _ in range(10 * gc.get_threshold()[0]):  # allocations only: automatic collection frees it
+        kept.append([])
+        if ref() is None:
+            break
+    assert ref() is None
+    del data
+
+
+def test_cycle_made_during_the_load_is_collected_by_a_full_collection() -> None:
+    with gc_paused():
+        data = _bulk_load()
+        node = _Node()
+        ref = weakref.ref(node)
+        del node
+    assert ref() is not None  # not walked when the pause ended
+    gc.collect()
+    assert ref() is None
+    del data
+
+
+def test_someone_elses_freeze_is_kept() -> None:
+    gc.collect()
+    keep = [_Node() for _ in range(10)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused():
+            data = _bulk_load()
+        assert gc.get_freeze_count() == frozen  # not unfrozen by the pause
+    finally:
+        gc.unfreeze()
+    del data, keep
+
+
+def test_nested_pauses_reenable_once() -> None:
+    with gc_paused():
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
