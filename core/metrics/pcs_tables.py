@@ -21,6 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from masklens.core.metrics.pcs_matching import (  # noqa: F401 (re-exported)
+    _category_key,
+    _match_values,
+    assignment,
+    category_order,
+)
+
 #: IoU thresholds 0.50:0.05:0.95, built exactly as pycocotools' Params does
 IOU_THRESHOLDS: np.ndarray = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1)
 #: epsilons of the official script: precision/recall/F1 and image-level ratios/MCC
@@ -48,35 +55,6 @@ class EntryTable:
     def row(self, t: float) -> int:
         """The row for score threshold ``t`` (predictions with s ≥ t are accepted)."""
         return len(self.levels) - bisect_left(self.levels, t)
-
-
-def _match_values(ious: np.ndarray) -> np.ndarray:
-    """IoUs of the one Hungarian assignment maximising the summed IoU (rows = predictions)."""
-    if ious.shape[0] == 0 or ious.shape[1] == 0:
-        return np.zeros(0)
-    if ious.shape[1] == 1:  # one ground truth: the assignment takes the best prediction
-        return np.array([ious[:, 0].max()])
-    if ious.shape[0] == 1:
-        return np.array([ious[0].max()])
-    from masklens.core.metrics.lsap import linear_sum_assignment
-
-    rows, cols = linear_sum_assignment(-ious)
-    return ious[rows, cols]
-
-
-def assignment(ious: np.ndarray) -> list[tuple[int, int]]:
-    """The (prediction row, ground-truth column) pairs of the assignment whose IoUs
-    :func:`_match_values` returns (for showing which instance matched which; same values)."""
-    if ious.shape[0] == 0 or ious.shape[1] == 0:
-        return []
-    if ious.shape[1] == 1:
-        return [(int(np.argmax(ious[:, 0])), 0)]
-    if ious.shape[0] == 1:
-        return [(0, int(np.argmax(ious[0])))]
-    from masklens.core.metrics.lsap import linear_sum_assignment
-
-    rows, cols = linear_sum_assignment(-ious)
-    return list(zip(rows.tolist(), cols.tolist(), strict=True))
 
 
 _THR = [float(x) for x in IOU_THRESHOLDS]
@@ -113,33 +91,6 @@ def entry_table(scores: Sequence[float], ious_per_annotator: Sequence[np.ndarray
         np.array(tp, dtype=np.int64).reshape(len(ndt), len(mats), len(_THR)),
         ngt,
     )
-
-
-def _category_key(category: Any) -> tuple[int, Any]:
-    """Sort key of a ``category_id``: numbers ascending (as ``sorted(catIds)``), then strings,
-    then a missing id (masklens keeps records the official code drops; see docs/metrics.md)."""
-    if isinstance(category, (int, float)) and category == category:  # True == 1, as in a dict key
-        return (0, category)
-    if isinstance(category, str):
-        return (1, category)
-    return (2, 0)
-
-
-def category_order(categories: Sequence[Any]) -> list[int]:
-    """Indices of an entry's instances in the order SAM 3's ``CGF1Eval`` matches them.
-
-    ``computeIoU``/``evaluateImg`` list an image's instances as
-    ``[x for cId in p.catIds for x in self._gts[imgId, cId]]`` with ``p.catIds`` =
-    ``sorted(cocoGt.getCatIds())``: grouped by category id ascending, file order within a
-    category (ground truth and predictions alike). Which of two equally good Hungarian
-    assignments scipy returns depends on this order, and so can the TP counts.
-    """
-    if categories:
-        one = categories[0]
-        first = _category_key(one)
-        if all(c is one or _category_key(c) == first for c in categories):  # one category
-            return list(range(len(categories)))
-    return sorted(range(len(categories)), key=lambda i: _category_key(categories[i]))
 
 
 def ordered_entry_table(
