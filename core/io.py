@@ -78,10 +78,28 @@ def parse_json(raw: bytes) -> Any:
 
 _UNPARSED, _TOO_DEEP = object(), object()
 
+#: address space a parse may take per byte of text at worst (a list of ``[],`` takes ~19x)
+_PARSE_BYTES_PER_BYTE = 32
+
+
+def orjson_can_allocate(size: int) -> bool:
+    """Whether orjson may parse ``size`` bytes here. orjson crashes the process (SIGSEGV) when
+    an allocation fails, where ``json`` raises MemoryError; allocations fail before the OOM
+    killer steps in only under an address-space limit (``ulimit -v``, batch schedulers), so
+    there a text that could need more than the limit goes to ``json``."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: no RLIMIT_AS
+        return True
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return soft == resource.RLIM_INFINITY or size * _PARSE_BYTES_PER_BYTE < soft
+
 
 def _fast_parse(raw: bytes, depth_limit: int) -> Any:
     """orjson's value of ``raw`` where it equals ``json``'s; :data:`_TOO_DEEP` where that value
     nests deeper than ``depth_limit``; else :data:`_UNPARSED` (left to ``json``)."""
+    if not orjson_can_allocate(len(raw)):
+        return _UNPARSED
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:

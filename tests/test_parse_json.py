@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -80,3 +81,37 @@ def test_integers_around_64_bits_read_as_json(tmp_path, raw) -> None:
     p = tmp_path / "a.json"
     p.write_bytes(raw)
     assert same(read_json(p), json.loads(raw))
+
+
+def test_a_big_file_under_an_address_space_limit_gives_a_clear_answer_not_a_crash(tmp_path):
+    """orjson segfaults when an allocation fails (found by `make fuzz`: a 200 MB list of zeros
+    under a 3 GB `ulimit -v`); there such a file goes to json: the command answers or says
+    there is not enough memory, with exit status 0 or 2, never a signal."""
+    import resource
+    import subprocess
+    import sys
+
+    from masklens.core.io import orjson_can_allocate
+
+    DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo" / "cafe"
+    assert orjson_can_allocate(1 << 20)
+    pred = tmp_path / "pred.json"
+    with pred.open("wb") as fh:  # the demo's predictions with a 200 MB list in an extra field (the fuzz case)
+        head = json.loads((DEMO / "pred_demo.json").read_text())
+        head[0]["padding"] = "__BIG__"
+        a, b = json.dumps(head).split('"__BIG__"')
+        fh.write(a.encode() + b"[")
+        for _ in range(200):
+            fh.write(b"0," * (1 << 19))
+        fh.write(b"0]" + b.encode())
+    cap = 3 << 30  # 3 GB of address space, as `make fuzz`: 200 MB x 32 does not fit, so json reads it
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    argv = [sys.executable, "-m", "masklens", "score", "cafe", "--ann", str(DEMO / "ann.json"),
+            "--pred", str(pred)]
+    proc = subprocess.run(argv, preexec_fn=limit, capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 2), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 0 or "not enough memory" in proc.stderr
