@@ -21,9 +21,10 @@ import numpy as np
 from masklens.core.benchmarks.cafe_batch import CafeBatch, RunBuilder
 from masklens.core.benchmarks.cafe_io import OrphanEntry
 from masklens.core.benchmarks.pcs_io import categories_of, non_crowd, non_crowd_categories
+from masklens.core.benchmarks.pcs_io import instances_of as _instances
 from masklens.core.errors import DataFormatError
 from masklens.core.iou_batch import IouJobs
-from masklens.core.masks import Mask, resize_nearest
+from masklens.core.masks import Mask
 from masklens.core.metrics.cafe import PairScores
 from masklens.core.metrics.pcs import EntryTable, ordered_entry_table
 from masklens.core.schema import GroundTruth, Prediction, PredictionSet, Role, Sample
@@ -69,21 +70,8 @@ def _prompts(sample: Sample):
     return pos, neg
 
 
-def _instances(pred: Prediction | None, h: int, w: int) -> tuple[list[Mask], tuple[float, ...]]:
-    """Masks (resized to h × w, nearest) and scores of a prediction (``pcs_io.instances_of``)."""
-    if pred is None or not pred.instances:
-        return [], ()
-    insts = pred.instances
-    masks = [i.mask for i in insts]
-    for k, m in enumerate(masks):
-        size = m.rle["size"]
-        if size[0] != h or size[1] != w:
-            masks[k] = resize_nearest(m, h, w)
-    return masks, tuple([float(i.score) for i in insts])
-
-
 def _counts_scores(pred: Prediction | None, h: int, w: int) -> tuple[list[bytes], tuple[float, ...]]:
-    """RLE counts (at h × w, resized as :func:`_instances` does) and scores of a prediction."""
+    """RLE counts (at h × w, resized as :func:`~masklens.core.benchmarks.pcs_io.instances_of` does) and scores of a prediction."""
     if pred is None or not pred.instances:
         return [], ()
     counts = []
