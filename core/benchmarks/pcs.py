@@ -38,7 +38,8 @@ from masklens.core.benchmarks.pcs_io import (
 )
 from masklens.core.errors import DataFormatError
 from masklens.core.gc_pause import gc_paused
-from masklens.core.masks import Mask, iou_matrix
+from masklens.core.iou_batch import IouJobs
+from masklens.core.masks import Mask, iou_matrix, resize_nearest
 from masklens.core.metrics.pcs import (
     EntryTable,
     assignment,
@@ -214,12 +215,28 @@ def entry_overlaps(
     """The entry's scores and IoUs in SAM 3's matching order (rows: predictions; columns:
     each annotator's non-crowd instances, one block per annotator), the instance counts and,
     per annotator, each prediction's best IoU (file order)."""
-    truths = [non_crowd(g) if g.crowd and any(g.crowd) else g.masks for g in gts]
+    truths = _truths(gts)
     # one pycocotools call for all annotators: each prediction's RLE is parsed once
     every = iou_matrix(masks, [m for t in truths for m in t])
-    ngt = tuple(map(len, truths))
-    zeros = (0.0,) * len(masks)
-    if not masks or not every.shape[1]:
+    return arrange_overlaps(every, scores, tuple(map(len, truths)), gts, categories)
+
+
+def _truths(gts: Sequence[GroundTruth]) -> list[list[Mask]]:
+    """Each annotator's non-crowd masks (the IoU columns of an entry, one block each)."""
+    return [non_crowd(g) if g.crowd and any(g.crowd) else g.masks for g in gts]
+
+
+def arrange_overlaps(
+    every: np.ndarray,
+    scores: tuple[float, ...],
+    ngt: tuple[int, ...],
+    gts: Sequence[GroundTruth],
+    categories: Sequence[Any] | None,
+) -> tuple[tuple[float, ...], np.ndarray, tuple[int, ...], list[tuple[float, ...]]]:
+    """:func:`entry_overlaps` from the entry's ``iou_matrix`` (predictions in file order ×
+    every annotator's non-crowd instances, ``ngt`` columns each)."""
+    zeros = (0.0,) * len(scores)
+    if not scores or not every.shape[1]:
         best = [zeros] * len(ngt)
     else:  # one reduction for all annotators: each one's column block
         starts = list(accumulate(ngt[:-1], initial=0))
@@ -228,6 +245,20 @@ def entry_overlaps(
         best = [zeros] * len(ngt)
         for a, row in zip(full, rows, strict=True):
             best[a] = tuple(row)
+    ordered, every = _in_matching_order(every, scores, ngt, gts, categories)
+    return ordered, every, ngt, best
+
+
+def _in_matching_order(
+    every: np.ndarray,
+    scores: tuple[float, ...],
+    ngt: tuple[int, ...],
+    gts: Sequence[GroundTruth],
+    categories: Sequence[Any] | None,
+) -> tuple[tuple[float, ...], np.ndarray]:
+    """The scores and the IoU matrix with rows (predictions, ``categories``) and each
+    annotator's column block in SAM 3's category order (the same objects when it is the
+    file order)."""
     rows_order = _permutation(categories) if categories is not None else None
     cols: list[int] | None = None
     start = 0
@@ -246,7 +277,22 @@ def entry_overlaps(
         every, scores = every[rows_order], tuple(scores[i] for i in rows_order)
     if cols is not None:
         every = every[:, cols]
-    return scores, every, ngt, best
+    return scores, every
+
+
+def _best_per_block(values: np.ndarray | None, entries: Sequence[tuple[Any, ...]], at: Sequence[int]) -> list[float]:
+    """For every entry with predictions and instances (``entries[e][3]``: scores, ``[4]``: ngt),
+    prediction by prediction, each annotator's (with instances) largest IoU: one
+    ``maximum.reduceat`` over the jobs' values, whose (prediction, annotator) blocks tile them."""
+    lengths: list[int] = []
+    for entry in entries:
+        n, ngt = len(entry[3]), entry[4]
+        if n and sum(ngt):
+            lengths.extend([c for c in ngt if c] * n)
+    if not lengths or values is None:
+        return []
+    sizes = np.array(lengths, dtype=np.int64)
+    return np.maximum.reduceat(values, np.cumsum(sizes) - sizes).tolist()
 
 
 class PcsKind(BenchmarkKind):
@@ -282,14 +328,67 @@ class PcsKind(BenchmarkKind):
         return write_coco_results(benchmark, predictions, out, "pcs_results.json")
 
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> PcsOverlaps:
-        prompt = sample.prompts[0]
-        gts = list(sample.gts.values())
-        h, w = gts[0].height, gts[0].width
-        pred = predictions.get(prompt.id)
-        masks, scores = instances_of(pred, h, w)
-        ordered, ious, ngt, best = entry_overlaps(masks, scores, gts, categories_of(pred))
-        exhaustive = bool(sample.meta.get("exhaustive", True))
-        return PcsOverlaps(scores, best, pred is None, exhaustive, ordered, ious, ngt)
+        return self.all_overlaps([sample], predictions)[0]
+
+    def all_overlaps(self, samples: list[Sample], predictions: PredictionSet) -> list[PcsOverlaps]:
+        """Every entry's :class:`PcsOverlaps`, equal to :func:`entry_overlaps` entry by entry:
+        the IoUs of all entries in few pycocotools calls (:class:`~masklens.core.iou_batch.IouJobs`:
+        each entry's values equal its own ``iou_matrix``, bit for bit) and every prediction's
+        best IoU per annotator in one reduction over all entries."""
+        jobs = IouJobs()
+        entries = []
+        get = predictions.get
+        for sample in samples:
+            gts = list(sample.gts.values())
+            pred = get(sample.prompts[0].id)
+            h, w = gts[0].height, gts[0].width
+            dts: list[bytes] = []
+            scores: tuple[float, ...] = ()
+            fits = h > 0 and w > 0  # else the job is left to its own iou_matrix (add_masks)
+            if pred is not None and pred.instances:
+                scores = tuple([float(i.score) for i in pred.instances])
+                for inst in pred.instances:
+                    rle = inst.mask.rle
+                    size = rle["size"]
+                    if size[0] != h or size[1] != w:  # as instances_of: resized to the entry's size
+                        rle = resize_nearest(inst.mask, h, w).rle
+                    dts.append(rle["counts"])
+            truths = _truths(gts)
+            flat = [m for t in truths for m in t]
+            if dts and flat and fits:
+                cols = []
+                for m in flat:
+                    rle = m.rle
+                    size = rle["size"]
+                    fits = fits and size[0] == h and size[1] == w
+                    cols.append(rle["counts"])
+            if dts and flat and fits:
+                jobs.add(dts, cols, h, w)
+            else:
+                jobs.add_masks(instances_of(pred, h, w)[0] if dts and flat else [], flat)
+            entries.append((sample, gts, pred, scores, tuple(map(len, truths))))
+        jobs.run()
+        values, at = jobs.array, jobs.at
+        best_flat = _best_per_block(values, entries, at)
+        out = []
+        k = 0
+        for (sample, gts, pred, scores, ngt), start in zip(entries, at, strict=True):
+            n, g = len(scores), sum(ngt)
+            if n and g:
+                every = values[start : start + n * g].reshape(n, g)  # type: ignore[index]
+                best = [(0.0,) * n] * len(ngt)
+                full = [a for a, c in enumerate(ngt) if c]
+                step = len(full)  # the entry's best values: prediction by prediction, annotator by annotator
+                for j, a in enumerate(full):
+                    best[a] = tuple(best_flat[k + j : k + n * step : step])
+                k += n * step
+            else:
+                every = np.zeros((n, g), dtype=np.float64)
+                best = [(0.0,) * n] * len(ngt)
+            ordered, ious = _in_matching_order(every, scores, ngt, gts, categories_of(pred))
+            exhaustive = bool(sample.meta.get("exhaustive", True))
+            out.append(PcsOverlaps(scores, best, pred is None, exhaustive, ordered, ious, ngt))
+        return out
 
     def sample_readout(
         self, sample: Sample, overlaps: PcsOverlaps, params: Mapping[str, float]
