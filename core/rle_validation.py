@@ -114,9 +114,9 @@ def _bulk_unproven(counts: Sequence[bytes], pixels: np.ndarray, lens: np.ndarray
         ok = length <= 6
         head, glen, t, length = head[ok], glen[ok], t[ok], length[ok]
         # value = sum of (c - 48) & 31 << 5 k over its characters k, sign-extended at the last
-        inner = ci[np.repeat(head, glen) + _ranks(glen)]  # the continuation characters, in order
-        shift = 5 * _ranks(glen)
-        part = ((raw[inner].astype(np.int64) - 48) & 31) << shift
+        rank = _ranks(glen)
+        inner = ci[np.repeat(head, glen) + rank]  # the continuation characters, in order
+        part = ((raw[inner].astype(np.int64) - 48) & 31) << (5 * rank)
         last = (raw[t].astype(np.int64) - 48) & 31
         value = np.add.reduceat(part, np.cumsum(glen) - glen) if part.size else np.zeros(0, np.int64)
         value += last << (5 * glen)
