@@ -188,8 +188,9 @@ def all_overlaps(samples: list[Sample], predictions: PredictionSet) -> list[PcsO
         else:
             jobs.add_masks(instances_of(pred, h, w)[0] if dts and flat else [], flat)
         entries.append((sample, gts, pred, scores, tuple(map(len, truths))))
-    jobs.run()
+    jobs.run(as_list=False)  # the values are read from the array
     values, at = jobs.array, jobs.at
+    del jobs  # its lists of counts
     best_flat = _best_per_block(values, entries)
     out = []
     k = 0
