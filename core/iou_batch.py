@@ -80,7 +80,8 @@ class IouJobs:
                 self._own[j] = (preds, gts)
         return j
 
-    def run(self) -> None:
+    def run(self, *, as_list: bool = True) -> None:
+        """Compute every job; ``as_list=False`` leaves :attr:`values` empty (only :attr:`array`)."""
         if len(self.at) == 1 and 0 not in self._own:  # one job: one plain call
             dts, gts = self._dts[0], self._gts[0]
             if dts and gts:
@@ -88,7 +89,7 @@ class IouJobs:
                 mat = mask_utils.iou([{"size": [h, w], "counts": c} for c in dts],
                                      [{"size": [h, w], "counts": c} for c in gts], [0] * len(gts))  # fmt: skip
                 self.array = np.asarray(mat, dtype=np.float64).ravel()
-                self.values = self.array.tolist()
+                self.values = self.array.tolist() if as_list else []
             return
         out = np.zeros(self.total, dtype=np.float64)
         block: list[int] = []
@@ -107,7 +108,7 @@ class IouJobs:
         if block:
             self._run_block(block, out)
         self.array = out
-        self.values = out.tolist()
+        self.values = out.tolist() if as_list else []
 
     def _run_block(self, block: list[int], out: np.ndarray) -> None:
         sizes, dts_of, gts_of = self._sizes, self._dts, self._gts

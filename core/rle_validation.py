@@ -52,6 +52,7 @@ def rle_counts_problem(counts: bytes, n_pixels: int) -> str | None:
     return None
 
 
+_ZERO = np.zeros(1, dtype=np.int64)
 _CHUNK_BYTES = 1 << 18  # batch validation works on ~256 kB of counts at a time (its temporaries stay in cache)
 
 
@@ -97,8 +98,9 @@ def _bulk_unproven(counts: Sequence[bytes], pixels: np.ndarray, lens: np.ndarray
     if ci.size:  # multi-character numbers are rare: decode them sparsely
         owner = np.searchsorted(stop, ci, side="right")  # the string of each continuation character
         nnum -= np.bincount(owner, minlength=n)
-        head = np.r_[0, np.flatnonzero(np.diff(ci) != 1) + 1]  # first continuation of each number, in ci
-        glen = np.diff(np.r_[head, ci.size])  # its continuation characters
+        head = np.flatnonzero(np.diff(ci) != 1)  # first continuation of each number, in ci
+        head = np.concatenate((_ZERO, head + 1))
+        glen = np.diff(head, append=ci.size)  # its continuation characters
         t = ci[head + glen - 1] + 1  # the last character of each number
         if t[-1] >= raw.size:
             return np.ones(n, dtype=bool)
@@ -112,9 +114,9 @@ def _bulk_unproven(counts: Sequence[bytes], pixels: np.ndarray, lens: np.ndarray
         ok = length <= 6
         head, glen, t, length = head[ok], glen[ok], t[ok], length[ok]
         # value = sum of (c - 48) & 31 << 5 k over its characters k, sign-extended at the last
-        inner = ci[np.repeat(head, glen) + _ranks(glen)]  # the continuation characters, in order
-        shift = 5 * _ranks(glen)
-        part = ((raw[inner].astype(np.int64) - 48) & 31) << shift
+        rank = _ranks(glen)
+        inner = ci[np.repeat(head, glen) + rank]  # the continuation characters, in order
+        part = ((raw[inner].astype(np.int64) - 48) & 31) << (5 * rank)
         last = (raw[t].astype(np.int64) - 48) & 31
         value = np.add.reduceat(part, np.cumsum(glen) - glen) if part.size else np.zeros(0, np.int64)
         value += last << (5 * glen)
@@ -140,7 +142,7 @@ def _bulk_unproven(counts: Sequence[bytes], pixels: np.ndarray, lens: np.ndarray
         junk = first[same & has] // 2  # run 0 sits in this stream too: its own segment
         starts = np.concatenate((junk, g0[chained] // 2))
         order = np.argsort(starts, kind="stable")
-        is_chain = np.r_[np.zeros(junk.size, bool), np.ones(chained.size, bool)][order]
+        is_chain = order >= junk.size  # a chain (not a run 0) segment
         mins = np.minimum.reduceat(stream, starts[order])[is_chain]
         sums = np.add.reduceat(stream, starts[order])[is_chain]
         own = chained[np.argsort(g0[chained], kind="stable")]

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -36,15 +34,18 @@ from masklens.core.benchmarks.pcs_io import (
     text_of,
     write_coco_results,
 )
+from masklens.core.benchmarks.pcs_stage1 import (  # noqa: F401 (entry_overlaps re-exported)
+    PcsOverlaps,
+    all_overlaps,
+    entry_overlaps,
+)
 from masklens.core.errors import DataFormatError
 from masklens.core.gc_pause import gc_paused
-from masklens.core.masks import Mask, iou_matrix
+from masklens.core.masks import iou_matrix
 from masklens.core.metrics.pcs import (
-    EntryTable,
     assignment,
     category_order,
     entry_readout,
-    entry_table,
     summarize_groups,
 )
 from masklens.core.metrics.pcs_bulk import stack_entries
@@ -167,88 +168,6 @@ def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> B
 
 
 # ---------------------------------------------------------------- PCS kind
-@dataclass(eq=False, slots=True)
-class PcsOverlaps:
-    """Threshold-free cache of one entry: its IoUs in matching order and each instance's
-    best IoU per annotator. The matching table is derived from them (:attr:`table`, per
-    entry; the scorer builds every entry's at once with :func:`stack_entries`)."""
-
-    scores: tuple[float, ...]  # file order
-    best_ious: list[tuple[float, ...]]  # per annotator: each instance's best IoU (file order)
-    missing: bool
-    exhaustive: bool
-    ordered_scores: tuple[float, ...]  # SAM 3's category order (the matching order)
-    ious: np.ndarray  # (predictions, Σ ngt): rows and each annotator's column block in that order
-    ngt: tuple[int, ...]  # non-crowd instances per annotator
-    _table: EntryTable | None = field(default=None, init=False, repr=False)
-
-    @property
-    def table(self) -> EntryTable:
-        """The entry's matching table (as ``ordered_entry_table``), built on first use."""
-        if self._table is None:
-            mats, start = [], 0
-            for g in self.ngt:
-                mats.append(self.ious[:, start : start + g])
-                start += g
-            self._table = entry_table(self.ordered_scores, mats)
-        return self._table
-
-
-def _permutation(categories: Sequence[Any]) -> list[int] | None:
-    """:func:`category_order` of the instances, None when it is the file order."""
-    if len(categories) < 2:
-        return None
-    first = categories[0]
-    if all(c is first for c in categories):  # one category object (the common case)
-        return None
-    order = category_order(categories)
-    return None if order == list(range(len(order))) else order
-
-
-def entry_overlaps(
-    masks: list[Mask],
-    scores: tuple[float, ...],
-    gts: Sequence[GroundTruth],
-    categories: Sequence[Any] | None = None,
-) -> tuple[tuple[float, ...], np.ndarray, tuple[int, ...], list[tuple[float, ...]]]:
-    """The entry's scores and IoUs in SAM 3's matching order (rows: predictions; columns:
-    each annotator's non-crowd instances, one block per annotator), the instance counts and,
-    per annotator, each prediction's best IoU (file order)."""
-    truths = [non_crowd(g) if g.crowd and any(g.crowd) else g.masks for g in gts]
-    # one pycocotools call for all annotators: each prediction's RLE is parsed once
-    every = iou_matrix(masks, [m for t in truths for m in t])
-    ngt = tuple(map(len, truths))
-    zeros = (0.0,) * len(masks)
-    if not masks or not every.shape[1]:
-        best = [zeros] * len(ngt)
-    else:  # one reduction for all annotators: each one's column block
-        starts = list(accumulate(ngt[:-1], initial=0))
-        full = [a for a, g in enumerate(ngt) if g]
-        rows = np.maximum.reduceat(every, [starts[a] for a in full], axis=1).T.tolist()
-        best = [zeros] * len(ngt)
-        for a, row in zip(full, rows, strict=True):
-            best[a] = tuple(row)
-    rows_order = _permutation(categories) if categories is not None else None
-    cols: list[int] | None = None
-    start = 0
-    for g, gt in zip(ngt, gts, strict=True):
-        cats = gt.meta.get("category_ids") if g > 1 else None
-        one = not cats or all(c is cats[0] for c in cats)  # one category object: file order
-        order = None if one else _permutation(non_crowd_categories(gt))
-        if order is not None:
-            if cols is None:
-                cols = list(range(start))
-            cols.extend(start + c for c in order)
-        elif cols is not None:
-            cols.extend(range(start, start + g))
-        start += g
-    if rows_order is not None:
-        every, scores = every[rows_order], tuple(scores[i] for i in rows_order)
-    if cols is not None:
-        every = every[:, cols]
-    return scores, every, ngt, best
-
-
 class PcsKind(BenchmarkKind):
     name = "pcs"
     title = "SA-Co/Gold (PCS, cgF1)"
@@ -282,14 +201,10 @@ class PcsKind(BenchmarkKind):
         return write_coco_results(benchmark, predictions, out, "pcs_results.json")
 
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> PcsOverlaps:
-        prompt = sample.prompts[0]
-        gts = list(sample.gts.values())
-        h, w = gts[0].height, gts[0].width
-        pred = predictions.get(prompt.id)
-        masks, scores = instances_of(pred, h, w)
-        ordered, ious, ngt, best = entry_overlaps(masks, scores, gts, categories_of(pred))
-        exhaustive = bool(sample.meta.get("exhaustive", True))
-        return PcsOverlaps(scores, best, pred is None, exhaustive, ordered, ious, ngt)
+        return self.all_overlaps([sample], predictions)[0]
+
+    def all_overlaps(self, samples: list[Sample], predictions: PredictionSet) -> list[PcsOverlaps]:
+        return all_overlaps(samples, predictions)
 
     def sample_readout(
         self, sample: Sample, overlaps: PcsOverlaps, params: Mapping[str, float]

@@ -153,7 +153,7 @@ def write_pcs(tmp: Path, seed: int, faults: dict[str, Any]) -> list[Path]:
 
 FAULTS = st.fixed_dictionaries({
     "file": st.integers(0, 2), "ann": st.integers(0, 20),
-    "seg": st.sampled_from(SEGMENTATIONS), "crowd": st.sampled_from([None, None, True, 0.0, 2, "1"]),
+    "seg": st.sampled_from(SEGMENTATIONS), "crowd": st.sampled_from([None, None, True, 0.0, 2, "1", [1], False, 1.0]),
     "image": st.sampled_from([None, None, "exhaustive", "size", "text", "drop"]),
 })  # fmt: skip
 
