@@ -43,6 +43,7 @@ class Records(Sequence[Record]):
         self._lock = threading.Lock()
         if owned:
             self._own: list[Record | None] | None = list(templates)
+            self._templates = self._own  # type: ignore[assignment]  # not the caller's list
             self._unowned = 0
         else:
             self._own = None  # [None] * len once something is read
@@ -137,9 +138,21 @@ class Records(Sequence[Record]):
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (list(self), True))
 
+    def replaced(self, index: int, record: Record) -> Records:
+        """A new sequence of these records with ``record`` at ``index`` (as ``list(self)`` with
+        one item replaced, the records already read shared with this one, without copying the
+        others now)."""
+        own = list(self._own) if self._own is not None else [None] * len(self)
+        own[index] = record
+        # owned records are their own templates: the copy's list, never this one's
+        other = type(self)(own if self._templates is self._own else self._templates)
+        other._own, other._unowned = own, own.count(None)
+        return other
+
     def release(self) -> list[Any]:
         """Empty this sequence and return the list that held its records (to free them
-        elsewhere, a slice at a time: ``masklens.gui.disposal``). Only for its last holder."""
+        elsewhere, a slice at a time: ``masklens.gui.disposal``; an iterator may still hold
+        that list). Only for the sequence's last holder."""
         with self._lock:
             held = self._own if self._own is not None else []
             self._own, self._templates, self._unowned = [], (), 0
