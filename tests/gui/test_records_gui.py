@@ -10,7 +10,6 @@ import threading
 import time
 from pathlib import Path
 
-
 from masklens.core.records import Records
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
