@@ -13,9 +13,10 @@ What callers may rely on (as with the plain list it replaces):
 * nested values (SA-Co's ``instances`` list) are shared with other results: read them, do not
   change them in place (as before);
 * it is a read-only :class:`~collections.abc.Sequence` (``len``, indexing, slices — a plain
-  list —, iteration — the first copies every record not read yet —, ``in``); it compares equal to a list of equal records; ``list(records)``
-  is a plain list of the owned dicts; it pickles (as the owned dicts); it is not JSON: a
-  serialiser takes ``list(records)`` (``ScoreResult.to_json`` does).
+  list —, iteration — the first copies every record not read yet —, ``in``); it compares
+  equal to a list of equal records; ``list(records)`` is a plain list of the owned dicts; it
+  pickles (as the owned dicts); it is not JSON: a serialiser takes ``list(records)``
+  (``ScoreResult.to_json`` does).
 """
 
 from __future__ import annotations
@@ -159,11 +160,17 @@ class Records(Sequence[Record]):
         return held
 
 
+#: reading one record of a :class:`MemoRows` builds the missing ones of its block of this
+#: many (one batch: reading every index one by one costs a few batches, not one per record)
+BLOCK = 256
+
+
 class MemoRows(Sequence[Record]):
     """The templates of a :class:`Records` from a kind's memo: ``memo[keys[i]]``, built on
     first use. ``built[k]`` says whether ``memo[k]`` is; ``build(new)`` builds the memo's
     records at the (distinct) keys ``new`` and marks them built. Reading them all builds the
-    missing ones in one batch; reading one builds that one. Never handed out to callers."""
+    missing ones in one batch; reading one builds those of its :data:`BLOCK`. Never handed
+    out to callers."""
 
     __slots__ = ("_build", "_built", "_keys", "_memo")
 
@@ -183,16 +190,20 @@ class MemoRows(Sequence[Record]):
     def __getitem__(self, index: int | slice) -> Record | list[Record]:
         if isinstance(index, slice):
             return self._gather(self._keys[index])
-        key = self._keys[index]
+        key = self._keys[index]  # IndexError as a list's
         if not self._built[key]:
-            self._build(np.array([key]))
+            start = index % len(self._keys) // BLOCK * BLOCK
+            self._ensure(self._keys[start : start + BLOCK])
         return self._memo[key]  # type: ignore[no-any-return]
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self._gather(self._keys))
 
     def _gather(self, keys: np.ndarray) -> list[Record]:
+        self._ensure(keys)
+        return self._memo[keys].tolist()  # type: ignore[no-any-return]
+
+    def _ensure(self, keys: np.ndarray) -> None:
         new = keys[~self._built[keys]]
         if new.size:
             self._build(np.unique(new))
-        return self._memo[keys].tolist()  # type: ignore[no-any-return]

@@ -191,9 +191,9 @@ def test_any_reading_order_gives_the_templates_own_copies(n: int, steps, pick: i
     assert tmpl == templates(n) and Records(tmpl) == templates(n)
 
 
-def test_memo_rows_build_what_is_read_once() -> None:
-    memo = np.empty(10, dtype=object)
-    built = np.zeros(10, dtype=bool)
+def memo_of(size: int) -> tuple[np.ndarray, np.ndarray, list[list[int]], object]:
+    memo = np.empty(size, dtype=object)
+    built = np.zeros(size, dtype=bool)
     calls: list[list[int]] = []
 
     def build(keys: np.ndarray) -> None:
@@ -202,14 +202,34 @@ def test_memo_rows_build_what_is_read_once() -> None:
             memo[k] = {"key": k}
         built[keys] = True
 
-    rows = MemoRows(memo, built, np.array([3, 1, 3, 7]), build)
-    recs = Records(rows)
+    return memo, built, calls, build
+
+
+def test_memo_rows_build_what_is_read_once() -> None:
+    memo, built, calls, build = memo_of(10)
+    recs = Records(MemoRows(memo, built, np.array([3, 1, 3, 7]), build))
     assert calls == [] and len(recs) == 4  # nothing built until read
-    assert recs[0] == {"key": 3} and calls == [[3]]
-    assert recs[1:3] == [{"key": 1}, {"key": 3}] and calls == [[3], [1]]
-    assert list(recs) == [{"key": 3}, {"key": 1}, {"key": 3}, {"key": 7}] and calls == [[3], [1], [7]]
+    assert recs[0] == {"key": 3} and calls == [[1, 3, 7]]  # the block around the record read
+    assert list(recs) == [{"key": 3}, {"key": 1}, {"key": 3}, {"key": 7}] and len(calls) == 1
     assert recs[0] is not recs[2]  # one template, two owned copies
     assert Records(MemoRows(memo, built, np.array([7, 7]), build)) == [{"key": 7}] * 2
-    assert calls == [[3], [1], [7]]  # built once per key, whichever sequence reads it
+    assert len(calls) == 1  # built once per key, whichever sequence reads it
     fresh = Records(MemoRows(memo, built, np.array([9, 0, 9]), build))
     assert list(fresh)[2] == {"key": 9} and calls[-1] == [0, 9]  # a batch, each key once
+    with pytest.raises(IndexError):
+        fresh[3]
+
+
+def test_memo_rows_read_one_by_one_build_in_blocks() -> None:
+    from masklens.core.records import BLOCK
+
+    n = 5 * BLOCK + 3
+    memo, built, calls, build = memo_of(n)
+    keys = np.arange(n)[::-1].copy()
+    recs = Records(MemoRows(memo, built, keys, build))
+    assert recs[-1] == {"key": 0} and calls == [list(range(3))]  # the last block: 3 keys
+    assert recs[BLOCK + 1] == {"key": n - BLOCK - 2} and len(calls[-1]) == BLOCK
+    assert [recs[i]["key"] for i in range(n)] == keys.tolist()
+    assert len(calls) == 6 and sorted(k for c in calls for k in c) == list(range(n))
+    sub = MemoRows(memo, built, keys, build)
+    assert sub[2:5] == [{"key": k} for k in keys[2:5].tolist()] and len(calls) == 6
