@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from masklens.core.errors import MasklensError
 from masklens.core.gc_pause import gc_paused
+from masklens.core.records import Records
 from masklens.core.schema import Benchmark, PredictionSet, Sample
 
 Value = float | int | None
@@ -49,22 +50,30 @@ class ParamSpec:
 
 @dataclass
 class ScoreResult:
-    """What `masklens score --out` writes: benchmark, params, summary per group, per-sample records."""
+    """What `masklens score --out` writes: benchmark, params, summary per group, per-sample records.
+
+    ``samples``: the per-sample records as a read-only :class:`~masklens.core.records.Records`
+    sequence (a list given is taken as it): each record a dict this result owns, copied from the
+    kind's memo when first read; ``list(samples)`` for a plain list."""
 
     benchmark: str
     params: dict[str, Any]
     summary: dict[str, dict[str, Value]]
-    samples: list[dict[str, Any]]
+    samples: Records
     notes: list[str] = field(default_factory=list)
     #: optional structured results beyond the per-group numbers (e.g. OVS's ambiguity graph)
     extras: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.samples = Records.of(self.samples)
+
     def to_json(self) -> dict[str, Any]:
+        """The JSON-ready result (``samples`` a plain list of this result's records)."""
         out: dict[str, Any] = {
             "benchmark": self.benchmark,
             "params": self.params,
             "summary": self.summary,
-            "samples": self.samples,
+            "samples": list(self.samples),
         }
         if self.notes:
             out["notes"] = self.notes
@@ -80,7 +89,7 @@ class ScoreResult:
         except ModuleNotFoundError as exc:
             raise MasklensError("ScoreResult.to_dataframe needs pandas, which is not installed: "
                                 "pip install pandas") from exc
-        return pd.json_normalize(self.samples)
+        return pd.json_normalize(list(self.samples))
 
 
 class BenchmarkKind(ABC):
@@ -141,9 +150,10 @@ class BenchmarkKind(ABC):
 
     def sample_readouts(
         self, samples: list[Sample], overlaps: list[Any], params: Mapping[str, float]
-    ) -> list[dict[str, Any]]:
-        """Every sample's record for ``params`` (what :meth:`Scorer.readouts` calls). The default
-        calls :meth:`sample_readout` per sample; a kind may vectorise it (same records)."""
+    ) -> Sequence[dict[str, Any]]:
+        """Every sample's record for ``params`` (what :meth:`Scorer.readouts` calls): a list of
+        fresh dicts, or a :class:`~masklens.core.records.Records` over memoised ones (same
+        records). The default calls :meth:`sample_readout` per sample; a kind may vectorise it."""
         return [self.sample_readout(s, o, params) for s, o in zip(samples, overlaps, strict=True)]
 
     @abstractmethod
@@ -151,7 +161,7 @@ class BenchmarkKind(ABC):
         self,
         samples: list[Sample],
         overlaps: list[Any],
-        readouts: list[dict[str, Any]],
+        readouts: Sequence[dict[str, Any]],
         params: Mapping[str, float],
     ) -> dict[str, dict[str, Value]]:
         """Aggregate metrics per group for given parameters."""
@@ -185,7 +195,7 @@ class BenchmarkKind(ABC):
         self,
         samples: list[Sample],
         overlaps: list[Any],
-        readouts: list[dict[str, Any]],
+        readouts: Sequence[dict[str, Any]],
         params: Mapping[str, float],
     ) -> dict[str, Any]:
         """Optional JSON-ready structured results (written under "extras"); none by default."""
@@ -270,10 +280,11 @@ class Scorer:
         """Recompute one sample's cache after its predictions changed (e.g. a live prompt)."""
         self.overlaps[index] = self.kind.sample_overlaps(self.benchmark.samples[index], predictions)
 
-    def readouts(self, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    def readouts(self, params: Mapping[str, Any] | None = None) -> Records:
+        """Every sample's record for ``params`` (as :attr:`ScoreResult.samples`)."""
         p = self.kind.resolve_params(params)
         with gc_paused():
-            return self.kind.sample_readouts(self.benchmark.samples, self.overlaps, p)
+            return Records.of(self.kind.sample_readouts(self.benchmark.samples, self.overlaps, p))
 
     def rescore(self, params: Mapping[str, Any] | None = None) -> ScoreResult:
         p = self.kind.resolve_params(params)
@@ -284,7 +295,7 @@ class Scorer:
             benchmark=self.kind.name,
             params=dict(p),
             summary=summary,
-            samples=readouts,
+            samples=Records.of(readouts),
             notes=self.kind.notes(self.benchmark.samples, self.overlaps),
             extras=self.kind.extras(self.benchmark.samples, self.overlaps, readouts, p),
         )

@@ -15,6 +15,8 @@ import threading
 import time
 from typing import Any
 
+from masklens.core.records import Records
+
 SLICE = 256
 PAUSE = 0.002  # seconds between slices
 _queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -40,6 +42,10 @@ def _run() -> None:
 def _dismantle(obj: Any) -> None:
     """Free ``obj``'s items a slice at a time, sleeping between slices: the sleep hands the GIL
     to the GUI thread, which re-takes it for each Python call while it paints."""
+    if isinstance(obj, Records):  # its records: the list that holds them, unless still iterated
+        obj = obj.release()
+        if sys.getrefcount(obj) > 2:  # this frame's name + getrefcount's argument
+            return
     if isinstance(obj, list):
         while obj:
             del obj[-SLICE:]
@@ -52,12 +58,12 @@ def _dismantle(obj: Any) -> None:
 
 
 def release_later(*objs: Any) -> None:
-    """Let go of ``objs`` (lists or dicts) on a background thread, slice by slice."""
+    """Let go of ``objs`` (lists, dicts or :class:`Records`) on a background thread, slice by slice."""
     global _thread
     with _lock:
         if _thread is None or not _thread.is_alive():
             _thread = threading.Thread(target=_run, name="masklens-release", daemon=True)
             _thread.start()
     for o in objs:
-        if isinstance(o, (list, dict)) and len(o) > SLICE:
+        if isinstance(o, list | dict | Records) and len(o) > SLICE:
             _queue.put((o, 0))

@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
+from masklens.core.records import Records
 from masklens.core.schema import Sample
 from masklens.gui.disposal import release_later
 from masklens.gui.filters import Row, flatten
@@ -90,7 +91,7 @@ class SampleTableModel(QAbstractTableModel):
         """New readouts: same columns → dataChanged only (cheap); new columns → reset.
         ``flat`` / ``columns``: their flattened records and metric columns when already computed
         (by a worker). The previous ones are let go off this thread (100,000 dicts)."""
-        readouts = readouts if isinstance(readouts, list) else list(readouts or [])
+        readouts = readouts if isinstance(readouts, list | Records) else list(readouts or [])
         columns = metric_columns(readouts) if columns is None else columns
         release_later(self.readouts, self._flat)
         if columns == self.columns and len(readouts) == len(self.readouts):

@@ -28,6 +28,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from masklens.core.errors import MasklensError
+from masklens.core.records import Records
 from masklens.core.schema import Benchmark, Prediction, PredictionSet, Prompt, Sample
 from masklens.core.scoring import BenchmarkKind, Scorer
 
@@ -79,7 +80,7 @@ class AppState(QObject):
         self.scorers: dict[str, Scorer] = {}
         self.active: str | None = None
         self.params: dict[str, float] = {}
-        self.readouts: dict[str, list[dict[str, Any]]] = {}
+        self.readouts: dict[str, Records] = {}
         self.index = 0
         self.live: list[LiveResult] = []
         self.review_store: Any = None
@@ -147,14 +148,13 @@ class AppState(QObject):
         rows = self.readouts.get(name or "")
         if rows is not None and sample is not None and name in self.scorers:
             scorer, i = self.scorers[name], self.index
-            rows = list(rows)
-            rows[i] = self.kind.sample_readouts([sample], [scorer.overlaps[i]], self.params)[0]
-            self.readouts = {name: rows}
+            rec = self.kind.sample_readouts([sample], [scorer.overlaps[i]], self.params)[0]
+            self.readouts = {name: Records.of(rows).replaced(i, rec)}
         for r in self.live:
             self._rescore_live(r)
         self.paramsShown.emit()
 
-    def install_readouts(self, name: str, params: dict[str, float], readouts: list[dict[str, Any]]) -> bool:
+    def install_readouts(self, name: str, params: dict[str, float], readouts: Records) -> bool:
         """Readouts of set ``name`` derived elsewhere for ``params``; taken only while they are
         still the values shown (a later slider move wins). Emits ``readoutsChanged``."""
         if name != self.active or dict(params) != dict(self.params):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from masklens.core.metrics.cafe import (
 from masklens.core.metrics.pcs import (
     summarize_groups,
 )
+from masklens.core.records import MemoRows, Records
 from masklens.core.schema import Benchmark, PredictionSet, Sample
 from masklens.core.scoring import BenchmarkKind, OverlapsCache, ParamSpec, PathLike, Value
 
@@ -119,29 +119,28 @@ class CafeKind(BenchmarkKind):
 
     def sample_readouts(
         self, samples: list[Sample], overlaps: list[CafeOverlaps], params: Mapping[str, float]
-    ) -> list[dict[str, Any]]:
-        """Vectorised: every pair classified at once, records from per-class flag tables."""
+    ) -> Records:
+        """Vectorised: every pair classified at once, records from per-class flag tables
+        (memoised; a fresh copy of a record when it is first read: :class:`Records`)."""
         with gc_paused():  # many acyclic dicts (see masklens.core.gc_pause)
             return self._readouts(samples, overlaps, params)
 
     def _readouts(
         self, samples: list[Sample], overlaps: list[CafeOverlaps], params: Mapping[str, float]
-    ) -> list[dict[str, Any]]:
+    ) -> Records:
         cache = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))
         pc, nc = self._codes(cache, params)
-        memo = cache["records"]
         # a pair has at most 12 (positive, negative) class states: its record per state is
-        # built once (memo slot 12 * pair + state) and handed out as a (shallow) copy
-        slots = (np.arange(len(overlaps)) * 12 + pc * 3 + nc).tolist()
-        if not slots:
-            return []
-        recs = itemgetter(*slots)(memo) if len(slots) > 1 else (memo[slots[0]],)
-        if None in recs:
-            for j in slots:
-                if memo[j] is None:
-                    memo[j] = {**overlaps[j // 12].static, **_FLAGS[j % 12]}
-            recs = itemgetter(*slots)(memo) if len(slots) > 1 else (memo[slots[0]],)
-        return list(map(dict.copy, recs))
+        # built once (memo slot 12 * pair + state) when first read, and copied for the reader
+        slots = np.arange(len(overlaps)) * 12 + pc * 3 + nc
+        memo, built, statics = cache["records"], cache["built"], cache["statics"]
+
+        def build(new: np.ndarray) -> None:
+            for j in new.tolist():
+                memo[j] = {**statics[j // 12], **_FLAGS[j % 12]}
+            built[new] = True
+
+        return Records(MemoRows(memo, built, slots, build))
 
     @gc_paused()
     def _stacks(self, samples: list[Sample], overlaps: list[CafeOverlaps]) -> dict[str, Any]:
@@ -149,7 +148,9 @@ class CafeKind(BenchmarkKind):
         with the codes of the latest (t, τ) and the memoised records."""
         out = build_stacks(samples, overlaps)
         out["codes"] = {}
-        out["records"] = [None] * (12 * len(overlaps))
+        out["records"] = np.empty(12 * len(overlaps), dtype=object)  # memo (see _readouts)
+        out["built"] = np.zeros(12 * len(overlaps), dtype=bool)
+        out["statics"] = [o.static for o in overlaps]
         return out
 
     @staticmethod

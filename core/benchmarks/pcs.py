@@ -50,6 +50,7 @@ from masklens.core.metrics.pcs import (
 )
 from masklens.core.metrics.pcs_bulk import stack_entries
 from masklens.core.metrics.pcs_records import EntryRecords
+from masklens.core.records import Records
 from masklens.core.schema import (
     Benchmark,
     GroundTruth,
@@ -230,9 +231,10 @@ class PcsKind(BenchmarkKind):
 
     def sample_readouts(
         self, samples: list[Sample], overlaps: list[PcsOverlaps], params: Mapping[str, float]
-    ) -> list[dict[str, Any]]:
+    ) -> Records:
         """Vectorised :meth:`sample_readout` (the same records): a lookup of each entry's
-        row at t in tables built once per overlaps list, no matching and no mask."""
+        row at t in tables built once per overlaps list, no matching and no mask; a record
+        is built and copied when first read (:class:`~masklens.core.records.Records`)."""
         return self._tables(samples, overlaps)["records"].at(params["score_threshold"])
 
     def _tables(self, samples: list[Sample], overlaps: list[PcsOverlaps]) -> dict[str, Any]:

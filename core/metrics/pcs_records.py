@@ -5,8 +5,9 @@ class, TP/FP/FN, local F1, each instance's accepted flag and best IoU) depends o
 through the entry's row in its :class:`~masklens.core.metrics.pcs_tables.EntryTable` (how
 many score levels pass). :class:`EntryRecords` therefore builds a record once per (entry,
 row) reached — vectorised over rows for the numbers — and re-scoring at a new t is a
-lookup: one ``rows_at`` over the stacked levels, then a shallow copy per entry (rows
-reached for the first time build their record then).
+lookup: one ``rows_at`` over the stacked levels, handed out as a
+:class:`~masklens.core.records.Records` over the memoised records of those rows: a record is
+built (once per row, in a batch when all are read) and copied when a caller first reads it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from masklens.core.metrics.pcs_tables import _I50, _I75, EntryStack, local_f1_bulk
+from masklens.core.records import MemoRows, Records
 
 _IL = ("TN", "FP", "FN", "TP")  # index: 2 * has_gt + has_accepted
 
@@ -56,7 +58,7 @@ class EntryRecords:
         self._built = np.zeros(ndt.size, dtype=bool)
 
     def _build(self, rows: np.ndarray) -> None:
-        """Build the records of ``rows`` (each once)."""
+        """Build the records of ``rows`` (distinct; each once)."""
         static, scores, best_ious = self._static, self._scores, self._ious
         built: list[dict[str, Any]] = []
         cols = [c[rows].tolist() for c in self._cols]
@@ -74,14 +76,10 @@ class EntryRecords:
         self._memo[rows] = records
         self._built[rows] = True
 
-    def at(self, t: float) -> list[dict[str, Any]]:
-        """Every entry's record at score threshold ``t``: a fresh top-level dict each (as
-        CAFE's records), whose ``instances`` list is shared with later calls that reach the
-        same row — read it, do not change it in place."""
+    def at(self, t: float) -> Records:
+        """Every entry's record at score threshold ``t``: a fresh top-level dict each when
+        read (:class:`~masklens.core.records.Records`, as CAFE's records), whose ``instances``
+        list is shared with later calls that reach the same row — read it, do not change it
+        in place."""
         rows = self.stack.rows_at(t)
-        if not rows.size:
-            return []
-        new = rows[~self._built[rows]]
-        if new.size:
-            self._build(np.unique(new))
-        return list(map(dict.copy, self._memo[rows]))
+        return Records(MemoRows(self._memo, self._built, rows, self._build))
