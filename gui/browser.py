@@ -145,25 +145,27 @@ class SampleBrowser(QWidget):
         return prepare
 
     def _widths(self) -> None:
-        """Each column as wide as its header and (fixed columns) its first rows' text, within
-        bounds: ids and headers read whole instead of eliding ("1/10000…", "gro…")."""
+        """Each column as wide as its header and its text in sampled rows (the first, the last
+        and evenly spaced ones: ids and texts grow towards the end of large benchmarks), within
+        bounds: ids, texts and headers read whole instead of eliding ("1/10000…", "np …")."""
         header, fm = self.table.horizontalHeader(), self.table.fontMetrics()
         hfm = header.fontMetrics()
-        rows = range(min(self.model.rowCount(), 200))
+        rows = sampled_rows(self.model.rowCount())
         for col in range(self.model.columnCount()):
             name = str(self.model.headerData(col, Qt.Orientation.Horizontal))
+            value = self.model.value  # what data() shows, without a QModelIndex per cell
+            texts = {_fmt(value(r, col)) for r in rows}
+            content = max(map(fm.horizontalAdvance, texts), default=0) + 12
             width = hfm.horizontalAdvance(name) + 16
             if col < len(FIXED):
-                texts = [self.model.data(self.model.index(r, col)) or "" for r in rows]
                 cap = COLUMN_MAX.get(FIXED[col], 120)
                 if FIXED[col] == "verdict":  # verdicts come later: room for their longest label now
                     labels = [fm.horizontalAdvance(t) + 12 for t in verdict_labels()]
                     cap = max([cap, *labels])
                     width = max([width, *labels])
-                width = max(width, max((fm.horizontalAdvance(str(t)) for t in texts), default=0) + 12)
-                width = min(width, cap)
+                width = min(max(width, content), cap)
             else:
-                width = min(max(width, 48), 130)
+                width = min(max(width, content, 48), 130)
             header.resizeSection(col, width)
 
     def _refresh_presets(self) -> None:
@@ -314,3 +316,10 @@ class SampleBrowser(QWidget):
             return rows[cur.row() + 1] if cur.row() + 1 < len(rows) else None
         later = [r for r in rows if r > source_row]
         return min(later) if later else None
+
+
+def sampled_rows(n: int, k: int = 100) -> list[int]:
+    """At most ~3k row numbers of ``n``: the first k, the last k and k evenly spaced between."""
+    if n <= 3 * k:
+        return list(range(n))
+    return sorted({*range(k), *range(n - k, n), *range(0, n, n // k)})

@@ -101,3 +101,25 @@ def test_a_one_entry_pcs_set_in_the_window(window, qtbot, tmp_path):
     window.readout_panel.sliders.set_value("score_threshold", 0.3)
     rows = window.state.readouts[window.state.active]
     assert type(rows) is Records and len(rows) == 1 and rows[0]["n_pred"] >= 0
+
+
+def test_late_ids_and_texts_read_whole_in_the_list(window, qtbot, tmp_path):
+    """At 700 entries the last rows' ids and prompt texts ("np 699") are the longest; the
+    browser's columns fit them, not only the first rows' ("np 5")."""
+    from PySide6.QtCore import Qt
+
+    from masklens.gui.browser import FIXED
+
+    w = window
+    assert w.open_benchmark("pcs", pcs_files(tmp_path, 700))
+    qtbot.waitUntil(lambda: bool(w.state.readouts) and not w.jobs.busy, timeout=60000)
+    b = w.browser
+    header, fm = b.table.horizontalHeader(), b.table.fontMetrics()
+    names = [b.model.headerData(c, Qt.Orientation.Horizontal) for c in range(b.model.columnCount())]
+    for name in ("text", "image_id"):
+        col = names.index(name)
+        texts = [str(b.model.data(b.model.index(r, col)) or "") for r in range(b.model.rowCount())]
+        assert "np 699" in texts or name != "text"
+        assert header.sectionSize(col) >= max(map(fm.horizontalAdvance, texts)) + 12, name
+    longest = max((s.id for s in w.state.benchmark.samples), key=fm.horizontalAdvance)
+    assert header.sectionSize(FIXED.index("sample")) >= fm.horizontalAdvance(longest) + 6
