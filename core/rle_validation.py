@@ -54,6 +54,7 @@ def rle_counts_problem(counts: bytes, n_pixels: int) -> str | None:
 
 _CHUNK_BYTES = 1 << 18  # batch validation works on ~256 kB of counts at a time (its temporaries stay in cache)
 _INT32_SAFE = 1 << 31  # prefix sums whose terms' magnitudes sum below this fit in int32
+_WRAP = 1 << 32  # int32 sums are exact modulo this
 _PARITY = np.array([[0], [1]])
 
 
@@ -162,14 +163,30 @@ def _bulk_unproven(
     edges[0::2] = lo
     edges[1::2] = lo + clen
     mins = np.minimum.reduceat(flat, edges)[0::2]
-    sums = np.add.reduceat(flat, edges, dtype=np.int64)[0::2]
     base = flat[lo - 1].astype(np.int64)  # the running sum before the chain
     bad[own[mins < base]] = True
-    sums -= clen * base
+    sums = _chain_sums(flat, edges, lo, clen, base)
     split = int(np.count_nonzero(chained[0]))  # a string is at most once per stream
     total[own[:split]] += sums[:split]
     total[own[split:]] += sums[split:]
     return bad | (total != pixels)
+
+
+def _chain_sums(
+    flat: np.ndarray, edges: np.ndarray, lo: np.ndarray, clen: np.ndarray, base: np.ndarray
+) -> np.ndarray:
+    """Each chain's sum of runs (its running sums less ``base``), exact where its runs are
+    >= 0. int32 sums wrap: their value modulo 2**32 is exact, and the sum itself when no
+    more than ``clen`` × the chain's largest run, checked below 2**32 (else summed again)."""
+    if flat.dtype != np.int32:
+        return np.add.reduceat(flat, edges)[0::2] - clen * base
+    sums = np.add.reduceat(flat, edges, dtype=np.int32)[0::2].astype(np.int64)
+    sums -= clen * base
+    sums &= _WRAP - 1
+    largest = np.maximum.reduceat(flat, edges)[0::2] - base
+    for i in np.flatnonzero(clen * largest >= _WRAP):
+        sums[i] = int(flat[lo[i] : lo[i] + clen[i]].sum(dtype=np.int64)) - int(clen[i] * base[i])
+    return sums
 
 
 def _multi_numbers(
