@@ -127,9 +127,8 @@ def _bulk_unproven(
     nnum = np.diff(before)
     m = int(before[-1])
     np.logical_not(cont, out=cont)
-    sv = work.get("sv", m + 1, np.int32)
+    sv = work.get("sv", m + 1, np.int32)  # sv[m] (odd m), flat[-1]: only in sums thrown away
     sv[:m] = sv8[cont]  # one entry per number (its last character)
-    sv[m] = 0
     magnitude = 16 * m  # bounds the sum of |number| over the chunk
     if ci.size:
         at, value, magnitude_multi = _multi_numbers(ci, cont, sv8, stop, bad)
@@ -152,7 +151,6 @@ def _bulk_unproven(
     prefix = flat[: 2 * h + 2].reshape(2, h + 1)  # row p: 0, then stream p's running sums
     prefix[:, 0] = 0
     np.cumsum(sv[: 2 * h].reshape(h, 2).T, axis=1, out=prefix[:, 1:])
-    flat[-1] = 0
     same = (first & 1) == _PARITY  # run 0 is in this stream: the chain starts at run 2
     clen = np.maximum(nnum - same, 0) // 2  # the chain's runs (1, 3, 5, … or 2, 4, 6, …)
     chained = clen > 0
