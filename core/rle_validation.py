@@ -204,7 +204,9 @@ def _multi_numbers(
     rank = np.arange(ci.size) - np.repeat(head, glen)  # the continuation character's place
     np.minimum(rank, 4, out=rank)
     digits = (sv8[ci] & 31).astype(np.int32) << (5 * rank).astype(np.int32)
-    value = np.add.reduceat(digits, head, dtype=np.int32)
+    run = np.cumsum(digits, dtype=np.int32)  # wraps, but its differences are exact modulo 2**32
+    value = run[tail]
+    value[1:] -= run[tail[:-1]]
     value += sv8[t].astype(np.int32) << (5 * capped).astype(np.int32)  # signed top digit
     too_long = glen > 5
     if too_long.any():
