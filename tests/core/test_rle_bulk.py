@@ -133,11 +133,14 @@ def test_running_sums_past_int32_fall_back_to_int64() -> None:
 
 def test_chain_sums_past_2_to_32_are_summed_exactly() -> None:
     """A chain whose runs sum to 2**32 or more (int32 sums wrap to 0 modulo 2**32) gets its
-    exact sum: the string is sound only for the exact total."""
-    runs = [0] + [1 << 26, 0] * 64  # 64 runs of 2**26: 2**32 pixels
-    counts = [encode(runs)] * 3
-    pixels = [1 << 32, 0, (1 << 32) + 1]
-    assert _unproven(counts, pixels) == [False, True, True]
+    exact sum: the string is sound only for the exact total (chains of either parity, among
+    chains summed in int32)."""
+    odd = encode([0] + [1 << 26, 0] * 64)  # 64 runs of 2**26 at odd places: 2**32 pixels
+    even = encode([1, 0] + [1 << 26, 0] * 64)  # the same at even places, plus 1
+    small = encode([3, 4, 5])
+    counts = [odd, small, even, odd, small, even, odd, even]
+    pixels = [1 << 32, 12, (1 << 32) + 1, 0, 13, 1, (1 << 32) + 1, (1 << 32) + 1]
+    assert _unproven(counts, pixels) == [False, False, False, True, True, True, True, False]
     want = [rle_counts_problem(c, p) for c, p in zip(counts, pixels, strict=True)]
     assert rle_counts_problems(counts, pixels) == want
 
