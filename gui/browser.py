@@ -151,9 +151,9 @@ class SampleBrowser(QWidget):
         header, fm = self.table.horizontalHeader(), self.table.fontMetrics()
         hfm = header.fontMetrics()
         rows = sampled_rows(self.model.rowCount())
+        value = self.model.value  # what data() shows, without a QModelIndex per cell
         for col in range(self.model.columnCount()):
             name = str(self.model.headerData(col, Qt.Orientation.Horizontal))
-            value = self.model.value  # what data() shows, without a QModelIndex per cell
             texts = {_fmt(value(r, col)) for r in rows}
             content = max(map(fm.horizontalAdvance, texts), default=0) + 12
             width = hfm.horizontalAdvance(name) + 16
@@ -319,7 +319,7 @@ class SampleBrowser(QWidget):
 
 
 def sampled_rows(n: int, k: int = 100) -> list[int]:
-    """At most ~3k row numbers of ``n``: the first k, the last k and k evenly spaced between."""
+    """At most ~3 k of the row numbers ``0 … n - 1``: the first k, the last k and k evenly spaced."""
     if n <= 3 * k:
         return list(range(n))
     return sorted({*range(k), *range(n - k, n), *range(0, n, n // k)})
