@@ -1,0 +1,28 @@
+"""`masklens score` on every bundled demo equals, byte for byte, the outputs recorded before the
+code was moved into its new layout (tests/fixtures/score_outputs/: the JSON file of ``--out`` and
+the table printed without it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from masklens.core.benchmarks.demo import demo_argv
+from masklens.core.cli import main
+
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "score_outputs"
+KINDS = ["cafe", "pcs", "hallusegbench", "cgebench", "r2sm", "ovs"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_score_json_equals_recorded_bytes(kind, tmp_path, capsys):
+    out = tmp_path / f"{kind}.json"
+    assert main(["score", kind, *demo_argv(kind), "--out", str(out)]) == 0
+    assert out.read_bytes() == (RECORDED / f"{kind}.json").read_bytes()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_score_table_equals_recorded_bytes(kind, capsys):
+    assert main(["score", kind, *demo_argv(kind)]) == 0
+    assert capsys.readouterr().out == (RECORDED / f"{kind}.txt").read_text()
