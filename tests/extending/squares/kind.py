@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from squares.metrics import best_accepted_iou, summary
 
 from masklens.core.errors import DataFormatError
 from masklens.core.files.io import atomic_write_json, read_json
@@ -29,6 +28,7 @@ from masklens.core.schema import (
     Sample,
 )
 from masklens.core.scoring.contract import BenchmarkKind, ParamSpec
+from squares.metrics import best_accepted_iou, summary
 
 SIZE = 32
 
