@@ -38,8 +38,10 @@ bench-gpu: setup
 fuzz: setup
 	@QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(BIN)/python tests/fuzz/run_fuzz.py
 
+# ruff, then the import contracts of pyproject.toml (README, Code map)
 lint: setup
 	$(BIN)/ruff check core gui tests packaging
+	$(BIN)/lint-imports
 
 demo: setup
 	$(BIN)/python packaging/make_demo.py

@@ -19,10 +19,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from masklens.core import scoring
-from masklens.core.kind_args import check_files, kind_files
 from masklens.core.schema import Benchmark, PredictionSet
-from masklens.core.scoring import BenchmarkKind, ScoreResult
+from masklens.core.scoring import contract as scoring
+from masklens.core.scoring.contract import BenchmarkKind, ScoreResult
+from masklens.core.scoring.kind_args import check_files, kind_files
 
 __all__ = [
     "Benchmark",
@@ -148,7 +148,7 @@ def score(
     resolved = k.resolve_params(params)  # bad values fail before any file is read
     result = Scorer(k, benchmark, predictions, **files).rescore(resolved)
     if out is not None:
-        from masklens.core.io import atomic_write_json_fast
+        from masklens.core.files.io import atomic_write_json_fast
 
         atomic_write_json_fast(out, result.to_json(), pretty=pretty)
     return result
@@ -196,9 +196,9 @@ def predict(
     ``runner`` replaces ``runner.run_benchmark`` (same arguments), e.g. a bound
     ``ray_runner.run_benchmark_ray`` to run on Ray.
     """
-    from masklens.core.cache import PredictionCache
-    from masklens.core.models.runner import run_benchmark
-    from masklens.core.prediction_io import keep_scored, write_atomically
+    from masklens.core.cache.model_cache import PredictionCache
+    from masklens.core.inference.prediction_io import keep_scored, write_atomically
+    from masklens.core.inference.runner import run_benchmark
 
     k = get_kind(kind)
     if benchmark is None:

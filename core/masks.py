@@ -17,8 +17,8 @@ import numpy as np
 from pycocotools import mask as mask_utils
 
 from masklens.core.errors import DataFormatError
-from masklens.core.limits import check_image_header, check_mask_size, check_polygon, is_int
-from masklens.core.rle_validation import rle_counts_problem, rle_counts_problems  # noqa: F401 - re-exported
+from masklens.core.files.limits import check_image_header, check_mask_size, check_polygon, is_int
+from masklens.core.files.rle_validation import rle_counts_problem, rle_counts_problems  # noqa: F401 - re-exported
 
 
 class Mask:
@@ -61,7 +61,7 @@ class Mask:
         cv2's weighted grey conversion of the colour channels, alpha ignored, 16-bit values
         reduced to their high byte (so 1…255 read as background).
         The file must be a regular file whose header declares a size within the limits
-        (core/limits.py), checked before any pixel is decoded.
+        (core/files/limits.py), checked before any pixel is decoded.
         """
         import cv2
 

@@ -6,8 +6,8 @@ import argparse
 import os
 import sys
 
-from masklens.core import logs
 from masklens.core.errors import MasklensError
+from masklens.core.runtime import logs
 
 _NOISE = ("This plugin does not support propagateSizeHints()",)
 
@@ -51,9 +51,9 @@ def run_app(args: argparse.Namespace) -> int:
     logs.configure()  # also when the window is started without the CLI
     from PySide6.QtWidgets import QApplication
 
-    from masklens.gui import about
-    from masklens.gui.main_window import MainWindow
+    from masklens.gui.dialogs import about
     from masklens.gui.settings import Settings
+    from masklens.gui.window.main_window import MainWindow
 
     _quiet_offscreen_warnings()
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -109,7 +109,7 @@ def parse_size(text: str) -> tuple[int, int]:
 def apply_view_options(window, args: argparse.Namespace, *, sync: bool) -> None:
     """--filter, --sample, --error-view, --prompt, --compare (for screenshots and bug reports)."""
     from masklens.core.schema import Role
-    from masklens.gui.prompt_bar import PromptRequest
+    from masklens.gui.prompts.prompt_bar import PromptRequest
 
     state = window.state
     if state.benchmark is None:

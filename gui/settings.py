@@ -1,6 +1,6 @@
 """Persistent GUI settings: a versioned JSON file in the platform's config directory.
 
-Written atomically (``core/io.py``); a missing, unreadable or older file yields the
+Written atomically (``core/files/io.py``); a missing, unreadable or older file yields the
 defaults merged with whatever could be read, never an exception.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import MasklensError
-from masklens.core.io import atomic_write_json, read_json
+from masklens.core.files.io import atomic_write_json, read_json
 
 SETTINGS_VERSION = 1
 MAX_RECENT = 10

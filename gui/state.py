@@ -2,12 +2,12 @@
 
 Attributes (read them; change them through the methods so that views follow):
 
-* ``kind`` – the :class:`~masklens.core.scoring.BenchmarkKind` of the open benchmark (or None)
+* ``kind`` – the :class:`~masklens.core.scoring.contract.BenchmarkKind` of the open benchmark (or None)
 * ``benchmark`` – the loaded :class:`~masklens.core.schema.Benchmark` (or None)
 * ``namespace`` / ``argv`` – the parsed arguments / command-line words it was opened with
   (``masklens score <kind> <argv…>`` reproduces the scoring)
 * ``prediction_sets`` – name → :class:`~masklens.core.schema.PredictionSet` (replay files, model runs)
-* ``scorers`` – name → :class:`~masklens.core.scoring.Scorer` (cached overlaps per prediction set)
+* ``scorers`` – name → :class:`~masklens.core.scoring.contract.Scorer` (cached overlaps per prediction set)
 * ``active`` – name of the prediction set shown on the canvas and in the browser (or None)
 * ``params`` – current scoring parameters (slider values), e.g. ``{"score_threshold": 0.5}``
 * ``readouts`` – name → per-sample readout records for ``params`` (same order as the samples);
@@ -15,7 +15,7 @@ Attributes (read them; change them through the methods so that views follow):
   again when they become active (use ``scorers[name].readouts(params)`` for any set)
 * ``index`` – index of the current sample in ``benchmark.samples``
 * ``live`` – typed-prompt results (:class:`LiveResult`) of this session, newest last
-* ``review_store`` – a ``masklens.core.review.ReviewStore`` when one is open, else None
+* ``review_store`` – a ``masklens.core.review.store.ReviewStore`` when one is open, else None
 * ``model`` – the model (backend name) selected in the prompt bar
 """
 
@@ -28,9 +28,9 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from masklens.core.errors import MasklensError
-from masklens.core.records import Records
 from masklens.core.schema import Benchmark, Prediction, PredictionSet, Prompt, Sample
-from masklens.core.scoring import BenchmarkKind, Scorer
+from masklens.core.scoring.contract import BenchmarkKind, Scorer
+from masklens.core.scoring.records import Records
 
 
 @dataclass
@@ -51,7 +51,7 @@ class LiveResult:
 
     @property
     def label(self) -> str:
-        from masklens.gui.visual_prompts import describe
+        from masklens.gui.canvas.visual_prompts import describe
 
         lvl = f" p{self.prompt.level}" if self.prompt.level is not None else ""
         drawn = describe(self.prompt.meta)
@@ -159,7 +159,7 @@ class AppState(QObject):
         still the values shown (a later slider move wins). Emits ``readoutsChanged``."""
         if name != self.active or dict(params) != dict(self.params):
             return False
-        from masklens.gui.disposal import release_later
+        from masklens.gui.window.disposal import release_later
 
         release_later(*self.readouts.values())  # 100,000 records freed off the GUI thread
         self.readouts = {name: readouts}
@@ -209,7 +209,11 @@ class AppState(QObject):
         """New parameters (or a new active prediction set) for a typed-prompt result: the benchmark
         readout is re-derived from its cached overlaps unless the other prompts' predictions changed;
         the generic readout (which touches masks) only when t moved."""
-        from masklens.core.readout import benchmark_overlaps, benchmark_readout, generic_readout
+        from masklens.core.scoring.readout import (
+            benchmark_overlaps,
+            benchmark_readout,
+            generic_readout,
+        )
 
         sample = self.benchmark.sample(r.sample_id) if self.benchmark else None
         if sample is None or self.kind is None:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from demo_scenes import SHAPES, Scene, Shape, place
 
-from masklens.core.io import atomic_write_text
+from masklens.core.files.io import atomic_write_text
 from masklens.core.masks import Mask
 from masklens.core.models.base import Segmenter, SegmentRequest
 

@@ -24,8 +24,8 @@ import numpy as np
 from demo_common import COLOURS
 from demo_scenes import Scene, Shape, place, render, save_png
 
-from masklens.core.benchmarks.ovs import FORMAT, load_ovs_annotations, write_ovs_predictions
-from masklens.core.io import atomic_write_json
+from masklens.core.files.io import atomic_write_json
+from masklens.core.kinds.ovs.kind import FORMAT, load_ovs_annotations, write_ovs_predictions
 from masklens.core.masks import Mask
 from masklens.core.models.base import Segmenter, SegmentRequest
 from masklens.core.models.demo import BACKGROUNDS

@@ -31,9 +31,9 @@ def grab_cards(kind: str, index: int, prompt: tuple[str, str, int | None] | None
     from PySide6.QtWidgets import QApplication
 
     from masklens.core.schema import Role
-    from masklens.gui.main_window import MainWindow
-    from masklens.gui.prompt_bar import PromptRequest
+    from masklens.gui.prompts.prompt_bar import PromptRequest
     from masklens.gui.settings import Settings
+    from masklens.gui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])
     w = MainWindow(Settings(), persist=False)

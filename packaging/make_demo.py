@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # packaging/ is a folder of scripts, not a package
 
-from masklens.core.io import atomic_directory  # noqa: E402
+from masklens.core.files.io import atomic_directory  # noqa: E402
 from masklens.core.models.demo import DemoSegmenter  # noqa: E402
 from masklens.resources import DEMO_DIR  # noqa: E402
 

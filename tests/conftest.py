@@ -15,7 +15,7 @@ _SCRATCH = tempfile.mkdtemp(prefix="masklens-tests-")
 os.environ.setdefault("MASKLENS_CACHE_DIR", os.path.join(_SCRATCH, "cache"))
 os.environ.setdefault("MASKLENS_CONFIG_DIR", os.path.join(_SCRATCH, "config"))
 os.environ.setdefault("XDG_DATA_HOME", os.path.join(_SCRATCH, "data"))
-os.environ.setdefault("MASKLENS_LOG_DIR", os.path.join(_SCRATCH, "logs"))  # core/logs.py
+os.environ.setdefault("MASKLENS_LOG_DIR", os.path.join(_SCRATCH, "logs"))  # core/runtime/logs.py
 _OWNER = os.getpid()
 
 

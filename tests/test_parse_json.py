@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from masklens.core.errors import DataFormatError
-from masklens.core.io import parse_json, read_json
+from masklens.core.files.io import parse_json, read_json
 
 scalars = (
     st.none() | st.booleans() | st.floats(allow_nan=True, allow_infinity=True)
@@ -91,7 +91,7 @@ def test_a_big_file_under_an_address_space_limit_gives_a_clear_answer_not_a_cras
     import subprocess
     import sys
 
-    from masklens.core.io import orjson_can_allocate
+    from masklens.core.files.io import orjson_can_allocate
 
     DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo" / "cafe"
     assert orjson_can_allocate(1 << 20)

@@ -13,7 +13,7 @@ from masklens.core import __version__
 from masklens.core.errors import Cancelled, MasklensError
 
 if TYPE_CHECKING:
-    from masklens.core.scoring import BenchmarkKind
+    from masklens.core.scoring.contract import BenchmarkKind
 
 #: sub-command -> module defining ``register(subparsers)``; each sets ``func`` on its parser
 COMMANDS: dict[str, str] = {
@@ -56,7 +56,7 @@ def kind_parsers(parser: argparse.ArgumentParser, verb: str) -> Iterator[tuple[B
     """A required ``KIND`` sub-command of ``parser`` per registered benchmark kind, helped
     "<verb> <kind title>"; yields each kind with its sub-parser to fill. When the command
     line names a kind, only that kind is imported and filled (the others stay bare choices)."""
-    from masklens.core.scoring import available_kinds, get_kind, kind_names
+    from masklens.core.scoring.contract import available_kinds, get_kind, kind_names
 
     kinds = parser.add_subparsers(dest="kind", metavar="KIND")
     kinds.required = True
@@ -101,7 +101,7 @@ def _kind_word(word: str) -> str | None:
     broken plug-in: None, and every kind is built as before, the broken one with its warning)."""
     if word.startswith("-"):
         return None
-    from masklens.core.scoring import get_kind, kind_names
+    from masklens.core.scoring.contract import get_kind, kind_names
 
     if word not in kind_names():
         return None
@@ -114,7 +114,7 @@ def _kind_word(word: str) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; user mistakes print one clear message and exit non-zero, never a traceback."""
-    from masklens.core import logs
+    from masklens.core.runtime import logs
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     logs.configure()
     logs.logger.info("masklens %s: %s", __version__, " ".join(sys.argv[1:] if argv is None else argv))
-    from masklens.core.paths import allow_outside_root
+    from masklens.core.files.paths import allow_outside_root
 
     try:
         with allow_outside_root(getattr(args, "allow_outside_root", False)):
@@ -134,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"masklens: error: {exc}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:  # a library of an extra that is not installed
-        from masklens.core.extras import from_import_error
+        from masklens.core.runtime.extras import from_import_error
 
         missing = from_import_error(exc, f"masklens {args.command}")
         if missing is None:

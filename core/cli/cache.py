@@ -36,7 +36,7 @@ def _day(epoch: float | None) -> str:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from masklens.core.cache_admin import cache_info
+    from masklens.core.cache.admin import cache_info
 
     info = cache_info(args.cache_dir)
     print(f"path:    {info.path}")
@@ -55,7 +55,7 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_clear(args: argparse.Namespace) -> int:
-    from masklens.core.cache_admin import cache_info, clear_cache, count_matching
+    from masklens.core.cache.admin import cache_info, clear_cache, count_matching
 
     which = " ".join(filter(None, [f"of model {args.model}" if args.model else "",
                                    f"older than {args.older_than:g} days" if args.older_than is not None

@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from masklens.core import desktop
+    from masklens.core.runtime import desktop
 
     if args.uninstall:
         removed = desktop.uninstall()

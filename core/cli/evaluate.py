@@ -16,8 +16,8 @@ from pathlib import Path
 
 from masklens.core.cli import kind_parsers
 from masklens.core.errors import MasklensError
-from masklens.core.paths import add_flag
-from masklens.core.scoring import get_kind
+from masklens.core.files.paths import add_flag
+from masklens.core.scoring.contract import get_kind
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def model_specs(args: argparse.Namespace) -> list:
-    from masklens.core.evaluate import ModelSpec
+    from masklens.core.inference.evaluate import ModelSpec
 
     models, weights, labels = args.model, args.weights or [], args.label or []
     if weights and len(weights) not in (1, len(models)):
@@ -100,12 +100,12 @@ class _Bars:
 
 def run(args: argparse.Namespace) -> int:
     from masklens.core.api import load_benchmark
-    from masklens.core.cache import PredictionCache
+    from masklens.core.cache.model_cache import PredictionCache
     from masklens.core.cli.predict import check_device
     from masklens.core.cli.scale import apply_shard, runner_of, write_shard_record
-    from masklens.core.evaluate import evaluate, safe_label, subset
-    from masklens.core.kind_args import kind_files
+    from masklens.core.inference.evaluate import evaluate, safe_label, subset
     from masklens.core.models.registry import require_extra
+    from masklens.core.scoring.kind_args import kind_files
 
     kind = get_kind(args.kind)
     specs = model_specs(args)

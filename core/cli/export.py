@@ -45,8 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from masklens.core.interop.export import export
-    from masklens.core.kind_args import kind_files
-    from masklens.core.scoring import get_kind
+    from masklens.core.scoring.contract import get_kind
+    from masklens.core.scoring.kind_args import kind_files
 
     kind = get_kind(args.kind)
     files = kind_files(kind, args)

@@ -1,4 +1,7 @@
-"""`masklens gui`: open the inspection window (Qt is imported only here, lazily)."""
+"""`masklens gui`: open the inspection window (Qt is imported only here, lazily).
+
+The one place the core reaches the window: :func:`run` imports ``masklens.gui.app`` when the
+command runs. The import contracts (pyproject.toml) allow exactly this import and no other."""
 
 from __future__ import annotations
 
@@ -20,14 +23,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="run a typed prompt on the shown sample (repeatable), e.g. negative=zebra")
     p.add_argument("--model", default=None, help="model for --prompt (default: the last one used, or demo)")
     p.add_argument("--compare", action="store_true", help="show the typed prompts side by side")
-    from masklens.core.paths import add_flag
+    from masklens.core.files.paths import add_flag
 
     add_flag(p)  # for benchmarks opened in this session
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from masklens.core.extras import EXTRA_MODULES, check
+    from masklens.core.runtime.extras import EXTRA_MODULES, check
 
     check("masklens gui", EXTRA_MODULES["gui"])
     from masklens.gui.app import run_app

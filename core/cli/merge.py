@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 
 from masklens.core.cli import kind_parsers
-from masklens.core.scoring import get_kind
+from masklens.core.scoring.contract import get_kind
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from masklens.core.kind_args import prediction_actions
+    from masklens.core.scoring.kind_args import prediction_actions
 
     parser = sub.add_parser("merge", help="merge the outputs of `predict --shard I/N` into one",
                             description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
@@ -45,9 +45,9 @@ def _drop(parser: argparse.ArgumentParser, action: argparse.Action) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from masklens.core import api
-    from masklens.core.kind_args import kind_files
-    from masklens.core.prediction_io import write_atomically
-    from masklens.core.shards import merge_shards
+    from masklens.core.inference.prediction_io import write_atomically
+    from masklens.core.inference.shards import merge_shards
+    from masklens.core.scoring.kind_args import kind_files
 
     kind = get_kind(args.kind)
     files = {k: v for k, v in kind_files(kind, args).items() if not k.startswith("pred")}

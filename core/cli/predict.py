@@ -21,9 +21,9 @@ from typing import Any
 from masklens.core.cli import kind_parsers
 from masklens.core.cli.scale import add_scale_arguments, apply_shard, runner_of, write_shard_record
 from masklens.core.errors import MasklensError, ModelError
-from masklens.core.paths import add_flag
-from masklens.core.prediction_io import keep_scored, write_atomically  # noqa: F401 - re-exported
-from masklens.core.scoring import BenchmarkKind, get_kind
+from masklens.core.files.paths import add_flag
+from masklens.core.inference.prediction_io import keep_scored, write_atomically  # noqa: F401 - re-exported
+from masklens.core.scoring.contract import BenchmarkKind, get_kind
 
 _REPLAY_ONLY = "(predict: read only with --model replay, as the file to replay)"
 
@@ -116,7 +116,7 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         raise ModelError(f"model '{args.model}' takes no weights", hint="drop --weights")
     pred_given = [d for d in getattr(args, "prediction_dests", []) if getattr(args, d, None) is not None]
     if "kind" in params and "args" in params:  # a backend that reads benchmark files (replay)
-        from masklens.core.kind_args import kind_files
+        from masklens.core.scoring.kind_args import kind_files
 
         opts.update(kind=args.kind, **kind_files(get_kind(args.kind), args))
     elif pred_given:
@@ -159,10 +159,10 @@ class _Bar:
 
 def run(args: argparse.Namespace) -> int:
     from masklens.core import api
-    from masklens.core.kind_args import kind_files
+    from masklens.core.inference.runner import RunStats
     from masklens.core.models.manager import ModelManager
     from masklens.core.models.registry import require_extra
-    from masklens.core.models.runner import RunStats
+    from masklens.core.scoring.kind_args import kind_files
 
     kind = get_kind(args.kind)
     options = model_options(args)

@@ -10,9 +10,9 @@ from pathlib import Path
 from masklens.core import api
 from masklens.core.cli import kind_parsers
 from masklens.core.errors import MasklensError
-from masklens.core.kind_args import kind_files
-from masklens.core.paths import add_flag
-from masklens.core.scoring import BenchmarkKind, get_kind
+from masklens.core.files.paths import add_flag
+from masklens.core.scoring.contract import BenchmarkKind, get_kind
+from masklens.core.scoring.kind_args import kind_files
 
 
 def prediction_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
@@ -57,7 +57,7 @@ def load_prediction_sets(kind: BenchmarkKind, args: argparse.Namespace, benchmar
 
 def load_verdicts(paths: list[str], benchmark) -> list:
     """Current verdicts of the benchmark from one or more review databases."""
-    from masklens.core.review import ReviewStore, benchmark_key
+    from masklens.core.review.store import ReviewStore, benchmark_key
 
     key = benchmark_key(benchmark)
     out = []

@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _open(path: str):
 
-    from masklens.core.review import ReviewStore
+    from masklens.core.review.store import ReviewStore
 
     return ReviewStore(path, create=False)  # missing, 0-byte or foreign files are errors
 
@@ -52,7 +52,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from masklens.core.review import ReviewStore
+    from masklens.core.review.store import ReviewStore
 
     for o in args.others:
         _open(o).close()  # a missing or empty file is an error, not a new empty store
@@ -64,8 +64,8 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _agreement(args: argparse.Namespace) -> int:
-    from masklens.core.review_agreement import agreement
-    from masklens.core.tables import format_table
+    from masklens.core.review.agreement import agreement
+    from masklens.core.scoring.tables import format_table
 
     verdicts, seen = [], set()
     for db in args.db:
@@ -92,7 +92,7 @@ def _agreement(args: argparse.Namespace) -> int:
 def _summary(args: argparse.Namespace) -> int:
     from collections import Counter
 
-    from masklens.core.tables import format_table
+    from masklens.core.scoring.tables import format_table
 
     with _open(args.db) as st:
         c = Counter((v.benchmark, v.reviewer, v.verdict) for v in st.current())
@@ -102,7 +102,7 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from masklens.core.review_check import check_review_db
+    from masklens.core.review.check import check_review_db
 
     damaged = 0
     for db in args.db:

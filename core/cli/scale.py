@@ -23,7 +23,7 @@ def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def shard_of(args: argparse.Namespace) -> Any:
-    from masklens.core.shards import parse_shard
+    from masklens.core.inference.shards import parse_shard
 
     return parse_shard(args.shard) if args.shard is not None else None
 
@@ -33,7 +33,7 @@ def apply_shard(benchmark: Any, args: argparse.Namespace) -> Any:
     shard = shard_of(args)
     if shard is None:
         return benchmark
-    from masklens.core.shards import shard_benchmark
+    from masklens.core.inference.shards import shard_benchmark
 
     return shard_benchmark(benchmark, shard, getattr(args, "images", None))
 
@@ -44,7 +44,7 @@ def runner_of(args: argparse.Namespace) -> Callable[..., Any] | None:
     if args.ray is None:
         return None
     from masklens.core.errors import MasklensError
-    from masklens.core.models.ray_runner import RayConfig, import_ray, run_benchmark_ray
+    from masklens.core.inference.ray_runner import RayConfig, import_ray, run_benchmark_ray
 
     import_ray()
     for flag in ("ray_workers", "ray_batch"):
@@ -58,7 +58,7 @@ def runner_of(args: argparse.Namespace) -> Callable[..., Any] | None:
 def write_shard_record(kind: Any, benchmark: Any, predictions: Any, out: Any) -> None:
     """The sidecar `masklens merge` reads, when the benchmark is a shard (an unsharded output
     removes a stale one, so that merge never trusts it)."""
-    from masklens.core.shards import sidecar_path, write_sidecar
+    from masklens.core.inference.shards import sidecar_path, write_sidecar
 
     if "shard" in benchmark.meta:
         write_sidecar(out, kind.name, benchmark, predictions)

@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from masklens.core.cli import kind_parsers
-from masklens.core.paths import add_flag
-from masklens.core.scoring import BenchmarkKind, get_kind
-from masklens.core.tables import format_summary
+from masklens.core.files.paths import add_flag
+from masklens.core.scoring.contract import BenchmarkKind, get_kind
+from masklens.core.scoring.tables import format_summary
 
 
 def add_param_flags(parser: argparse.ArgumentParser, kind: BenchmarkKind) -> None:
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from masklens.core import api
-    from masklens.core.kind_args import kind_files
+    from masklens.core.scoring.kind_args import kind_files
 
     kind = get_kind(args.kind)
     params = {p.name: getattr(args, p.name) for p in kind.params if getattr(args, p.name, None) is not None}

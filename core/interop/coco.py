@@ -19,9 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from masklens.core.files.io import atomic_write_json
 from masklens.core.interop.outcomes import gt_masks
 from masklens.core.interop.table import ExportTable, ImageEntry
-from masklens.core.io import atomic_write_json
 from masklens.core.masks import Mask
 from masklens.core.schema import Prompt, Sample
 

@@ -3,7 +3,7 @@
 reviewers' verdicts; with several annotators (SA-Co/Gold) also the counts against each further
 annotator's ground truth (``gt1.tp``, ``gt1.fp``, ``gt1.fn``, …).
 
-Cells go through the project's one safe CSV writer (:func:`masklens.core.safe_csv.csv_text`:
+Cells go through the project's one safe CSV writer (:func:`masklens.core.files.safe_csv.csv_text`:
 every field quoted, line breaks escaped, spreadsheet formulas neutralised).
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from masklens.core.files.io import atomic_write_text
+from masklens.core.files.safe_csv import csv_text
 from masklens.core.interop.table import ExportTable, sample_counts
-from masklens.core.io import atomic_write_text
 from masklens.core.reports.writers import flatten
-from masklens.core.safe_csv import csv_text
 
 
 def sample_rows(table: ExportTable) -> tuple[list[dict[str, Any]], list[str]]:

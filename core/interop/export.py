@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import MasklensError
+from masklens.core.files.io import atomic_directory, atomic_write_json
 from masklens.core.interop.coco import write_coco
 from masklens.core.interop.csv_export import write_csv
 from masklens.core.interop.fiftyone import write_fiftyone
 from masklens.core.interop.table import ExportTable, build_table
-from masklens.core.io import atomic_directory, atomic_write_json
-from masklens.core.review import Verdict
+from masklens.core.review.store import Verdict
 from masklens.core.schema import Benchmark, PredictionSet
 
 #: format name -> writer(table, fresh folder, copy_images) -> files written
@@ -33,7 +33,7 @@ DEFAULT_IOU_THRESHOLD = 0.5
 def load_verdicts(paths: Sequence[str | os.PathLike[str]], benchmark: Benchmark) -> list[Verdict]:
     """The current verdicts on ``benchmark`` in the review databases ``paths`` (a verdict merged
     into several of them counts once)."""
-    from masklens.core.review import ReviewStore, benchmark_key
+    from masklens.core.review.store import ReviewStore, benchmark_key
 
     key, seen, out = benchmark_key(benchmark), set(), []
     for p in paths:
@@ -53,7 +53,7 @@ def load_verdicts(paths: Sequence[str | os.PathLike[str]], benchmark: Benchmark)
 
 def default_reviews(benchmark: Benchmark) -> list[Path]:
     """The benchmark's own review database (where the window records verdicts), if it exists."""
-    from masklens.core.review import default_store_path
+    from masklens.core.review.store import default_store_path
 
     path = default_store_path(benchmark.sources)
     return [path] if path.is_file() else []
@@ -68,7 +68,7 @@ def _check_target(out: Path) -> None:
 def _prediction_sets(kind: Any, benchmark: Benchmark, files: dict[str, Any],
                      predictions: Any, labels: Sequence[str] | None) -> list[tuple[str, PredictionSet]]:
     from masklens.core import api
-    from masklens.core.kind_args import kind_parser, prediction_actions
+    from masklens.core.scoring.kind_args import kind_parser, prediction_actions
 
     if predictions is not None:
         sets = list(predictions.items()) if isinstance(predictions, Mapping) else [

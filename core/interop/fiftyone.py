@@ -24,9 +24,9 @@ import shutil
 from pathlib import Path
 
 from masklens.core.errors import MasklensError
+from masklens.core.files.io import atomic_write_json
 from masklens.core.interop.coco import annotator_files, ground_truth, results
 from masklens.core.interop.table import ExportTable, ImageEntry
-from masklens.core.io import atomic_write_json
 
 DATA = "data"
 

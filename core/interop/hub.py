@@ -68,7 +68,7 @@ def offline() -> bool:
 
 def resolve(url: str, *, folder: bool = False) -> Path:
     """The local path of ``url`` in the Hugging Face cache, downloaded first unless cached."""
-    from masklens.core.extras import require
+    from masklens.core.runtime.extras import require
 
     hub = parse(url)
     folder = folder or not hub.path
@@ -116,7 +116,7 @@ FOLDER_ARGUMENTS = frozenset({"images", "root", "pred_dir"})
 
 def folder_arguments(kind: Any) -> frozenset[str]:
     """The destinations of ``kind``'s arguments that name a folder."""
-    from masklens.core.kind_args import file_actions
+    from masklens.core.scoring.kind_args import file_actions
 
     return frozenset(a.dest for a in file_actions(kind)
                      if a.dest in FOLDER_ARGUMENTS or a.metavar == "DIR")

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from masklens.core.kinds.common.cgf1.tables import assignment, category_order
 from masklens.core.masks import Mask, iou_matrix, resize_nearest
-from masklens.core.metrics.pcs_tables import assignment, category_order
 from masklens.core.schema import Benchmark, Prediction, Prompt, Role, Sample
 
 #: roles whose prompt asks for something absent: their ground truth is empty

@@ -12,9 +12,9 @@ from typing import Any
 
 from masklens.core.interop.annotators import annotators, as_annotator
 from masklens.core.interop.outcomes import PromptOutcomes, prompt_outcomes, unique_prompts
-from masklens.core.review import Verdict
+from masklens.core.review.store import Verdict
 from masklens.core.schema import Benchmark, ImageRef, PredictionSet, Prompt, Sample
-from masklens.core.scoring import BenchmarkKind, Scorer, ScoreResult
+from masklens.core.scoring.contract import BenchmarkKind, Scorer, ScoreResult
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.cache import EncodingCache, image_key
+from masklens.core.cache.model_cache import EncodingCache, image_key
 from masklens.core.errors import ModelError
 from masklens.core.masks import Mask
 from masklens.core.models.base import BackendInfo, Segmenter, SegmentRequest, SegmentResult

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from masklens.core.cache import EncodingCache
+from masklens.core.cache.model_cache import EncodingCache
 from masklens.core.models.base import Segmenter
 from masklens.core.models.registry import create_segmenter
 

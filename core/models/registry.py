@@ -60,7 +60,7 @@ def require_extra(name: str) -> BackendInfo:
     (and for an unknown name)."""
     info = _resolve(name)[0]
     if info.extra:
-        from masklens.core.extras import EXTRA_MODULES, check
+        from masklens.core.runtime.extras import EXTRA_MODULES, check
 
         check(f"model '{name}'", EXTRA_MODULES[info.extra], model=True)
     return info

@@ -3,7 +3,7 @@
 The file is in any benchmark's own prediction format and is read by that kind's
 ``load_predictions`` — exactly what ``masklens score KIND`` reads. A request is
 matched to a benchmark prompt by the *content* of the image (its
-:func:`~masklens.core.cache.image_key`, so renamed or copied files still match)
+:func:`~masklens.core.cache.model_cache.image_key`, so renamed or copied files still match)
 and the prompt text (case- and whitespace-insensitive; the role breaks ties).
 A request with no recorded answer gets an empty result flagged
 ``provenance["missing"] = True`` (the runner lists such prompts in
@@ -39,13 +39,13 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.cache import image_key
+from masklens.core.cache.model_cache import image_key
 from masklens.core.errors import MasklensError, ModelError
-from masklens.core.kind_args import kind_files, kind_parser, prediction_actions
 from masklens.core.masks import resize_nearest
 from masklens.core.models.base import BackendInfo, Segmenter, SegmentRequest, SegmentResult
 from masklens.core.schema import Benchmark, ImageRef, Prediction, PredictionSet, Prompt
-from masklens.core.scoring import BenchmarkKind, get_kind
+from masklens.core.scoring.contract import BenchmarkKind, get_kind
+from masklens.core.scoring.kind_args import kind_files, kind_parser, prediction_actions
 
 INFO = BackendInfo(
     name="replay",
@@ -163,7 +163,7 @@ class ReplaySegmenter(Segmenter):
 
     def _ref_key(self, ref: ImageRef) -> str | None:
         """Content hash of a benchmark image (read once), None when it cannot be read."""
-        from masklens.core.models.runner import load_image, resolve_image_path
+        from masklens.core.inference.runner import load_image, resolve_image_path
 
         if ref not in self._ref_keys:
             try:

@@ -145,7 +145,7 @@ class MetaSam2Masker:
     name = "sam2-meta"
 
     def __init__(self, weights: ResolvedWeights, config: str | None, runtime: Runtime, backend: str) -> None:
-        from masklens.core.extras import EXTRA_MODULES, check
+        from masklens.core.runtime.extras import EXTRA_MODULES, check
 
         check(f"{backend}: the original SAM 2 checkpoint '{weights.path.name}'", EXTRA_MODULES["sam2"],
               model=True)

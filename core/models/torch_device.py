@@ -20,7 +20,7 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 def import_torch() -> Any:
     """Import torch, or say how to get it."""
-    from masklens.core.extras import require
+    from masklens.core.runtime.extras import require
 
     return require("torch", "the model backends", model=True)
 
@@ -112,8 +112,8 @@ class Runtime:
 
 def tensor_nbytes(value: Any) -> int:
     """Bytes held by the tensors inside ``value`` (tensor, mapping, sequence, or model output),
-    each tensor counted once: :func:`masklens.core.cache.nbytes_of` with ``distinct=True``."""
-    from masklens.core.cache import nbytes_of
+    each tensor counted once: :func:`masklens.core.cache.model_cache.nbytes_of` with ``distinct=True``."""
+    from masklens.core.cache.model_cache import nbytes_of
 
     return nbytes_of(value, distinct=True)
 

@@ -32,10 +32,10 @@ from masklens.core.models.weights import ResolvedWeights, load_hf_pair, resolve_
 
 def as_rgb_image(image: np.ndarray | str | Path) -> np.ndarray:
     """An H×W×3 uint8 RGB array from an array or an image file (decoded by
-    :func:`masklens.core.images.read_image`); a clear ModelError otherwise."""
+    :func:`masklens.core.files.images.read_image`); a clear ModelError otherwise."""
     if isinstance(image, (str, Path)):
         from masklens.core.errors import DataFormatError
-        from masklens.core.images import read_image
+        from masklens.core.files.images import read_image
 
         try:
             return read_image(image)  # the one decoder (EXIF applied, alpha dropped, 16-bit -> high byte)
@@ -88,7 +88,7 @@ class TorchSegmenter(Segmenter):
         max_instances: int | None = -1,
         **options: Any,
     ) -> None:
-        from masklens.core.cache import EncodingCache
+        from masklens.core.cache.model_cache import EncodingCache
 
         unknown = sorted(set(options) - set(self.OPTIONS))
         if unknown:
@@ -176,7 +176,7 @@ class TorchSegmenter(Segmenter):
 
     def encoding(self, tag: str, image: np.ndarray, compute: Any) -> Any:
         """The cached encoding ``tag`` of ``image``, computed once per image content."""
-        from masklens.core.cache import image_key
+        from masklens.core.cache.model_cache import image_key
 
         return self.encodings.get_or_compute(f"{tag}:{image_key(image)}", compute, tensor_nbytes)
 

@@ -133,7 +133,7 @@ def _from_hub(hub_id: str, backend: str, what: str) -> Path:
             RepositoryNotFoundError,
         )
     except ModuleNotFoundError as exc:
-        from masklens.core.extras import from_import_error
+        from masklens.core.runtime.extras import from_import_error
 
         raise (from_import_error(exc, backend, model=True) or exc) from exc
     try:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import MasklensError
-from masklens.core.io import atomic_directory, atomic_write_text, json_safe
+from masklens.core.files.io import atomic_directory, atomic_write_text, json_safe
 from masklens.core.reports.compare import differences
 from masklens.core.reports.gallery import gallery
 from masklens.core.reports.html import render_html
@@ -23,9 +23,9 @@ from masklens.core.reports.writers import (
     write_summary_csv,
     write_summary_json,
 )
-from masklens.core.review import Verdict
+from masklens.core.review.store import Verdict
 from masklens.core.schema import Benchmark, PredictionSet
-from masklens.core.scoring import BenchmarkKind
+from masklens.core.scoring.contract import BenchmarkKind
 
 FILES = ("report.html", "summary.csv", "samples.csv", "summary.json")
 

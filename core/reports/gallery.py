@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.limits import check_image_header, exists
+from masklens.core.files.limits import check_image_header, exists
 from masklens.core.masks import union_all
 from masklens.core.reports.layout import Failure, KindLayout
 from masklens.core.reports.runs import ModelRun, ReportContext
@@ -97,13 +97,13 @@ def _panel(
 
 
 def _load_image(ref: ImageRef | None, images_dir: str | Path | None, h: int, w: int) -> np.ndarray:
-    """The panel's image through the one decoder (:func:`masklens.core.images.read_image`), at the
+    """The panel's image through the one decoder (:func:`masklens.core.files.images.read_image`), at the
     ground truth's size; a blank canvas when it has no readable file."""
     import cv2
 
     from masklens.core.errors import DataFormatError
-    from masklens.core.images import read_image
-    from masklens.core.paths import candidates_under
+    from masklens.core.files.images import read_image
+    from masklens.core.files.paths import candidates_under
 
     candidates = []
     if ref is not None and ref.path is not None:

@@ -7,7 +7,7 @@ import json
 import math
 from typing import Any
 
-from masklens.core.io import json_safe
+from masklens.core.files.io import json_safe
 
 
 def fmt(value: Any) -> str:

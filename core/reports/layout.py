@@ -284,14 +284,9 @@ def _num(v: Any) -> float:
 
 
 #: kind name -> module with ``LAYOUT``
-_LAYOUT_MODULES: dict[str, str] = {
-    "cafe": "masklens.core.reports.kind_cafe",
-    "pcs": "masklens.core.reports.kind_pcs",
-    "hallusegbench": "masklens.core.reports.kind_hallusegbench",
-    "cgebench": "masklens.core.reports.kind_cgebench",
-    "r2sm": "masklens.core.reports.kind_r2sm",
-    "ovs": "masklens.core.reports.kind_ovs",
-}
+#: kind -> module defining ``LAYOUT``, for kinds whose layout is not found by convention: a kind
+#: registered as ``PACKAGE.kind`` (every kind under core/kinds/) has its layout in ``PACKAGE.report``
+_LAYOUT_MODULES: dict[str, str] = {}
 _LAYOUTS: dict[str, KindLayout] = {}
 
 
@@ -303,10 +298,20 @@ def register_layout(kind: str, layout: KindLayout | str) -> None:
         _LAYOUTS[kind] = layout
 
 
+def _conventional_layout_module(kind: str) -> str | None:
+    """``PACKAGE.report`` for a kind registered as the module ``PACKAGE.kind``."""
+    from masklens.core.scoring.contract import kind_module
+
+    module = kind_module(kind)
+    if module and module.endswith(".kind"):
+        return module.removesuffix(".kind") + ".report"
+    return None
+
+
 def get_layout(kind: str) -> KindLayout:
     """The layout registered for ``kind``; the generic one when there is none."""
     if kind not in _LAYOUTS:
-        module = _LAYOUT_MODULES.get(kind)
+        module = _LAYOUT_MODULES.get(kind) or _conventional_layout_module(kind)
         layout = None
         if module:
             try:

@@ -8,8 +8,8 @@ from typing import Any
 
 from masklens.core.reports.layout import KindLayout, Table, paper_table
 from masklens.core.reports.runs import ReportContext
-from masklens.core.review import VERDICT_TYPES, Verdict, excluding_verdicts
-from masklens.core.review_agreement import agreement
+from masklens.core.review.agreement import agreement
+from masklens.core.review.store import VERDICT_TYPES, Verdict, excluding_verdicts
 
 
 def review_section(ctx: ReportContext, layout: KindLayout) -> dict[str, Any] | None:

@@ -6,9 +6,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from masklens.core.review import Verdict
+from masklens.core.review.store import Verdict
 from masklens.core.schema import Benchmark, PredictionSet
-from masklens.core.scoring import BenchmarkKind, Scorer, ScoreResult
+from masklens.core.scoring.contract import BenchmarkKind, Scorer, ScoreResult
 
 
 @dataclass

@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from masklens.core.io import atomic_write_json, atomic_write_text, json_safe
+from masklens.core.files.io import atomic_write_json, atomic_write_text, json_safe
+from masklens.core.files.safe_csv import csv_text
 from masklens.core.reports.runs import ReportContext
-from masklens.core.review import Verdict
-from masklens.core.safe_csv import csv_text
+from masklens.core.review.store import Verdict
 
 
 def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -28,7 +28,7 @@ def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def _csv(rows: Iterable[Mapping[str, Any]], columns: list[str]) -> str:
-    return csv_text(rows, columns)  # quoted, formula-safe, one line per row (core/safe_csv.py)
+    return csv_text(rows, columns)  # quoted, formula-safe, one line per row (core/files/safe_csv.py)
 
 
 def write_summary_csv(path: Path, ctx: ReportContext) -> None:

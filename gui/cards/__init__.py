@@ -21,7 +21,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from masklens.core.schema import Prediction, Sample
-from masklens.core.scoring import BenchmarkKind
+from masklens.core.scoring.contract import BenchmarkKind
 from masklens.gui.cards.widgets import (
     Badge,
     Bar,

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from masklens.core.masks import Mask
-from masklens.gui.overlays import bbox, crop, layer_labels, layer_table, to_pixmap
-from masklens.gui.sample_view import SampleViewWidget
+from masklens.gui.canvas.overlays import bbox, crop, layer_labels, layer_table, to_pixmap
+from masklens.gui.canvas.sample_view import SampleViewWidget
 
 HIGHLIGHT_LAYER = "highlight"
 HIGHLIGHT_COLOUR = "#FFFFFF"

@@ -1,7 +1,7 @@
 """Per-benchmark sample views: which panels (image, prompt, ground truths) a sample shows.
 
 A view is a small class registered under a kind name; the generic renderer
-(:mod:`masklens.gui.sample_view`) draws its panels with synchronised pan/zoom.
+(:mod:`masklens.gui.canvas.sample_view`) draws its panels with synchronised pan/zoom.
 """
 
 from __future__ import annotations

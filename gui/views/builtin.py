@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from masklens.core.readout import implied_gt
 from masklens.core.schema import Prompt, Role, Sample
+from masklens.core.scoring.readout import implied_gt
 from masklens.gui.views import SampleView, register_view
 
 _ROLE_ORDER = {r: i for i, r in enumerate(Role)}

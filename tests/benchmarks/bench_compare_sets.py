@@ -1,6 +1,6 @@
 """Compare-sets browser rows (plain script, run by `make bench`; offscreen Qt, no window).
 
-Times :func:`masklens.gui.compare_sets.compare_rows` — the ``compare.*`` columns and the
+Times :func:`masklens.gui.compare.sets.compare_rows` — the ``compare.*`` columns and the
 fixed/broken change for two prediction sets — on 10,000 and 100,000 CAFE readouts (the demo's
 records repeated), flattening only the entries the failure filter reads, against the baseline of
 flattening every record in full (same process, same records). This runs on every slider move
@@ -27,10 +27,10 @@ def median_ms(fn, repeat: int = 3) -> float:
 
 
 def main() -> int:
-    from masklens.core.benchmarks.demo import demo_namespace
-    from masklens.core.scoring import get_kind, score
-    from masklens.gui.compare_sets import compare_rows
-    from masklens.gui.filters import flatten, presets_for
+    from masklens.core.kinds.demo import demo_namespace
+    from masklens.core.scoring.contract import get_kind, score
+    from masklens.gui.browser.filters import flatten, presets_for
+    from masklens.gui.compare.sets import compare_rows
 
     kind = get_kind("cafe")
     ns = demo_namespace("cafe", with_predictions=True)

@@ -31,7 +31,7 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from masklens.gui import overlays  # noqa: E402
+from masklens.gui.canvas import overlays  # noqa: E402
 
 
 def timeit(fn, repeat: int = 15) -> float:
@@ -62,21 +62,21 @@ def naive_blend(img: np.ndarray, gt: np.ndarray, inst: list[np.ndarray]) -> np.n
 
 
 def ours(canvas, gt: np.ndarray, inst: list[np.ndarray], store) -> None:
-    from masklens.gui.sample_view import LayerToggles, build_layers
+    from masklens.gui.canvas.sample_view import LayerToggles, build_layers
 
     canvas.label_memo.clear()  # label maps built from scratch (a new sample or t)
     build_layers(canvas, [gt], inst, LayerToggles(), store.box)  # boxes memoised, as in the window
 
 
 def opacity_change(canvas, gt: np.ndarray, inst: list[np.ndarray], store, toggles) -> None:
-    from masklens.gui.sample_view import build_layers
+    from masklens.gui.canvas.sample_view import build_layers
 
     toggles.gt_opacity = 0.8 - toggles.gt_opacity  # label maps reused, only the colour table swaps
     build_layers(canvas, [gt], inst, toggles, store.box)
 
 
 def bench_overlays() -> None:
-    from masklens.gui.canvas import Canvas
+    from masklens.gui.canvas.image_canvas import Canvas
 
     print("overlay redraw (median of 15)")
     for size in (1024, 2048):
@@ -88,11 +88,11 @@ def bench_overlays() -> None:
         canvas.resize(1100, 1000)
         canvas.show()
         canvas.set_image(overlays.rgb_image(img))
-        from masklens.gui.images import ImageStore
+        from masklens.gui.canvas.image_cache import ImageStore
 
         store = ImageStore()
         t_comp = timeit(lambda c=canvas, gt=gt, inst=inst, s=store: ours(c, gt, inst, s))
-        from masklens.gui.sample_view import LayerToggles
+        from masklens.gui.canvas.sample_view import LayerToggles
 
         tg = LayerToggles()
         t_alpha = timeit(lambda c=canvas, gt=gt, inst=inst, s=store, tg=tg: opacity_change(c, gt, inst, s, tg))
@@ -119,8 +119,8 @@ def bench_switch_and_open(tmp: Path) -> None:
 
     toykind.install(pytest.MonkeyPatch())
 
-    from masklens.gui.main_window import MainWindow
     from masklens.gui.settings import Settings
+    from masklens.gui.window.main_window import MainWindow
 
     files = toykind.write_toy(tmp / "switch", n=12)
     # re-write the toy images at 1024² so decoding costs what a real image costs
@@ -237,8 +237,8 @@ def bench_slider_large(tmp: Path) -> None:
     import toykind
 
     toykind.install(pytest.MonkeyPatch())
-    from masklens.gui.main_window import MainWindow
     from masklens.gui.settings import Settings
+    from masklens.gui.window.main_window import MainWindow
 
     meter = StallMeter()
     print("t slider on a large scored benchmark, filter 'positive.n_kept == 0' shown (median of 3 moves)")
@@ -268,10 +268,10 @@ def bench_slider_large(tmp: Path) -> None:
 def bench_prompt_and_report(tmp: Path) -> None:
     """A typed prompt's round trip with the demo model, and a report export from the window."""
     from masklens.core.schema import Role
-    from masklens.gui.main_window import MainWindow
-    from masklens.gui.prompt_bar import PromptRequest
-    from masklens.gui.report_dialog import ReportDialog
+    from masklens.gui.dialogs.report_dialog import ReportDialog
+    from masklens.gui.prompts.prompt_bar import PromptRequest
     from masklens.gui.settings import Settings
+    from masklens.gui.window.main_window import MainWindow
 
     w = MainWindow(Settings(), persist=False)
     w.resize(1600, 1000)
@@ -352,9 +352,9 @@ def bench_cafe_sized(tmp: Path) -> None:
     except ImportError:
         print("CAFE-sized run skipped (tests/fixtures/cafe/cafe_synth.py not found)")
         return
-    from masklens.core.scoring import Scorer, get_kind
-    from masklens.gui.main_window import MainWindow
+    from masklens.core.scoring.contract import Scorer, get_kind
     from masklens.gui.settings import Settings
+    from masklens.gui.window.main_window import MainWindow
 
     data, preds = synth_cafe(7, 2146, height=1024, width=1024, max_instances=5)
     (tmp / "ann.json").write_text(json.dumps(data))

@@ -20,13 +20,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from masklens.core.benchmarks.demo import demo_kinds, demo_namespace
-from masklens.core.cache import PredictionCache, PredictionKey, image_key
+from masklens.core.cache.model_cache import PredictionCache, PredictionKey, image_key
+from masklens.core.inference.runner import RunStats, run_benchmark
+from masklens.core.kinds.demo import demo_kinds, demo_namespace
 from masklens.core.masks import Mask
 from masklens.core.models.base import SegmentResult
 from masklens.core.models.registry import create_segmenter
-from masklens.core.models.runner import RunStats, run_benchmark
-from masklens.core.scoring import get_kind
+from masklens.core.scoring.contract import get_kind
 
 
 def timed(fn, repeat: int = 5) -> float:

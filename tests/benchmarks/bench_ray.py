@@ -26,9 +26,9 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 from masklens.core import api  # noqa: E402
-from masklens.core.benchmarks.demo import demo_files  # noqa: E402
+from masklens.core.inference.runner import load_image, plan_images, run_benchmark  # noqa: E402
+from masklens.core.kinds.demo import demo_files  # noqa: E402
 from masklens.core.models.registry import create_segmenter  # noqa: E402
-from masklens.core.models.runner import load_image, plan_images, run_benchmark  # noqa: E402
 
 
 def synthetic_cafe(root: Path, n_images: int) -> tuple[Path, Path]:
@@ -85,9 +85,9 @@ def main() -> None:
     import orjson
     import ray
 
-    from masklens.core.cache import result_from_json, result_to_json
-    from masklens.core.models.ray_runner import RayConfig, run_benchmark_ray
-    from masklens.core.models.runner import RunStats, request_for, segment_image
+    from masklens.core.cache.model_cache import result_from_json, result_to_json
+    from masklens.core.inference.ray_runner import RayConfig, run_benchmark_ray
+    from masklens.core.inference.runner import RunStats, request_for, segment_image
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     tmp = Path(tempfile.mkdtemp(prefix="masklens-bench-ray-"))

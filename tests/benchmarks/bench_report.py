@@ -27,7 +27,7 @@ from pycocotools import mask as mask_utils  # noqa: E402
 
 from masklens.core.masks import Mask  # noqa: E402
 from masklens.core.reports import build_report  # noqa: E402
-from masklens.core.scoring import Scorer, get_kind  # noqa: E402
+from masklens.core.scoring.contract import Scorer, get_kind  # noqa: E402
 
 DECODES = {"n": 0}
 

@@ -54,7 +54,7 @@ from bench_scoring_cafe import baseline_parse, baseline_score  # noqa: E402
 from inside_timer import time_inside  # noqa: E402
 from scale_synth import synth_cafe_fast, synth_saco  # noqa: E402
 
-from masklens.core.scoring import Scorer, get_kind  # noqa: E402
+from masklens.core.scoring.contract import Scorer, get_kind  # noqa: E402
 
 SEED = 2026
 MASK_SIZE = {2000: 1024, 20000: 512, 100000: 128}
@@ -172,7 +172,7 @@ def masklens_first(kind: str, files: list[Path], pred: Path, params: dict[str, f
         scorer = Scorer(k, bench, k.load_predictions(bench, **_files(kind, files, pred)))
     scorer.last = scorer.rescore(params)  # type: ignore[attr-defined]
     for record in scorer.last.samples:  # type: ignore[attr-defined]  # records included: a
-        record["id"]  # result's records are built and copied when first read (core/records.py)
+        record["id"]  # result's records are built and copied when first read (core/scoring/records.py)
     return scorer
 
 
@@ -228,7 +228,7 @@ def median_moves(scorer: Scorer, moves: list[dict[str, float]], read: bool = Fal
 
 #: checks of hostile input that neither baseline makes (pycocotools cannot check RLE counts):
 #: the bulk RLE check and the walk of each parsed file (nesting depth, integers beyond 64 bits)
-CHECKS = (("masklens.core.rle_validation", "rle_counts_problems"), ("masklens.core.json_depth", "scan_parsed"))
+CHECKS = (("masklens.core.files.rle_validation", "rle_counts_problems"), ("masklens.core.files.json_depth", "scan_parsed"))
 
 
 def check_shares(first_scoring) -> list[float]:

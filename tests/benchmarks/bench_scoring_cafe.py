@@ -32,8 +32,8 @@ from pycocotools import mask as mask_utils
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
 from cafe_synth import synth_cafe  # noqa: E402
 
-from masklens.core.benchmarks.cafe import KIND  # noqa: E402
-from masklens.core.scoring import Scorer  # noqa: E402
+from masklens.core.kinds.cafe.kind import KIND  # noqa: E402
+from masklens.core.scoring.contract import Scorer  # noqa: E402
 
 N_PAIRS, SIZE, MAX_INST, SEED = 2146, 1024, 5, 2026
 EDIT = {"Superficial Mimicry": "SM", "Context Conflict": "CC", "Ontological Conflict": "OC"}

@@ -31,7 +31,7 @@ import cv2
 import numpy as np
 
 from masklens.core.masks import Mask
-from masklens.core.scoring import Scorer, get_kind
+from masklens.core.scoring.contract import Scorer, get_kind
 
 H, W = 480, 640
 SEED = 2026

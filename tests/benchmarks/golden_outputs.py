@@ -35,7 +35,7 @@ PROMPTS = ("a person", "a red object", "the animal on the left")
 
 def golden_images() -> dict[str, np.ndarray]:
     """name -> H×W×3 uint8 RGB, decoded by masklens' one decoder (demo) or generated (photos)."""
-    from masklens.core.images import read_image
+    from masklens.core.files.images import read_image
 
     sys.path.insert(0, str(ROOT / "tests" / "models"))
     from photos import photo

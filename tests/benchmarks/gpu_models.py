@@ -72,7 +72,7 @@ def scene(size: int, seed: int) -> np.ndarray:
 def load_photo(path: str, size: int, seed: int) -> np.ndarray:
     import cv2
 
-    from masklens.core.models.runner import load_image
+    from masklens.core.inference.runner import load_image
 
     img = cv2.resize(load_image(path), (size, size), interpolation=cv2.INTER_AREA)
     if seed:  # a second, different image: mirror it and shift the colours
@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     recorded = {r["backend"]: r.pop("_golden") for r in rows if "_golden" in r}
     print(report(rows, header))
     if args.out:
-        from masklens.core.io import atomic_write_json
+        from masklens.core.files.io import atomic_write_json
 
         atomic_write_json(args.out, {"header": header, "rows": rows})
     failed = any(r["status"].startswith("error") for r in rows)
@@ -270,7 +270,7 @@ def write_golden(folder: Path, header: str, images: dict[str, np.ndarray], recor
     backend recorded in both differs."""
     from golden_outputs import PROMPTS, compare_files
 
-    from masklens.core.io import atomic_write_json
+    from masklens.core.files.io import atomic_write_json
 
     data = {"header": header, "images": list(images), "prompts": list(PROMPTS), "backends": recorded}
     golden = folder / "real_models.json"

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from masklens.core.benchmarks.demo import DEMO_DIR, demo_argv
 from masklens.core.cli import main
+from masklens.core.kinds.demo import DEMO_DIR, demo_argv
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from masklens.core.benchmarks.demo import demo_argv
 from masklens.core.cli import main
+from masklens.core.kinds.demo import demo_argv
 
 KINDS = ["cafe", "pcs", "hallusegbench", "cgebench", "r2sm", "ovs"]
 TITLES = {"cafe": "CAFE", "pcs": "SA-Co/Gold", "hallusegbench": "HalluSegBench", "cgebench": "CGEBench",
@@ -39,7 +39,7 @@ def test_score_with_out_writes_json_and_keeps_stdout_clean(kind, tmp_path, capsy
 
 def test_score_piped_to_head_exits_quietly():
     """`masklens score … | head -1`: no BrokenPipeError traceback, exit status 0."""
-    code = ("import sys; from masklens.core.cli import main; from masklens.core.benchmarks.demo import demo_argv;"
+    code = ("import sys; from masklens.core.cli import main; from masklens.core.kinds.demo import demo_argv;"
             "sys.exit(main(['score', 'ovs', *demo_argv('ovs')]))")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.readline()

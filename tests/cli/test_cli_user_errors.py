@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from masklens.core.benchmarks.demo import DEMO_DIR, demo_argv
 from masklens.core.cli import main
+from masklens.core.kinds.demo import DEMO_DIR, demo_argv
 from masklens.core.masks import Mask
 
 SMALL = Mask.from_array(np.ones((10, 12), bool)).to_coco()

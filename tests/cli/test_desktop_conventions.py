@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import masklens.core as ml
-from masklens.core import logs
 from masklens.core.cli import main
+from masklens.core.runtime import logs
 
 ROOT = Path(__file__).resolve().parents[2]
 D = ROOT / "resources" / "demo"
@@ -153,7 +153,7 @@ def test_install_desktop_into_xdg_data_home_and_uninstall(tmp_path, monkeypatch,
 
 
 def test_a_relative_xdg_data_home_is_ignored(tmp_path, monkeypatch):
-    from masklens.core import desktop
+    from masklens.core.runtime import desktop
 
     monkeypatch.setenv("XDG_DATA_HOME", "relative/share")
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -208,7 +208,7 @@ def test_cache_info_of_no_cache_creates_none(tmp_path, capsys):
 
 
 def test_cache_clear_needs_yes_and_honours_its_filters(filled_cache, capsys):
-    from masklens.core.cache_admin import cache_info
+    from masklens.core.cache.admin import cache_info
 
     cache, old, total = filled_cache
     assert main(["cache", "--cache-dir", str(cache), "clear"]) == 1

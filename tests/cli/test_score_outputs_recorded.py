@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from masklens.core.benchmarks.demo import demo_argv
 from masklens.core.cli import main
+from masklens.core.kinds.demo import demo_argv
 
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "score_outputs"
 KINDS = ["cafe", "pcs", "hallusegbench", "cgebench", "r2sm", "ovs"]

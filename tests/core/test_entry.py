@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 import masklens.core
-from masklens.core.benchmarks.demo import demo_argv
+from masklens.core.kinds.demo import demo_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]

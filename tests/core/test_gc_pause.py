@@ -8,7 +8,7 @@ import weakref
 
 import pytest
 
-from masklens.core.gc_pause import gc_paused
+from masklens.core.runtime.gc_pause import gc_paused
 
 
 @pytest.fixture(autouse=True)

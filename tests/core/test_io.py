@@ -6,10 +6,10 @@ import stat
 
 import pytest
 
-from masklens.core import scoring
 from masklens.core.errors import DataFormatError, MasklensError
-from masklens.core.io import atomic_directory, atomic_write_json, read_json
+from masklens.core.files.io import atomic_directory, atomic_write_json, read_json
 from masklens.core.masks import Mask, intersect_all, union_all
+from masklens.core.scoring import contract as scoring
 
 
 def test_json_written_whole_with_nan_as_null(tmp_path):
@@ -24,7 +24,7 @@ def test_written_files_follow_the_umask_not_mkstemp(tmp_path):
     try:
         import importlib
 
-        import masklens.core.io as io_mod
+        import masklens.core.files.io as io_mod
 
         importlib.reload(io_mod)
         io_mod.atomic_write_json(tmp_path / "r.json", {})

@@ -1,4 +1,4 @@
-"""Input limits (core/limits.py, docs/reliability.md): refused before allocation, with the
+"""Input limits (core/files/limits.py, docs/reliability.md): refused before allocation, with the
 project's error naming file, record and field; valid input unchanged."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from pycocotools import mask as mask_utils
 
 from masklens.core.errors import DataFormatError
-from masklens.core.io import read_json
-from masklens.core.json_depth import json_depth_exceeds, scan_parsed
-from masklens.core.limits import check_image_header, check_npy_header, current
+from masklens.core.files.io import read_json
+from masklens.core.files.json_depth import json_depth_exceeds, scan_parsed
+from masklens.core.files.limits import check_image_header, check_npy_header, current
 from masklens.core.masks import Mask
 
 

@@ -12,10 +12,10 @@ import numpy as np
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from masklens.core.benchmarks.coco import load_coco, load_results
-from masklens.core.benchmarks.pcs import load_pcs
-from masklens.core.benchmarks.pcs_io import exhaustive, image_path, read_results, text_of
 from masklens.core.errors import DataFormatError
+from masklens.core.kinds.common.cgf1.io import exhaustive, image_path, read_results, text_of
+from masklens.core.kinds.common.coco import load_coco, load_results
+from masklens.core.kinds.pcs.kind import load_pcs
 from masklens.core.masks import Mask
 from masklens.core.schema import GroundTruth, ImageRef, Prompt, Role, Sample
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from masklens.core.scoring import OverlapsCache
+from masklens.core.scoring.contract import OverlapsCache
 
 
 def test_overlaps_cache_matches_by_identity_and_keeps_the_last_lists() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from masklens.core.errors import DataFormatError
-from masklens.core.prediction_check import (
+from masklens.core.scoring.prediction_check import (
     check_foreign_fields,
     result_key_owners,
     unmatched_message,

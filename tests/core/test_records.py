@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from masklens.core.records import MemoRows, Records
-from masklens.core.scoring import ScoreResult
+from masklens.core.scoring.contract import ScoreResult
+from masklens.core.scoring.records import MemoRows, Records
 
 
 def templates(n: int) -> list[dict]:
@@ -221,7 +221,7 @@ def test_memo_rows_build_what_is_read_once() -> None:
 
 
 def test_memo_rows_read_one_by_one_build_in_blocks() -> None:
-    from masklens.core.records import BLOCK
+    from masklens.core.scoring.records import BLOCK
 
     n = 5 * BLOCK + 3
     memo, built, calls, build = memo_of(n)

@@ -1,4 +1,4 @@
-"""The bulk RLE check (core/rle_validation.py) gives exactly the single-string answers on
+"""The bulk RLE check (core/files/rle_validation.py) gives exactly the single-string answers on
 hostile counts: runs of any size (numbers of 1 to 8 characters), negative runs, wrong totals,
 strings ending mid-number (so a number runs on into the next string), characters outside the
 alphabet, empty strings, and chunk boundaries anywhere."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import masklens.core.rle_validation as validation
-from masklens.core.rle_validation import rle_counts_problem, rle_counts_problems
+import masklens.core.files.rle_validation as validation
+from masklens.core.files.rle_validation import rle_counts_problem, rle_counts_problems
 
 ALPHABET = bytes(range(48, 112))
 

@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from masklens.core.json_depth import HUGE, json_depth_exceeds, scan_parsed
+from masklens.core.files.json_depth import HUGE, json_depth_exceeds, scan_parsed
 
 
 def _plain(value: object, limit: int) -> tuple[bool, bool]:

@@ -7,8 +7,8 @@ import pytest
 from test_api import CASES  # same folder (pytest puts it on sys.path)
 
 import masklens.core as ml
-from masklens.core import scoring
-from masklens.core.scoring import Scorer, get_kind, overlap_chunks
+from masklens.core.scoring import contract as scoring
+from masklens.core.scoring.contract import Scorer, get_kind, overlap_chunks
 
 
 @pytest.mark.parametrize(("n", "size"), [(0, 4), (1, 4), (2, 2), (5, 2), (9, 4), (8, 4), (3, 512), (3, 1)])

@@ -11,10 +11,10 @@ import pytest
 
 from masklens.core.cli import main
 from masklens.core.errors import MasklensError
+from masklens.core.inference.shards import Shard, image_groups, parse_shard, partition
 from masklens.core.schema import Benchmark, ImageRef, Prompt, Role, Sample
-from masklens.core.shards import Shard, image_groups, parse_shard, partition
 
-demo = pytest.importorskip("masklens.core.benchmarks.demo")
+demo = pytest.importorskip("masklens.core.kinds.demo")
 KINDS = demo.demo_kinds()
 
 
@@ -108,7 +108,7 @@ def _bench(spec: list[tuple[str, list[str], int]]) -> Benchmark:
 
 
 def test_partition_keeps_shared_images_together_and_balances_prompts(monkeypatch):
-    import masklens.core.models.runner as runner
+    import masklens.core.inference.runner as runner
 
     monkeypatch.setattr(runner, "resolve_image_path", lambda ref, *a, **k: Path(ref.path))
     bench = _bench([("a", ["1.png", "2.png"], 2), ("b", ["2.png"], 1), ("c", ["3.png"], 3),

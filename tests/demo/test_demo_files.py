@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from masklens.core.benchmarks.demo import DEMO_DIR, demo_argv, demo_kinds, demo_namespace
+from masklens.core.kinds.demo import DEMO_DIR, demo_argv, demo_kinds, demo_namespace
 from masklens.core.schema import Role
-from masklens.core.scoring import get_kind, score
+from masklens.core.scoring.contract import get_kind, score
 
 KINDS = ["cafe", "pcs", "hallusegbench", "cgebench", "r2sm", "ovs"]
 
 
 def _need(kind: str):
-    if importlib.util.find_spec(f"masklens.core.benchmarks.{kind}") is None:
+    if importlib.util.find_spec(f"masklens.core.kinds.{kind}.kind") is None:
         pytest.skip(f"the {kind} loader module does not exist yet")
     return get_kind(kind)
 

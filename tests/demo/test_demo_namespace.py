@@ -1,11 +1,11 @@
-"""`masklens.core.benchmarks.demo`: arguments for the bundled demo."""
+"""`masklens.core.kinds.demo`: arguments for the bundled demo."""
 
 from __future__ import annotations
 
 import pytest
 
-from masklens.core.benchmarks import demo
 from masklens.core.errors import MasklensError
+from masklens.core.kinds import demo
 
 
 def test_argv_points_at_existing_files():
@@ -29,7 +29,7 @@ def test_namespace_has_params_and_no_predictions_when_asked():
 
 
 def test_namespace_without_the_kind_module(monkeypatch):
-    import masklens.core.scoring as scoring
+    import masklens.core.scoring.contract as scoring
 
     def missing(name):
         raise ModuleNotFoundError(name)

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from masklens.core.benchmarks.demo import DEMO_DIR, demo_argv
+from masklens.core.kinds.demo import DEMO_DIR, demo_argv
 from masklens.core.masks import Mask
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import filecmp
 from pathlib import Path
 
-from masklens.core.benchmarks.demo import DEMO_DIR
+from masklens.core.kinds.demo import DEMO_DIR
 
 
 def _files(root: Path) -> dict[str, Path]:
-    """Generated files (reviewers' verdict stores that core/review.py keeps beside the data are not)."""
+    """Generated files (reviewers' verdict stores that core/review/store.py keeps beside the data are not)."""
     return {
         str(p.relative_to(root)): p
         for p in sorted(root.rglob("*"))

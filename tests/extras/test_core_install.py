@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import masklens.core as ml
-from masklens.core.benchmarks.demo import demo_files
+from masklens.core.kinds.demo import demo_files
 
 pytestmark = pytest.mark.slow
 
@@ -77,7 +77,7 @@ def test_the_venv_holds_the_core_dependencies_and_nothing_of_the_extras(venv):
 
 
 def test_score_every_demo_kind_gives_the_numbers_of_the_full_install(venv, tmp_path):
-    code = ("import json; from masklens.core.benchmarks.demo import demo_argv, demo_kinds; "
+    code = ("import json; from masklens.core.kinds.demo import demo_argv, demo_kinds; "
             "print(json.dumps({k: demo_argv(k) for k in demo_kinds()}))")
     argvs = json.loads(_checked([str(venv / "python"), "-c", code]).stdout)
     assert set(argvs) == {"cafe", "pcs", "hallusegbench", "cgebench", "r2sm", "ovs"}
@@ -90,7 +90,7 @@ def test_score_every_demo_kind_gives_the_numbers_of_the_full_install(venv, tmp_p
 
 
 def test_report_and_the_demo_model_work(venv, tmp_path):
-    code = ("import json; from masklens.core.benchmarks.demo import demo_argv; "
+    code = ("import json; from masklens.core.kinds.demo import demo_argv; "
             "print(json.dumps([demo_argv('cafe'), demo_argv('cafe', with_predictions=False)]))")
     full, gt_only = json.loads(_checked([str(venv / "python"), "-c", code]).stdout)
     env = _env(tmp_path)

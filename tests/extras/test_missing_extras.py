@@ -102,7 +102,7 @@ def test_core_commands_work_with_every_extra_absent(tmp_path):
     install's features, with none of the extras' libraries importable."""
     code = (
         "import json\n"
-        "from masklens.core.benchmarks.demo import demo_argv, demo_kinds\n"
+        "from masklens.core.kinds.demo import demo_argv, demo_kinds\n"
         "from masklens.core.cli import main\n"
         "kinds = demo_kinds()\n"
         "for k in kinds:\n"
@@ -131,8 +131,8 @@ def test_the_window_lists_a_model_without_its_extra_as_unavailable_with_the_hint
     code = (
         "from PySide6.QtWidgets import QApplication\n"
         "app = QApplication([])\n"
-        "from masklens.gui.prompt_bar import PromptBar\n"
-        "from masklens.gui.evaluate_dialog import _ModelRow\n"
+        "from masklens.gui.prompts.prompt_bar import PromptBar\n"
+        "from masklens.gui.dialogs.evaluate_dialog import _ModelRow\n"
         "from masklens.core.models.registry import backend_names\n"
         "bar, row = PromptBar(), _ModelRow(backend_names(), 'demo')\n"
         "for where, combo in (('prompt', bar.model), ('evaluate', row.model)):\n"
@@ -153,7 +153,7 @@ def test_the_window_lists_a_model_without_its_extra_as_unavailable_with_the_hint
 
 
 def test_models_lists_a_backend_without_its_extra_as_not_installed(tmp_path):
-    code = ("from masklens.core.cli.models import inventory\n"
+    code = ("from masklens.core.models.inventory import inventory\n"
             "for e in inventory(): print(e.name, e.available, e.problem, sep='\\t')\n")
     out = run_blocked(["transformers"], code, tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]

@@ -9,7 +9,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from masklens.core.benchmarks.demo import DEMO_DIR, demo_argv
+from masklens.core.kinds.demo import DEMO_DIR, demo_argv
 
 KINDS = ("cafe", "pcs", "hallusegbench", "cgebench", "r2sm", "ovs")
 #: flags whose value is an input file the fuzzer may mutate

@@ -4,7 +4,7 @@
 
 Exit status 1 when any run ended in a traceback, a signal, a hang, an unclean error, a lost
 previous output, a wrongly typed id taken as valid or a read outside the input root (the last
-one not with --no-strict-root, for a branch without the guarded resolver core/paths.py).
+one not with --no-strict-root, for a branch without the guarded resolver core/files/paths.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def main() -> int:
     ap.add_argument("--big-mb", type=int, default=200, help="size of the big-JSON mutation")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--no-strict-root", dest="strict_root", action="store_false",
-                    help="do not fail on reads outside the input root (a branch without core/paths.py)")
+                    help="do not fail on reads outside the input root (a branch without core/files/paths.py)")
     args = ap.parse_args()
     start = time.time()
     done = [0]

@@ -17,7 +17,7 @@ from fuzz_runner import FAILING, Outcome, classify, mutation_classes, run_cli, r
 SEED = 2026
 SUBSET_BIG_MB = 4
 #: "read outside root" (../, absolute paths, symlinks leaving their root) is the guarded path
-#: resolver's job (core/paths.py, branch paths-sqlite, merged): the test fails on it. Setting
+#: resolver's job (core/files/paths.py, branch paths-sqlite, merged): the test fails on it. Setting
 #: MASKLENS_FUZZ_ROOT_GUARD=0 turns it back into an expected failure (a branch without it).
 ROOT_GUARD_MERGED = os.environ.get("MASKLENS_FUZZ_ROOT_GUARD", "1") == "1"
 

@@ -24,7 +24,7 @@ def toy(tmp_path):
 
 @pytest.fixture
 def window(qtbot):
-    from masklens.gui.main_window import MainWindow
+    from masklens.gui.window.main_window import MainWindow
 
     w = MainWindow()
     qtbot.addWidget(w)
@@ -53,7 +53,7 @@ def no_internal_errors(monkeypatch):
     from PySide6.QtCore import QtMsgType, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
-    from masklens.gui.main_window import MainWindow
+    from masklens.gui.window.main_window import MainWindow
 
     seen: list[str] = []
     monkeypatch.setattr(sys, "excepthook", lambda t, v, tb: seen.append(f"{t.__name__}: {v}"))

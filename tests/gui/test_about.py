@@ -11,7 +11,8 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QMenu
 
-from masklens.core import __version__, logs
+from masklens.core import __version__
+from masklens.core.runtime import logs
 
 
 @pytest.fixture(autouse=True)
@@ -97,9 +98,9 @@ def test_menus_stay_reachable(window):
 
 
 def test_a_menu_dialog_that_fails_names_the_log_file(qtbot, monkeypatch):
-    import masklens.gui.report_dialog as report_dialog
+    import masklens.gui.dialogs.report_dialog as report_dialog
     from masklens.core.errors import MasklensError
-    from masklens.gui.main_window import MainWindow
+    from masklens.gui.window.main_window import MainWindow
 
     def broken(window, state):
         raise KeyError("dialog bug")

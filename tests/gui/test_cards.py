@@ -10,16 +10,16 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QLabel
 
-from masklens.core.benchmarks.demo import demo_kinds, demo_namespace
-from masklens.core.readout import benchmark_readout
+from masklens.core.kinds.demo import demo_kinds, demo_namespace
 from masklens.core.schema import Role
-from masklens.core.scoring import Scorer, get_kind
+from masklens.core.scoring.contract import Scorer, get_kind
+from masklens.core.scoring.readout import benchmark_readout
 from masklens.gui.cards import card_for, registered_kinds
 from masklens.gui.cards.cafe import decisive_instance
 from masklens.gui.cards.generic import GenericCard, GenericReadoutCard
 from masklens.gui.cards.highlight import HIGHLIGHT_LAYER
 from masklens.gui.cards.widgets import Badge
-from masklens.gui.prompt_bar import PromptRequest
+from masklens.gui.prompts.prompt_bar import PromptRequest
 
 KINDS = ["cafe", "hallusegbench", "cgebench", "r2sm", "pcs", "ovs"]
 
@@ -429,8 +429,8 @@ def test_cards_follow_the_state_when_another_benchmark_opens(window, qtbot):
 
 def test_a_bound_panel_follows_the_state_on_its_own(qtbot):
     """No main window: the Readout panel bound to an AppState shows the record of each sample."""
-    from masklens.gui.readout_panel import ReadoutPanel
     from masklens.gui.state import AppState
+    from masklens.gui.window.readout_panel import ReadoutPanel
 
     state = AppState()
     panel = ReadoutPanel()

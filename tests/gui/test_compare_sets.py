@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-demo = pytest.importorskip("masklens.core.benchmarks.demo")
+demo = pytest.importorskip("masklens.core.kinds.demo")
 
 NEG = 1_000_000_000
 
@@ -90,7 +90,7 @@ def test_two_sets_side_by_side_with_their_captions_and_synced_view(window, qtbot
     assert not box.isChecked() and len(cmp.tab.view.panels) == 2
     # a typed-prompt layer of this sample joins as a last row, with its own caption
     from masklens.core.schema import Role
-    from masklens.gui.prompt_bar import PromptRequest
+    from masklens.gui.prompts.prompt_bar import PromptRequest
 
     assert w.run_prompt(PromptRequest("square", Role.POSITIVE, None, None, "demo"), sync=True)
     click_tab(w, qtbot, "Compare sets")
@@ -132,7 +132,7 @@ def test_browser_columns_and_fixed_broken_filters(window, qtbot, second_set):
 
 
 def test_attached_sets_and_layout_come_back_with_the_session(qtbot, second_set):
-    from masklens.gui.main_window import MainWindow
+    from masklens.gui.window.main_window import MainWindow
 
     w = MainWindow()
     qtbot.addWidget(w)
@@ -168,7 +168,7 @@ def test_attached_sets_and_layout_come_back_with_the_session(qtbot, second_set):
 
 
 def test_large_benchmarks_build_the_columns_on_the_worker_pool(window, qtbot, second_set, monkeypatch):
-    from masklens.gui import compare_sets
+    from masklens.gui.compare import sets as compare_sets
 
     w = window
     open_with_b(w, qtbot, second_set)
@@ -189,7 +189,7 @@ def test_large_benchmarks_build_the_columns_on_the_worker_pool(window, qtbot, se
 
 
 def test_settings_remember_only_the_most_recent_benchmarks(window):
-    from masklens.gui.compare_session import MAX_SESSIONS
+    from masklens.gui.compare.session import MAX_SESSIONS
 
     cmp = window.set_comparison
     for i in range(MAX_SESSIONS + 5):

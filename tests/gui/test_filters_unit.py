@@ -6,7 +6,7 @@ import pytest
 
 from masklens.core.errors import MasklensError
 from masklens.core.schema import Sample
-from masklens.gui.filters import AnyItem, Expression, Row, Unreviewed, flatten, resolve_key
+from masklens.gui.browser.filters import AnyItem, Expression, Row, Unreviewed, flatten, resolve_key
 
 
 def row(values, verdict=None):

@@ -19,7 +19,7 @@ from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDialog, QWidget
 from test_gui_defects import canvas, focus, open_demo, type_filter
 
-pytest.importorskip("masklens.core.benchmarks.demo")
+pytest.importorskip("masklens.core.kinds.demo")
 
 
 def name_of(action: QAction) -> str:
@@ -74,8 +74,8 @@ class Seen:
             self.dialogs.append(dlg)
             return QDialog.DialogCode.Rejected
 
-        from masklens.gui.colours_dialog import ColoursDialog
-        from masklens.gui.open_dialog import OpenDialog
+        from masklens.gui.dialogs.colours_dialog import ColoursDialog
+        from masklens.gui.dialogs.open_dialog import OpenDialog
 
         monkeypatch.setattr(OpenDialog, "exec", exec_)
         monkeypatch.setattr(ColoursDialog, "exec", exec_)
@@ -142,7 +142,7 @@ def _dock_toggled(title: str):
 
 def _verdict(key: str):
     def check(w, _):
-        from masklens.core.review import benchmark_key
+        from masklens.core.review.store import benchmark_key
 
         sid = w.state.sample.id
         mine = w.state.review_store.sample_verdicts(benchmark_key(w.state.benchmark)).get(sid, [])
@@ -152,7 +152,7 @@ def _verdict(key: str):
 
 
 def _next_unreviewed(w, before):
-    from masklens.core.review import benchmark_key
+    from masklens.core.review.store import benchmark_key
 
     done = w.state.review_store.sample_verdicts(benchmark_key(w.state.benchmark))
     assert w.state.sample.id not in done and w.state.index != before
@@ -161,7 +161,7 @@ def _next_unreviewed(w, before):
 def _undo_last_verdict():
     """A verdict recorded first (M, from the canvas); Ctrl+Z appends its retraction."""
     def before(w):
-        from masklens.core.review import benchmark_key
+        from masklens.core.review.store import benchmark_key
 
         focus(w, w._qtbot, canvas(w))
         w._qtbot.keyClick(canvas(w), Qt.Key.Key_M)
@@ -220,16 +220,16 @@ def _about_shown(w, _):
 
 
 def table(w) -> dict[str, Entry]:
-    from masklens.core.benchmarks.demo import demo_kinds
-    from masklens.core.review import VERDICT_TYPES
-    from masklens.core.scoring import get_kind
+    from masklens.core.kinds.demo import demo_kinds
+    from masklens.core.review.store import VERDICT_TYPES
+    from masklens.core.scoring.contract import get_kind
 
     t: dict[str, Entry] = {
-        "Open benchmark…": Entry(_dialog_shown("masklens.gui.open_dialog.OpenDialog", predictions_only=False)),
-        "Open predictions…": Entry(_dialog_shown("masklens.gui.open_dialog.OpenDialog", predictions_only=True)),
-        "Export report…": Entry(_dialog_shown("masklens.gui.report_dialog.ReportDialog")),
-        "Run benchmark…": Entry(_dialog_shown("masklens.gui.evaluate_dialog.EvaluateDialog")),
-        "Colours…": Entry(_dialog_shown("masklens.gui.colours_dialog.ColoursDialog")),
+        "Open benchmark…": Entry(_dialog_shown("masklens.gui.dialogs.open_dialog.OpenDialog", predictions_only=False)),
+        "Open predictions…": Entry(_dialog_shown("masklens.gui.dialogs.open_dialog.OpenDialog", predictions_only=True)),
+        "Export report…": Entry(_dialog_shown("masklens.gui.dialogs.report_dialog.ReportDialog")),
+        "Run benchmark…": Entry(_dialog_shown("masklens.gui.dialogs.evaluate_dialog.EvaluateDialog")),
+        "Colours…": Entry(_dialog_shown("masklens.gui.dialogs.colours_dialog.ColoursDialog")),
         "Next sample": _index_moved(+1),
         "Previous sample": _index_moved(-1),
         "Next failure (match of the current filter)": Entry(

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 
 from masklens.core.schema import Role
 
-pytest.importorskip("masklens.core.benchmarks.demo")
+pytest.importorskip("masklens.core.kinds.demo")
 
 
 def open_demo(w, qtbot, kind):
@@ -184,7 +184,7 @@ def test_r2sm_other_mask_outline_is_the_same_object(window, qtbot, no_internal_e
 def test_open_dialog_checks_folders_and_speaks_in_words(window, toy, qtbot, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLineEdit
 
-    from masklens.gui.open_dialog import OpenDialog
+    from masklens.gui.dialogs.open_dialog import OpenDialog
 
     seen = {}
 
@@ -223,8 +223,8 @@ def test_missing_image_warning_stays_after_scoring(window, toy, qtbot, tmp_path,
 def test_predictions_of_another_benchmark_are_refused_before_scoring(window, qtbot, monkeypatch):
     from PySide6.QtWidgets import QDialogButtonBox, QLineEdit
 
-    from masklens.core.benchmarks.demo import DEMO_DIR
-    from masklens.gui.open_dialog import OpenDialog
+    from masklens.core.kinds.demo import DEMO_DIR
+    from masklens.gui.dialogs.open_dialog import OpenDialog
 
     w = window
     open_demo(w, qtbot, "cafe")
@@ -260,7 +260,7 @@ def test_headers_elide_on_the_right_and_verdicts_read_as_words(demo, qtbot):
 
 
 def test_recent_entries_are_named_by_folder_and_kind(window, toy, qtbot):
-    from masklens.gui.window_actions import recent_label
+    from masklens.gui.window.actions import recent_label
 
     assert window.open_benchmark("toy", ["--ann", str(toy["ann"])])
     qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=10000)
@@ -300,8 +300,8 @@ def test_a_backend_without_weights_fails_at_once_naming_options(demo, qtbot):
 def test_run_benchmark_summary_has_numbers_and_open_report_falls_back(demo, qtbot, tmp_path, monkeypatch):
     from PySide6.QtGui import QDesktopServices
 
-    from masklens.gui.evaluate_dialog import EvaluateDialog, summary_line
-    from masklens.gui.report_dialog import ReportDialog
+    from masklens.gui.dialogs.evaluate_dialog import EvaluateDialog, summary_line
+    from masklens.gui.dialogs.report_dialog import ReportDialog
 
     assert summary_line({"N": 18, "TA_TP": 7, "rate": 0.25, "rate_ci95": 0.1, "flag": True}) == \
         "N=18, TA_TP=7, rate=0.250"
@@ -334,7 +334,7 @@ def test_run_benchmark_summary_has_numbers_and_open_report_falls_back(demo, qtbo
 def test_slider_on_a_large_benchmark_rescores_in_the_pool_latest_value_wins(window, qtbot, tmp_path, monkeypatch):
     import toykind
 
-    from masklens.gui import rescoring
+    from masklens.gui.jobs import rescoring
 
     monkeypatch.setattr(rescoring, "ASYNC_FROM", 100)  # the worker path on a benchmark a test can afford
     files = toykind.write_toy(tmp_path / "big", n=300, images=False)
@@ -362,9 +362,9 @@ def test_slider_on_a_large_benchmark_rescores_in_the_pool_latest_value_wins(wind
 def test_layout_is_stable_and_restored_exactly(qtbot, no_internal_errors, tmp_path):
     """Opening each demo, showing a message, widening the prompt bar: nothing moves; the window's
     geometry and dock widths come back exactly after a restart."""
-    from masklens.core.benchmarks.demo import demo_kinds
-    from masklens.gui.main_window import MainWindow
+    from masklens.core.kinds.demo import demo_kinds
     from masklens.gui.settings import Settings
+    from masklens.gui.window.main_window import MainWindow
 
     path = tmp_path / "settings.json"
     w = MainWindow(Settings(), settings_path=path)

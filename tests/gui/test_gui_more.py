@@ -9,11 +9,11 @@ from PySide6.QtGui import QColor, QDropEvent, QImage
 from PySide6.QtWidgets import QDialog
 
 from masklens.core.schema import Role
-from masklens.gui.prompt_bar import PromptRequest
+from masklens.gui.prompts.prompt_bar import PromptRequest
 
 
 def test_drop_a_file_opens_the_dialog_prefilled(window, toy, qtbot, monkeypatch):
-    from masklens.gui import window_actions
+    from masklens.gui.window import actions as window_actions
 
     seen = {}
 
@@ -91,7 +91,7 @@ def test_model_selector_lists_every_backend_with_availability(window):
     assert names == backend_names()
     demo_label = combo.itemText(names.index("demo"))
     assert "weights missing" not in demo_label and "not installed" not in demo_label
-    from masklens.core.cli.models import inventory
+    from masklens.core.models.inventory import inventory
 
     for e in inventory():  # the labels say what `masklens models` says
         label = combo.itemText(names.index(e.name))
@@ -106,9 +106,9 @@ def test_integrated_review_evaluate_and_report(toy_window):
     file_items = [a.text() for a in menus["File"].actions()]
     import importlib.util
 
-    if importlib.util.find_spec("masklens.gui.report_dialog"):
+    if importlib.util.find_spec("masklens.gui.dialogs.report_dialog"):
         assert "Export report…" in file_items
-    if importlib.util.find_spec("masklens.gui.evaluate_dialog"):
+    if importlib.util.find_spec("masklens.gui.dialogs.evaluate_dialog"):
         assert "Run benchmark…" in [a.text() for a in menus["Evaluate"].actions()]
     if w.review_panel is not None:
         assert w.state.review_store is not None
@@ -121,7 +121,7 @@ def test_integrated_review_evaluate_and_report(toy_window):
 
 @pytest.mark.slow  # imports torch for the real sam3 backend
 def test_model_options_and_a_missing_checkpoint(toy_window, qtbot, tmp_path):
-    from masklens.gui.model_options import ModelOptionsDialog, parse_options
+    from masklens.gui.prompts.model_options import ModelOptionsDialog, parse_options
 
     assert parse_options(" /w ", "cpu", "0.4", "mask_threshold=0.3, name=x") == {
         "weights": "/w", "device": "cpu", "score_threshold": 0.4, "mask_threshold": 0.3, "name": "x"}

@@ -10,7 +10,7 @@ import pytest
 import toykind
 from PySide6.QtGui import QColor, QImage
 
-from masklens.gui import overlays
+from masklens.gui.canvas import overlays
 from masklens.gui.settings import SETTINGS_VERSION, Settings
 
 
@@ -75,7 +75,7 @@ def test_corrupt_or_old_settings_fall_back_with_a_warning(tmp_path):
 
 
 def test_window_persists_thresholds_and_model(qtbot, toy, tmp_path):
-    from masklens.gui.main_window import MainWindow
+    from masklens.gui.window.main_window import MainWindow
 
     w = MainWindow()
     qtbot.addWidget(w)
@@ -94,7 +94,7 @@ def test_window_persists_thresholds_and_model(qtbot, toy, tmp_path):
 
 
 def test_open_dialog_builds_the_form_from_the_kind_arguments(qtbot, toy):
-    from masklens.gui.open_dialog import OpenDialog, parse_kind_args
+    from masklens.gui.dialogs.open_dialog import OpenDialog, parse_kind_args
 
     dlg = OpenDialog(kind="toy")
     qtbot.addWidget(dlg)
@@ -132,7 +132,7 @@ def test_open_predictions_adds_a_second_replay_layer(toy_window, qtbot, tmp_path
     assert w.state.active == "toy_pred.json" and w.state.readout(0)["positive"]["hit"] is True
 
 
-demo = pytest.importorskip("masklens.core.benchmarks.demo")
+demo = pytest.importorskip("masklens.core.kinds.demo")
 
 
 @pytest.mark.parametrize("kind", ["cafe", "hallusegbench", "cgebench", "r2sm"])
@@ -160,7 +160,7 @@ def test_demo_views_and_demo_model(window, qtbot, kind):
     qtbot.waitUntil(lambda: bool(s.live) and not window.jobs.busy, timeout=30000)
     r = s.live[-1]
     assert r.benchmark is not None and r.replaced is not None
-    from masklens.core.readout import benchmark_readout
+    from masklens.core.scoring.readout import benchmark_readout
 
     assert r.benchmark == benchmark_readout(s.kind, s.sample, r.prompt, r.prediction, s.params,
                                             s.predictions())
@@ -229,7 +229,7 @@ def test_screenshot_option_errors_are_one_line(tmp_path, capsys, extra, message)
 
 
 def test_several_prediction_files_become_several_layers(toy_window, qtbot, tmp_path):
-    from masklens.gui.open_dialog import OpenDialog
+    from masklens.gui.dialogs.open_dialog import OpenDialog
 
     w = toy_window
     files = []
@@ -253,7 +253,7 @@ def test_several_prediction_files_become_several_layers(toy_window, qtbot, tmp_p
 def test_hallusegbench_typed_prompt_on_the_chosen_image(window, qtbot):
     if "hallusegbench" not in demo.demo_kinds():
         pytest.skip("no hallusegbench demo")
-    from masklens.core.readout import make_typed_prompt
+    from masklens.core.scoring.readout import make_typed_prompt
 
     assert window.open_demo("hallusegbench", sync=True)
     sample = window.state.sample
@@ -278,8 +278,8 @@ def test_every_role_of_every_demo_kind_runs_live(window, kind):
     """Each role a demo sample has, typed and run on the demo model: a result with both readouts."""
     if kind not in demo.demo_kinds():
         pytest.skip(f"no {kind} demo")
-    from masklens.core.readout import benchmark_readout
-    from masklens.gui.prompt_bar import PromptRequest
+    from masklens.core.scoring.readout import benchmark_readout
+    from masklens.gui.prompts.prompt_bar import PromptRequest
 
     assert window.open_demo(kind, sync=True)
     s = window.state
@@ -323,7 +323,7 @@ def test_choose_which_query_a_typed_prompt_replaces(window, qtbot):
 
 
 def test_out_of_range_remembered_thresholds_fall_back_to_defaults(qtbot, toy):
-    from masklens.gui.main_window import MainWindow
+    from masklens.gui.window.main_window import MainWindow
 
     s = Settings()
     s.params["toy"] = {"score_threshold": 7.0}  # e.g. written by an older version
@@ -360,7 +360,7 @@ def test_slider_rederives_the_shown_set_and_the_others_when_they_become_active(t
 def test_replaced_panels_are_hidden_at_once(qtbot):
     """A new grid (e.g. the Compare tab going from one panel to two) hides the old panels before
     deleteLater runs; otherwise an offscreen grab shows them through the grid's spacing."""
-    from masklens.gui.sample_view import SampleViewWidget
+    from masklens.gui.canvas.sample_view import SampleViewWidget
 
     view = SampleViewWidget()
     qtbot.addWidget(view)
@@ -375,8 +375,8 @@ def test_replaced_panels_are_hidden_at_once(qtbot):
 
 
 def test_opacity_change_reuses_label_maps_and_new_masks_rebuild_them(qtbot):
-    from masklens.gui.canvas import Canvas
-    from masklens.gui.sample_view import LayerToggles, build_layers
+    from masklens.gui.canvas.image_canvas import Canvas
+    from masklens.gui.canvas.sample_view import LayerToggles, build_layers
 
     canvas = Canvas()
     qtbot.addWidget(canvas)

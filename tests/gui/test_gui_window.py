@@ -10,9 +10,9 @@ import pytest
 import toykind
 from PySide6.QtCore import Qt
 
-from masklens.core.readout import generic_readout
 from masklens.core.schema import Role
-from masklens.core.scoring import Scorer
+from masklens.core.scoring.contract import Scorer
+from masklens.core.scoring.readout import generic_readout
 
 
 def column(window, name):

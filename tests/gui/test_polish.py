@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from test_gui_defects import focus, open_demo
 
-pytest.importorskip("masklens.core.benchmarks.demo")
+pytest.importorskip("masklens.core.kinds.demo")
 
 
 @pytest.fixture
@@ -20,8 +20,8 @@ def demo(window, qtbot, no_internal_errors):
 
 
 def test_report_export_starts_after_the_click_painted_and_shares_the_gil(demo, qtbot, tmp_path):
-    from masklens.gui import workers
-    from masklens.gui.report_dialog import ReportDialog
+    from masklens.gui.dialogs.report_dialog import ReportDialog
+    from masklens.gui.jobs import workers
 
     w = demo
     focus(w, qtbot, w.sample_view.panels[0].canvas)
@@ -46,7 +46,7 @@ def test_report_export_starts_after_the_click_painted_and_shares_the_gil(demo, q
 
 
 def _fits(combo) -> bool:
-    from masklens.gui.combo_fit import text_room
+    from masklens.gui.widgets.combo_fit import text_room
 
     return text_room(combo) >= combo.fontMetrics().horizontalAdvance(combo.currentText())
 
@@ -70,8 +70,8 @@ def test_the_model_box_shows_the_selected_model_s_whole_name(demo, qtbot):
 def test_the_verdict_column_fits_its_longest_verdict(demo, qtbot):
     from PySide6.QtWidgets import QStyle
 
-    from masklens.core.review import VERDICT_TYPES
-    from masklens.gui.sample_table import FIXED
+    from masklens.core.review.store import VERDICT_TYPES
+    from masklens.gui.browser.sample_table import FIXED
 
     w = demo
     if w.review_panel is None:

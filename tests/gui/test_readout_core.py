@@ -1,4 +1,4 @@
-"""core/readout.py without Qt: role-implied ground truth, generic and benchmark readouts."""
+"""core/scoring/readout.py without Qt: role-implied ground truth, generic and benchmark readouts."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import sys
 import pytest
 import toykind
 
-from masklens.core.readout import (
+from masklens.core.schema import Instance, Prediction, Role
+from masklens.core.scoring.readout import (
     benchmark_readout,
     generic_readout,
     implied_gt,
     make_typed_prompt,
     replaced_prompt,
 )
-from masklens.core.schema import Instance, Prediction, Role
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def bench(tmp_path):
 def test_core_readout_imports_no_qt():
     import subprocess
 
-    code = "import sys, masklens.core.readout; print([m for m in sys.modules if m.startswith('PySide6')])"
+    code = "import sys, masklens.core.scoring.readout; print([m for m in sys.modules if m.startswith('PySide6')])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

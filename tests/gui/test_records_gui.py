@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-from masklens.core.records import Records
+from masklens.core.scoring.records import Records
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
 from cafe_synth import synth_pcs  # noqa: E402
@@ -27,7 +27,7 @@ def pcs_files(tmp: Path, n: int) -> list[str]:
 
 
 def test_slider_on_lazy_records_shows_the_per_sample_records(window, qtbot, tmp_path, monkeypatch):
-    from masklens.gui import rescoring
+    from masklens.gui.jobs import rescoring
 
     monkeypatch.setattr(rescoring, "ASYNC_FROM", 20)  # the worker path
     w = window
@@ -59,7 +59,7 @@ def test_slider_on_lazy_records_shows_the_per_sample_records(window, qtbot, tmp_
 
 
 def test_releasing_records_frees_them_unless_still_iterated() -> None:
-    from masklens.gui import disposal
+    from masklens.gui.window import disposal
 
     recs = Records([{"i": i} for i in range(1000)])
     list(recs)
@@ -73,7 +73,7 @@ def test_releasing_records_frees_them_unless_still_iterated() -> None:
 
 
 def test_release_later_takes_records_apart_off_the_gui_thread(monkeypatch) -> None:
-    from masklens.gui import disposal
+    from masklens.gui.window import disposal
 
     seen: list[tuple[str, int, int]] = []
     real = disposal._dismantle
@@ -108,7 +108,7 @@ def test_late_ids_and_texts_read_whole_in_the_list(window, qtbot, tmp_path):
     browser's columns fit them, not only the first rows' ("np 5")."""
     from PySide6.QtCore import Qt
 
-    from masklens.gui.browser import FIXED
+    from masklens.gui.browser.sample_browser import FIXED
 
     w = window
     assert w.open_benchmark("pcs", pcs_files(tmp_path, 700))

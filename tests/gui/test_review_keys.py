@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from masklens.core.review import ReviewStore, benchmark_key
+from masklens.core.review.store import ReviewStore, benchmark_key
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt, qInstallMessageHandler
 
-from masklens.core.review import ReviewStore, benchmark_key
+from masklens.core.review.store import ReviewStore, benchmark_key
 
-demo = pytest.importorskip("masklens.core.benchmarks.demo")
+demo = pytest.importorskip("masklens.core.kinds.demo")
 
 
 @pytest.fixture

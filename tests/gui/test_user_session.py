@@ -16,9 +16,9 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QSlider
 from test_gui_defects import canvas, focus, open_demo, type_filter, type_prompt
 
-from masklens.core.review import ReviewStore, benchmark_key
+from masklens.core.review.store import ReviewStore, benchmark_key
 
-demo = pytest.importorskip("masklens.core.benchmarks.demo")
+demo = pytest.importorskip("masklens.core.kinds.demo")
 
 KINDS = ["cafe", "hallusegbench", "cgebench", "r2sm", "pcs", "ovs"]
 
@@ -209,7 +209,7 @@ def draw_box_and_run(w, qtbot) -> None:
 
 
 def export_report(w, qtbot, out) -> None:
-    from masklens.gui.report_dialog import ReportDialog
+    from masklens.gui.dialogs.report_dialog import ReportDialog
 
     focus(w, qtbot, canvas(w))
     qtbot.keyClick(w, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
@@ -247,7 +247,7 @@ def test_a_user_session_on_each_demo(window, qtbot, kind, tmp_path, no_internal_
 
 def test_sample_ids_and_headers_read_whole_in_the_list(window, qtbot):
     """CAFE ids ("18/1000000018") and the fixed headers fit their columns (no "1/10000…", "gro…")."""
-    from masklens.gui.browser import FIXED
+    from masklens.gui.browser.sample_browser import FIXED
 
     if "cafe" not in demo.demo_kinds():
         pytest.skip("no cafe demo")
@@ -262,7 +262,7 @@ def test_sample_ids_and_headers_read_whole_in_the_list(window, qtbot):
 
 def test_panel_titles_and_captions_end_in_an_ellipsis_when_cut(qtbot):
     """A long R2SM caption in a narrow panel reads "… WRONG T…" with the whole text as tooltip."""
-    from masklens.gui.canvas import Panel
+    from masklens.gui.canvas.image_canvas import Panel
 
     p = Panel("amodal: “the entire yellow star, even the occluded part”")
     qtbot.addWidget(p)
@@ -282,7 +282,7 @@ def test_panel_titles_and_captions_end_in_an_ellipsis_when_cut(qtbot):
 
 def test_panels_take_the_grid_that_shows_them_largest(qtbot):
     """Four panels: one row in a wide, low view; 2 x 2 in a narrow, tall one (re-arranged on resize)."""
-    from masklens.gui.sample_view import SampleViewWidget
+    from masklens.gui.canvas.sample_view import SampleViewWidget
 
     v = SampleViewWidget()
     qtbot.addWidget(v)

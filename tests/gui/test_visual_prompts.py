@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QApplication
 
-demo = pytest.importorskip("masklens.core.benchmarks.demo")
+demo = pytest.importorskip("masklens.core.kinds.demo")
 
 
 @pytest.fixture
@@ -99,8 +99,8 @@ def test_box_tool_draws_a_box_and_the_demo_model_answers_it(cafe, qtbot):
 
 
 def test_cache_key_holds_the_drawn_geometry(cafe, qtbot):
-    from masklens.core.models.runner import request_for
-    from masklens.core.prediction_cache import PredictionKey
+    from masklens.core.cache.predictions import PredictionKey
+    from masklens.core.inference.runner import request_for
 
     w = cafe
     canvas = w.sample_view.panels[0].canvas
@@ -175,7 +175,7 @@ def test_esc_cancels_a_box_being_drawn_and_tool_keys_need_canvas_focus(cafe, qtb
 
 def test_grounded_sam2_gets_geometry_in_place_of_text(cafe):
     from masklens.core.schema import Role
-    from masklens.gui.prompt_bar import PromptRequest
+    from masklens.gui.prompts.prompt_bar import PromptRequest
 
     w = cafe
     w.visual_tool.add(w.sample_view.specs[0].image, box=(1, 2, 30, 40))

@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from masklens.core.errors import DataFormatError
-from masklens.core.io import read_json
+from masklens.core.files.io import read_json
 from masklens.core.masks import Mask, iou_matrix, union_all
 from masklens.core.models.base import BackendInfo, Segmenter, SegmentRequest, SegmentResult
 from masklens.core.schema import (
@@ -34,7 +34,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring import BenchmarkKind, ParamSpec
+from masklens.core.scoring.contract import BenchmarkKind, ParamSpec
 
 SIZE = 64
 PROMPTS = [("red square", "positive", None, "target"), ("blue square", "negative", None, "target"),
@@ -198,8 +198,8 @@ SLOW_INFO = BackendInfo("toy-slow", "Toy slow segmenter", None, 0.5, needs_weigh
 def install(monkeypatch) -> None:
     """Register the toy kind and segmenters for one test (undone afterwards, so that other
     tests' registries stay as they are)."""
-    from masklens.core import scoring
     from masklens.core.models import registry
+    from masklens.core.scoring import contract as scoring
 
     monkeypatch.setitem(scoring._KINDS, "toy", KIND)
     monkeypatch.setitem(registry._FACTORIES, "toy-colour", (ColourSegmenter.info, lambda **_: ColourSegmenter()))

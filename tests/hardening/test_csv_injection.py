@@ -11,10 +11,10 @@ import unicodedata
 import pytest
 from reports.toykind import install, load_toy_predictions, write_fixture
 
-from masklens.core.io import atomic_write_json
+from masklens.core.files.io import atomic_write_json
+from masklens.core.files.safe_csv import csv_text, safe_cell, starts_formula
 from masklens.core.reports import build_report
-from masklens.core.review import ReviewStore, benchmark_key
-from masklens.core.safe_csv import csv_text, safe_cell, starts_formula
+from masklens.core.review.store import ReviewStore, benchmark_key
 
 PAYLOADS = [
     "=1+1",
@@ -100,8 +100,8 @@ def test_review_export_csv_has_no_formula(tmp_path):
 @pytest.fixture
 def toy_kind(monkeypatch):
     """The toy kind and layout, registered for this test only (no leak into later tests)."""
-    from masklens.core import scoring
     from masklens.core.reports import layout
+    from masklens.core.scoring import contract as scoring
 
     monkeypatch.setattr(scoring, "_KINDS", dict(scoring._KINDS))
     monkeypatch.setattr(layout, "_LAYOUTS", dict(layout._LAYOUTS))

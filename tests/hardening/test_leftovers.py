@@ -15,11 +15,11 @@ import pytest
 
 from masklens.core.cli import main
 from masklens.core.errors import MasklensError
-from masklens.core.io import LEGACY_STALE_S, atomic_directory, remove_stale_temps
+from masklens.core.files.io import LEGACY_STALE_S, atomic_directory, remove_stale_temps
 
 from .conftest import fill
 
-demo = pytest.importorskip("masklens.core.benchmarks.demo")
+demo = pytest.importorskip("masklens.core.kinds.demo")
 pytestmark = pytest.mark.skipif("hallusegbench" not in demo.demo_kinds(), reason="no demo")
 
 

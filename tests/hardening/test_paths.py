@@ -15,9 +15,9 @@ import pytest
 
 from masklens.core.cli import main
 from masklens.core.errors import DataFormatError
-from masklens.core.paths import allow_outside_root, inside_root, safe_name
+from masklens.core.files.paths import allow_outside_root, inside_root, safe_name
 
-demo = pytest.importorskip("masklens.core.benchmarks.demo")
+demo = pytest.importorskip("masklens.core.kinds.demo")
 DEMO = Path(demo.__file__).resolve().parents[2] / "resources" / "demo"
 
 

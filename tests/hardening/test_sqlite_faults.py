@@ -10,12 +10,12 @@ import sqlite3
 import numpy as np
 import pytest
 
-from masklens.core.cache import PredictionCache, PredictionKey
+from masklens.core.cache.model_cache import PredictionCache, PredictionKey
 from masklens.core.cli import main
 from masklens.core.errors import MasklensError
 from masklens.core.masks import Mask
 from masklens.core.models.base import SegmentResult
-from masklens.core.review import SCHEMA_VERSION, ReviewStore
+from masklens.core.review.store import SCHEMA_VERSION, ReviewStore
 
 from .conftest import fill
 
@@ -144,7 +144,7 @@ def test_check_a_sound_store(tmp_path, capsys):
 
 
 def test_report_reviews_with_a_damaged_or_empty_store(tmp_path, capsys):
-    from masklens.core.benchmarks.demo import demo_argv, demo_kinds
+    from masklens.core.kinds.demo import demo_argv, demo_kinds
 
     if "cafe" not in demo_kinds():
         pytest.skip("no CAFE demo")
@@ -184,7 +184,7 @@ def test_cache_disk_full_disables_the_cache_with_one_warning(tmp_path, capsys):
 
 
 def test_predict_goes_on_when_the_cache_disk_is_full(tiny_fs, tmp_path, capsys):
-    from masklens.core.benchmarks.demo import demo_argv, demo_kinds
+    from masklens.core.kinds.demo import demo_argv, demo_kinds
 
     if "cafe" not in demo_kinds():
         pytest.skip("no CAFE demo")

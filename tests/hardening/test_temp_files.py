@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from masklens.core import temp_files
 from masklens.core.cli import main
-from masklens.core.io import atomic_write_bytes
+from masklens.core.files import temp_files
+from masklens.core.files.io import atomic_write_bytes
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "cafe"
 
@@ -25,7 +25,7 @@ DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "cafe"
 #: before the rename (the parent kills it there)
 WRITER = textwrap.dedent("""
     import os, sys, time
-    from masklens.core.io import atomic_write_bytes
+    from masklens.core.files.io import atomic_write_bytes
     def stuck(fd):
         print("written", flush=True)
         time.sleep(120)
@@ -93,9 +93,9 @@ def test_a_folder_is_listed_once_a_minute_per_process(tmp_path, monkeypatch, fre
 
 def test_on_a_network_filesystem_only_the_age_counts(tmp_path, monkeypatch):
     """Another host's writer has a pid this machine cannot look up."""
-    import masklens.core.cache_shared as cache_shared
+    from masklens.core.files import filesystems
 
-    monkeypatch.setattr(cache_shared, "filesystem_type", lambda _p: "nfs4")
+    monkeypatch.setattr(filesystems, "filesystem_type", lambda _p: "nfs4")
     dead = tmp_path / ".x.json.2147483646.abcd1234.tmp"
     dead.write_bytes(b"another host's write")
     assert temp_files.sweep_stale_temp_files(tmp_path) == []
@@ -107,8 +107,8 @@ def test_on_a_network_filesystem_only_the_age_counts(tmp_path, monkeypatch):
 def test_a_cache_merge_sweeps_the_copies_of_merges_killed_before_their_rename(tmp_path, monkeypatch, fresh_sweeps):
     import numpy as np
 
-    from masklens.core import cache_shared
-    from masklens.core.cache import PredictionCache, PredictionKey
+    from masklens.core.cache import shared as cache_shared
+    from masklens.core.cache.model_cache import PredictionCache, PredictionKey
     from masklens.core.masks import Mask
     from masklens.core.models.base import SegmentResult
 

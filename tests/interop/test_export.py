@@ -18,7 +18,7 @@ from masklens.core.cli import main
 from masklens.core.errors import MasklensError
 from masklens.core.interop.export import MANIFEST, export
 from masklens.core.interop.outcomes import gt_masks
-from masklens.core.review import ReviewStore, benchmark_key
+from masklens.core.review.store import ReviewStore, benchmark_key
 
 ROOT = Path(__file__).resolve().parents[2]
 D = ROOT / "resources" / "demo"

@@ -11,9 +11,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from masklens.core.benchmarks.cafe import KIND
+from masklens.core.kinds.cafe.kind import KIND
 from masklens.core.masks import Mask, rle_counts_problem, rle_counts_problems
-from masklens.core.scoring import Scorer
+from masklens.core.scoring.contract import Scorer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
 from cafe_synth import synth_cafe  # noqa: E402
@@ -65,7 +65,7 @@ def test_batch_rle_validation_on_real_sized_masks() -> None:
 
 
 def test_batch_rle_validation_across_chunks(monkeypatch) -> None:
-    import masklens.core.rle_validation as validation
+    import masklens.core.files.rle_validation as validation
 
     monkeypatch.setattr(validation, "_CHUNK_BYTES", 500)  # many small chunks
     _, preds = synth_cafe(4, 30, height=120, width=90)
@@ -128,9 +128,9 @@ def test_two_scorers_and_a_replaced_sample_keep_their_own_results(tmp_path: Path
 
 def test_stage_one_equals_iou_per_prompt(tmp_path: Path) -> None:
     """The one-call stage 1 gives what separate IoU calls per prompt and entry give."""
-    from masklens.core.benchmarks.pcs_io import instances_of, non_crowd
+    from masklens.core.kinds.common.cgf1.io import instances_of, non_crowd
+    from masklens.core.kinds.common.cgf1.metrics import EntryTable, entry_table
     from masklens.core.masks import iou_matrix
-    from masklens.core.metrics.pcs import EntryTable, entry_table
     from masklens.core.schema import Role
 
     ann, preds = synth_cafe(12, 80, height=40, width=30, p_multi=0.4, p_no_annotation=0.1)

@@ -23,19 +23,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import masklens.core.iou_batch as iou_batch
-from masklens.core.benchmarks.cafe import KIND
-from masklens.core.benchmarks.cafe_stacks import _whole_batch, build_stacks, single_stack
-from masklens.core.benchmarks.pcs_io import (
+import masklens.core.scoring.iou_batch as iou_batch
+from masklens.core.kinds.cafe.kind import KIND
+from masklens.core.kinds.cafe.stacks import _whole_batch, build_stacks, single_stack
+from masklens.core.kinds.common.cgf1.io import (
     categories_of,
     instances_of,
     non_crowd,
     non_crowd_categories,
 )
+from masklens.core.kinds.common.cgf1.metrics import EntryStack, EntryTable, ordered_entry_table
 from masklens.core.masks import Mask, iou_matrix
-from masklens.core.metrics.pcs import EntryStack, EntryTable, ordered_entry_table
 from masklens.core.schema import Role
-from masklens.core.scoring import Scorer
+from masklens.core.scoring.contract import Scorer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
 from cafe_synth import rle as poly_rle  # noqa: E402

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from masklens.core.benchmarks import cafe, pcs
 from masklens.core.cli import main
 from masklens.core.errors import DataFormatError
-from masklens.core.scoring import Scorer
+from masklens.core.kinds.cafe import kind as cafe
+from masklens.core.kinds.pcs import kind as pcs
+from masklens.core.scoring.contract import Scorer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
 from cafe_synth import NEG_OFFSET, synth_cafe, synth_pcs  # noqa: E402

@@ -32,10 +32,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from masklens.core.benchmarks.cafe import KIND, load_cafe
+from masklens.core.kinds.cafe.kind import KIND, load_cafe
+from masklens.core.kinds.common.cgf1.metrics import IOU_THRESHOLDS
 from masklens.core.masks import Mask
-from masklens.core.metrics.pcs import IOU_THRESHOLDS
-from masklens.core.scoring import Scorer
+from masklens.core.scoring.contract import Scorer
 
 H = W = 10
 NEG = 1000

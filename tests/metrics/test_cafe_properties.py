@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from masklens.core.kinds.cafe.metrics import PairScores, aggregate, classify_pair
 from masklens.core.masks import Mask, iou_matrix
-from masklens.core.metrics.cafe import PairScores, aggregate, classify_pair
 
 unit = st.floats(0.0, 1.0, allow_nan=False)
 grid = st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.7, 1.0])  # values that hit thresholds exactly

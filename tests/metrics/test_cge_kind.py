@@ -14,7 +14,7 @@ import pytest
 from masklens.core.cli import main
 from masklens.core.masks import Mask
 from masklens.core.schema import Role
-from masklens.core.scoring import Scorer, get_kind
+from masklens.core.scoring.contract import Scorer, get_kind
 
 H = W = 10
 

@@ -7,15 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from masklens.core.masks import Mask
-from masklens.core.metrics import cge
-from masklens.core.metrics.prefix_union import (
+from masklens.core.kinds.cgebench import metrics as cge
+from masklens.core.kinds.common.prefix_union import (
     joint_cuts,
     map_rows,
     prefix_areas,
     row_for,
     score_cuts,
 )
+from masklens.core.masks import Mask
 
 S = 6  # side of the random masks
 

@@ -23,9 +23,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from masklens.core.benchmarks.hallusegbench import KIND, load_hallusegbench, load_prediction_dir
-from masklens.core.metrics.hallu import script_round
-from masklens.core.scoring import score
+from masklens.core.kinds.hallusegbench.kind import KIND, load_hallusegbench, load_prediction_dir
+from masklens.core.kinds.hallusegbench.metrics import script_round
+from masklens.core.scoring.contract import score
 
 OFFICIAL = os.environ.get("MASKLENS_OFFICIAL")
 SCRIPTS = ("generate_json.py", "get_consistency.py", "get_hallucination.py")

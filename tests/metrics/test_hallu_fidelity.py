@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from masklens.core.benchmarks.hallusegbench import KIND, load_hallusegbench, load_prediction_dir
+from masklens.core.kinds.hallusegbench.kind import KIND, load_hallusegbench, load_prediction_dir
+from masklens.core.kinds.hallusegbench.metrics import script_round
 from masklens.core.masks import Mask
-from masklens.core.metrics.hallu import script_round
-from masklens.core.scoring import score
+from masklens.core.scoring.contract import score
 
 FOLDERS = ("orgl_orgi", "edtl_orgi", "orgl_edti", "edtl_edti")
 

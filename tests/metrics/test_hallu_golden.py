@@ -11,8 +11,8 @@ import cv2
 import numpy as np
 import pytest
 
-from masklens.core.benchmarks.hallusegbench import KIND, load_hallusegbench, load_prediction_dir
-from masklens.core.scoring import score
+from masklens.core.kinds.hallusegbench.kind import KIND, load_hallusegbench, load_prediction_dir
+from masklens.core.scoring.contract import score
 
 T_975_2 = 4.302652729911275  # Student t quantile, 2 degrees of freedom
 
@@ -138,7 +138,7 @@ def test_size_groups(golden):
 
 def test_alpha_rescoring_touches_no_masks(golden):
     bench, preds = golden
-    from masklens.core.scoring import Scorer
+    from masklens.core.scoring.contract import Scorer
 
     scorer = Scorer(KIND, bench, preds)
     a1 = scorer.rescore({"alpha": 1.0}).samples[0]
@@ -178,14 +178,14 @@ def test_prompts_map_folders_to_queries(golden):
 def test_rescoring_never_touches_masks(golden, monkeypatch):
     bench, preds = golden
     from masklens.core.masks import Mask
-    from masklens.core.scoring import Scorer
+    from masklens.core.scoring.contract import Scorer
 
     scorer = Scorer(KIND, bench, preds)
 
     def boom(*_a, **_k):
         raise AssertionError("masks touched while re-scoring")
 
-    import masklens.core.benchmarks.hallusegbench as kind_module
+    import masklens.core.kinds.hallusegbench.kind as kind_module
 
     for name in ("intersect_all", "union_all", "resize_nearest_floor"):
         monkeypatch.setattr(kind_module, name, boom)

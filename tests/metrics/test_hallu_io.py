@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_hallu_golden import build_golden
 
-from masklens.core.benchmarks.hallusegbench import KIND, load_hallusegbench, load_prediction_dir
 from masklens.core.cli import main
 from masklens.core.errors import DataFormatError
+from masklens.core.kinds.hallusegbench.kind import KIND, load_hallusegbench, load_prediction_dir
+from masklens.core.kinds.hallusegbench.metrics import cms, iou_from_areas, size_group
 from masklens.core.masks import Mask, resize_nearest, resize_nearest_floor
-from masklens.core.metrics.hallu import cms, iou_from_areas, size_group
-from masklens.core.scoring import score
+from masklens.core.scoring.contract import score
 
 
 def _run(tmp_path: Path, data: Path, *extra: str) -> tuple[int, Path]:

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from masklens.core.records import Records
-from masklens.core.scoring import Scorer, get_kind
+from masklens.core.scoring.contract import Scorer, get_kind
+from masklens.core.scoring.records import Records
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
 from cafe_synth import synth_cafe, synth_pcs  # noqa: E402

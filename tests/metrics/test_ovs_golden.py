@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from masklens.core.benchmarks.ovs import KIND, load_ovs_annotations, load_ovs_predictions
+from masklens.core.kinds.ovs import metrics as ovs
+from masklens.core.kinds.ovs.kind import KIND, load_ovs_annotations, load_ovs_predictions
 from masklens.core.masks import Mask
-from masklens.core.metrics import ovs
-from masklens.core.scoring import Scorer, score
+from masklens.core.scoring.contract import Scorer, score
 
 VOCAB = [{"id": 1, "name": "sofa"}, {"id": 2, "name": "couch"}, {"id": 3, "name": "floor"}, {"id": 4, "name": "lamp"}]
 
@@ -190,7 +190,7 @@ def test_rescoring_never_touches_masks(golden, monkeypatch):
     def boom(*_a, **_k):
         raise AssertionError("masks touched while re-scoring")
 
-    import masklens.core.benchmarks.ovs as kind_module
+    import masklens.core.kinds.ovs.kind as kind_module
 
     for name in ("iou_matrix", "intersect_all", "prefix_unions", "resize_nearest"):
         monkeypatch.setattr(kind_module, name, boom)

@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_ovs_golden import build_golden
 
-from masklens.core.benchmarks.ovs import KIND, load_ovs_annotations, load_ovs_predictions
 from masklens.core.cli import main
+from masklens.core.kinds.ovs import metrics as ovs
+from masklens.core.kinds.ovs.kind import KIND, load_ovs_annotations, load_ovs_predictions
 from masklens.core.masks import Mask
-from masklens.core.metrics import ovs
-from masklens.core.scoring import score
+from masklens.core.scoring.contract import score
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "ovs"
 
@@ -194,7 +194,7 @@ def test_properties_on_random_images(seed, tau_av):
 def test_threshold_masks_are_the_unions_of_instances_at_or_above_each_tau() -> None:
     """B(τ) from the prefix unions equals the union of {s ≥ τ} built directly, ties and
     scores exactly at a τ included."""
-    from masklens.core.benchmarks.ovs import threshold_masks
+    from masklens.core.kinds.ovs.kind import threshold_masks
     from masklens.core.schema import Instance, Prediction
 
     rng = np.random.default_rng(7)

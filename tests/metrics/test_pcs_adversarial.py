@@ -32,9 +32,9 @@ from pycocotools import mask as mask_utils
 from scipy.optimize import linear_sum_assignment
 
 import masklens.core as ml
-from masklens.core.metrics.pcs_bulk import _split, stack_entries
-from masklens.core.metrics.pcs_records import EntryRecords
-from masklens.core.metrics.pcs_tables import EntryStack, entry_table
+from masklens.core.kinds.common.cgf1.tables import EntryStack, entry_table
+from masklens.core.kinds.pcs.bulk import _split, stack_entries
+from masklens.core.kinds.pcs.records import EntryRecords
 
 H, W = 4, 25  # 100 pixels: IoUs are small exact fractions
 THR = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1)  # as pycocotools' Params
@@ -493,7 +493,7 @@ def test_card_matches_equal_scipy_and_count_the_record_tp(tmp_path: Path, seed: 
     """``instance_matches`` (the readout card's GT / IoU columns) is scipy's assignment in the
     official order, for every annotator, and its pairs with IoU ≥ 0.5 / 0.75 count the record's
     TP@0.5 / TP@0.75 (oracle annotator) — ties and zero-IoU pairs included."""
-    from masklens.core.benchmarks.pcs import KIND
+    from masklens.core.kinds.pcs.kind import KIND
 
     files, preds = synth(seed, 40, n_ann)
     gts, pred = _write(tmp_path, files, preds)
@@ -574,7 +574,7 @@ def _fresh_eval(scores, blocks, t: float):
 @settings(max_examples=200, deadline=None)
 @given(star_breaking_entries(), st.sampled_from([0.0, 0.2, 0.5, 0.65, 0.8, 1.0]))
 def test_bulk_summary_equals_a_fresh_oracle_summary(data, t) -> None:
-    from masklens.core.metrics.pcs import summarize_entries
+    from masklens.core.kinds.common.cgf1.metrics import summarize_entries
 
     scores, mats, ngt = data
     got = dict(summarize_entries(stack_entries(scores, mats, ngt), t))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from masklens.core.benchmarks.demo import demo_namespace
-from masklens.core.metrics.pcs_tables import _match_values, assignment
-from masklens.core.scoring import Scorer, get_kind
+from masklens.core.kinds.common.cgf1.tables import _match_values, assignment
+from masklens.core.kinds.demo import demo_namespace
+from masklens.core.scoring.contract import Scorer, get_kind
 
 
 @pytest.mark.parametrize("shape", [(0, 3), (3, 0), (1, 1), (1, 4), (4, 1), (3, 3), (5, 2), (2, 6)])

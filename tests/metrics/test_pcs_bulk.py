@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from masklens.core.metrics import pcs_bulk
-from masklens.core.metrics.pcs_bulk import stack_entries
-from masklens.core.metrics.pcs_tables import IOU_THRESHOLDS, EntryStack, entry_table
+from masklens.core.kinds.common.cgf1.tables import IOU_THRESHOLDS, EntryStack, entry_table
+from masklens.core.kinds.pcs import bulk as pcs_bulk
+from masklens.core.kinds.pcs.bulk import stack_entries
 
 FIELDS = ("n", "level_values", "level_owner", "offsets", "ndt", "tp", "ngt")
 #: few values, zeros frequent (sparse overlaps make stars), threshold values and near-ties
@@ -171,8 +171,8 @@ def counted_hungarian():
 def _scorer(tmp_path, files, preds):
     import json
 
-    from masklens.core.benchmarks.pcs import KIND
-    from masklens.core.scoring import Scorer
+    from masklens.core.kinds.pcs.kind import KIND
+    from masklens.core.scoring.contract import Scorer
 
     gts = []
     for a, f in enumerate(files):
@@ -194,14 +194,14 @@ def test_kind_stack_equals_per_entry_tables(tmp_path, which) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
     from cafe_synth import synth_pcs, synth_pcs_categories
 
-    from masklens.core.benchmarks.pcs_io import (
+    from masklens.core.kinds.common.cgf1.io import (
         categories_of,
         instances_of,
         non_crowd,
         non_crowd_categories,
     )
+    from masklens.core.kinds.common.cgf1.tables import ordered_entry_table
     from masklens.core.masks import iou_matrix
-    from masklens.core.metrics.pcs_tables import ordered_entry_table
 
     if which == "annotators":
         files, preds = synth_pcs(11, 80, 3, p_crowd=0.2)
@@ -236,7 +236,7 @@ def test_empty_benchmark_scores(tmp_path) -> None:
 )
 def test_local_f1_bulk_is_bitwise_local_f1(triples, dtype) -> None:
     """The table read-out gives the formula's very floats (broadcast shapes as the callers')."""
-    from masklens.core.metrics.pcs_tables import local_f1, local_f1_bulk
+    from masklens.core.kinds.common.cgf1.tables import local_f1, local_f1_bulk
 
     tp = np.array([[t] * 10 for t, _, _ in triples], dtype=dtype)[:, None, :]  # (E, 1, 10)
     ndt = np.array([n for _, n, _ in triples], dtype=np.int64)[:, None, None]
@@ -254,7 +254,11 @@ def test_local_f1_bulk_is_bitwise_local_f1(triples, dtype) -> None:
 def test_summary_moving_t_with_kept_subsets_equals_accumulate(data, ts, bits) -> None:
     """The cumulative subset sums kept on a stack (same ``members`` at every t, then the same
     array changed in place) give accumulate_groups' numbers at every threshold."""
-    from masklens.core.metrics.pcs import accumulate_groups, select_oracle, summarize_groups
+    from masklens.core.kinds.common.cgf1.metrics import (
+        accumulate_groups,
+        select_oracle,
+        summarize_groups,
+    )
 
     stack = stack_entries(*data)
     members = np.array([[True] * stack.n, bits[: stack.n]], dtype=bool)
@@ -288,7 +292,7 @@ small_ious = st.integers(0, 5).flatmap(
 def test_bulk_match_values_equal_the_tables(ious) -> None:
     """``stack_entries``' list-valued matching gives exactly the per-entry table's values
     (scipy's assignment, its tie-breaking included), as Python floats."""
-    from masklens.core.metrics.pcs_tables import _match_values
+    from masklens.core.kinds.common.cgf1.tables import _match_values
 
     got = pcs_bulk._match_values(ious)
     want = _match_values(ious)

@@ -18,9 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from masklens.core.benchmarks import pcs
-from masklens.core.metrics.pcs import IOU_THRESHOLDS, category_order, ordered_entry_table
-from masklens.core.scoring import Scorer
+from masklens.core.kinds.common.cgf1.metrics import (
+    IOU_THRESHOLDS,
+    category_order,
+    ordered_entry_table,
+)
+from masklens.core.kinds.pcs import kind as pcs
+from masklens.core.scoring.contract import Scorer
 
 cat_val = st.integers(-2, 4)
 

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from masklens.core.metrics.pcs import (
+from masklens.core.kinds.common.cgf1.metrics import (
     _THR,
     EntryStack,
     _tp_row,

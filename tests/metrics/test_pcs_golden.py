@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from masklens.core.benchmarks.pcs import KIND
+from masklens.core.kinds.common.cgf1.metrics import IOU_THRESHOLDS
+from masklens.core.kinds.pcs.kind import KIND
 from masklens.core.masks import Mask
-from masklens.core.metrics.pcs import IOU_THRESHOLDS
-from masklens.core.scoring import Scorer
+from masklens.core.scoring.contract import Scorer
 
 H = W = 10
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from masklens.core.metrics.pcs import (
+from masklens.core.kinds.common.cgf1.metrics import (
     IOU_THRESHOLDS,
     EntryStack,
     entry_readout,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from masklens.core.metrics.pcs import (
+from masklens.core.kinds.common.cgf1.metrics import (
     IOU_THRESHOLDS,
     EntryStack,
     accumulate_groups,
@@ -18,7 +18,7 @@ from masklens.core.metrics.pcs import (
     entry_table,
     summarize_groups,
 )
-from masklens.core.metrics.pcs_records import EntryRecords
+from masklens.core.kinds.pcs.records import EntryRecords
 
 iou_val = st.sampled_from([0.0, 0.25, 0.5, 0.75, 0.95, 1.0]) | st.floats(0, 1)
 score_val = st.sampled_from([0.0, 0.3, 0.5, 0.9])  # few values: ties within an entry
@@ -121,7 +121,7 @@ def test_kind_records_and_summary_equal_per_sample_path(tmp_path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
     from cafe_synth import synth_pcs
 
-    from masklens.core.scoring import Scorer, get_kind
+    from masklens.core.scoring.contract import Scorer, get_kind
 
     files, preds = synth_pcs(7, 60, 3, p_not_exhaustive=0.2)
     gts = []

@@ -10,8 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from masklens.core.benchmarks.pcs import KIND, entry_overlaps
-from masklens.core.benchmarks.pcs_io import categories_of, instances_of
+from masklens.core.kinds.common.cgf1.io import categories_of, instances_of
+from masklens.core.kinds.pcs.kind import KIND, entry_overlaps
 from masklens.core.masks import Mask
 from masklens.core.schema import (
     GroundTruth,

@@ -10,10 +10,10 @@ import pytest
 from test_cge_kind import box, rle  # the same 10×10 box/RLE helpers
 
 from masklens.core.cli import main
+from masklens.core.kinds.r2sm.metrics import coco_ap
 from masklens.core.masks import Mask
-from masklens.core.metrics.r2sm import coco_ap
 from masklens.core.schema import Role
-from masklens.core.scoring import Scorer, get_kind
+from masklens.core.scoring.contract import Scorer, get_kind
 
 H = W = 10
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from masklens.core.kinds.r2sm import metrics as r2sm
 from masklens.core.masks import Mask
-from masklens.core.metrics import r2sm
 
 S = 8
 masks_st = st.lists(st.booleans(), min_size=S * S, max_size=S * S).map(lambda b: np.array(b).reshape(S, S))

@@ -1,5 +1,5 @@
 """Photograph-like test images in every form the image decoder must handle, each with the pixels it
-must decode to, computed here independently of :mod:`masklens.core.images`.
+must decode to, computed here independently of :mod:`masklens.core.files.images`.
 
 Odd, non-square sizes; an EXIF-rotated JPEG (orientation 6); greyscale 8- and 16-bit; 16-bit colour;
 palette with transparency; RGBA with varying alpha.

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from masklens.core.cache import (
+from masklens.core.cache.model_cache import (
     CACHE_DIR_ENV,
     EncodingCache,
     PredictionCache,
@@ -214,7 +214,7 @@ def test_killed_writer_leaves_every_committed_entry(tmp_path):
     code = textwrap.dedent(
         f"""
         import sys, numpy as np
-        from masklens.core.cache import PredictionCache, PredictionKey
+        from masklens.core.cache.model_cache import PredictionCache, PredictionKey
         from masklens.core.masks import Mask
         from masklens.core.models.base import SegmentResult
         pc = PredictionCache({str(tmp_path)!r})

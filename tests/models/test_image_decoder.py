@@ -9,16 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from masklens.core.cache import image_key
+from masklens.core.cache.model_cache import image_key
+from masklens.core.cache.predictions import PredictionCache
 from masklens.core.errors import DataFormatError, ModelError
-from masklens.core.images import read_image
+from masklens.core.files.images import read_image
+from masklens.core.inference.runner import RunStats, load_image, run_benchmark
 from masklens.core.models.base import BackendInfo, Segmenter, SegmentRequest, SegmentResult
-from masklens.core.models.runner import RunStats, load_image, run_benchmark
 from masklens.core.models.torch_runtime import as_rgb_image
-from masklens.core.prediction_cache import PredictionCache
 from masklens.core.reports.gallery import _load_image as gallery_image
 from masklens.core.schema import Benchmark, ImageRef, Prompt, Role, Sample
-from masklens.gui.images import ImageStore
+from masklens.gui.canvas.image_cache import ImageStore
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from test_predict_toykind import ColourSegmenter, ToyKind, build_toy
 
-from masklens.core import scoring
 from masklens.core.cli import main
 from masklens.core.models import registry
+from masklens.core.scoring import contract as scoring
 
 
 @pytest.fixture
@@ -169,7 +169,7 @@ def test_explicit_score_threshold_applies_to_the_output(cli, capsys):
 
 def test_output_folder_is_replaced_in_one_step(tmp_path, capsys):
     """A folder output (HalluSegBench) replaces the previous folder whole; a failed write keeps it."""
-    from masklens.core.benchmarks.demo import demo_argv, demo_kinds
+    from masklens.core.kinds.demo import demo_argv, demo_kinds
 
     if "hallusegbench" not in demo_kinds():
         pytest.skip("no HalluSegBench demo")

@@ -15,7 +15,7 @@ import pytest
 
 from masklens.core.cli import main
 
-demo = pytest.importorskip("masklens.core.benchmarks.demo")
+demo = pytest.importorskip("masklens.core.kinds.demo")
 KINDS = demo.demo_kinds()
 PRED_FLAG = {"hallusegbench": "--pred-dir"}
 
@@ -53,7 +53,7 @@ SLOW_RUN = textwrap.dedent(
     import sys, time
     sys.path.insert(0, {tests!r})
     from test_predict_toykind import ColourSegmenter, ToyKind
-    from masklens.core import scoring
+    from masklens.core.scoring import contract as scoring
     from masklens.core.models import registry
     from masklens.core.cli import main
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from masklens.core.cli import main
-from masklens.core.cli.models import hf_cache_dir, inventory, locate
+from masklens.core.models.inventory import hf_cache_dir, inventory, locate
 
 
 def fake_hub_repo(cache, repo_id: str, files: dict[str, bytes]) -> None:

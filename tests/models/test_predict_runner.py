@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from test_predict_toykind import ColourSegmenter, build_toy
 
-from masklens.core.cache import PredictionCache
+from masklens.core.cache.model_cache import PredictionCache
 from masklens.core.errors import Cancelled, DataFormatError
+from masklens.core.inference.runner import RunStats, load_image, run_benchmark
 from masklens.core.masks import iou
-from masklens.core.models.runner import RunStats, load_image, run_benchmark
 
 
 @pytest.fixture
@@ -171,8 +171,8 @@ def test_load_image_converts_to_rgb(tmp_path):
 
 
 def test_segment_cached_for_live_prompts(toy, tmp_path):
+    from masklens.core.inference.runner import segment_cached
     from masklens.core.models.base import SegmentRequest
-    from masklens.core.models.runner import segment_cached
 
     kind, args, bench = toy
     cache = PredictionCache(tmp_path / "cache")

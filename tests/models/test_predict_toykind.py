@@ -18,9 +18,9 @@ import cv2
 import numpy as np
 import pytest
 
-from masklens.core.benchmarks.coco import load_coco, load_results
-from masklens.core.cache import EncodingCache, image_key
-from masklens.core.io import atomic_write_json
+from masklens.core.cache.model_cache import EncodingCache, image_key
+from masklens.core.files.io import atomic_write_json
+from masklens.core.kinds.common.coco import load_coco, load_results
 from masklens.core.masks import Mask, iou
 from masklens.core.models.base import BackendInfo, Segmenter, SegmentRequest, SegmentResult
 from masklens.core.schema import (
@@ -34,7 +34,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring import BenchmarkKind, ParamSpec
+from masklens.core.scoring.contract import BenchmarkKind, ParamSpec
 
 COLOURS = {"red": (255, 0, 0), "green": (0, 255, 0), "blue": (0, 0, 255)}
 
@@ -175,7 +175,7 @@ def toy(tmp_path: Path) -> tuple[ToyKind, argparse.Namespace, Benchmark]:
 
 def test_toy_kind_round_trip(toy, tmp_path):
     """The helper kind itself is sound: predictions written are read back equal."""
-    from masklens.core.models.runner import load_image, to_prediction
+    from masklens.core.inference.runner import load_image, to_prediction
 
     kind, args, bench = toy
     seg = ColourSegmenter()

@@ -18,7 +18,7 @@ from masklens.core.errors import Cancelled
 
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
-demo = pytest.importorskip("masklens.core.benchmarks.demo")
+demo = pytest.importorskip("masklens.core.kinds.demo")
 
 pytestmark = pytest.mark.slow
 
@@ -77,7 +77,7 @@ def test_evaluate_on_ray_equals_single_process(local_ray, tmp_path, capsys):
 
 @pytest.mark.parametrize("kind", ["cafe", "hallusegbench"])
 def test_tiny_sam3_on_ray_equals_single_process(kind, local_ray, tiny_sam3, tmp_path):
-    from masklens.core.models.ray_runner import RayConfig, run_benchmark_ray
+    from masklens.core.inference.ray_runner import RayConfig, run_benchmark_ray
 
     files = demo.demo_files(kind, with_predictions=False)
     opts = {"weights": str(tiny_sam3), "device": "cpu", "score_threshold": 0.0}
@@ -117,9 +117,9 @@ class CrashOnce:
 
 
 def test_an_actor_dying_mid_run_loses_and_repeats_nothing(local_ray, tmp_path):
-    from masklens.core.cache import PredictionCache
-    from masklens.core.models.ray_runner import RayConfig, run_benchmark_ray
-    from masklens.core.models.runner import RunStats
+    from masklens.core.cache.model_cache import PredictionCache
+    from masklens.core.inference.ray_runner import RayConfig, run_benchmark_ray
+    from masklens.core.inference.runner import RunStats
 
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     files = demo.demo_files("cafe", with_predictions=False)
@@ -142,8 +142,8 @@ def test_an_actor_dying_mid_run_loses_and_repeats_nothing(local_ray, tmp_path):
 
 
 def test_interrupted_ray_run_resumes_from_the_cache(local_ray, tmp_path):
-    from masklens.core.models.ray_runner import RayConfig, run_benchmark_ray
-    from masklens.core.models.runner import RunStats
+    from masklens.core.inference.ray_runner import RayConfig, run_benchmark_ray
+    from masklens.core.inference.runner import RunStats
 
     files = demo.demo_files("hallusegbench", with_predictions=False)
     runner = functools.partial(run_benchmark_ray, config=RayConfig(workers=2, batch_size=1))

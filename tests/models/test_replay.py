@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from test_predict_toykind import ColourSegmenter, build_toy
 
-from masklens.core.cache import PredictionCache
+from masklens.core.cache.model_cache import PredictionCache
 from masklens.core.errors import MasklensError, ModelError
+from masklens.core.inference.runner import RunStats, load_image, run_benchmark
 from masklens.core.models.base import SegmentRequest
 from masklens.core.models.registry import create_segmenter
 from masklens.core.models.replay import ReplaySegmenter, create, kind_namespace
-from masklens.core.models.runner import RunStats, load_image, run_benchmark
 from masklens.core.schema import PredictionSet
 
 
@@ -114,7 +114,7 @@ def test_unload_rebuilds_the_index(recorded):
 
 def _demo_kinds():
     try:
-        from masklens.core.benchmarks.demo import demo_kinds
+        from masklens.core.kinds.demo import demo_kinds
     except ImportError:  # pragma: no cover
         return []
     return demo_kinds()
@@ -124,8 +124,8 @@ def _demo_kinds():
 def test_replay_of_every_demo_kind_matches_its_loader(kind_name):
     """Through the real kinds: replaying the bundled predictions via image content + text gives
     back, prompt by prompt, what the kind's own loader reads (missing stays missing)."""
-    from masklens.core.benchmarks.demo import demo_namespace
-    from masklens.core.scoring import get_kind
+    from masklens.core.kinds.demo import demo_namespace
+    from masklens.core.scoring.contract import get_kind
 
     kind = get_kind(kind_name)
     ns = demo_namespace(kind_name)

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from masklens.core.cli import main
-from masklens.core.review import ReviewStore, benchmark_key
+from masklens.core.review.store import ReviewStore, benchmark_key
 
 from .toykind import BrightSegmenter, install, install_backend, write_fixture
 

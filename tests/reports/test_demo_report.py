@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from masklens.core.benchmarks.demo import demo_argv, demo_kinds
 from masklens.core.cli import main
+from masklens.core.kinds.demo import demo_argv, demo_kinds
 from masklens.core.reports.html import fmt
 
 KINDS = demo_kinds()

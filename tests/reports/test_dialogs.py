@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from masklens.core.scoring import Scorer  # noqa: E402
+from masklens.core.scoring.contract import Scorer  # noqa: E402
 from masklens.gui.state import AppState  # noqa: E402
 
 from .toykind import BrightSegmenter, install, install_backend, load_toy_predictions, write_fixture  # noqa: E402
@@ -28,7 +28,7 @@ def state(tmp_path, monkeypatch):
 
 
 def test_evaluate_dialog_runs_and_attaches(qtbot, state, tmp_path):
-    from masklens.gui.evaluate_dialog import open_evaluate_dialog
+    from masklens.gui.dialogs.evaluate_dialog import open_evaluate_dialog
 
     BrightSegmenter.calls = 0
     dlg = open_evaluate_dialog(None, state)
@@ -52,7 +52,7 @@ def test_evaluate_dialog_runs_and_attaches(qtbot, state, tmp_path):
 
 
 def test_report_dialog_exports_and_cancel_leaves_nothing(qtbot, state, tmp_path):
-    from masklens.gui.report_dialog import open_report_dialog
+    from masklens.gui.dialogs.report_dialog import open_report_dialog
 
     dlg = open_report_dialog(None, state)
     qtbot.addWidget(dlg)
@@ -74,16 +74,16 @@ def test_report_dialog_exports_and_cancel_leaves_nothing(qtbot, state, tmp_path)
 
 def test_dialogs_refuse_without_benchmark(qtbot):
     from masklens.core.errors import MasklensError
-    from masklens.gui.report_dialog import open_report_dialog
+    from masklens.gui.dialogs.report_dialog import open_report_dialog
 
     with pytest.raises(MasklensError, match="open a benchmark"):
         open_report_dialog(None, AppState())
 
 
 def test_report_dialog_never_defaults_into_the_package():
-    from masklens.core.benchmarks.demo import demo_namespace
-    from masklens.core.scoring import get_kind
-    from masklens.gui.report_dialog import default_report_dir
+    from masklens.core.kinds.demo import demo_namespace
+    from masklens.core.scoring.contract import get_kind
+    from masklens.gui.dialogs.report_dialog import default_report_dir
     from masklens.resources import DEMO_DIR
 
     bench = get_kind("cafe").load_benchmark(**vars(demo_namespace("cafe")))

@@ -5,9 +5,9 @@ import threading
 
 import pytest
 
-from masklens.core.cache import PredictionCache
+from masklens.core.cache.model_cache import PredictionCache
 from masklens.core.errors import Cancelled, MasklensError
-from masklens.core.evaluate import ModelSpec, evaluate, safe_label, subset
+from masklens.core.inference.evaluate import ModelSpec, evaluate, safe_label, subset
 
 from .toykind import BrightSegmenter, install, install_backend, write_fixture
 

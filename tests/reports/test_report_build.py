@@ -9,8 +9,8 @@ import pytest
 from masklens.core.errors import Cancelled
 from masklens.core.masks import Mask
 from masklens.core.reports import FILES, ReportOptions, build_report
-from masklens.core.review import ReviewStore, benchmark_key
-from masklens.core.scoring import Scorer
+from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.scoring.contract import Scorer
 
 from .toykind import install, load_toy_predictions, write_fixture
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.io import atomic_write_json, read_json
+from masklens.core.files.io import atomic_write_json, read_json
 from masklens.core.masks import Mask, iou_matrix, union_all
 from masklens.core.models.base import BackendInfo, Segmenter, SegmentResult
 from masklens.core.reports.layout import Failure, KindLayout, register_layout
@@ -25,7 +25,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring import BenchmarkKind, ParamSpec, register_kind
+from masklens.core.scoring.contract import BenchmarkKind, ParamSpec, register_kind
 
 H = W = 32
 

@@ -8,12 +8,12 @@ import sys
 import textwrap
 import time
 
-from masklens.core.review import ReviewStore
+from masklens.core.review.store import ReviewStore
 
 WRITER = textwrap.dedent(
     """
     import sys
-    from masklens.core.review import ReviewStore
+    from masklens.core.review.store import ReviewStore
     st = ReviewStore(sys.argv[1], reviewer=sys.argv[2])
     i = 0
     while True:

@@ -9,8 +9,8 @@ import sqlite3
 import pytest
 
 from masklens.core.errors import MasklensError
-from masklens.core.review import SCHEMA_VERSION, ReviewStore
-from masklens.core.review_agreement import agreement
+from masklens.core.review.agreement import agreement
+from masklens.core.review.store import SCHEMA_VERSION, ReviewStore
 
 B = "toy:t"
 

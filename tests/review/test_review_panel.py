@@ -4,8 +4,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from masklens.core.review import VERDICT_TYPES, ReviewStore  # noqa: E402
-from masklens.gui.review_panel import ReviewPanel  # noqa: E402
+from masklens.core.review.store import VERDICT_TYPES, ReviewStore  # noqa: E402
+from masklens.gui.review.panel import ReviewPanel  # noqa: E402
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from masklens.core.errors import DataFormatError, MasklensError
-from masklens.core.review import (
+from masklens.core.review.store import (
     MIGRATIONS,
     SCHEMA_VERSION,
     VERDICT_TYPES,

@@ -1,1 +1,0 @@
-"""Loaders, one module per release format; each defines ``KIND`` (see masklens.core.scoring)."""

@@ -1,0 +1,460 @@
+"""The on-disk prediction cache: SegmentResults in one SQLite database (WAL mode).
+
+Keyed by (backend, checkpoint identity, image content hash, prompt text, role,
+parameters), so re-opening a sample or re-running `masklens predict` costs
+nothing. Each write is its own transaction: a crash or Ctrl-C leaves every
+finished entry readable and no half-written one. Import it from
+:mod:`masklens.core.cache.model_cache` (re-exported there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from masklens.core.errors import MasklensError
+from masklens.core.files.sqlite_errors import (
+    CORRUPT,
+    FULL,
+    MISSING,
+    StoreErrors,
+    classify,
+    rollback_quietly,
+)
+
+if TYPE_CHECKING:
+    from masklens.core.models.base import SegmentRequest, SegmentResult
+
+#: environment variable that overrides the default cache directory
+CACHE_DIR_ENV = "MASKLENS_CACHE_DIR"
+
+
+def default_cache_dir() -> Path:
+    """``$MASKLENS_CACHE_DIR`` or the platform's user cache dir for ``masklens``."""
+    env = os.environ.get(CACHE_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("masklens", appauthor=False))
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True)
+class PredictionKey:
+    """What a cached prediction depends on. ``params`` is canonical JSON."""
+
+    backend: str
+    checkpoint: str
+    image: str
+    prompt: str
+    role: str = ""
+    params: str = "{}"
+
+    @classmethod
+    def make(
+        cls,
+        backend: str,
+        checkpoint: str | None,
+        image: str,
+        prompt: str,
+        role: str | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> PredictionKey:
+        return cls(backend, checkpoint or "", image, prompt, role or "", _canonical(dict(params or {})))
+
+    @classmethod
+    def for_request(
+        cls,
+        backend: str,
+        checkpoint: str | None,
+        image: str,
+        request: SegmentRequest,
+        params: Mapping[str, Any] | None = None,
+    ) -> PredictionKey:
+        """Key for a :class:`SegmentRequest` (its boxes/points join the parameters)."""
+        p = dict(params or {})
+        if request.boxes:
+            p["_boxes"] = [list(map(float, b)) for b in request.boxes]
+        if request.points:
+            p["_points"] = [list(map(float, q)) for q in request.points]
+        return cls.make(backend, checkpoint, image, request.text, request.role, p)
+
+    @property
+    def digest(self) -> str:
+        h = hashlib.blake2b(digest_size=20)
+        for part in (self.backend, self.checkpoint, self.image, self.prompt, self.role, self.params):
+            h.update(part.encode("utf-8"))
+            h.update(b"\x00")
+        return h.hexdigest()
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS predictions (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    checkpoint TEXT NOT NULL,
+    image TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    role TEXT NOT NULL,
+    params TEXT NOT NULL,
+    result TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS predictions_image ON predictions(backend, checkpoint, image);
+CREATE TABLE IF NOT EXISTS image_files (
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    image TEXT NOT NULL
+);
+"""
+_FORMAT = 1
+
+
+def result_to_json(result: SegmentResult) -> dict[str, Any]:
+    """A SegmentResult as JSON-ready data (masks as compressed RLE strings)."""
+    from masklens.core.files.io import json_safe
+
+    return {
+        "v": _FORMAT,
+        "masks": [m.to_coco() for m in result.masks],
+        "scores": [float(s) for s in result.scores],
+        "presence": None if result.presence is None else float(result.presence),
+        "provenance": json_safe(result.provenance),
+    }
+
+
+def result_from_json(data: Mapping[str, Any]) -> SegmentResult:
+    from masklens.core.masks import Mask
+    from masklens.core.models.base import SegmentResult
+
+    masks = []
+    for m in data["masks"]:  # written by result_to_json: trusted, no re-validation
+        h, w = (int(v) for v in m["size"])
+        masks.append(Mask({"size": [h, w], "counts": m["counts"].encode("ascii")}))
+    return SegmentResult(
+        masks=masks,
+        scores=[float(s) for s in data["scores"]],
+        presence=data.get("presence"),
+        provenance=dict(data.get("provenance") or {}),
+    )
+
+
+class PredictionCache:
+    """On-disk cache of SegmentResults in one SQLite database (WAL mode) under ``root``.
+
+    Safe to share between threads (one connection behind a lock) and between
+    processes (SQLite locking, 30 s busy timeout). A file that is not a database
+    is moved aside (``*.corrupt-<time>``) and a fresh cache started. The cache only
+    saves time: a SQLite failure during a run (disk full, a damaged file, a lock that
+    never clears) disables it for the rest of the run with one warning on stderr
+    (:attr:`disabled` says why) instead of stopping the run. On a network
+    filesystem (or with ``MASKLENS_CACHE_MODE=files``) each process writes its own
+    file, merged into the database at close (:mod:`masklens.core.cache.shared`).
+    """
+
+    FILENAME = "predictions.sqlite3"
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root is not None else default_cache_dir()
+        self.path = self.root / self.FILENAME
+        self._lock = threading.RLock()
+        self.hits = 0
+        self.misses = 0
+        #: why the cache was switched off for this run (None while it works)
+        self.disabled: str | None = None
+        self._errors = StoreErrors(self.path, "prediction cache", "delete it to start a new cache")
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if classify(exc) == FULL:  # the cache only saves time: run on without it
+                self._conn = None
+                self._disable(f"disk full while creating {self.root}")
+                return
+            raise MasklensError(
+                f"cannot create the prediction cache directory ({exc.strerror})",
+                path=self.root,
+                hint=f"set {CACHE_DIR_ENV} to a writable directory",
+            ) from None
+        from masklens.core.cache.shared import cache_mode
+
+        self.mode = cache_mode(self.root)
+        self.part: Path | None = None
+        # reads see the merged database and this process's part in "files" mode
+        self._table, self._files = ("all_predictions", "all_image_files") if self.mode == "files" \
+            else ("predictions", "image_files")
+        self._conn: sqlite3.Connection | None = self._open()
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.mode == "files":
+            from masklens.core.cache.shared import connect_part
+
+            conn, self.part = connect_part(self.root, self.FILENAME, _SCHEMA)
+            return conn
+        conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _open(self) -> sqlite3.Connection | None:
+        try:
+            return self._connect()
+        except sqlite3.Error as exc:
+            kind = classify(exc, self.path)
+            if kind == FULL:
+                self._disable(f"disk full while writing {self.path}")
+                return None
+            if kind not in (CORRUPT, MISSING):
+                raise MasklensError(
+                    f"cannot open the prediction cache ({exc})",
+                    path=self.path,
+                    hint=f"delete it or set {CACHE_DIR_ENV} to another directory",
+                ) from None
+        aside = self.path.with_name(f"{self.FILENAME}.corrupt-{int(time.time())}")
+        try:
+            for suffix in ("", "-wal", "-shm"):
+                src = Path(f"{self.path}{suffix}")
+                if src.exists():
+                    os.replace(src, f"{aside}{suffix}")
+            return self._connect()
+        except (OSError, sqlite3.Error) as exc:
+            self._disable(f"the damaged cache {self.path} could not be replaced ({exc})")
+            return None
+
+    # ------------------------------------------------------------ failures
+    def _disable(self, why: str) -> None:
+        """Switch the cache off for the rest of this run, with one warning on stderr."""
+        if self.disabled is None:
+            self.disabled = why
+            print(f"masklens: warning: prediction cache disabled for this run: {why}",
+                  file=sys.stderr)
+        conn, self._conn = getattr(self, "_conn", None), None
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+    def _failed(self, exc: sqlite3.Error) -> None:
+        kind = classify(exc, self.path)
+        if kind == FULL:
+            self._disable(f"disk full while writing {self.path}")
+        elif kind in (CORRUPT, MISSING):
+            self._disable(f"{self.path} is damaged ({exc}); delete it to start a new cache")
+        else:
+            self._disable(f"{self.path}: {exc}")
+
+    @contextlib.contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection | None]:
+        """The connection under the lock (None once disabled); a SQLite error inside disables
+        the cache instead of propagating."""
+        with self._lock:
+            if self._conn is None:
+                yield None
+                return
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                if self._conn is not None:
+                    rollback_quietly(self._conn)
+                self._failed(exc)
+
+    def _strict(self, action: str) -> contextlib.AbstractContextManager[Any]:
+        """For explicit commands (clear, size): a SQLite error is a clear MasklensError."""
+        errors = self._errors
+
+        @contextlib.contextmanager
+        def guard() -> Iterator[None]:
+            try:
+                yield
+            except sqlite3.Error as exc:
+                raise errors(exc, action) from None
+
+        return guard()
+
+    # ------------------------------------------------------------ access
+    def get(self, key: PredictionKey) -> SegmentResult | None:
+        """The cached result for ``key`` or None (an unreadable entry counts as missing)."""
+        row = None
+        with self._db() as db:
+            if db is not None:
+                row = db.execute(f"SELECT result FROM {self._table} WHERE key = ?", (key.digest,)).fetchone()
+        if row is not None:
+            try:
+                result = result_from_json(json.loads(row[0]))
+            except (ValueError, KeyError, TypeError, AttributeError, MasklensError):
+                result = None
+            if result is not None:
+                self.hits += 1
+                return result
+        self.misses += 1
+        return None
+
+    def get_many(self, keys: Iterable[PredictionKey]) -> dict[str, SegmentResult]:
+        """Cached results for several keys in one query: ``{key.digest: result}`` of the hits."""
+        wanted = list({k.digest for k in keys})
+        rows: list[tuple[str, str]] = []
+        with self._db() as db:
+            for i in range(0, len(wanted), 500) if db is not None else ():
+                chunk = wanted[i:i + 500]  # stay under SQLite's parameter limit
+                rows += db.execute(
+                    f"SELECT key, result FROM {self._table} WHERE key IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+        out: dict[str, SegmentResult] = {}
+        for digest, text in rows:
+            try:
+                out[digest] = result_from_json(json.loads(text))
+            except (ValueError, KeyError, TypeError, AttributeError, MasklensError):
+                continue
+        self.hits += len(out)
+        self.misses += len(wanted) - len(out)
+        return out
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, PredictionKey):
+            return False
+        row = None
+        with self._db() as db:
+            if db is not None:
+                row = db.execute(f"SELECT 1 FROM {self._table} WHERE key = ?", (key.digest,)).fetchone()
+        return row is not None
+
+    def put(self, key: PredictionKey, result: SegmentResult) -> None:
+        """Store ``result`` under ``key`` (replacing any previous entry), committed at once."""
+        text = json.dumps(result_to_json(result), separators=(",", ":"), allow_nan=False)
+        self.put_many([(key, text)])
+
+    def put_many(self, items: Iterable[tuple[PredictionKey, SegmentResult | str]]) -> None:
+        """Store several results in one transaction (all or none)."""
+        rows = []
+        now = time.time()
+        for key, result in items:
+            text = (
+                result
+                if isinstance(result, str)
+                else json.dumps(result_to_json(result), separators=(",", ":"), allow_nan=False)
+            )
+            rows.append(
+                (key.digest, key.backend, key.checkpoint, key.image, key.prompt, key.role,
+                 key.params, text, now)
+            )
+        if not rows:
+            return
+        with self._db() as db:
+            if db is None:
+                return
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany("INSERT OR REPLACE INTO predictions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                db.execute("COMMIT")
+            except BaseException:
+                rollback_quietly(db)  # after SQLITE_FULL there may be no transaction left
+                raise
+
+    # ------------------------------------------------------------ image files
+    @staticmethod
+    def _file_stamp(path: str | Path) -> tuple[str, int, int] | None:
+        try:
+            st = Path(path).stat()
+        except OSError:
+            return None
+        return str(Path(path).resolve()), st.st_mtime_ns, st.st_size
+
+    def file_image_key(self, path: str | Path) -> str | None:
+        """The remembered :func:`image_key` of an image file, if it is unchanged since
+        (same modification time and size); lets a re-run skip reading cached images."""
+        stamp = self._file_stamp(path)
+        if stamp is None:
+            return None
+        row = None
+        with self._db() as db:
+            if db is not None:
+                row = db.execute(
+                    f"SELECT image FROM {self._files} WHERE path = ? AND mtime_ns = ? AND size = ?", stamp
+                ).fetchone()
+        return None if row is None else str(row[0])
+
+    def remember_file_image_key(self, path: str | Path, key: str) -> None:
+        stamp = self._file_stamp(path)
+        if stamp is None:
+            return
+        with self._db() as db:
+            if db is not None:
+                db.execute("INSERT OR REPLACE INTO image_files VALUES (?, ?, ?, ?)", (*stamp, key))
+
+    def _check_editable(self) -> None:
+        if self.mode == "files":
+            raise MasklensError("the prediction cache on a network filesystem is merged from "
+                                "per-process files and cannot be edited in place", path=self.root,
+                                hint="delete the folder to clear it, or set MASKLENS_CACHE_MODE=wal "
+                                "where no other process uses it")
+
+    def delete(self, key: PredictionKey) -> None:
+        self._check_editable()
+        with self._db() as db:
+            if db is not None:
+                db.execute("DELETE FROM predictions WHERE key = ?", (key.digest,))
+
+    def clear(self, backend: str | None = None) -> int:
+        """Remove all entries (or those of one backend); returns how many were removed."""
+        self._check_editable()
+        with self._lock, self._strict("clearing"):
+            if self._conn is None:
+                return 0
+            if backend is None:
+                self._conn.execute("DELETE FROM image_files")
+                cur = self._conn.execute("DELETE FROM predictions")
+            else:
+                cur = self._conn.execute("DELETE FROM predictions WHERE backend = ?", (backend,))
+            return cur.rowcount
+
+    def __len__(self) -> int:
+        with self._lock, self._strict("reading"):
+            if self._conn is None:
+                return 0
+            return int(self._conn.execute(f"SELECT COUNT(DISTINCT key) FROM {self._table}").fetchone()[0])
+
+    def __bool__(self) -> bool:  # an empty cache is still a cache
+        return True
+
+    def size_bytes(self) -> int:
+        """Bytes on disk (database plus write-ahead log)."""
+        return sum(
+            Path(f"{self.path}{s}").stat().st_size
+            for s in ("", "-wal")
+            if Path(f"{self.path}{s}").exists()
+        )
+
+    def close(self) -> None:
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            if self._conn is not None:
+                self._conn.close()
+        if self.part is not None:  # "files" mode: this process's results join the database
+            from masklens.core.cache.shared import merge_parts
+
+            part, self.part = self.part, None
+            merge_parts(self.root, self.FILENAME, _SCHEMA, [part])
+
+    def __enter__(self) -> PredictionCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

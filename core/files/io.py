@@ -1,0 +1,320 @@
+"""File helpers: atomic writes and JSON reading with clear errors."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import glob
+import json
+import math
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from masklens.core.errors import DataFormatError, MasklensError
+from masklens.core.files import limits
+from masklens.core.files.json_depth import json_depth_exceeds, scan_parsed
+from masklens.core.files.temp_files import sweep_after_write
+
+
+def read_json(path: str | Path, *, record: str | int | None = None, field: str | None = None) -> Any:
+    """Read a JSON input file within the limits (core/files/limits.py): a regular file (no FIFO or
+    device: those would block or never end) of at most MASKLENS_MAX_JSON_BYTES, nested at most
+    MASKLENS_MAX_JSON_DEPTH deep. Any problem raises DataFormatError naming the file."""
+    p = Path(path)
+    lim = limits.current()
+    st = limits.check_regular_file(p, what="JSON file", path=None, record=record, field=field)
+
+    def fail(msg: str, hint: str | None = None) -> DataFormatError:
+        return DataFormatError(msg, path=p, record=record, field=field, hint=hint)
+
+    if st.st_size > lim.max_json_bytes:
+        raise fail(f"file of {st.st_size} bytes is larger than the limit ({lim.max_json_bytes} bytes)",
+                   "raise MASKLENS_MAX_JSON_BYTES if this is intended")
+    try:
+        with p.open("rb") as fh:
+            data = fh.read(lim.max_json_bytes + 1)
+        if len(data) > lim.max_json_bytes:  # grew while we read it
+            raise fail(f"file is larger than the limit ({lim.max_json_bytes} bytes)")
+        value = _fast_parse(data, lim.max_json_depth)
+        if value is _UNPARSED:  # left to ``json``, which recurses: the text is scanned first
+            too_deep = json_depth_exceeds(data, lim.max_json_depth)
+        else:  # orjson refused more than 1024 levels itself: _fast_parse walked the value
+            too_deep = value is _TOO_DEEP
+        if too_deep:
+            raise fail(f"arrays/objects nest deeper than the limit ({lim.max_json_depth} levels)",
+                       "raise MASKLENS_MAX_JSON_DEPTH if this is intended")
+        return json.loads(data) if value is _UNPARSED else value
+    except json.JSONDecodeError as exc:
+        raise fail(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except UnicodeDecodeError:
+        raise fail("not a UTF-8 text file") from None
+    except RecursionError:
+        raise fail("arrays/objects nest too deeply to be read") from None
+    except MemoryError:
+        raise fail("not enough memory to read this file") from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise fail(f"not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise fail(f"cannot read file ({exc.strerror})") from None
+
+
+def parse_json(raw: bytes) -> Any:
+    """Parse JSON bytes with orjson (faster than ``json``) so that every file reads exactly
+    as ``json`` reads it: what orjson refuses but ``json`` accepts (NaN/Infinity, lone
+    surrogates) is parsed by ``json``, malformed files raise ``json``'s own
+    :class:`json.JSONDecodeError` (line and column), and a value holding a float of magnitude
+    2**63 or more (orjson reads integer literals beyond 64 bits as floats; ``json`` keeps them
+    integers) is parsed again by ``json``."""
+    value = _fast_parse(raw, 1 << 30)
+    return json.loads(raw) if value is _UNPARSED else value
+
+
+_UNPARSED, _TOO_DEEP = object(), object()
+
+#: address space a parse may take per byte of text at worst (a list of ``[],`` takes ~19x)
+_PARSE_BYTES_PER_BYTE = 32
+
+
+def orjson_can_allocate(size: int) -> bool:
+    """Whether orjson may parse ``size`` bytes here. orjson crashes the process (SIGSEGV) when
+    an allocation fails, where ``json`` raises MemoryError; allocations fail before the OOM
+    killer steps in only under an address-space limit (``ulimit -v``, batch schedulers), so
+    there a text that could need more than the limit goes to ``json``."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: no RLIMIT_AS
+        return True
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return soft == resource.RLIM_INFINITY or size * _PARSE_BYTES_PER_BYTE < soft
+
+
+def _fast_parse(raw: bytes, depth_limit: int) -> Any:
+    """orjson's value of ``raw`` where it equals ``json``'s; :data:`_TOO_DEEP` where that value
+    nests deeper than ``depth_limit``; else :data:`_UNPARSED` (left to ``json``)."""
+    if not orjson_can_allocate(len(raw)):
+        return _UNPARSED
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _UNPARSED
+    too_deep, huge = scan_parsed(value, depth_limit)
+    return _TOO_DEEP if too_deep else _UNPARSED if huge else value
+
+
+def json_safe(value: Any) -> Any:
+    """Replace NaN/inf floats (recursively) by None so the JSON is standard."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return json_safe(value.item())
+    return value
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+#: files and folders we write get the user's usual permissions (mkstemp/mkdtemp make them private)
+_UMASK = _umask()  # read once: os.umask is process-wide, so it is only touched at import
+_FILE_MODE = 0o666 & ~_UMASK
+_DIR_MODE = 0o777 & ~_UMASK
+
+
+def _cannot_write(path: Path, exc: OSError) -> MasklensError:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return MasklensError(
+            f"cannot write the output: disk full while writing it ({exc.strerror})", path=path,
+            hint="free some space (or write elsewhere) and run again; the previous output is kept",
+        )
+    reason = "it is a directory" if isinstance(exc, IsADirectoryError) else (exc.strerror or str(exc))
+    return MasklensError(f"cannot write output ({reason})", path=path)
+
+
+# ---------------------------------------------------------------- temp siblings of an output
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. EPERM: some other user's live process
+        return True
+    return True
+
+
+#: a staging entry without a pid in its name (older masklens) is stale after this many seconds
+LEGACY_STALE_S = 600
+
+
+def _stale_owner(middle: str, entry: Path) -> bool:
+    """Whether the temp sibling ``.{name}.{middle}.tmp`` / ``.{name}.old-{pid}`` belongs to no
+    live process: ``middle`` is ``{pid}.{random}`` (this version), ``{pid}`` (an ``old-`` folder)
+    or a bare random part (older masklens: stale once older than :data:`LEGACY_STALE_S`)."""
+    pid = middle.split(".", 1)[0]
+    if ("." in middle or middle.isdigit()) and pid.isdigit():
+        return int(pid) != os.getpid() and not _pid_alive(int(pid))  # ours: another thread's
+    try:
+        return time.time() - entry.lstat().st_mtime > LEGACY_STALE_S
+    except OSError:
+        return False
+
+
+def remove_stale_temps(target: str | Path) -> list[Path]:
+    """Remove what a killed write of ``target`` left beside it (``.{name}.….tmp`` staging
+    folders/files, ``.{name}.old-{pid}`` previous outputs) whose process is gone. When the kill
+    came after the previous output was moved aside but before the new one took its place,
+    the previous output is put back first. Returns what was removed."""
+    t = Path(target)
+    removed: list[Path] = []
+    try:
+        siblings = list(t.parent.glob(f".{glob.escape(t.name)}.*"))
+    except OSError:
+        return removed
+    for s in siblings:
+        rest = s.name[len(t.name) + 2:]
+        if rest.endswith(".tmp"):
+            middle, previous = rest[:-4], s / ".previous"
+        elif rest.startswith("old-"):
+            middle, previous = rest[4:], s
+        else:
+            continue
+        if not _stale_owner(middle, s):
+            continue
+        with contextlib.suppress(OSError):
+            if previous.is_dir() and not t.exists() and not t.is_symlink():
+                os.replace(previous, t)  # the kill came between the two renames
+        if s.is_dir() and not s.is_symlink():
+            shutil.rmtree(s, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                s.unlink()
+        if not s.exists():
+            removed.append(s)
+    return removed
+
+
+def temp_sibling_dir(target: str | Path) -> Path:
+    """A fresh staging folder ``.{name}.{pid}.XXXX.tmp`` beside ``target`` (after removing stale
+    ones left by killed runs); raises MasklensError naming ``target`` when it cannot be made."""
+    t = Path(target)
+    try:
+        t.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(t)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{t.name}.{os.getpid()}.", suffix=".tmp", dir=t.parent))
+        os.chmod(tmp, _DIR_MODE)
+    except OSError as exc:
+        raise _cannot_write(t, exc) from None
+    return tmp
+
+
+def named_after_output(exc: MasklensError, tmp: Path, target: Path) -> MasklensError:
+    """``exc`` (raised while writing inside the staging folder ``tmp``) re-worded to name the
+    output the user asked for, not the temp path."""
+    if exc.path is None:
+        return exc
+    try:
+        rel = Path(exc.path).relative_to(tmp)
+    except ValueError:
+        return exc
+    inner = Path(*rel.parts[1:]) if rel.parts and rel.parts[0] == target.name else rel
+    detail = exc.detail + (f" (at {inner})" if inner.parts and str(inner) != "." else "")
+    return type(exc)(detail, path=target, record=exc.record, field=exc.field, hint=exc.hint)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write `data` to `path` via a temp file in the same directory and an atomic rename.
+
+    An unwritable destination raises MasklensError naming it; nothing partial is left behind.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise _cannot_write(p, IsADirectoryError())
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.{os.getpid()}.", suffix=".tmp", dir=p.parent)
+    except OSError as exc:
+        raise _cannot_write(p, exc) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, _FILE_MODE)
+        os.replace(tmp, p)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _cannot_write(p, exc) from None
+        raise
+    sweep_after_write(p)  # what killed writers left beside it (masklens.core.files.temp_files)
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """UTF-8; a character UTF-8 cannot hold (a lone surrogate from the input) becomes '?'."""
+    atomic_write_bytes(path, text.encode("utf-8", errors="replace"))
+
+
+def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 2) -> None:
+    """Write standard JSON (NaN → null) atomically."""
+    text = json.dumps(json_safe(obj), indent=indent, allow_nan=False)
+    atomic_write_text(path, text + "\n")
+
+
+def atomic_write_json_fast(path: str | Path, obj: Any, *, pretty: bool = False) -> None:
+    """:func:`atomic_write_json` through orjson: compact (``pretty``: indented by 2), NaN and
+    infinities as null, numpy scalars and arrays as numbers; what orjson cannot write (an
+    integer beyond 64 bits, a lone surrogate) goes through :func:`atomic_write_json`."""
+    option = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+    try:
+        data = orjson.dumps(obj, option=option | (orjson.OPT_INDENT_2 if pretty else 0))
+    except orjson.JSONEncodeError:
+        atomic_write_json(path, obj, indent=2 if pretty else None)
+        return
+    atomic_write_bytes(path, data)
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | Path) -> Iterator[Path]:
+    """Yield a temp directory beside `path`; on success it replaces `path` atomically.
+
+    On any exception the temp directory is removed and `path` is left untouched.
+    """
+    target = Path(path)
+    tmp = temp_sibling_dir(target)
+    try:
+        yield tmp
+    except MasklensError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise named_after_output(exc, tmp, target) from None
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _cannot_write(target, exc) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = None
+    try:
+        if target.exists():
+            old = target.with_name(f".{target.name}.old-{os.getpid()}")
+            os.replace(target, old)
+        os.replace(tmp, target)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and not target.exists():
+            os.replace(old, target)  # put the previous output back
+        raise _cannot_write(target, exc) from None
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

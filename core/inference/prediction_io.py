@@ -1,0 +1,66 @@
+"""Prediction sets on their way out: keep instances above a score, write a kind's prediction
+format atomically (shared by `masklens predict` and the Python API)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from masklens.core.errors import MasklensError
+from masklens.core.scoring.contract import BenchmarkKind
+
+
+def keep_scored(predictions: Any, threshold: float) -> Any:
+    """A copy of a PredictionSet keeping only instances scored >= threshold (inclusive)."""
+    from masklens.core.schema import Prediction, PredictionSet
+
+    out = PredictionSet(name=predictions.name, missing=set(predictions.missing),
+                        provenance={**predictions.provenance, "output_score_threshold": threshold})
+    for pid, p in predictions.by_prompt.items():
+        out.by_prompt[pid] = Prediction(pid, [i for i in p.instances if i.score >= threshold],
+                                        p.presence, p.provenance)
+    return out
+
+
+def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out: Path) -> list[Path]:
+    """``kind.write_predictions`` into a temporary sibling, then moved onto ``out`` in one step
+    (a file or a whole folder), so an interrupted write never leaves a half-written output.
+    Staging folders left beside ``out`` by a killed run are removed first; errors name ``out``."""
+    import os
+    import shutil
+
+    from masklens.core.files.io import _cannot_write, named_after_output, temp_sibling_dir
+
+    out = out.absolute()
+    tmp = temp_sibling_dir(out)
+    try:
+        staged = tmp / out.name
+        written = kind.write_predictions(benchmark, predictions, staged)
+        if staged.is_dir() and out.is_dir():
+            old = tmp / ".previous"
+            os.replace(out, old)
+            try:
+                os.replace(staged, out)
+            except OSError:
+                os.replace(old, out)  # put the previous output back before tmp is removed
+                raise
+        elif staged.exists():
+            if out.is_dir() and not staged.is_dir():
+                raise MasklensError("the output is a folder but this benchmark writes a file", path=out)
+            os.replace(staged, out)
+        else:
+            raise MasklensError(f"{kind.name} wrote nothing at the output path", path=out)
+    except MasklensError as exc:
+        raise named_after_output(exc, tmp, out) from None
+    except OSError as exc:
+        raise _cannot_write(out, exc) from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    def final(w: Path) -> Path:
+        try:
+            return out / Path(w).relative_to(staged)
+        except ValueError:
+            return Path(w)
+
+    return [final(w) for w in written]

@@ -1,0 +1,1 @@
+"""CGEBench (hypernym levels p0…p3): loader, IoGT and cumulative intersection, report."""

@@ -1,0 +1,1 @@
+"""HalluSegBench (factual/counterfactual pairs): loader, ΔIoU / CMS / CCMS, report."""

@@ -1,0 +1,1 @@
+"""The mask-wise open-vocabulary segmentation protocol: loader, τ* / front / back / err / AUC, report."""

@@ -1,0 +1,1 @@
+"""SA-Co/Gold (promptable concept segmentation, cgF1): kind, bulk threshold-free stage, records, report."""

@@ -1,0 +1,288 @@
+"""SA-Co/Gold promptable concept segmentation (PCS): loader, cgF1 scoring kind, COCO results I/O.
+
+One ``Sample`` per image entry (an image–noun-phrase pair) of the first annotator file,
+with one prompt (the entry's ``text_input``) and one ``GroundTruth`` per annotator file
+(keys ``gt0``, ``gt1``, …). Predictions are COCO results ``{image_id, segmentation, score}``
+with ``image_id`` = the entry id. Metrics: :mod:`masklens.core.kinds.common.cgf1.metrics`.
+
+Summary group: ``all`` (one subset per run; pass a subset's annotator files with
+repeated ``--gt``). Entries with ``is_instance_exhaustive: false`` in any annotator file
+are loaded (to browse) but not scored; a missing field counts as exhaustive.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from masklens.core.errors import DataFormatError
+from masklens.core.kinds.common.cgf1.io import (
+    add_images_flag,
+    categories_of,
+    checked_masks,
+    entry_gt,
+    exhaustive,
+    image_path,
+    instances_of,
+    load_coco_predictions,
+    non_crowd,
+    non_crowd_categories,
+    text_of,
+    write_coco_results,
+)
+from masklens.core.kinds.common.cgf1.metrics import (
+    assignment,
+    category_order,
+    entry_readout,
+    summarize_groups,
+)
+from masklens.core.kinds.common.cgf1.params import PCS_HELP, SCORE_THRESHOLD
+from masklens.core.kinds.common.coco import load_coco
+from masklens.core.kinds.pcs.bulk import stack_entries
+from masklens.core.kinds.pcs.records import EntryRecords
+from masklens.core.kinds.pcs.stage1 import (  # noqa: F401 (entry_overlaps re-exported)
+    PcsOverlaps,
+    all_overlaps,
+    entry_overlaps,
+)
+from masklens.core.masks import iou_matrix
+from masklens.core.runtime.gc_pause import gc_paused
+from masklens.core.schema import (
+    Benchmark,
+    GroundTruth,
+    ImageRef,
+    Prediction,
+    PredictionSet,
+    Prompt,
+    Role,
+    Sample,
+)
+from masklens.core.scoring.contract import BenchmarkKind, OverlapsCache, PathLike, Value
+from masklens.core.scoring.records import Records
+
+__all__ = ["KIND", "PCS_HELP", "SCORE_THRESHOLD", "PcsKind", "load_pcs"]
+
+# ---------------------------------------------------------------- PCS loader
+@gc_paused()
+def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> Benchmark:
+    """Load one SA-Co/Gold subset: one to three annotator files listing the same image entries."""
+    if not paths:
+        raise DataFormatError("give at least one ground-truth file (--gt)")
+    datasets, caches = [], []
+    for p in paths:  # each file's masks are built (and its parsed RLE text dropped) before the next is read
+        datasets.append(load_coco(p))
+        caches.append(checked_masks(datasets[-1]))
+    base = datasets[0]
+    for ds in datasets[1:]:
+        extra = [i for i in ds.images if i not in base.images]
+        gone = [i for i in base.images if i not in ds.images]
+        if extra or gone:
+            which = f"image id {(extra or gone)[0]!r}"
+            raise DataFormatError(
+                f"{'extra' if extra else 'missing'} image entry: annotator files must list the "
+                f"same image entries as {base.path}",
+                path=ds.path,
+                record=which,
+            )
+    annotators = [(f"gt{a}", ds, ds.images, caches[a]) for a, ds in enumerate(datasets)]
+    last_path = datasets[-1].path  # (image_path names the last annotator file)
+    samples: list[Sample] = []
+    for img in base.images.values():
+        text = text_of(img, base.path, required=False)
+        is_exh = True
+        gts: dict[str, GroundTruth] = {}
+        for key, ds, ds_images, cache in annotators:
+            other = ds_images[img.id]
+            if other.height != img.height or other.width != img.width:
+                raise DataFormatError(
+                    f"size {other.height}x{other.width} differs from {img.height}x{img.width} in {base.path}",
+                    path=ds.path,
+                    record=f"image id {img.id}",
+                )
+            flag = exhaustive(other, ds.path)
+            is_exh = is_exh and flag
+            gts[key] = entry_gt(ds, other, key, text, cache)
+        # entry_gt's crowd flags are bools, one per mask: a non-crowd instance is a False
+        role = Role.POSITIVE if False in gts["gt0"].crowd else Role.NEGATIVE
+        prompt = Prompt(
+            id=str(img.id),
+            text=text,
+            role=role,
+            image="image",
+            gt="gt0",
+            source_id=img.id,
+            meta={"exhaustive": is_exh},
+        )
+        samples.append(
+            Sample(
+                id=prompt.id,
+                images={
+                    "image": ImageRef(
+                        "image", image_path(images, img, last_path), img.height, img.width, img.id
+                    )
+                },
+                gts=gts,
+                prompts=[prompt],
+                group="all",
+                meta={"exhaustive": is_exh, "file_name": img.file_name},
+            )
+        )
+    sources = {f"gt{a}": ds.path for a, ds in enumerate(datasets)}
+    if images is not None:
+        sources["images"] = Path(images)
+    return Benchmark("pcs", base.path.stem, samples, sources=sources)
+
+
+# ---------------------------------------------------------------- PCS kind
+class PcsKind(BenchmarkKind):
+    name = "pcs"
+    title = "SA-Co/Gold (PCS, cgF1)"
+    groups = ("all",)
+    params = (SCORE_THRESHOLD,)
+    metric_help = PCS_HELP
+
+    def __init__(self) -> None:
+        self._cache = OverlapsCache(identity_eq=True)  # PcsOverlaps: eq=False
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--gt",
+            action="append",
+            required=True,
+            metavar="FILE",
+            help="annotator file of the subset (repeat for the 3-annotator oracle)",
+        )
+        parser.add_argument("--pred", required=True, metavar="FILE", help="COCO results JSON")
+        add_images_flag(parser)
+
+    def load_benchmark(self, *, gt: Sequence[PathLike], images: PathLike | None = None, **_: Any) -> Benchmark:
+        return load_pcs(gt, images)
+
+    def load_predictions(self, benchmark: Benchmark, /, *, pred: PathLike, **_: Any) -> PredictionSet:
+        return load_coco_predictions(pred, benchmark)
+
+    def write_predictions(
+        self, benchmark: Benchmark, predictions: PredictionSet, out: Path
+    ) -> list[Path]:
+        return write_coco_results(benchmark, predictions, out, "pcs_results.json")
+
+    def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> PcsOverlaps:
+        return self.all_overlaps([sample], predictions)[0]
+
+    def all_overlaps(self, samples: list[Sample], predictions: PredictionSet) -> list[PcsOverlaps]:
+        return all_overlaps(samples, predictions)
+
+    def sample_readout(
+        self, sample: Sample, overlaps: PcsOverlaps, params: Mapping[str, float]
+    ) -> dict[str, Any]:
+        t = params["score_threshold"]
+        prompt = sample.prompts[0]
+        entry = entry_readout(overlaps.table, t)
+        ious = overlaps.best_ious[entry["annotator"]]  # type: ignore[index]
+        return {
+            "id": sample.id,
+            "image_id": prompt.source_id,
+            "text": prompt.text,
+            "exhaustive": overlaps.exhaustive,
+            "missing": overlaps.missing,
+            "n_pred": len(overlaps.scores),
+            "max_score": max(overlaps.scores, default=0.0),
+            **entry,
+            "instances": [
+                {"score": s, "iou": v, "accepted": s >= t}
+                for s, v in zip(overlaps.scores, ious, strict=True)
+            ],
+        }
+
+    def sample_readouts(
+        self, samples: list[Sample], overlaps: list[PcsOverlaps], params: Mapping[str, float]
+    ) -> Records:
+        """Vectorised :meth:`sample_readout` (the same records): a lookup of each entry's
+        row at t in tables built once per overlaps list, no matching and no mask; a record
+        is built and copied when first read (:class:`~masklens.core.scoring.records.Records`)."""
+        return self._tables(samples, overlaps)["records"].at(params["score_threshold"])
+
+    def _tables(self, samples: list[Sample], overlaps: list[PcsOverlaps]) -> dict[str, Any]:
+        """Threshold-free, built once per overlaps list: every entry stacked (the metrics
+        read the exhaustive ones) and the per-row records."""
+
+        @gc_paused()
+        def build() -> dict[str, Any]:
+            stack = stack_entries(
+                [o.ordered_scores for o in overlaps],
+                [o.ious for o in overlaps],
+                np.array([o.ngt for o in overlaps], dtype=np.int64).reshape(
+                    len(overlaps), len(overlaps[0].ngt) if overlaps else 1
+                ),
+            )
+            static = [
+                {"id": s.id, "image_id": s.prompts[0].source_id, "text": s.prompts[0].text,
+                 "exhaustive": o.exhaustive, "missing": o.missing, "n_pred": len(o.scores),
+                 "max_score": max(o.scores, default=0.0)}
+                for s, o in zip(samples, overlaps, strict=True)
+            ]  # fmt: skip
+            records = EntryRecords(
+                stack, static, [o.scores for o in overlaps], [o.best_ious for o in overlaps]
+            )
+            exhaustive = np.fromiter(
+                (o.exhaustive for o in overlaps), dtype=bool, count=len(overlaps)
+            )
+            return {"stack": stack, "members": exhaustive[None], "records": records,
+                    "notes": self._notes(overlaps)}  # fmt: skip
+
+        return self._cache.get(overlaps, build)
+
+    def instance_matches(
+        self, sample: Sample, prediction: Prediction | None, params: Mapping[str, float], annotator: int
+    ) -> list[dict[str, Any]]:
+        """Per predicted instance (file order): its score, whether s ≥ t, and the non-crowd
+        ground-truth instance of ``annotator`` (``gt``: index, None when unmatched) the one Hungarian
+        assignment of cgF1 gives it among the accepted predictions, with that IoU. Counting the IoUs
+        ≥ 0.5 gives the record's TP@0.5. Touches masks: for one sample on demand (the readout card)."""
+        t = params["score_threshold"]
+        gt = list(sample.gts.values())[annotator]
+        masks, scores = instances_of(prediction, gt.height, gt.width)
+        # the same instance order as the scorer's matching (SAM 3's category order), so a tie
+        # between two equally good assignments resolves as it did for the record's TP counts
+        cats = categories_of(prediction)
+        ordered = [i for i in category_order(cats) if scores[i] >= t]
+        truth = non_crowd(gt)
+        cols = category_order(non_crowd_categories(gt))
+        ious = (iou_matrix([masks[i] for i in ordered], [truth[c] for c in cols])
+                if ordered and truth else np.zeros((0, 0)))
+        matched = {ordered[r]: (cols[c], float(ious[r, c])) for r, c in assignment(ious)}
+        return [{"instance": i, "score": s, "accepted": s >= t,
+                 "gt": matched[i][0] if i in matched else None,
+                 "iou": matched[i][1] if i in matched else None} for i, s in enumerate(scores)]
+
+    def summarize(
+        self,
+        samples: list[Sample],
+        overlaps: list[PcsOverlaps],
+        readouts: list[dict[str, Any]],
+        params: Mapping[str, float],
+    ) -> dict[str, dict[str, Value]]:
+        tables = self._tables(samples, overlaps)
+        t = params["score_threshold"]
+        return {"all": summarize_groups(tables["stack"], t, tables["members"])[0]}
+
+    def notes(self, samples: list[Sample], overlaps: list[PcsOverlaps]) -> list[str]:
+        return list(self._tables(samples, overlaps)["notes"])
+
+    @staticmethod
+    def _notes(overlaps: list[PcsOverlaps]) -> list[str]:
+        out = []
+        skipped = sum(not o.exhaustive for o in overlaps)
+        if skipped:
+            out.append(f"{skipped} entries not instance-exhaustive: excluded from the metrics")
+        missing = sum(o.missing for o in overlaps)
+        if missing:
+            out.append(f"{missing} entries have no prediction entry at all (scored as empty)")
+        return out
+
+
+KIND = PcsKind()

@@ -1,0 +1,85 @@
+"""Per-entry SA-Co/Gold records at any score threshold without matching again.
+
+Everything an entry's record holds at threshold t (accepted count, oracle annotator, IL
+class, TP/FP/FN, local F1, each instance's accepted flag and best IoU) depends on t only
+through the entry's row in its :class:`~masklens.core.kinds.common.cgf1.tables.EntryTable` (how
+many score levels pass). :class:`EntryRecords` therefore builds a record once per (entry,
+row) reached — vectorised over rows for the numbers — and re-scoring at a new t is a
+lookup: one ``rows_at`` over the stacked levels, handed out as a
+:class:`~masklens.core.scoring.records.Records` over the memoised records of those rows: a record is
+built (once per row, in a batch when all are read) and copied when a caller first reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from masklens.core.kinds.common.cgf1.tables import _I50, _I75, EntryStack, local_f1_bulk
+from masklens.core.scoring.records import MemoRows, Records
+
+_IL = ("TN", "FP", "FN", "TP")  # index: 2 * has_gt + has_accepted
+
+
+class EntryRecords:
+    """Records of every stacked entry (same fields and values as
+    :func:`~masklens.core.kinds.common.cgf1.metrics.entry_readout` plus the instances), per flat row."""
+
+    def __init__(
+        self,
+        stack: EntryStack,
+        static: Sequence[Mapping[str, Any]],
+        scores: Sequence[Sequence[float]],
+        best_ious: Sequence[Sequence[Sequence[float]]],
+    ) -> None:
+        """``static[e]``: the record's leading, threshold-free fields; ``scores[e]``: the
+        entry's prediction scores (file order); ``best_ious[e][a]``: each prediction's best
+        IoU with annotator ``a``'s instances."""
+        self.stack = stack
+        self._static, self._scores, self._ious = static, scores, best_ious
+        best, tp, ngt = stack.oracle_rows()
+        ndt = stack.ndt
+        il = 2 * (ngt > 0) + (ndt > 0)
+        f1 = local_f1_bulk(tp, ndt[:, None], ngt[:, None]).mean(axis=1)  # row means, as per entry
+        #: lowest accepted level per row (NaN on row 0: nothing accepted)
+        lows = np.full(ndt.size, np.nan)
+        if stack.level_values.size:
+            sizes = np.diff(np.r_[stack.offsets, ndt.size]) - 1  # levels per entry
+            order = np.lexsort((stack.level_values, stack.level_owner))  # ascending per entry
+            owner, values = stack.level_owner[order], stack.level_values[order]
+            rank = np.arange(values.size) - (np.cumsum(sizes) - sizes)[owner]
+            # row offset + k accepts the k highest levels: its lowest is the level of rank L - k
+            lows[stack.offsets[owner] + sizes[owner] - rank] = values
+        #: per flat row, threshold-free (numpy columns: Python objects only for rows built)
+        self._cols = (ndt, ngt, best, il, tp[:, _I50], tp[:, _I75], f1, stack.row_entries(), lows)
+        self._memo = np.empty(ndt.size, dtype=object)  # a row's record once built
+        self._built = np.zeros(ndt.size, dtype=bool)
+
+    def _build(self, rows: np.ndarray) -> None:
+        """Build the records of ``rows`` (distinct; each once)."""
+        static, scores, best_ious = self._static, self._scores, self._ious
+        built: list[dict[str, Any]] = []
+        cols = [c[rows].tolist() for c in self._cols]
+        for ndt, ngt, best, il, tp50, tp75, f1, e, low in zip(*cols, strict=True):
+            built.append({
+                **static[e],
+                "n_accepted": ndt, "n_gt": ngt, "annotator": best, "IL": _IL[il],
+                "TP@0.5": tp50, "TP@0.75": tp75, "FP@0.5": ndt - tp50, "FN@0.5": ngt - tp50,
+                "local_F1": None if il == 0 else f1,
+                "instances": [{"score": s, "iou": v, "accepted": low == low and s >= low}
+                              for s, v in zip(scores[e], best_ious[e][best], strict=True)],
+            })  # fmt: skip
+        records = np.empty(len(built), dtype=object)
+        records[:] = built
+        self._memo[rows] = records
+        self._built[rows] = True
+
+    def at(self, t: float) -> Records:
+        """Every entry's record at score threshold ``t``: a fresh top-level dict each when
+        read (:class:`~masklens.core.scoring.records.Records`, as CAFE's records), whose ``instances``
+        list is shared with later calls that reach the same row — read it, do not change it
+        in place."""
+        rows = self.stack.rows_at(t)
+        return Records(MemoRows(self._memo, self._built, rows, self._build))

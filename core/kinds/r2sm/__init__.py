@@ -1,0 +1,1 @@
+"""R2SM (modal/amodal queries): loader, gIoU / cIoU / AP / AR, report."""

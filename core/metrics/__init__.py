@@ -1,1 +1,0 @@
-"""Metric families, one module per benchmark family: pure functions on numbers and arrays."""

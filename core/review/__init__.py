@@ -1,0 +1,1 @@
+"""Reviewers' verdicts: the SQLite store, verdict types, agreement (κ), and the integrity check."""

@@ -1,0 +1,76 @@
+"""`masklens review check`: SQLite's integrity check plus the review schema, without changing the file."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from masklens.core.files.sqlite_errors import is_sqlite_file, require_existing
+from masklens.core.review.store import FIELDS, SCHEMA_VERSION
+
+
+@dataclass
+class CheckResult:
+    """What :func:`check_review_db` found: ``problems`` is empty for a sound store."""
+
+    path: Path
+    problems: list[str] = field(default_factory=list)
+    schema_version: int | None = None
+    rows: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def check_review_db(path: str | Path) -> CheckResult:
+    """Run ``PRAGMA integrity_check`` and check the verdicts table of a review database, opened
+    read-only (a missing or 0-byte file raises MasklensError; nothing is created or repaired)."""
+    p = Path(path)
+    require_existing(p, "review database")
+    out = CheckResult(p)
+    if not is_sqlite_file(p):
+        out.problems.append("not an SQLite file (its header is not 'SQLite format 3')")
+        return out
+    try:
+        db = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        out.problems.append(f"cannot open: {exc}")
+        return out
+    try:
+        _run(out, db)
+    finally:
+        db.close()
+    return out
+
+
+def _run(out: CheckResult, db: sqlite3.Connection) -> None:
+    try:
+        rows = [r[0] for r in db.execute("PRAGMA integrity_check(100)")]
+    except sqlite3.Error as exc:
+        out.problems.append(f"integrity check failed to run: {exc}")
+        return
+    if rows != ["ok"]:
+        out.problems += [f"integrity: {r}" for r in rows]
+    try:
+        out.schema_version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        cols = {r[1] for r in db.execute("PRAGMA table_info(verdicts)")}
+    except sqlite3.Error as exc:
+        out.problems.append(f"cannot read the schema: {exc}")
+        return
+    if not cols:
+        out.problems.append("the 'verdicts' table is missing")
+        return
+    missing = [f for f in FIELDS if f not in cols]
+    if missing:
+        out.problems.append(f"the 'verdicts' table lacks column(s) {', '.join(missing)}")
+    if out.schema_version is not None and out.schema_version > SCHEMA_VERSION:
+        out.problems.append(f"schema version {out.schema_version} is newer than this masklens "
+                            f"({SCHEMA_VERSION})")
+    try:
+        out.rows = int(db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0])
+        for _ in db.execute(f"SELECT {', '.join(c for c in FIELDS if c in cols)} FROM verdicts"):
+            pass  # every row readable
+    except sqlite3.Error as exc:
+        out.problems.append(f"cannot read every verdict: {exc}")

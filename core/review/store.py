@@ -1,0 +1,415 @@
+"""Reviewers' verdicts in SQLite: never lost, safe with several windows, exportable, mergeable.
+
+A verdict says what a reviewer found on one sample (or one prompt of it): the
+model was wrong, the ground truth was wrong, the prompt is ambiguous, the
+counterfactual edit is invalid, or all is fine. The store is a SQLite file
+beside the user's data (:func:`default_store_path`) in WAL mode with a busy
+timeout, so two windows or processes can write to it at once; every verdict is
+committed (``synchronous=FULL``) the moment it is recorded, so a crash loses
+nothing already recorded. Rows are append-only: the current verdict of a
+(benchmark, sample, prompt, reviewer) is its latest row, a cleared verdict is a
+row with an empty ``verdict``, and an undone verdict is followed by a *retraction* row
+(``retracts`` = the undone row's uid): nothing is ever deleted, and every reading
+(:meth:`ReviewStore.current`, exports, κ) treats a retracted row as absent. Each row has a random ``uid`` so merging stores
+from several reviewers is idempotent. The schema is versioned with
+``PRAGMA user_version`` and upgraded by :data:`MIGRATIONS`.
+
+Qt-free; the GUI's review panel and ``masklens review`` both use this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from masklens.core.errors import DataFormatError, MasklensError
+from masklens.core.files.io import atomic_write_json, atomic_write_text
+from masklens.core.files.safe_csv import csv_text
+from masklens.core.files.sqlite_errors import (
+    StoreErrors,
+    is_sqlite_file,
+    require_existing,
+    rollback_quietly,
+)
+
+# the verdict types live in their own module (re-exported: the GUI, reports and tests read them here)
+from masklens.core.review.verdict_types import (  # noqa: F401
+    VERDICT_TYPES,
+    VerdictType,
+    excluding_verdicts,
+    register_verdict_type,
+    verdict_type,
+)
+
+
+# ------------------------------------------------------------------ records
+@dataclass(frozen=True)
+class Verdict:
+    """One recorded verdict. ``prompt_id`` is "" for a verdict on the whole sample;
+    ``verdict`` is "" for a cleared verdict; ``time`` is ISO 8601 UTC."""
+
+    benchmark: str
+    sample_id: str
+    prompt_id: str
+    verdict: str
+    note: str
+    reviewer: str
+    time: str
+    uid: str
+    #: uid of the row this one retracts (an undo); "" for an ordinary verdict
+    retracts: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.benchmark, self.sample_id, self.prompt_id, self.reviewer)
+
+
+FIELDS = ("benchmark", "sample_id", "prompt_id", "verdict", "note", "reviewer", "time", "uid", "retracts")
+
+
+def benchmark_key(benchmark: object) -> str:
+    """A stable key for a loaded Benchmark: ``kind:name``."""
+    return f"{getattr(benchmark, 'kind', '')}:{getattr(benchmark, 'name', '')}"
+
+
+def default_store_path(benchmark_sources: Mapping[str, Path] | Iterable[str | Path]) -> Path:
+    """Where a benchmark's verdicts live: beside its first source file (e.g. the annotation
+    file), as ``<stem>.masklens-reviews.sqlite``. When that folder is not writable, there is
+    no source, or the source is a file bundled with masklens (the demo), the store goes to
+    the user data dir (``$MASKLENS_DATA_DIR`` overrides it), named after the source's path."""
+    import os
+
+    sources = list(benchmark_sources.values() if isinstance(benchmark_sources, Mapping)
+                   else benchmark_sources)
+    first = Path(sources[0]) if sources else None
+    if first is not None and not is_bundled(first):
+        folder = first if first.is_dir() else first.parent
+        stem = first.name if first.is_dir() else first.stem
+        if folder.is_dir() and os.access(folder, os.W_OK):
+            return folder / f"{stem}.masklens-reviews.sqlite"
+    digest = hashlib.sha256(str(first.resolve() if first else "").encode()).hexdigest()[:16]
+    base = os.environ.get("MASKLENS_DATA_DIR")
+    if not base:
+        import platformdirs
+
+        base = platformdirs.user_data_dir("masklens")
+    return Path(base) / "reviews" / f"{(first.stem if first else 'unsaved')}-{digest}.sqlite"
+
+
+def is_bundled(path: Path) -> bool:
+    """Whether ``path`` is inside the installed masklens resources (never written to)."""
+    import masklens.resources as res
+
+    try:
+        return path.resolve().is_relative_to(Path(res.__file__).resolve().parent)
+    except OSError:
+        return False
+
+
+# ------------------------------------------------------------------ schema
+def _v1(db: sqlite3.Connection) -> None:
+    db.execute(
+        "CREATE TABLE verdicts ("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " benchmark TEXT NOT NULL, sample_id TEXT NOT NULL, prompt_id TEXT NOT NULL DEFAULT '',"
+        " verdict TEXT NOT NULL, note TEXT NOT NULL DEFAULT '', reviewer TEXT NOT NULL,"
+        " time TEXT NOT NULL)"
+    )
+
+
+def _v2(db: sqlite3.Connection) -> None:
+    # v2: a random uid per row (idempotent merges) and an index for "current verdict" queries
+    db.execute("ALTER TABLE verdicts ADD COLUMN uid TEXT")
+    for (rowid,) in db.execute("SELECT id FROM verdicts WHERE uid IS NULL").fetchall():
+        db.execute("UPDATE verdicts SET uid = ? WHERE id = ?", (uuid.uuid4().hex, rowid))
+    db.execute("CREATE UNIQUE INDEX verdicts_uid ON verdicts(uid)")
+    db.execute("CREATE INDEX verdicts_key ON verdicts(benchmark, sample_id, prompt_id, reviewer)")
+
+
+def _v3(db: sqlite3.Connection) -> None:
+    # v3: retraction rows (undo): ``retracts`` holds the uid of the row they take back
+    db.execute("ALTER TABLE verdicts ADD COLUMN retracts TEXT NOT NULL DEFAULT ''")
+
+
+#: MIGRATIONS[i] upgrades a store from user_version i to i + 1
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# ------------------------------------------------------------------ store
+class ReviewStore:
+    """Verdicts of one SQLite file. Thread-safe; each ``record`` is its own committed transaction."""
+
+    def __init__(
+        self, path: str | Path, *, reviewer: str | None = None, timeout: float = 15.0,
+        create: bool = True,
+    ) -> None:
+        """Open (with ``create``: create or upgrade) the store at ``path``. With
+        ``create=False`` (read-only commands) a missing, empty (0-byte) or non-masklens file is
+        an error, never silently turned into a new database. SQLite errors become clear
+        messages (:class:`~masklens.core.files.sqlite_errors.StoreErrors`)."""
+        self.path = Path(path)
+        self.reviewer = reviewer or _default_reviewer()
+        self._lock = threading.RLock()
+        self._error = StoreErrors(self.path, "review database",
+                                  f"run `masklens review check {self.path}`")
+        if not create:
+            require_existing(self.path, "review database")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MasklensError(f"cannot create the folder ({exc.strerror})", path=self.path.parent) from None
+        if self.path.is_file() and self.path.stat().st_size and not is_sqlite_file(self.path):
+            raise DataFormatError(
+                "not a usable review database (not an SQLite file)", path=self.path,
+                hint="verdicts are stored in SQLite files written by masklens",
+            )
+        try:
+            self._db = sqlite3.connect(
+                str(self.path), timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise self._error(exc, "opening") from None
+        try:
+            self._db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            self._db.execute("PRAGMA synchronous = FULL")
+            if not create and self._db.execute("PRAGMA user_version").fetchone()[0] == 0:
+                raise DataFormatError(
+                    "not a masklens review database (no verdicts schema)", path=self.path,
+                    hint="verdicts are stored in SQLite files written by masklens",
+                )
+            self._migrate()
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise self._error(exc, "opening") from None
+        except BaseException:
+            self._db.close()
+            raise
+        self.journal_mode = str(mode).lower()
+
+    @contextlib.contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """sqlite3 errors inside become clear messages (disk full, damaged, locked …)."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise self._error(exc, action) from None
+
+    # -------------------------------------------------------------- lifecycle
+    def _migrate(self) -> None:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                version = self._db.execute("PRAGMA user_version").fetchone()[0]
+                if version > SCHEMA_VERSION:
+                    raise MasklensError(
+                        f"review database has schema version {version}, this masklens knows "
+                        f"up to {SCHEMA_VERSION}",
+                        path=self.path,
+                        hint="upgrade masklens to open it",
+                    )
+                for step in range(version, SCHEMA_VERSION):
+                    MIGRATIONS[step](self._db)
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                self._db.execute("COMMIT")
+            except BaseException:
+                rollback_quietly(self._db)
+                raise
+
+    @property
+    def schema_version(self) -> int:
+        with self._lock, self._guard("reading"):
+            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> ReviewStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -------------------------------------------------------------- writing
+    def record(
+        self,
+        benchmark: str,
+        sample_id: str,
+        verdict: str,
+        *,
+        prompt_id: str | None = None,
+        note: str = "",
+        reviewer: str | None = None,
+    ) -> Verdict:
+        """Record (and commit) one verdict; ``verdict=""`` clears the current one."""
+        if verdict:
+            verdict_type(verdict)
+        v = Verdict(
+            benchmark=str(benchmark),
+            sample_id=str(sample_id),
+            prompt_id=str(prompt_id or ""),
+            verdict=verdict,
+            note=note or "",
+            reviewer=reviewer or self.reviewer,
+            time=_utc_now(),
+            uid=uuid.uuid4().hex,
+        )
+        self._insert([v])
+        return v
+
+    def clear(self, benchmark: str, sample_id: str, *, prompt_id: str | None = None) -> Verdict:
+        return self.record(benchmark, sample_id, "", prompt_id=prompt_id)
+
+    def retract(self, verdict: Verdict) -> Verdict:
+        """Undo ``verdict`` (a row of this store) by appending a retraction row: the row stays in
+        the history, every reading treats it as absent, and the verdict before it is current again."""
+        if verdict.retracts:
+            raise MasklensError("a retraction cannot itself be retracted", path=self.path,
+                                hint="record the verdict again instead")
+        r = Verdict(
+            benchmark=verdict.benchmark,
+            sample_id=verdict.sample_id,
+            prompt_id=verdict.prompt_id,
+            verdict="",
+            note="",
+            reviewer=verdict.reviewer,
+            time=_utc_now(),
+            uid=uuid.uuid4().hex,
+            retracts=verdict.uid,
+        )
+        self._insert([r])
+        return r
+
+    def _insert(self, rows: Iterable[Verdict]) -> int:
+        sql = (
+            "INSERT OR IGNORE INTO verdicts (benchmark, sample_id, prompt_id, verdict, note,"
+            " reviewer, time, uid, retracts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        )
+        values = [tuple(getattr(r, f) for f in FIELDS) for r in rows]
+        with self._lock, self._guard("writing"):
+            before = self._db.total_changes
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(sql, values)
+                self._db.execute("COMMIT")
+            except BaseException:
+                rollback_quietly(self._db)  # a full disk may have ended the transaction already
+                raise
+            return self._db.total_changes - before
+
+    def merge(self, *others: str | Path) -> int:
+        """Copy every verdict of other stores into this one (idempotent); returns rows added."""
+        added = 0
+        for other in others:
+            with ReviewStore(other, reviewer=self.reviewer, create=False) as src:
+                added += self._insert(src.history())
+        return added
+
+    # -------------------------------------------------------------- reading
+    def history(
+        self, benchmark: str | None = None, *, reviewer: str | None = None
+    ) -> list[Verdict]:
+        """Every row, oldest first (optionally of one benchmark / reviewer)."""
+        where, args = _where(benchmark=benchmark, reviewer=reviewer)
+        with self._lock, self._guard("reading"):
+            rows = self._db.execute(
+                f"SELECT {', '.join(FIELDS)} FROM verdicts {where} ORDER BY time, id", args
+            ).fetchall()
+        return [Verdict(*r) for r in rows]
+
+    def current(
+        self, benchmark: str | None = None, *, reviewer: str | None = None
+    ) -> list[Verdict]:
+        """The latest verdict per (benchmark, sample, prompt, reviewer), cleared ones left out;
+        retracted rows (and the retractions themselves) count as absent."""
+        latest: dict[tuple[str, str, str, str], Verdict] = {}
+        for v in effective(self.history(benchmark, reviewer=reviewer)):
+            latest[v.key] = v
+        return [v for v in latest.values() if v.verdict]
+
+    def verdict_of(
+        self, benchmark: str, sample_id: str, prompt_id: str | None = None,
+        *, reviewer: str | None = None,
+    ) -> Verdict | None:
+        """This reviewer's current verdict on a sample (or prompt), or None."""
+        who = reviewer or self.reviewer
+        with self._lock, self._guard("reading"):
+            row = self._db.execute(
+                f"SELECT {', '.join(FIELDS)} FROM verdicts WHERE benchmark = ? AND sample_id = ?"
+                " AND prompt_id = ? AND reviewer = ? AND retracts = '' AND uid NOT IN"
+                " (SELECT retracts FROM verdicts WHERE retracts != '')"
+                " ORDER BY time DESC, id DESC LIMIT 1",
+                (benchmark, sample_id, prompt_id or "", who),
+            ).fetchone()
+        if row is None or not row[3]:
+            return None
+        return Verdict(*row)
+
+    def sample_verdicts(self, benchmark: str) -> dict[str, list[Verdict]]:
+        """sample id -> its current verdicts (all reviewers, sample- and prompt-level)."""
+        out: dict[str, list[Verdict]] = {}
+        for v in self.current(benchmark):
+            out.setdefault(v.sample_id, []).append(v)
+        return out
+
+    def reviewed_samples(self, benchmark: str, *, reviewer: str | None = None) -> set[str]:
+        return {v.sample_id for v in self.current(benchmark, reviewer=reviewer)}
+
+    def reviewers(self, benchmark: str | None = None) -> list[str]:
+        return sorted({v.reviewer for v in self.current(benchmark)})
+
+    def benchmarks(self) -> list[str]:
+        with self._lock, self._guard("reading"):
+            return [r[0] for r in self._db.execute("SELECT DISTINCT benchmark FROM verdicts")]
+
+    # -------------------------------------------------------------- export
+    def export(
+        self, out: str | Path, *, benchmark: str | None = None, history: bool = False
+    ) -> Path:
+        """Write the current verdicts (or the whole history) as CSV or JSON (by suffix), atomically."""
+        p = Path(out)
+        rows = self.history(benchmark) if history else self.current(benchmark)
+        records = [asdict(v) for v in rows]
+        if p.suffix.lower() == ".json":
+            atomic_write_json(p, {"schema_version": SCHEMA_VERSION, "verdicts": records})
+        elif p.suffix.lower() == ".csv":
+            atomic_write_text(p, csv_text(records, list(FIELDS)))
+        else:
+            raise MasklensError("export file must end in .csv or .json", path=p)
+        return p
+
+
+def effective(rows: Iterable[Verdict]) -> list[Verdict]:
+    """``rows`` without retraction rows and the rows they retract (order kept)."""
+    rows = list(rows)
+    retracted = {v.retracts for v in rows if v.retracts}
+    return [v for v in rows if not v.retracts and v.uid not in retracted]
+
+
+def _where(**conds: str | None) -> tuple[str, tuple[str, ...]]:
+    parts = [(f"{k} = ?", v) for k, v in conds.items() if v is not None]
+    if not parts:
+        return "", ()
+    return "WHERE " + " AND ".join(p for p, _ in parts), tuple(v for _, v in parts)
+
+
+def _default_reviewer() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name in some containers
+        return "reviewer"

@@ -1,0 +1,374 @@
+"""The scorer contract shared by the CLI, the GUI and the reports.
+
+Each benchmark kind (CAFE, PCS/SA-Co, HalluSegBench, CGEBench, R2SM, OVS) is one
+module that subclasses :class:`BenchmarkKind`. Scoring has two stages:
+
+1. :meth:`BenchmarkKind.sample_overlaps` touches masks once per sample and returns
+   a small, threshold-free cache (IoUs, areas, prefix-union intersections, …);
+2. :meth:`BenchmarkKind.sample_readout` and :meth:`BenchmarkKind.summarize` turn
+   those caches into readouts for given parameters (score threshold t, IoU
+   threshold τ, α, …) without touching masks again.
+
+:class:`Scorer` keeps the caches so that moving a slider only re-runs stage 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from operator import is_
+from pathlib import Path
+from typing import Any, TypeVar
+
+from masklens.core.errors import MasklensError
+from masklens.core.runtime.gc_pause import gc_paused
+from masklens.core.schema import Benchmark, PredictionSet, Sample
+from masklens.core.scoring.records import Records
+
+Value = float | int | None
+PathLike = str | os.PathLike[str]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """A tunable scoring parameter: its key, CLI flag, default, valid range and meaning."""
+
+    name: str  # key in params dicts, e.g. "score_threshold"
+    flag: str  # CLI flag, e.g. "--score-threshold"
+    default: float
+    minimum: float = 0.0
+    maximum: float = 1.0
+    help: str = ""
+    symbol: str = ""  # short label for sliders, e.g. "t", "τ", "α"
+
+
+@dataclass
+class ScoreResult:
+    """What `masklens score --out` writes: benchmark, params, summary per group, per-sample records.
+
+    ``samples``: the per-sample records as a read-only :class:`~masklens.core.scoring.records.Records`
+    sequence (a list given is taken as it): each record a dict this result owns, copied from the
+    kind's memo when first read; ``list(samples)`` for a plain list."""
+
+    benchmark: str
+    params: dict[str, Any]
+    summary: dict[str, dict[str, Value]]
+    samples: Records
+    notes: list[str] = field(default_factory=list)
+    #: optional structured results beyond the per-group numbers (e.g. OVS's ambiguity graph)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.samples = Records.of(self.samples)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON-ready result (``samples`` a plain list of this result's records)."""
+        out: dict[str, Any] = {
+            "benchmark": self.benchmark,
+            "params": self.params,
+            "summary": self.summary,
+            "samples": list(self.samples),
+        }
+        if self.notes:
+            out["notes"] = self.notes
+        if self.extras:
+            out["extras"] = self.extras
+        return out
+
+    def to_dataframe(self) -> Any:
+        """The per-sample records as a pandas DataFrame (pandas is not a dependency of masklens:
+        install it to use this)."""
+        try:
+            import pandas as pd
+        except ModuleNotFoundError as exc:
+            raise MasklensError("ScoreResult.to_dataframe needs pandas, which is not installed: "
+                                "pip install pandas") from exc
+        return pd.json_normalize(list(self.samples))
+
+
+class BenchmarkKind(ABC):
+    """One benchmark family: how to load it, score a sample, and aggregate."""
+
+    #: registry key and CLI word, e.g. "cafe"
+    name: str = ""
+    #: human-readable name, e.g. "CAFE"
+    title: str = ""
+    #: summary group names in display order, e.g. ("Overall", "SM", "CC", "OC")
+    groups: tuple[str, ...] = ()
+    #: tunable parameters (sliders in the GUI, flags on the CLI)
+    params: tuple[ParamSpec, ...] = ()
+    #: metric definitions for tooltips and docs: key -> one-line definition
+    metric_help: Mapping[str, str] = {}
+    #: fields that mark a result record as this kind's (besides image_id), e.g. CGEBench's
+    #: "level": another kind reading such a file says so (core/scoring/prediction_check.py)
+    result_keys: tuple[str, ...] = ()
+
+    # ------------------------------------------------------------ loading
+    @abstractmethod
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add the benchmark's file arguments (ground truth, predictions) to a CLI parser."""
+
+    @abstractmethod
+    def load_benchmark(self, **files: Any) -> Benchmark:
+        """Load the ground truth named by keyword arguments named as the destinations of
+        :meth:`add_arguments` (``ann=``, ``gt=[…]``, ``data=``, ``images=``…). Callers may pass
+        every file argument of the kind; a loader ignores those it does not read."""
+
+    @abstractmethod
+    def load_predictions(self, benchmark: Benchmark, /, **files: Any) -> PredictionSet:
+        """Load the predictions named by keyword arguments (``pred=``, ``pred_dir=``…, as for
+        :meth:`load_benchmark`), keyed by prompt id."""
+
+    def write_predictions(
+        self, benchmark: Benchmark, predictions: PredictionSet, out: Path
+    ) -> list[Path]:
+        """Write predictions in the benchmark's own prediction format (read back by
+        :meth:`load_predictions`); returns the files written. Used by `masklens predict`."""
+        raise NotImplementedError(f"{self.name} cannot write predictions yet")
+
+    # ------------------------------------------------------------ scoring
+    @abstractmethod
+    def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> Any:
+        """Threshold-free cache for one sample; the only stage that touches masks."""
+
+    def all_overlaps(self, samples: list[Sample], predictions: PredictionSet) -> list[Any]:
+        """:meth:`sample_overlaps` of consecutive ``samples`` (same list, same order, same first
+        error); a kind overrides it to batch the mask work across samples."""
+        return [self.sample_overlaps(sample, predictions) for sample in samples]
+
+    @abstractmethod
+    def sample_readout(
+        self, sample: Sample, overlaps: Any, params: Mapping[str, float]
+    ) -> dict[str, Any]:
+        """Per-sample record (JSON-ready, no NaN) for given parameters."""
+
+    def sample_readouts(
+        self, samples: list[Sample], overlaps: list[Any], params: Mapping[str, float]
+    ) -> Sequence[dict[str, Any]]:
+        """Every sample's record for ``params`` (what :meth:`Scorer.readouts` calls): a list of
+        fresh dicts, or a :class:`~masklens.core.scoring.records.Records` over memoised ones (same
+        records). The default calls :meth:`sample_readout` per sample; a kind may vectorise it."""
+        return [self.sample_readout(s, o, params) for s, o in zip(samples, overlaps, strict=True)]
+
+    @abstractmethod
+    def summarize(
+        self,
+        samples: list[Sample],
+        overlaps: list[Any],
+        readouts: Sequence[dict[str, Any]],
+        params: Mapping[str, float],
+    ) -> dict[str, dict[str, Value]]:
+        """Aggregate metrics per group for given parameters."""
+
+    # ------------------------------------------------------------ helpers
+    def default_params(self) -> dict[str, float]:
+        return {p.name: p.default for p in self.params}
+
+    def resolve_params(self, given: Mapping[str, Any] | None = None) -> dict[str, float]:
+        """Defaults overlaid with the given values (unknown keys and values outside a
+        parameter's valid range are errors)."""
+        out = self.default_params()
+        specs = {p.name: p for p in self.params}
+        for key, value in (given or {}).items():
+            if value is None:
+                continue
+            if key not in out:
+                raise MasklensError(f"unknown parameter '{key}' for {self.title or self.name}")
+            out[key] = float(value)
+            spec = specs.get(key)
+            if spec is not None and not spec.minimum <= out[key] <= spec.maximum:  # NaN fails too
+                raise MasklensError(
+                    f"{spec.flag} must be a number in [{spec.minimum:g}, {spec.maximum:g}], got {value}")
+        return out
+
+    def notes(self, samples: list[Sample], overlaps: list[Any]) -> list[str]:
+        """Optional notes about the run (e.g. how many predictions were missing)."""
+        return []
+
+    def extras(
+        self,
+        samples: list[Sample],
+        overlaps: list[Any],
+        readouts: Sequence[dict[str, Any]],
+        params: Mapping[str, float],
+    ) -> dict[str, Any]:
+        """Optional JSON-ready structured results (written under "extras"); none by default."""
+        return {}
+
+
+class OverlapsCache:
+    """Something derived from a whole overlaps list (stacks, AP, confusion scores), remembered
+    for the last ``size`` lists seen. Lists match by the identity of their elements (overlaps
+    never change; a replaced sample is a new object, so it rebuilds), so re-scoring at new
+    parameters does not derive it again. For :meth:`BenchmarkKind.summarize` and friends."""
+
+    def __init__(self, size: int = 4, *, identity_eq: bool = False) -> None:
+        """``identity_eq``: the overlaps compare equal only when identical (object's own
+        ``__eq__``, e.g. a dataclass with ``eq=False``), so list equality — a C loop that
+        takes ``is`` first — is the identity check (much faster on 100k entries)."""
+        self._size = size
+        self._identity_eq = identity_eq
+        self._entries: list[tuple[list[Any], Any]] = []
+
+    def _same(self, seen: list[Any], overlaps: Sequence[Any]) -> bool:
+        if len(seen) != len(overlaps):
+            return False
+        if self._identity_eq and isinstance(overlaps, list):
+            return seen == overlaps
+        return all(map(is_, overlaps, seen))
+
+    def get(self, overlaps: Sequence[Any], build: Callable[[], T]) -> T:
+        for i, (seen, value) in enumerate(self._entries):
+            if self._same(seen, overlaps):
+                self._entries.insert(0, self._entries.pop(i))
+                return value
+        value = build()
+        self._entries = [(list(overlaps), value), *self._entries[: self._size - 1]]
+        return value
+
+
+#: samples per :meth:`BenchmarkKind.all_overlaps` call when progress is reported
+OVERLAP_CHUNK = 512
+
+
+def overlap_chunks(n: int, size: int) -> list[tuple[int, int]]:
+    """``[start, end)`` runs of ``size`` covering ``range(n)``; for ``size`` > 1 a one-sample
+    tail joins the run before it (a kind's bulk stage gathers whole runs only of two or more)."""
+    bounds = list(range(0, n, max(1, size))) + [n]
+    if size > 1 and len(bounds) > 2 and bounds[-1] - bounds[-2] == 1:
+        del bounds[-2]
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+class Scorer:
+    """Scores one benchmark against one prediction set, caching the overlaps.
+
+    ``rescore(params)`` re-derives every readout and the summary from the cache.
+    """
+
+    def __init__(
+        self,
+        kind: BenchmarkKind,
+        benchmark: Benchmark,
+        predictions: PredictionSet,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.kind = kind
+        self.benchmark = benchmark
+        self.predictions = predictions
+        samples = benchmark.samples
+        n = len(samples)
+        self.overlaps: list[Any] = []
+        # a kind that batches stage 1 gets runs of samples (all at once without progress to
+        # report); any other kind, one sample at a time, so progress and cancel stay per sample
+        batches = type(kind).all_overlaps is not BenchmarkKind.all_overlaps
+        size = n if progress is None else OVERLAP_CHUNK if batches else 1
+        with gc_paused():  # many small acyclic objects (see masklens.core.runtime.gc_pause)
+            for start, end in overlap_chunks(n, size):
+                self.overlaps.extend(kind.all_overlaps(samples[start:end], predictions))
+                if progress is not None:
+                    progress(end, n)
+
+    def update_sample(self, index: int, predictions: PredictionSet) -> None:
+        """Recompute one sample's cache after its predictions changed (e.g. a live prompt)."""
+        self.overlaps[index] = self.kind.sample_overlaps(self.benchmark.samples[index], predictions)
+
+    def readouts(self, params: Mapping[str, Any] | None = None) -> Records:
+        """Every sample's record for ``params`` (as :attr:`ScoreResult.samples`)."""
+        p = self.kind.resolve_params(params)
+        with gc_paused():
+            return Records.of(self.kind.sample_readouts(self.benchmark.samples, self.overlaps, p))
+
+    def rescore(self, params: Mapping[str, Any] | None = None) -> ScoreResult:
+        p = self.kind.resolve_params(params)
+        with gc_paused():  # records: many small acyclic objects
+            readouts = self.kind.sample_readouts(self.benchmark.samples, self.overlaps, p)
+        summary = self.kind.summarize(self.benchmark.samples, self.overlaps, readouts, p)
+        return ScoreResult(
+            benchmark=self.kind.name,
+            params=dict(p),
+            summary=summary,
+            samples=Records.of(readouts),
+            notes=self.kind.notes(self.benchmark.samples, self.overlaps),
+            extras=self.kind.extras(self.benchmark.samples, self.overlaps, readouts, p),
+        )
+
+
+def score(
+    kind: BenchmarkKind,
+    benchmark: Benchmark,
+    predictions: PredictionSet,
+    params: Mapping[str, Any] | None = None,
+) -> ScoreResult:
+    """One-shot scoring (overlaps + readouts + summary)."""
+    return Scorer(kind, benchmark, predictions).rescore(params)
+
+
+# ------------------------------------------------------------------ registry
+#: kind name -> module that defines ``KIND`` (imported lazily, so the CLI starts fast)
+_KIND_MODULES: dict[str, str] = {
+    "cafe": "masklens.core.kinds.cafe.kind",
+    "pcs": "masklens.core.kinds.pcs.kind",
+    "hallusegbench": "masklens.core.kinds.hallusegbench.kind",
+    "cgebench": "masklens.core.kinds.cgebench.kind",
+    "r2sm": "masklens.core.kinds.r2sm.kind",
+    "ovs": "masklens.core.kinds.ovs.kind",
+}
+_KINDS: dict[str, BenchmarkKind] = {}
+
+
+def register_kind(name: str, module_or_kind: str | BenchmarkKind) -> None:
+    """Register a benchmark kind by module path (lazy) or instance."""
+    if isinstance(module_or_kind, str):
+        _KIND_MODULES[name] = module_or_kind
+        _KINDS.pop(name, None)
+    else:
+        _KINDS[name] = module_or_kind
+
+
+def kind_module(name: str) -> str | None:
+    """The module a kind was registered by (``None`` for a kind registered as an object)."""
+    return _KIND_MODULES.get(name)
+
+
+def kind_names() -> list[str]:
+    return list(dict.fromkeys([*_KIND_MODULES, *_KINDS]))
+
+
+def get_kind(name: str) -> BenchmarkKind:
+    """The benchmark kind registered under ``name``; unknown names raise MasklensError."""
+    if name in _KINDS:
+        return _KINDS[name]
+    module = _KIND_MODULES.get(name)
+    if module is None:
+        raise MasklensError(
+            f"unknown benchmark kind '{name}'", hint=f"known kinds: {', '.join(kind_names())}"
+        )
+    kind = importlib.import_module(module).KIND
+    _KINDS[name] = kind
+    return kind
+
+
+_BROKEN_KINDS: dict[str, str] = {}
+
+
+def available_kinds() -> list[BenchmarkKind]:
+    """Every kind that imports. A kind whose module is missing or broken (a plug-in mid-edit)
+    is skipped with one warning on stderr, so it cannot take the other commands down."""
+    out = []
+    for name in kind_names():
+        try:
+            out.append(get_kind(name))
+        except Exception as exc:  # noqa: BLE001 - any import failure of a plug-in module
+            if name not in _BROKEN_KINDS:
+                _BROKEN_KINDS[name] = f"{type(exc).__name__}: {exc}"
+                print(f"masklens: warning: benchmark kind '{name}' unavailable ({_BROKEN_KINDS[name]})",
+                      file=sys.stderr)
+    return out

@@ -1,0 +1,1 @@
+"""The sample browser: the table model, its filter/sort proxy, the filter language and presets."""

@@ -1,0 +1,205 @@
+"""Sample filters that speak the benchmarks' language, as small predicate objects.
+
+A filter sees a :class:`Row` (the sample, its flattened readout, its review verdict).
+Kinds register presets (:func:`register_presets`) written as expressions over the
+readout's flattened keys, e.g. ``"negative.class == TA-FP"``; a preset whose keys do
+not occur in the readouts is hidden. Users can type their own expressions:
+``key op value [and key op value …]`` with op one of ``< <= > >= == != ~`` (``~``: contains).
+Keys match exactly, else case-insensitively, else as a unique suffix after a dot.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from masklens.core.errors import MasklensError
+from masklens.core.schema import Sample
+
+Scalar = float | int | str | bool | None
+
+
+def flatten(record: Mapping[str, Any], prefix: str = "", depth: int = 4) -> dict[str, Scalar]:
+    """Nested readout record → ``{"a.b": scalar}``; lists are indexed ``a[0]``; dicts/lists only."""
+    out: dict[str, Scalar] = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and depth > 0:
+            out.update(flatten(value, name + ".", depth - 1))
+        elif isinstance(value, (list, tuple)) and depth > 0:
+            for i, v in enumerate(value[:8]):
+                if isinstance(v, Mapping):
+                    out.update(flatten(v, f"{name}[{i}].", depth - 1))
+                elif v is None or isinstance(v, (int, float, str, bool)):
+                    out[f"{name}[{i}]"] = v
+        elif value is None or isinstance(value, (int, float, str, bool)):
+            out[name] = value
+    return out
+
+
+@dataclass
+class Row:
+    sample: Sample
+    values: dict[str, Scalar]
+    verdict: str | None = None
+
+
+class Filter:
+    """A named predicate over rows."""
+
+    label = "all samples"
+    keys: tuple[str, ...] = ()
+
+    def __call__(self, row: Row) -> bool:
+        return True
+
+    def applicable(self, columns: Iterable[str]) -> bool:
+        return True
+
+
+class Unreviewed(Filter):
+    label = "unreviewed"
+
+    def __call__(self, row: Row) -> bool:
+        return not row.verdict
+
+
+_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "<=": operator.le, ">=": operator.ge, "!=": operator.ne, "==": operator.eq,
+    "<": operator.lt, ">": operator.gt, "~": lambda a, b: str(b).lower() in str(a).lower(),
+}
+_CLAUSE = re.compile(r"^\s*(?P<key>[^<>=!~]+?)\s*(?P<op><=|>=|!=|==|<|>|~|=)\s*(?P<value>.+?)\s*$")
+
+
+def resolve_key(key: str, columns: Iterable[str]) -> str | None:
+    cols = list(columns)
+    if key in cols:
+        return key
+    low = {c.lower(): c for c in cols}
+    if key.lower() in low:
+        return low[key.lower()]
+    tail = [c for c in cols if c.lower().endswith("." + key.lower())]
+    return tail[0] if len(tail) == 1 else None
+
+
+def _parse_value(text: str) -> Scalar:
+    t = text.strip().strip("'\"")
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    if t.lower() in ("none", "null"):
+        return None
+    try:
+        return float(t)
+    except ValueError:
+        return t
+
+
+@dataclass
+class Clause:
+    key: str
+    op: str
+    value: Scalar
+
+    def test(self, values: Mapping[str, Scalar], key: str) -> bool:
+        got = values.get(key)
+        if got is None and self.value is not None:
+            return False
+        if isinstance(self.value, float) and isinstance(got, bool):
+            got = float(got)
+        try:
+            return bool(_OPS[self.op](got, self.value))
+        except TypeError:
+            return False
+
+
+@dataclass
+class Expression(Filter):
+    """``key op value and …`` over the flattened readout."""
+
+    text: str
+    label: str = ""
+    clauses: list[Clause] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.label = self.label or self.text
+        self.clauses = []
+        for part in re.split(r"\s+and\s+", self.text.strip(), flags=re.IGNORECASE):
+            m = _CLAUSE.match(part)
+            if not m:
+                raise MasklensError(
+                    f"cannot read filter '{part}'",
+                    hint="write key op value, e.g. 'iou < 0.5' (ops: < <= > >= == != ~)",
+                )
+            op = "==" if m["op"] == "=" else m["op"]
+            self.clauses.append(Clause(m["key"].strip(), op, _parse_value(m["value"])))
+        self.keys = tuple(c.key for c in self.clauses)
+        self._resolved: dict[str, str] = {}
+
+    def bind(self, columns: Iterable[str]) -> list[str]:
+        """Resolve keys against the columns; returns the keys that do not occur."""
+        cols = list(columns)
+        missing = []
+        for c in self.clauses:
+            k = resolve_key(c.key, cols)
+            if k is None:
+                missing.append(c.key)
+            else:
+                self._resolved[c.key] = k
+        return missing
+
+    def applicable(self, columns: Iterable[str]) -> bool:
+        return not self.bind(columns)
+
+    def __call__(self, row: Row) -> bool:
+        return all(c.test(row.values, self._resolved.get(c.key, c.key)) for c in self.clauses)
+
+
+@dataclass
+class AnyItem(Filter):
+    """True when some item of a list in the readout (``queries[i]``, ``levels[i]`` …) satisfies
+    every clause of ``text`` (keys relative to the item)."""
+
+    list_key: str
+    text: str
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        self.inner = Expression(self.text)
+        self.label = self.label or f"any {self.list_key}: {self.text}"
+
+    def __call__(self, row: Row) -> bool:
+        for i in range(64):
+            prefix = f"{self.list_key}[{i}]."
+            if not any(k.startswith(prefix) for k in row.values):
+                return False
+            if all(c.test(row.values, prefix + c.key) for c in self.inner.clauses):
+                return True
+        return False
+
+    def applicable(self, columns: Iterable[str]) -> bool:
+        return any(c.startswith(f"{self.list_key}[") for c in columns)
+
+
+#: kind name -> [(label, expression or Filter)]
+_PRESETS: dict[str, list[tuple[str, str | Filter]]] = {}
+
+
+def register_presets(kind: str, presets: Iterable[tuple[str, str | Filter]]) -> None:
+    _PRESETS.setdefault(kind, []).extend(presets)
+
+
+def presets_for(kind: str | None, columns: Iterable[str]) -> list[Filter]:
+    """The filters offered for a kind: all, unreviewed, and its applicable presets."""
+    from masklens.gui.browser import filter_presets  # noqa: F401 - registers the built-in presets
+
+    cols = list(columns)
+    out: list[Filter] = [Filter(), Unreviewed()]
+    for label, expr in _PRESETS.get(kind or "", []) + _PRESETS.get("*", []):
+        f = Expression(expr, label=label) if isinstance(expr, str) else expr
+        f.label = label
+        if f.applicable(cols):
+            out.append(f)
+    return out

@@ -1,0 +1,325 @@
+"""The sample browser: a table model of samples × per-sample metrics, a filter proxy, and the
+widget with a search box, the filter presets and a free filter expression."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from masklens.core.errors import MasklensError
+from masklens.core.schema import Sample
+from masklens.gui.browser.filters import Expression, Filter, flatten, presets_for
+from masklens.gui.browser.row_proxy import SampleFilterProxy, plan_rows
+from masklens.gui.browser.sample_table import (  # noqa: F401 - re-exported (readout panel, tests)
+    COLUMN_MAX,
+    FIXED,
+    OUTSIDE_TIP,
+    SORT_ROLE,
+    Prepared,
+    RowSnapshot,
+    SampleTableModel,
+    _fmt,
+    metric_columns,
+    metric_tooltip,
+    verdict_labels,
+)
+
+__all__ = ["SampleBrowser", "SampleFilterProxy", "SampleTableModel", "plan_rows"]
+
+
+class SampleBrowser(QWidget):
+    """Search box, filter presets, free filter expression and the sample table."""
+
+    sampleActivated = Signal(int)  # source row
+    message = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = SampleTableModel(self)
+        self.proxy = SampleFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.search = QLineEdit(placeholderText="search id, group, prompt…")
+        self.search.textChanged.connect(self._search_changed)
+        self.presets = QComboBox()
+        self.presets.currentIndexChanged.connect(self._preset_chosen)
+        self.expression = QLineEdit(placeholderText="filter, e.g. IoU_fact < 0.5 (Enter)")
+        self.expression.returnPressed.connect(self._expression_entered)
+        self.expression.textChanged.connect(lambda t: t.strip() or self._expression_entered())
+        self.count = QLabel("")
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.proxy.sort(-1)  # benchmark order until a header is clicked
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(20)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        # "os_max_iou" → "os_max_…", not "os_…_iou": a column's name reads from its start
+        self.table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setAlternatingRowColors(True)
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self._filters: list[Filter] = []
+        self._kind: str | None = None
+        top = QHBoxLayout()
+        top.addWidget(self.presets, 1)
+        top.addWidget(self.count)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.search)
+        lay.addLayout(top)
+        lay.addWidget(self.expression)
+        lay.addWidget(self.table, 1)
+        self.proxy.layoutChanged.connect(self._update_count)
+        self.proxy.rowsInserted.connect(self._update_count)
+        self.proxy.rowsRemoved.connect(self._update_count)
+        self.proxy.modelReset.connect(self._update_count)
+        self.proxy.refiltered.connect(self._mark_pinned)
+
+    # ------------------------------------------------------------ content
+    def set_benchmark(self, kind: str | None, samples: list[Sample], help_: dict[str, str]) -> None:
+        self._kind = kind
+        self.proxy.pinned, self.model.outside_row = None, None
+        self.model.set_samples(samples, help_)
+        self._refresh_presets()
+        self._widths()
+
+    def set_readouts(self, readouts: list[dict[str, Any]] | None, prepared: Prepared | None = None) -> None:
+        """New readouts (a slider moved, another prediction set). ``prepared``: their flattened
+        records and the rows to show, computed off the GUI thread (:meth:`plan_for`); without it
+        the rows are planned here. The sample being looked at stays, marked when it no longer
+        matches, until the user moves."""
+        before = list(self.model.columns)
+        current = getattr(self, "_current_row", None)
+        filtering = type(self.proxy.filter) is not Filter or bool(self.proxy.search)
+        if filtering and current is not None and 0 <= current < len(readouts or []):
+            self.proxy.pinned = current
+        if prepared is not None:
+            self.proxy.expect(prepared.plan)  # used if the model resets (new columns)
+        if prepared is None:
+            self.model.set_readouts(readouts)
+        else:
+            self.model.set_readouts(readouts, prepared.flat, prepared.columns)
+        if self.model.columns != before:
+            self._refresh_presets()
+            self._widths()
+        elif prepared is not None:
+            self._quietly(lambda: self.proxy.apply(prepared.plan))
+        elif filtering or self.proxy.sortColumn() >= 0:  # "all samples" in benchmark order: nothing to redo
+            self._quietly(self.proxy.refilter)
+        self._update_count()
+
+    def planner(self) -> Callable[[list[dict[str, Any]], Callable[[], None]], Prepared]:
+        """A function for a worker: ``(readouts, check)`` → :class:`Prepared` (their flattened
+        records and the rows the current filter, search and sort show, with the sample being
+        looked at pinned); what it reads of the table is copied now, on this thread."""
+        base = RowSnapshot(self.model, [])
+        filt, search, pinned, column, desc = self.proxy.plan_args()
+        current = getattr(self, "_current_row", None)
+        if (type(filt) is not Filter or search) and current is not None:
+            pinned = current
+
+        def prepare(readouts: list[dict[str, Any]], check: Callable[[], None] = lambda: None) -> Prepared:
+            snap = base.with_readouts(readouts)
+            for i, r in enumerate(readouts):
+                snap.flat_rows[i] = flatten(r)
+                if i % 4096 == 0:
+                    check()
+            return Prepared(snap.flat_rows, plan_rows(snap, filt, search, pinned, column, desc), snap.columns)
+
+        return prepare
+
+    def _widths(self) -> None:
+        """Each column as wide as its header and its text in sampled rows (the first, the last
+        and evenly spaced ones: ids and texts grow towards the end of large benchmarks), within
+        bounds: ids, texts and headers read whole instead of eliding ("1/10000…", "np …")."""
+        header, fm = self.table.horizontalHeader(), self.table.fontMetrics()
+        hfm = header.fontMetrics()
+        rows = sampled_rows(self.model.rowCount())
+        value = self.model.value  # what data() shows, without a QModelIndex per cell
+        for col in range(self.model.columnCount()):
+            name = str(self.model.headerData(col, Qt.Orientation.Horizontal))
+            texts = {_fmt(value(r, col)) for r in rows}
+            content = max(map(fm.horizontalAdvance, texts), default=0) + 12
+            width = hfm.horizontalAdvance(name) + 16
+            if col < len(FIXED):
+                cap = COLUMN_MAX.get(FIXED[col], 120)
+                if FIXED[col] == "verdict":  # verdicts come later: room for their longest label now
+                    labels = [fm.horizontalAdvance(t) + 12 for t in verdict_labels()]
+                    cap = max([cap, *labels])
+                    width = max([width, *labels])
+                width = min(max(width, content), cap)
+            else:
+                width = min(max(width, content, 48), 130)
+            header.resizeSection(col, width)
+
+    def _refresh_presets(self) -> None:
+        current = self.presets.currentText()
+        self._filters = presets_for(self._kind, self.model.filter_columns())
+        self.presets.blockSignals(True)
+        self.presets.clear()
+        self.presets.addItems([f.label for f in self._filters])
+        idx = self.presets.findText(current)
+        self.presets.setCurrentIndex(max(idx, 0))
+        self.presets.blockSignals(False)
+        self._quietly(lambda: self.proxy.set_filter(self._filters[max(idx, 0)]))
+
+    def _preset_chosen(self, i: int) -> None:
+        if 0 <= i < len(self._filters):
+            self.expression.clear()
+            self._set_filter(self._filters[i])
+
+    def _set_filter(self, f: Filter) -> None:
+        """A filter the user chose: exactly its matches are listed; the sample shown stays."""
+        self.proxy.pinned = None
+        self._quietly(lambda: self.proxy.set_filter(f))
+        self._update_count()
+
+    def set_expression(self, text: str) -> bool:
+        """Apply a typed filter expression; an unreadable one is reported and not applied: the
+        list keeps the filter it had, and the field says so (red, with the reason)."""
+        try:
+            f = Expression(text)
+        except MasklensError as exc:
+            return self._not_applied(str(exc))
+        missing = f.bind(self.model.filter_columns())
+        if missing:
+            return self._not_applied(f"no column named {', '.join(missing)} (see the table's headers)")
+        self.expression.setStyleSheet("")
+        self.expression.setToolTip("")
+        if self.expression.text().strip() != text.strip():
+            self.expression.blockSignals(True)
+            self.expression.setText(text)
+            self.expression.blockSignals(False)
+        self._set_filter(f)
+        return True
+
+    def _not_applied(self, why: str) -> bool:
+        kept = self.proxy.filter.label or "all samples"
+        self.expression.setStyleSheet("QLineEdit { border: 2px solid #D55E00; }")
+        self.expression.setToolTip(f"not applied: {why}; the list still shows: {kept}")
+        self.message.emit(f"filter not applied: {why} — still showing: {kept}")
+        return False
+
+    def _expression_entered(self) -> None:
+        text = self.expression.text().strip()
+        if text:
+            self.set_expression(text)
+        else:
+            self.expression.setStyleSheet("")
+            self.expression.setToolTip("")
+            self._preset_chosen(self.presets.currentIndex())
+
+    def _search_changed(self, text: str) -> None:
+        self.proxy.pinned = None
+        self._quietly(lambda: self.proxy.set_search(text))
+
+    def _update_count(self, *_: Any) -> None:
+        shown = self.proxy.rowCount() - (1 if self.current_outside() else 0)
+        self.count.setText(f"{shown} / {self.model.rowCount()}")
+        self.count.setToolTip(OUTSIDE_TIP if self.current_outside() else "samples matching the filter / all")
+
+    def current_outside(self) -> bool:
+        """True when the current sample is shown although the filter does not match it."""
+        return self.model.outside_row is not None
+
+    def _mark_pinned(self) -> None:
+        """After a re-filter: mark the pinned current sample when it no longer matches."""
+        pin = self.proxy.pinned
+        outside = pin if pin is not None and pin < self.model.rowCount() and not self.proxy.matches(pin) else None
+        if outside != self.model.outside_row:
+            old, self.model.outside_row = self.model.outside_row, outside
+            for r in (old, outside):
+                if r is not None and r < self.model.rowCount():
+                    self.model.dataChanged.emit(self.model.index(r, 0),
+                                                self.model.index(r, self.model.columnCount() - 1))
+        self._update_count()
+
+    def _quietly(self, change: Any) -> None:
+        """Run ``change`` (a re-filter) without letting the table's selection pick another sample:
+        the sample shown changes only when the user moves."""
+        self._keep_current = True
+        try:
+            change()
+            # the table's current row is the sample shown, or none when the filter hides it
+            cur = getattr(self, "_current_row", None)
+            idx = (self.proxy.mapFromSource(self.model.index(cur, 0))
+                   if cur is not None and 0 <= cur < self.model.rowCount() else QModelIndex())
+            if not idx.isValid():
+                self.table.selectionModel().clear()
+            elif self.table.currentIndex().row() != idx.row():
+                self.table.selectRow(idx.row())
+        finally:
+            self._keep_current = False
+
+    def _unpin(self, keep: int | None = None) -> None:
+        """The user moved (to ``keep``) or chose another filter: a pinned sample outside the
+        filter leaves the table (one re-filter, only then)."""
+        pinned = self.proxy.pinned
+        if pinned is None or pinned == keep:
+            return
+        self.proxy.pinned = None
+        if self.model.outside_row == pinned:
+            self._quietly(self.proxy.refilter)
+        self._mark_pinned()
+
+    # ------------------------------------------------------------ navigation
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid() and not getattr(self, "_keep_current", False):
+            row = self.proxy.mapToSource(current).row()
+            self._current_row = row
+            self._unpin(keep=row)
+            self.sampleActivated.emit(row)
+
+    def select_source_row(self, row: int) -> None:
+        self._current_row = row
+        self._unpin(keep=row)
+        idx = self.proxy.mapFromSource(self.model.index(row, 0))
+        if idx.isValid() and self.table.currentIndex().row() != idx.row():
+            self.table.selectRow(idx.row())
+            self.table.scrollTo(idx)
+
+    def step(self, delta: int) -> bool:
+        """Move to the next/previous visible row (i.e. the next match of the current filter)."""
+        n = self.proxy.rowCount()
+        if not n:
+            return False
+        cur = self.table.currentIndex()
+        row = (cur.row() + delta) if cur.isValid() else (0 if delta > 0 else n - 1)
+        if not 0 <= row < n:
+            return False
+        self.table.selectRow(row)
+        self.table.scrollTo(self.proxy.index(row, 0))
+        return True
+
+    def next_match_after(self, source_row: int) -> int | None:
+        """The next visible source row after ``source_row`` (view order when it is visible,
+        benchmark order otherwise); None when there is none."""
+        cur = self.proxy.mapFromSource(self.model.index(source_row, 0))
+        rows = self.proxy.visible_rows()
+        if cur.isValid():
+            return rows[cur.row() + 1] if cur.row() + 1 < len(rows) else None
+        later = [r for r in rows if r > source_row]
+        return min(later) if later else None
+
+
+def sampled_rows(n: int, k: int = 100) -> list[int]:
+    """At most ~3 k of the row numbers ``0 … n - 1``: the first k, the last k and k evenly spaced."""
+    if n <= 3 * k:
+        return list(range(n))
+    return sorted({*range(k), *range(n - k, n), *range(0, n, n // k)})

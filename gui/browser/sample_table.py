@@ -1,0 +1,231 @@
+"""The sample browser's table: samples × per-sample metrics (a Qt table model), the flattened
+rows it shows and the column helpers the readout panel shares."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtGui import QColor, QFont
+
+from masklens.core.schema import Sample
+from masklens.core.scoring.records import Records
+from masklens.gui.browser.filters import Row, flatten
+from masklens.gui.browser.row_proxy import RowPlan
+from masklens.gui.window.disposal import release_later
+
+FIXED = ("#", "sample", "group", "prompts", "verdict")
+MAX_METRIC_COLUMNS = 60
+#: the widest a fixed column starts (pixels); the user may widen it
+COLUMN_MAX = {"#": 44, "sample": 130, "group": 70, "prompts": 120, "verdict": 100}
+
+
+def verdict_labels() -> list[str]:
+    """The reviewer's verdict labels (none when the review module is absent)."""
+    try:
+        from masklens.core.review.store import VERDICT_TYPES
+    except ImportError:
+        return []
+    return [vt.label for vt in VERDICT_TYPES.values()]
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+_SKIP = {"id", "sample_id", "sample"}
+OUTSIDE_TIP = "outside the current filter: kept while you look at it; it goes when you move on"
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def metric_columns(readouts: list[dict[str, Any]]) -> list[str]:
+    """The metric columns of readouts: their flattened keys (first 200 records), short values only."""
+    cols: dict[str, None] = {}
+    for r in readouts[:200]:
+        for k, v in flatten(r).items():
+            if k not in _SKIP and "instances[" not in k and not (isinstance(v, str) and len(v) > 40):
+                cols.setdefault(k)
+    return list(cols)[:MAX_METRIC_COLUMNS]
+
+
+@dataclass
+class Prepared:
+    """New readouts made ready off the GUI thread: flattened records by row, and the row plan."""
+
+    flat: dict[int, dict[str, Any]]
+    plan: RowPlan
+    columns: list[str]
+
+
+class SampleTableModel(QAbstractTableModel):
+    """Rows are samples; metric columns come from the flattened readout records."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.samples: list[Sample] = []
+        self.readouts: list[dict[str, Any]] = []
+        self._flat: dict[int, dict[str, Any]] = {}  # flattened lazily: only rows that are looked at
+        self.columns: list[str] = []
+        self.verdicts: dict[str, str] = {}
+        self.help: dict[str, str] = {}
+        self._prompt_text: dict[int, str] = {}
+        self.outside_row: int | None = None  # the current sample, kept although the filter drops it
+        #: a verdict key ("gt_wrong") → the words shown ("Ground truth wrong"); set by the review part
+        self.verdict_label: Callable[[str], str] = lambda key: key
+
+    def set_samples(self, samples: list[Sample], help_: dict[str, str] | None = None) -> None:
+        self.beginResetModel()
+        self.samples, self.readouts, self._flat, self.columns = samples, [], {}, []
+        self.help = dict(help_ or {})
+        self._prompt_text = {}
+        self.endResetModel()
+
+    def set_readouts(self, readouts: list[dict[str, Any]] | None,
+                     flat: dict[int, dict[str, Any]] | None = None, columns: list[str] | None = None) -> None:
+        """New readouts: same columns → dataChanged only (cheap); new columns → reset.
+        ``flat`` / ``columns``: their flattened records and metric columns when already computed
+        (by a worker). The previous ones are let go off this thread (100,000 dicts)."""
+        readouts = readouts if isinstance(readouts, list | Records) else list(readouts or [])
+        columns = metric_columns(readouts) if columns is None else columns
+        release_later(self.readouts, self._flat)
+        if columns == self.columns and len(readouts) == len(self.readouts):
+            self.readouts, self._flat = readouts, flat if flat is not None else {}
+            if self.readouts and self.columns:
+                self.dataChanged.emit(self.index(0, len(FIXED)),
+                                      self.index(len(readouts) - 1, self.columnCount() - 1))
+            return
+        self.beginResetModel()
+        self.readouts, self._flat, self.columns = readouts, flat if flat is not None else {}, columns
+        self.endResetModel()
+
+    def flat(self, row: int) -> dict[str, Any]:
+        """The flattened readout of a row (computed on first use after each change)."""
+        if row >= len(self.readouts):
+            return {}
+        got = self._flat.get(row)
+        if got is None:
+            got = self._flat[row] = flatten(self.readouts[row])
+        return got
+
+    def set_verdicts(self, verdicts: dict[str, str]) -> None:
+        if verdicts == self.verdicts:
+            return
+        self.verdicts = verdicts
+        if self.samples:
+            col = FIXED.index("verdict")
+            self.dataChanged.emit(self.index(0, col), self.index(len(self.samples) - 1, col))
+
+    def filter_columns(self) -> list[str]:
+        """Keys a filter expression may use: sample, group, verdict and the metric columns."""
+        return ["sample", "group", "verdict", *self.columns]
+
+    def row_of(self, i: int) -> Row:
+        s = self.samples[i]
+        verdict = self.verdicts.get(s.id)
+        values = {"sample": s.id, "group": s.group, "verdict": verdict or "",
+                  **self.flat(i)}
+        return Row(s, values, verdict)
+
+    def value(self, row: int, col: int) -> Any:
+        s = self.samples[row]
+        if col == 0:
+            return row + 1
+        if col == 1:
+            return s.id
+        if col == 2:
+            return s.group or ""
+        if col == 3:
+            if row not in self._prompt_text:
+                self._prompt_text[row] = " | ".join(p.text for p in s.prompts)
+            return self._prompt_text[row]
+        if col == 4:
+            keys = self.verdicts.get(s.id, "")
+            return ", ".join(self.verdict_label(k) for k in keys.split(", ")) if keys else ""
+        return self.flat(row).get(self.columns[col - len(FIXED)])
+
+    # ------------------------------------------------------------ Qt model API
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.samples)
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(FIXED) + len(self.columns)
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return _fmt(self.value(index.row(), index.column()))
+        if role == SORT_ROLE:
+            v = self.value(index.row(), index.column())
+            if isinstance(v, bool):
+                return float(v)
+            return v if isinstance(v, (int, float)) else (float("-inf") if v is None else str(v))
+        if role == Qt.ItemDataRole.TextAlignmentRole and index.column() >= len(FIXED):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if index.row() == self.outside_row:
+            if role == Qt.ItemDataRole.FontRole:
+                font = QFont()
+                font.setItalic(True)
+                return font
+            if role == Qt.ItemDataRole.ForegroundRole:
+                return QColor("#7a7a7a")
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return OUTSIDE_TIP
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        name = FIXED[section] if section < len(FIXED) else self.columns[section - len(FIXED)]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return name
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return metric_tooltip(name, self.help)
+        return None
+
+
+class RowSnapshot:
+    """The table's rows with other readouts, without Qt: what a worker plans rows from (the
+    model's own value / row_of logic, over a copy of what it reads)."""
+
+    value = SampleTableModel.value
+    row_of = SampleTableModel.row_of
+
+    def __init__(self, model: SampleTableModel, readouts: list[dict[str, Any]]) -> None:
+        self.samples, self.readouts = model.samples, readouts
+        self.verdicts, self.verdict_label = dict(model.verdicts), model.verdict_label
+        self.columns = metric_columns(readouts)
+        self._prompt_text = dict(model._prompt_text)
+        self.flat_rows: dict[int, dict[str, Any]] = {}
+
+    def with_readouts(self, readouts: list[dict[str, Any]]) -> RowSnapshot:
+        other = RowSnapshot.__new__(RowSnapshot)
+        other.__dict__.update(self.__dict__)
+        other.readouts, other.columns, other.flat_rows = readouts, metric_columns(readouts), {}
+        return other
+
+    def flat(self, row: int) -> dict[str, Any]:
+        got = self.flat_rows.get(row)
+        if got is None:
+            got = self.flat_rows[row] = flatten(self.readouts[row]) if row < len(self.readouts) else {}
+        return got
+
+    def rowCount(self) -> int:  # noqa: N802 - the model's name
+        return len(self.samples)
+
+
+def metric_tooltip(name: str, help_: dict[str, str]) -> str | None:
+    """The definition of a (possibly dotted/indexed) metric key from a kind's metric_help."""
+    if name in help_:
+        return f"{name}: {help_[name]}"
+    leaf = name.replace("]", "").replace("[", ".").split(".")
+    for part in reversed(leaf):
+        if part in help_:
+            return f"{name}: {help_[part]}"
+    return None

@@ -1,0 +1,119 @@
+"""Lazy image and mask decoding with byte-bounded LRU caches (nothing is loaded up front)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from masklens.core.errors import DataFormatError
+from masklens.core.masks import Mask
+from masklens.core.schema import ImageRef
+
+
+class ByteLRU:
+    """An LRU of numpy arrays bounded by total bytes."""
+
+    def __init__(self, budget_bytes: int) -> None:
+        self.budget = budget_bytes
+        self._items: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self._bytes = 0
+        self.loads = 0  # how many times a value had to be computed (tests and benchmarks read it)
+
+    def get(self, key: Hashable, make: Callable[[], np.ndarray]) -> np.ndarray:
+        if key in self._items:
+            self._items.move_to_end(key)
+            return self._items[key]
+        value = make()
+        self.loads += 1
+        self._items[key] = value
+        self._bytes += value.nbytes
+        while self._bytes > self.budget and len(self._items) > 1:
+            _, old = self._items.popitem(last=False)
+            self._bytes -= old.nbytes
+        return value
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def clear(self) -> None:
+        self._items.clear()
+        self._bytes = 0
+
+
+def read_rgb(path: Path, expected_size: tuple[int, int] | None = None) -> np.ndarray:
+    """Decode an image file to H×W×3 uint8 RGB with the one decoder the models and reports use
+    (:func:`masklens.core.files.images.read_image`); a missing or undecodable file is a DataFormatError."""
+    from masklens.core.files.images import read_image
+
+    return read_image(path, expected_size)
+
+
+def placeholder(height: int, width: int) -> np.ndarray:
+    """A neutral checkerboard for images whose file is not available (scoring needs no pixels)."""
+    yy, xx = np.ogrid[:height, :width]
+    board = (((yy // 32) + (xx // 32)) % 2).astype(np.uint8)
+    out = np.empty((height, width, 3), dtype=np.uint8)
+    out[...] = (70 + 20 * board)[..., None]
+    return out
+
+
+class ImageStore:
+    """Decoded images and masks on demand, each kept in a byte-bounded LRU."""
+
+    def __init__(self, image_budget: int = 768 << 20, mask_budget: int = 256 << 20) -> None:
+        self.images = ByteLRU(image_budget)
+        self.masks = ByteLRU(mask_budget)
+        self.missing: dict[str, str] = {}  # image path -> why it is shown as a placeholder
+        # id(array) -> (array, bounding box); holding the array keeps its id from being reused
+        self._boxes: OrderedDict[int, tuple[np.ndarray, tuple[int, int, int, int] | None]] = OrderedDict()
+
+    def image(self, ref: ImageRef) -> np.ndarray:
+        """The image's pixels, or a placeholder (recorded in ``missing``) when it cannot be read."""
+
+        def make() -> np.ndarray:
+            if ref.path is None:
+                return placeholder(ref.height, ref.width)
+            try:
+                return read_rgb(Path(ref.path), (ref.height, ref.width))
+            except DataFormatError as exc:
+                self.missing[str(ref.path)] = str(exc)
+                return placeholder(ref.height, ref.width)
+
+        return self.images.get(("img", ref.key, str(ref.path), ref.height, ref.width), make)
+
+    def rgb_for_model(self, ref: ImageRef) -> np.ndarray:
+        """The image's real pixels for a model; raises DataFormatError when there are none."""
+        if ref.path is None:
+            raise DataFormatError(
+                f"image '{ref.key}' has no file; open the benchmark with its images folder to run models"
+            )
+        if str(ref.path) in self.missing:
+            raise DataFormatError(self.missing[str(ref.path)])
+        path = Path(ref.path)
+        return self.images.get(("img", ref.key, str(ref.path), ref.height, ref.width),
+                               lambda: read_rgb(path, (ref.height, ref.width)))
+
+    def mask(self, mask: Mask, height: int | None = None, width: int | None = None) -> np.ndarray:
+        """A mask decoded to bool at (height, width) (nearest-neighbour resized when it differs)."""
+        h, w = height or mask.height, width or mask.width
+        key: tuple[Any, ...] = ("mask", mask.shape, mask.rle["counts"], h, w)
+        # pycocotools decodes column-major; keep a C-contiguous copy (fast row slicing, cv2, views)
+        return self.masks.get(key, lambda: np.ascontiguousarray(mask.resized(h, w).to_array()))
+
+    def box(self, array: np.ndarray) -> tuple[int, int, int, int] | None:
+        """Bounding box (x0, y0, x1, y1) of a decoded mask, memoised (None when empty)."""
+        from masklens.gui.canvas.overlays import bbox
+
+        hit = self._boxes.get(id(array))
+        if hit is not None and hit[0] is array:
+            self._boxes.move_to_end(id(array))
+            return hit[1]
+        value = bbox(array)
+        self._boxes[id(array)] = (array, value)
+        if len(self._boxes) > 4096:
+            self._boxes.popitem(last=False)
+        return value

@@ -1,0 +1,273 @@
+"""Draws a view's panels: image, ground truth, predicted instances with scores, or the TP/FP/FN
+error view, with synchronised pan/zoom across the panels."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPixmap
+from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
+
+from masklens.core.schema import Prediction, Sample
+from masklens.gui.canvas.image_cache import ImageStore
+from masklens.gui.canvas.image_canvas import Canvas, Panel, SyncGroup
+from masklens.gui.canvas.overlays import (
+    INSTANCE_PALETTE,
+    bbox,
+    crop,
+    error_labels,
+    error_table,
+    instance_labels,
+    instance_table,
+    layer_labels,
+    layer_table,
+    rgb_image,
+    to_pixmap,
+)
+from masklens.gui.settings import DEFAULT_COLOURS
+from masklens.gui.views import PanelSpec
+
+
+@dataclass
+class LayerToggles:
+    gt: bool = True
+    pred: bool = True
+    error: bool = False
+    outlines: bool = True
+    scores: bool = True
+    gt_opacity: float = 0.45
+    pred_opacity: float = 0.55
+    colours: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_COLOURS))
+
+
+@dataclass
+class RenderContext:
+    store: ImageStore
+    sample: Sample
+    prediction: Callable[[str | None], Prediction | None]
+    score_threshold: float
+    toggles: LayerToggles
+    caption: Callable[[PanelSpec], str] = lambda spec: ""
+    pixmaps: dict = field(default_factory=dict)  # image QPixmaps of this render, shared by panels
+    score_labels: bool = True
+
+
+def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
+    """Fill one panel's canvas with the image and its overlay layers."""
+    tg = ctx.toggles
+    ref = ctx.sample.images.get(spec.image)
+    canvas = panel.canvas
+    panel.title.setText(spec.title)
+    panel.title.setToolTip(spec.title)
+    panel.caption.setText(ctx.caption(spec))
+    if ref is None:
+        canvas.keep_layers([])
+        canvas.set_labels([])
+        return
+    rgb = ctx.store.image(ref)
+    h, w = rgb.shape[:2]
+    key = (spec.image, id(rgb))
+    if key not in ctx.pixmaps:  # one conversion per image, shared by the panels showing it
+        ctx.pixmaps[key] = QPixmap.fromImage(rgb_image(rgb))
+    canvas.set_image(ctx.pixmaps[key])
+    canvas.set_image_opacity(0.35 if tg.error else 1.0)
+    gts = [ctx.store.mask(ctx.sample.gts[k].union(), h, w) for k in spec.gts if k in ctx.sample.gts]
+    pred = ctx.prediction(spec.prompt_id)
+    accepted = [i for i in (pred.instances if pred else []) if i.score >= ctx.score_threshold]
+    inst = [ctx.store.mask(i.mask, h, w) for i in accepted]
+    canvas.keep_layers(build_layers(canvas, gts, inst, tg, ctx.store.box))
+    labels = []
+    if tg.scores and tg.pred and ctx.score_labels:
+        for k, i in enumerate(accepted):
+            if i.mask.area == 0:
+                continue
+            x, y, _bw, _bh = i.mask.bbox
+            sx, sy = w / i.mask.width, h / i.mask.height
+            labels.append((x * sx, y * sy, f"{i.score:.2f}", INSTANCE_PALETTE[k % len(INSTANCE_PALETTE)]))
+    canvas.set_labels(labels)
+
+
+def union_box(boxes: list[tuple[int, int, int, int] | None]) -> tuple[int, int, int, int] | None:
+    real = [b for b in boxes if b is not None]
+    if not real:
+        return None
+    return (min(b[0] for b in real), min(b[1] for b in real), max(b[2] for b in real), max(b[3] for b in real))
+
+
+def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], tg: LayerToggles,
+                 box_of: Callable[[np.ndarray], tuple[int, int, int, int] | None] = bbox) -> list[str]:
+    """Overlay pixmaps for ground truths (``gts[0]`` filled and outlined, others outlined) above
+    the instances, or the TP/FP/FN error view; each covers only its masks' bounding box
+    (``box_of`` gives a mask's box, e.g. memoised). Returns the layers shown."""
+    colours, shown = tg.colours, []
+    memo = canvas.label_memo
+
+    def put(name: str, masks: tuple[np.ndarray, ...], box: tuple[int, int, int, int], flag: object,
+            make: Callable[[], np.ndarray], table: list[int], z: float) -> None:
+        # a label map depends only on its masks (the store's arrays: same object = same mask), the
+        # box and the outline flag; an opacity or colour change reuses it and swaps the table
+        hit = memo.get(name)
+        if (hit is not None and hit[1] == (box, flag) and len(hit[0]) == len(masks)
+                and all(a is b for a, b in zip(hit[0], masks, strict=True))):
+            labels = hit[2]
+        else:
+            labels = make()
+            memo[name] = (masks, (box, flag), labels)
+        canvas.set_layer(name, to_pixmap(labels, table), z=z, pos=box[:2])
+        shown.append(name)
+
+    if tg.error and gts:
+        masks = (gts[0], *inst)
+        box = union_box([box_of(m) for m in masks])
+        if box is not None:
+            def errors(masks: tuple[np.ndarray, ...] = masks, box: tuple[int, int, int, int] = box) -> np.ndarray:
+                g, *ps = crop(list(masks), box)
+                union = np.logical_or.reduce(ps) if ps else np.zeros_like(g)
+                return error_labels(np.ascontiguousarray(g), union)
+
+            table = error_table(colours["tp"], colours["fp"], colours["fn"], max(tg.pred_opacity, 0.85))
+            put("error", masks, box, None, errors, table, 3)
+        return shown
+    if tg.pred and inst:
+        box = union_box([box_of(m) for m in inst])
+        if box is not None:
+            put("pred", tuple(inst), box, tg.outlines, lambda: instance_labels(crop(inst, box), tg.outlines),
+                instance_table(tg.pred_opacity), 5)
+    if tg.gt:  # above the prediction, so that its outline stays visible
+        for i, m in enumerate(gts):
+            box = box_of(m)
+            if box is None:
+                continue
+            (sub,) = crop([m], box)
+            if i == 0:
+                put("gt", (m,), box, tg.outlines, lambda sub=sub: layer_labels(sub, tg.outlines),
+                    layer_table(colours["gt"], tg.gt_opacity), 6)
+            else:  # further ground truths (e.g. R2SM's other mask): outline only
+                put(f"gt{i + 1}", (m,), box, True, lambda sub=sub: layer_labels(sub, True, 3),
+                    layer_table(colours["gt2"], 0.0), 7 + i)
+    return shown
+
+
+class SampleViewWidget(QWidget):
+    """A grid of panels; the panels' canvases pan and zoom together.
+
+    Drawn prompts: every canvas follows ``tool``; ``boxDrawn(image, box)`` and
+    ``pointClicked(image, point)`` name the image of the panel drawn on, and ``marks``
+    (image key -> (boxes, points)) are shown on every panel of that image."""
+
+    boxDrawn = Signal(str, tuple)
+    pointClicked = Signal(str, tuple)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tool = "pan"
+        self.marks: dict[str, tuple[list, list]] = {}
+        #: a panel's own drawn prompt (e.g. the boxes a typed-prompt result was run with), else None
+        self.marks_for: Callable[[PanelSpec], tuple[list, list] | None] = lambda spec: None
+        self.grid = QGridLayout(self)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setSpacing(3)
+        self.panels: list[Panel] = []
+        self.specs: list[PanelSpec] = []
+        self.sync = SyncGroup()
+        self.empty = QLabel("Open a benchmark (File › Open benchmark…) or drop a file here.")
+        self.empty.setStyleSheet("color: gray; font-size: 14px;")
+        self.grid.addWidget(self.empty, 0, 0)
+
+    def best_columns(self, n: int, most: int) -> int:
+        """Up to ``most`` columns: the count that gives ``n`` panels of the shown image's aspect
+        the largest size in this widget (four CGEBench levels in a narrow centre: 2 x 2, not 4 x 1)."""
+        if n <= 1 or self.width() < 50 or self.height() < 50:
+            return max(1, min(most, n))
+        rect = self.panels[0].canvas.sceneRect() if self.panels else None
+        aspect = rect.width() / rect.height() if rect is not None and rect.height() > 0 else 4 / 3
+        W, H = self.width(), self.height() - 40  # noqa: N806 - a panel's title and caption rows
+
+        def side(c: int) -> float:
+            rows = (n + c - 1) // c
+            return min(W / c / aspect, H / rows)  # the image's height at this grid
+
+        return max(range(1, max(1, min(most, n)) + 1), key=lambda c: (side(c), -c))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if self.panels and getattr(self, "_most", None):
+            columns = self.best_columns(len(self.panels), self._most)
+            if columns != self._layout_key[1]:
+                self._arrange(columns)
+
+    def _arrange(self, columns: int) -> None:
+        """Place the existing panels on a grid of ``columns`` (no redraw needed)."""
+        n = len(self.panels)
+        for p in self.panels:
+            self.grid.removeWidget(p)
+        for c in range(8):
+            self.grid.setColumnStretch(c, 1 if c < columns else 0)
+            self.grid.setRowStretch(c, 1 if c < (n + columns - 1) // max(columns, 1) else 0)
+        for i, p in enumerate(self.panels):
+            self.grid.addWidget(p, i // columns, i % columns)
+        self._layout_key = (n, columns)
+
+    def _ensure(self, n: int, most: int) -> None:
+        self._most = most
+        columns = self.best_columns(n, most)
+        layout_key = (n, columns)
+        if getattr(self, "_layout_key", None) == layout_key:
+            return
+        had_focus = any(p.canvas.hasFocus() for p in self.panels)  # keep the one-key shortcuts
+        for p in self.panels:
+            self.grid.removeWidget(p)
+            p.hide()  # until deleteLater runs it would show through the new grid's spacing
+            p.deleteLater()
+        self.panels, self.sync = [], SyncGroup()
+        self.empty.setVisible(n == 0)
+        for c in range(8):
+            self.grid.setColumnStretch(c, 1 if c < columns else 0)
+            self.grid.setRowStretch(c, 1 if c < (n + columns - 1) // max(columns, 1) else 0)
+        for i in range(n):
+            p = Panel()
+            self.grid.addWidget(p, i // columns, i % columns)
+            self.sync.add(p.canvas)
+            self.panels.append(p)
+            p.canvas.set_tool(self.tool)
+            p.canvas.boxDrawn.connect(lambda *b, i=i: self._drawn(i, self.boxDrawn, b))
+            p.canvas.pointClicked.connect(lambda *q, i=i: self._drawn(i, self.pointClicked, q))
+        if had_focus and self.panels:
+            self.panels[0].canvas.setFocus(Qt.FocusReason.OtherFocusReason)
+        self._layout_key = layout_key
+
+    def show_panels(self, specs: list[PanelSpec], ctx: RenderContext | None, columns: int) -> None:
+        self._ensure(len(specs) if ctx else 0, columns)
+        self.specs = list(specs) if ctx else []
+        if ctx is None:
+            return
+        for panel, spec in zip(self.panels, specs, strict=True):
+            render_panel(panel, spec, ctx)
+        self.draw_marks()
+
+    # ------------------------------------------------------------ drawn prompts
+    def set_tool(self, tool: str) -> None:
+        self.tool = tool
+        for p in self.panels:
+            p.canvas.set_tool(tool)
+
+    def _drawn(self, i: int, signal: Signal, value: tuple) -> None:
+        if i < len(self.specs):
+            signal.emit(self.specs[i].image, tuple(value))
+
+    def draw_marks(self) -> None:
+        """Show ``marks`` on the panels of their image (and clear the others)."""
+        for panel, spec in zip(self.panels, self.specs, strict=False):
+            boxes, points = self.marks_for(spec) or self.marks.get(spec.image, ([], []))
+            panel.canvas.set_marks(boxes, points)
+
+    def fit(self) -> None:
+        if self.panels:
+            self.panels[0].canvas.fit()
+
+    def one_to_one(self) -> None:
+        if self.panels:
+            self.panels[0].canvas.one_to_one()

@@ -1,0 +1,1 @@
+"""Dialogs: Open benchmark/predictions, Run benchmark, Export report, Colours, About."""

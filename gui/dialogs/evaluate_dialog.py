@@ -1,0 +1,195 @@
+"""Evaluate › Run benchmark…: run one or more models over the open benchmark (or a subset),
+with progress and cancel; finished prompts come from the prediction cache, so a cancelled
+run resumes. The scored runs are attached to the window as prediction sets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from masklens.core.inference.evaluate import EvaluateResult, ModelSpec, evaluate, subset
+from masklens.core.models.registry import backend_info, backend_names
+from masklens.core.runtime.extras import install_command, missing_for
+from masklens.gui.dialogs.job_dialog import JobDialog
+from masklens.gui.jobs.workers import JobContext
+
+
+class _ModelRow(QWidget):
+    def __init__(self, names: list[str], current: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = QComboBox()
+        for n in names:
+            try:
+                info = backend_info(n)
+            except Exception:  # noqa: BLE001 - a backend that cannot even describe itself
+                continue
+            absent = missing_for(info.extra) if info.extra else None
+            note = f" (not installed: {install_command(info.extra)})" if absent else ""
+            self.model.addItem(f"{n} — {info.title}{note}", n)
+            self.model.model().item(self.model.count() - 1).setEnabled(absent is None)
+        i = self.model.findData(current)
+        self.model.setCurrentIndex(max(i, 0))
+        self.weights = QLineEdit()
+        self.weights.setPlaceholderText("weights: default (path or Hugging Face id)")
+        self.remove = QPushButton("✕")
+        self.remove.setFixedWidth(28)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.model, 2)
+        lay.addWidget(self.weights, 3)
+        lay.addWidget(self.remove)
+
+    def spec(self) -> ModelSpec:
+        return ModelSpec(self.model.currentData(), self.weights.text().strip() or None)
+
+
+class EvaluateDialog(JobDialog):
+    cancelled_text = "cancelled — finished prompts are cached; Run again to resume"
+
+    def __init__(self, parent: QWidget | None, state: Any) -> None:
+        super().__init__(parent, state, "Run benchmark", 620)
+        self.result: EvaluateResult | None = None
+        names = backend_names()
+        self.rows: list[_ModelRow] = []
+        self.rows_box = QVBoxLayout()
+        add = QPushButton("Add model")
+        add.clicked.connect(lambda: self.add_model(getattr(state, "model", "demo")))
+        self.scope = QComboBox()
+        self.scope.addItem("all samples", "all")
+        groups = sorted({s.group for s in state.benchmark.samples if s.group is not None})
+        for g in groups:
+            self.scope.addItem(f"group {g}", f"group:{g}")
+        self.scope.addItem("these sample ids…", "ids")
+        self.ids = QLineEdit()
+        self.ids.setPlaceholderText("id,id,… (for 'these sample ids')")
+        self.out = QLineEdit()
+        self.out.setPlaceholderText("optional: folder for predictions and scores")
+        out_row = self.folder_row(self.out, "Folder for predictions and scores")
+        form = QFormLayout()
+        form.addRow("Benchmark", QLabel(f"{state.kind.title or state.kind.name}: "
+                                        f"{state.benchmark.name} ({len(state.benchmark)} samples)"))
+        form.addRow("Samples", self.scope)
+        form.addRow("", self.ids)
+        form.addRow("Output", out_row)
+        self.progress.setFormat("%v / %m prompts")
+        self.run_button = self.buttons.addButton("Run", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        self.set_job_buttons(self.run_button, self.cancel_button)
+        lay = QVBoxLayout(self)
+        lay.addWidget(QLabel("Models (several rows compare models or checkpoints)"))
+        lay.addLayout(self.rows_box)
+        lay.addWidget(add)
+        lay.addLayout(form)
+        lay.addWidget(self.progress)
+        lay.addWidget(self.status)
+        lay.addWidget(self.buttons)
+        self._names = names
+        self.add_model(getattr(state, "model", None) or "demo")
+
+    def add_model(self, name: str) -> _ModelRow:
+        row = _ModelRow(self._names, name)
+        row.remove.clicked.connect(lambda: self._remove(row))
+        self.rows.append(row)
+        self.rows_box.addWidget(row)
+        return row
+
+    def _remove(self, row: _ModelRow) -> None:
+        if len(self.rows) > 1:
+            self.rows.remove(row)
+            row.deleteLater()
+
+    # ------------------------------------------------------------ running
+    def start(self) -> None:
+        if self.job is not None:
+            return
+        try:
+            bench = self._subset()
+        except Exception as exc:  # noqa: BLE001 - e.g. unknown sample ids: shown in the dialog
+            self.status.setText(str(exc))
+            return
+        specs = [r.spec() for r in self.rows]
+        out = self.out.text().strip() or None
+        images = getattr(getattr(self.state, "namespace", None), "images", None)
+        params = dict(getattr(self.state, "params", {}) or {})
+
+        def work(ctx: JobContext) -> EvaluateResult:
+            from masklens.core.cache.model_cache import PredictionCache
+
+            cache = PredictionCache()
+            try:
+                return evaluate(self.state.kind, bench, specs, out, params=params, cache=cache,
+                                images_dir=images,
+                                progress=lambda label, d, n: ctx.progress(d, n, label),
+                                cancel=lambda: ctx.cancelled)
+            finally:
+                cache.close()
+
+        self.run_job("evaluate", work, self._done, "running…")
+
+    def _subset(self) -> Any:
+        scope = self.scope.currentData()
+        if scope == "all":
+            return self.state.benchmark
+        if scope == "ids":
+            ids = [x.strip() for x in self.ids.text().split(",") if x.strip()]
+            return subset(self.state.benchmark, samples=ids)
+        return subset(self.state.benchmark, groups=[scope.split(":", 1)[1]])
+
+    def progress_text(self, text: str, done: int, total: int) -> str:
+        return f"{text}: {done} / {total}"
+
+    def _done(self, result: EvaluateResult) -> None:
+        self.result = result
+        self.job = None
+        full = len(next(iter(result.runs)).result.samples) == len(self.state.benchmark) \
+            if result.runs else False
+        for run in result.runs:
+            if full and hasattr(self.state, "add_predictions"):
+                self.state.add_predictions(run.name, run.predictions, run.scorer)
+        lines = [f"{label}: {st['prompts']} prompts, {st['cached']} from the cache, "
+                 f"{st['computed']} computed" for label, st in result.stats.items()]
+        if not full:
+            lines.append("(a subset: scores shown here, not attached to the browser)")
+        g = self.state.kind.groups[0] if self.state.kind.groups else None
+        for run in result.runs:
+            head = run.result.summary.get(g, {}) if g else {}
+            lines.append(f"{run.name} [{g}]: {summary_line(head)}")
+        self.status.setText("\n".join(lines))
+        self._idle()
+
+
+def summary_line(row: dict[str, Any], limit: int = 5) -> str:
+    """The first numbers of a summary row, e.g. "N=18, TA_TP=7, …" (counts as counts, rates to
+    three decimals; confidence intervals left out); "no numbers" when it has none."""
+    parts = []
+    for k, v in row.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or k.endswith("_ci95"):
+            continue
+        parts.append(f"{k}={v}" if isinstance(v, int) else f"{k}={v:.3f}")
+        if len(parts) == limit:
+            break
+    return ", ".join(parts) or "no numbers"
+
+
+def open_evaluate_dialog(parent: QWidget | None, state: Any) -> EvaluateDialog | None:
+    """Show the dialog for the window's open benchmark (non-modal; returns it)."""
+    if getattr(state, "benchmark", None) is None or getattr(state, "kind", None) is None:
+        from masklens.core.errors import MasklensError
+
+        raise MasklensError("open a benchmark first (File › Open benchmark…)")
+    dlg = EvaluateDialog(parent, state)
+    dlg.show()
+    return dlg
+
+

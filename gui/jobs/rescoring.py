@@ -1,0 +1,113 @@
+"""Slider re-scoring that never blocks the window: the sample shown is re-derived at once (the
+first frame), every sample in the worker pool, and the latest slider value wins.
+
+Below :data:`ASYNC_FROM` samples a full re-derivation takes a few milliseconds and is done in
+place. Above it, :meth:`Rescoring.request` derives the sample shown on the GUI thread, then runs
+``Scorer.readouts`` plus the browser's flattening, filtering and sorting (:meth:`SampleBrowser.planner`)
+on a worker; a result for values that are no longer the slider's is dropped, an older job is
+cancelled at its next check. The window installs the result in one step (``prepared_for``).
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from masklens.gui.jobs.workers import JobRunner
+
+#: benchmarks with at least this many samples are re-scored in the worker pool
+ASYNC_FROM = 2000
+#: the worker starts this long after the first frame was asked for, so that it is painted first
+FIRST_FRAME_MS = 20
+
+
+#: while a worker derives readouts, the GIL changes hands this often (seconds; Python's default is
+#: 0.005): the GUI thread re-takes it for every Python call Qt makes while painting, and with the
+#: default a paint of the sample table could wait 5 ms per call
+SWITCH_INTERVAL = 0.0005
+
+
+def _derive(ctx: Any, scorer: Any, params: dict[str, float], prepare: Any) -> tuple[list, Any]:
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(min(previous, SWITCH_INTERVAL))
+    # hundreds of thousands of new (acyclic) dicts would trigger full cyclic collections over
+    # every object of the benchmark, each a GIL-held pause of the window: not while deriving
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        readouts = scorer.readouts(params)
+        ctx.check()
+        return readouts, prepare(readouts, ctx.check)
+    finally:
+        # what survives is long-lived (readouts, flattened rows): out of the collector's scans, or
+        # the next full collection would walk all of it with the GIL held (~0.2 s at 100,000);
+        # frozen objects are still freed by reference counting when dropped
+        gc.freeze()
+        if collecting:
+            gc.enable()
+        sys.setswitchinterval(previous)
+
+
+class Rescoring(QObject):
+    """Owned by the window; ``settled`` once the browser shows the latest values."""
+
+    settled = Signal()
+
+    def __init__(self, state: Any, browser: Any, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.state, self.browser = state, browser
+        self.runner = JobRunner(self)  # not the window's jobs: no busy state, no Cancel button
+        self._serial = 0
+        self._prepared: tuple[Any, Any] | None = None  # (readouts, Prepared) awaiting installation
+        self.pending = False
+
+    def request(self, params: dict[str, float]) -> None:
+        """New slider values (may raise MasklensError for values out of range)."""
+        st = self.state
+        if st.kind is None:
+            return
+        n = len(st.benchmark.samples) if st.benchmark is not None else 0
+        if n < ASYNC_FROM or st.active not in st.scorers:
+            st.set_params(params)
+            self.settled.emit()
+            return
+        st.set_params_shown(params)  # the first frame: the sample shown, at once
+        self._serial += 1
+        serial, name, p = self._serial, st.active, dict(st.params)
+        self.runner.cancel_all()  # an older value still being derived: stop it at its next check
+        self.pending = True
+        planner = self.browser.planner()
+
+        def done(value: tuple[list, Any]) -> None:
+            if serial != self._serial:
+                return  # a later value is on its way
+            readouts, prepared = value
+            self._prepared = (readouts, prepared)
+            try:
+                st.install_readouts(name, p, readouts)
+            finally:
+                self._prepared = None
+                self.pending = False
+                self.settled.emit()
+
+        def start() -> None:  # after the first frame is drawn: the worker would compete for the GIL
+            if serial == self._serial:
+                self.runner.run("re-score", _derive, st.scorers[name], p, planner, on_done=done)
+
+        QTimer.singleShot(FIRST_FRAME_MS, start)
+
+    @staticmethod
+    def settle_heap() -> None:
+        """After a prediction set is scored: its millions of long-lived objects leave the cyclic
+        collector's scans (``gc.freeze``), so no later collection walks them with the GIL held in
+        the middle of a slider move. Reference counting still frees them when they are dropped."""
+        gc.freeze()
+
+    def prepared_for(self, readouts: Any) -> Any:
+        """The browser's ready rows for exactly these readouts (None: plan them here)."""
+        if self._prepared is not None and self._prepared[0] is readouts:
+            return self._prepared[1]
+        return None

@@ -1,0 +1,145 @@
+"""Job functions run on the thread pool (no widgets touched here): loading, scoring, inference.
+
+Each takes a :class:`~masklens.gui.jobs.workers.JobContext` first, reports progress through it
+(which raises Cancelled once the user cancelled) and returns plain data for the GUI thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from masklens.core.errors import MasklensError
+from masklens.core.schema import Benchmark, PredictionSet, Role, Sample
+from masklens.core.scoring.contract import BenchmarkKind, Scorer
+from masklens.core.scoring.kind_args import kind_files
+from masklens.core.scoring.readout import (
+    benchmark_overlaps,
+    benchmark_readout,
+    generic_readout,
+    make_typed_prompt,
+    replaced_prompt,
+)
+
+
+@dataclass
+class Loaded:
+    kind: BenchmarkKind
+    benchmark: Benchmark
+    namespace: argparse.Namespace
+    argv: list[str]
+
+
+def load_benchmark(ctx: Any, kind: BenchmarkKind, namespace: argparse.Namespace, argv: list[str]) -> Loaded:
+    ctx.progress(0, 1, f"loading {kind.title or kind.name}…")
+    bench = kind.load_benchmark(**kind_files(kind, namespace))
+    if not bench.samples:
+        raise MasklensError(f"{kind.title or kind.name}: the benchmark has no samples",
+                            path=next(iter(bench.sources.values()), None))
+    ctx.progress(1, 1, f"{len(bench.samples)} samples")
+    return Loaded(kind, bench, namespace, argv)
+
+
+def score_predictions(
+    ctx: Any, kind: BenchmarkKind, benchmark: Benchmark, namespace: argparse.Namespace | None,
+    predictions: PredictionSet | None = None,
+) -> tuple[PredictionSet, Scorer]:
+    """Load predictions (unless given) and compute every sample's overlaps, with progress."""
+    if predictions is None:
+        ctx.progress(0, 1, "reading predictions…")
+        predictions = kind.load_predictions(benchmark, **kind_files(kind, namespace))
+    n = len(benchmark.samples)
+    step = max(1, n // 200)
+
+    def progress(i: int, total: int) -> None:
+        if i % step == 0 or i == total:
+            ctx.progress(i, total, "scoring")
+        else:
+            ctx.check()
+
+    scorer = Scorer(kind, benchmark, predictions, progress=progress)
+    return predictions, scorer
+
+
+def with_predictions(namespace: argparse.Namespace, dest_values: dict[str, Any]) -> argparse.Namespace:
+    ns = copy.copy(namespace)
+    for k, v in dest_values.items():
+        setattr(ns, k, v)
+    return ns
+
+
+@dataclass
+class PromptRun:
+    sample_id: str
+    prompt: Any
+    model: str
+    prediction: Any
+    generic: dict[str, Any]
+    benchmark: dict[str, Any] | None
+    replaced: str | None
+    seconds: float
+    device: str | None
+    staged: Any = None  # (substituted sample, overlaps): re-derive the readout for new params
+    base: Any = None  # the prediction set the other prompts were answered from
+    from_cache: bool = False  # answered from the on-disk prediction cache (no model call)
+
+
+def run_prompt(
+    ctx: Any,
+    models: Any,
+    model: str,
+    options: dict[str, Any],
+    image: np.ndarray,
+    kind: BenchmarkKind,
+    sample: Sample,
+    text: str,
+    role: Role,
+    level: int | None,
+    image_key: str | None,
+    params: dict[str, float],
+    base: PredictionSet | None,
+    serial: int,
+    replaces: str | None = None,
+    cache: Any = None,
+    visual: dict[str, Any] | None = None,
+) -> PromptRun:
+    """Run one typed prompt on one model and derive both readouts.
+
+    With a PredictionCache, a prompt asked before (same backend, checkpoint, image content,
+    text, role, drawn boxes/points, options) is answered from disk: the model is not even
+    loaded. ``visual`` holds boxes/points drawn on the canvas (joined to the prompt's meta)."""
+    from masklens.core.inference.runner import request_for, segment_cached, to_prediction
+
+    prompt = make_typed_prompt(sample, text, role, level=level, image=image_key,
+                               prompt_id=f"live:{serial}", replaces=replaces)
+    if visual:
+        import dataclasses
+
+        prompt = dataclasses.replace(prompt, meta={**prompt.meta, **visual})
+    ctx.progress(0, 2, f"{model}: “{text}”")
+    t0 = time.perf_counter()
+    request = request_for(prompt)
+    # the manager loads lazily, unloads models that would not fit beside it, retries after OOM
+    result, from_cache = models.call(
+        model,
+        lambda seg: segment_cached(seg, image, request, cache=cache, backend=model, options=options),
+        **options,
+    )
+    seconds = time.perf_counter() - t0
+    ctx.progress(1, 2, "scoring")
+    prediction = to_prediction(prompt.id, result)
+    t = params.get("score_threshold", 0.0)
+    generic = generic_readout(sample, prompt, prediction, t)
+    staged = benchmark_overlaps(kind, sample, prompt, prediction, base)
+    bench = benchmark_readout(kind, sample, prompt, prediction, params, base, cached=staged)
+    replaced = replaced_prompt(sample, prompt.role, prompt.level, prompt.image, text=prompt.text,
+                               prompt_id=prompt.meta.get("replaces"))
+    device = (models.get(model, **options).provenance() or {}).get("device")
+    ctx.progress(2, 2, "done")
+    return PromptRun(sample.id, prompt, model, prediction, generic, bench,
+                     replaced.id if replaced else None, seconds, device, staged, base, from_cache)

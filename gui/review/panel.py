@@ -1,0 +1,287 @@
+"""Review panel: record a verdict on the current sample (or one of its prompts) with one key.
+
+Each verdict is committed to the SQLite store the moment it is recorded. The
+panel shows every reviewer's current verdicts on the sample, and "Next
+unreviewed" asks the window to move on (signal ``nextUnreviewedRequested``).
+Ctrl+Z undoes the verdicts recorded in this session, newest first, by appending a
+retraction to the store (nothing is deleted); each verdict and undo is confirmed
+through ``confirmed(text)``. Enter in the Note field records the note with this
+reviewer's current verdict on the target.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import shiboken6
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QFormLayout,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from masklens.core.errors import MasklensError
+from masklens.core.review.store import VERDICT_TYPES, ReviewStore
+
+
+class ReviewPanel(QWidget):
+    """Verdict buttons (one-key shortcuts), target (sample / prompt), note, reviewer name."""
+
+    #: emitted with the sample id after a verdict was committed
+    verdictRecorded = Signal(str)
+    #: the user asked for the next sample without a verdict of this reviewer (sample id or "")
+    nextUnreviewedRequested = Signal(str)
+    #: a short confirmation of what was recorded or undone (for the window's message bar)
+    confirmed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.store: ReviewStore | None = None
+        self.benchmark = ""
+        self.sample_id = ""
+        self.prompt_ids: list[str] = []
+        self.sample_order: list[str] = []  # for "next unreviewed"; set by the window
+        self.title = QLabel("No sample")
+        self.title.setStyleSheet("font-weight: 600")
+        self.target = QComboBox()
+        self.target.setToolTip("the verdict is about the whole sample or one of its prompts")
+        self.reviewer = QLineEdit()
+        self.reviewer.setPlaceholderText("your name")
+        self.note = QLineEdit()
+        self.note.setPlaceholderText("optional note; Enter records it with your verdict")
+        self.note.returnPressed.connect(self.record_note)
+        self._focus_before_note: QWidget | None = None  # Enter gives the focus back to it
+        app = QApplication.instance()
+        if app is not None:
+            app.focusChanged.connect(self._focus_changed)
+        self.undo_stack: list[Any] = []  # verdicts recorded in this session, newest last
+        form = QFormLayout()
+        form.addRow("About", self.target)
+        form.addRow("Reviewer", self.reviewer)
+        form.addRow("Note", self.note)
+        grid = QGridLayout()
+        self.buttons: dict[str, QPushButton] = {}
+        for i, vt in enumerate(VERDICT_TYPES.values()):
+            b = QPushButton(f"{vt.label}  [{vt.shortcut}]")
+            b.setToolTip(vt.description)
+            b.setCheckable(True)
+            b.clicked.connect(lambda _=False, k=vt.key: self.record(k))
+            grid.addWidget(b, i // 2, i % 2)
+            self.buttons[vt.key] = b
+        self.clear_button = QPushButton("Clear")
+        self.clear_button.clicked.connect(self.clear)
+        self.next_button = QPushButton("Next unreviewed  [N]")
+        self.next_button.clicked.connect(self.request_next_unreviewed)
+        self.undo_button = QPushButton("Undo  [Ctrl+Z]")
+        self.undo_button.setToolTip("take back the last verdict you recorded (a retraction is appended; "
+                                    "nothing is deleted)")
+        self.undo_button.clicked.connect(self.undo)
+        self.undo_button.setEnabled(False)
+        for b in (*self.buttons.values(), self.clear_button, self.undo_button, self.next_button):
+            b.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # a click leaves the focus (and the keys) where it was
+        row = QHBoxLayout()
+        row.addWidget(self.clear_button)
+        row.addWidget(self.undo_button)
+        row.addWidget(self.next_button)
+        self.current = QListWidget()
+        self.current.setToolTip("every reviewer's current verdicts on this sample")
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.agreement = QLabel("")
+        self.agreement.setWordWrap(True)
+        self.agreement.setToolTip("agreement between reviewers over this benchmark's verdicts")
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.title)
+        lay.addLayout(form)
+        lay.addLayout(grid)
+        lay.addLayout(row)
+        lay.addWidget(QLabel("Verdicts on this sample"))
+        lay.addWidget(self.current, 1)
+        lay.addWidget(self.agreement)
+        lay.addWidget(self.status)
+        self.target.currentIndexChanged.connect(lambda _: self._refresh())
+        self._set_enabled(False)
+
+    # ------------------------------------------------------------ wiring
+    def set_store(self, store: ReviewStore | None) -> None:
+        if store is not self.store:
+            self.undo_stack = []  # their rows belong to the previous store
+            self.undo_button.setEnabled(False)
+        self.store = store
+        if store is not None and not self.reviewer.text():
+            self.reviewer.setText(store.reviewer)
+        self._set_enabled(store is not None and bool(self.sample_id))
+        self._refresh()
+
+    def set_sample(self, benchmark_key: str, sample_id: str, prompt_ids: list[str]) -> None:
+        self.benchmark, self.sample_id, self.prompt_ids = benchmark_key, sample_id, list(prompt_ids)
+        self.title.setText(f"Sample {sample_id}")
+        self.target.blockSignals(True)
+        self.target.clear()
+        self.target.addItem("whole sample", "")
+        for pid in prompt_ids:
+            self.target.addItem(f"prompt {pid}", pid)
+        self.target.blockSignals(False)
+        self.note.clear()
+        self._set_enabled(self.store is not None)
+        self._refresh()
+
+    def shortcut_actions(self) -> list[QAction]:
+        """One-key actions (verdict shortcuts and N = next unreviewed) for the main window."""
+        actions = []
+        for vt in VERDICT_TYPES.values():
+            act = QAction(f"Verdict: {vt.label}", self)
+            act.setShortcut(QKeySequence(vt.shortcut))
+            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            act.triggered.connect(lambda _=False, k=vt.key: self.record(k))
+            actions.append(act)
+        nxt = QAction("Next unreviewed sample", self)
+        nxt.setShortcut(QKeySequence("N"))
+        nxt.triggered.connect(self.request_next_unreviewed)
+        actions.append(nxt)
+        undo = QAction("Undo last verdict", self)
+        undo.setShortcut(QKeySequence.StandardKey.Undo)  # text fields keep their own Ctrl+Z
+        undo.triggered.connect(self.undo)
+        actions.append(undo)
+        return actions
+
+    # ------------------------------------------------------------ actions
+    def record(self, verdict: str) -> Any:
+        """Commit a verdict for the current target; returns it (None when nothing is open)."""
+        if self.store is None or not self.sample_id:
+            self.status.setText("open a benchmark first: verdicts are stored beside its data")
+            return None
+        try:
+            v = self.store.record(
+                self.benchmark, self.sample_id, verdict, prompt_id=self.target.currentData() or None,
+                note=self.note.text().strip(), reviewer=self.reviewer.text().strip() or None,
+            )
+        except (MasklensError, OSError) as exc:
+            self.status.setText(f"not recorded: {exc}")
+            return None
+        except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
+            self.status.setText(f"not recorded: {type(exc).__name__}: {exc}")
+            return None
+        label = VERDICT_TYPES[verdict].label if verdict else "cleared"
+        self.status.setText(f"saved: {label} ({v.time})")
+        self.note.clear()
+        self.undo_stack.append(v)
+        self.undo_button.setEnabled(True)
+        self._refresh()
+        self.verdictRecorded.emit(self.sample_id)
+        where = f" on {v.prompt_id}" if v.prompt_id else ""
+        self.confirmed.emit(f"{label}{where} recorded for sample {v.sample_id} — Ctrl+Z to undo")
+        return v
+
+    def record_note(self) -> Any:
+        """Enter in the Note field: record the note with this reviewer's current verdict on the target."""
+        if not self.note.text().strip():
+            return None
+        mine = self._mine()
+        if mine is None:
+            self.status.setText("choose a verdict (button or key): the note is recorded with it")
+            return None
+        v = self.record(mine)
+        back = self._focus_before_note
+        if v is not None and back is not None and shiboken6.isValid(back) and back.isVisible():
+            back.setFocus(Qt.FocusReason.OtherFocusReason)  # back to the canvas or list: keys work again
+        return v
+
+    def _focus_changed(self, old: QWidget | None, new: QWidget | None) -> None:
+        if new is self.note and old is not None and shiboken6.isValid(old) and not self.isAncestorOf(old):
+            self._focus_before_note = old
+
+    def undo(self) -> Any:
+        """Take back the newest verdict of this session: a retraction row is appended to the store."""
+        if self.store is None or not self.undo_stack:
+            self.status.setText("nothing to undo")
+            return None
+        v = self.undo_stack[-1]
+        try:
+            self.store.retract(v)
+        except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
+            self.status.setText(f"not undone: {type(exc).__name__}: {exc}")
+            return None
+        self.undo_stack.pop()
+        self.undo_button.setEnabled(bool(self.undo_stack))
+        label = VERDICT_TYPES[v.verdict].label if v.verdict else "clear"
+        self.status.setText(f"undone: {label} on sample {v.sample_id}")
+        self._refresh()
+        self.verdictRecorded.emit(v.sample_id)
+        self.confirmed.emit(f"undone: {label} on sample {v.sample_id}")
+        return v
+
+    def clear(self) -> None:
+        self.record("")
+
+    def request_next_unreviewed(self) -> None:
+        self.nextUnreviewedRequested.emit(self.next_unreviewed() or "")
+
+    def next_unreviewed(self) -> str | None:
+        """The first sample after the current one (wrapping) this reviewer has not judged."""
+        if self.store is None or not self.sample_order:
+            return None
+        done = self.store.reviewed_samples(self.benchmark, reviewer=self._who())
+        order = self.sample_order
+        start = order.index(self.sample_id) + 1 if self.sample_id in order else 0
+        for sid in order[start:] + order[:start]:
+            if sid not in done:
+                return sid
+        return None
+
+    # ------------------------------------------------------------ view
+    def _mine(self) -> str | None:
+        """This reviewer's current verdict on the chosen target (sample or prompt), or None."""
+        if self.store is None or not self.sample_id:
+            return None
+        v = self.store.verdict_of(self.benchmark, self.sample_id, self.target.currentData() or None,
+                                  reviewer=self._who())
+        return v.verdict if v is not None else None
+
+    def _who(self) -> str:
+        return self.reviewer.text().strip() or (self.store.reviewer if self.store else "")
+
+    def _set_enabled(self, on: bool) -> None:
+        for w in (*self.buttons.values(), self.clear_button, self.note, self.target):
+            w.setEnabled(on)
+
+    def _refresh(self) -> None:
+        self.current.clear()
+        mine = None
+        if self.store is not None and self.sample_id:
+            pid = self.target.currentData() or ""
+            for v in self.store.sample_verdicts(self.benchmark).get(self.sample_id, []):
+                label = VERDICT_TYPES[v.verdict].label if v.verdict in VERDICT_TYPES else v.verdict
+                where = f" on {v.prompt_id}" if v.prompt_id else ""
+                note = f" — {v.note}" if v.note else ""
+                self.current.addItem(f"{v.reviewer}: {label}{where}{note}")
+                if v.reviewer == self._who() and v.prompt_id == pid:
+                    mine = v.verdict
+        for key, b in self.buttons.items():
+            b.setChecked(key == mine)
+        self._refresh_agreement()
+
+    def _refresh_agreement(self) -> None:
+        if self.store is None or not self.benchmark:
+            self.agreement.setText("")
+            return
+        from masklens.core.review.agreement import agreement
+
+        ag = agreement(self.store.current(self.benchmark))
+        if len(ag.reviewers) < 2:
+            self.agreement.setText(f"{ag.items_total} item(s) reviewed"
+                                   + (f" by {ag.reviewers[0]}" if ag.reviewers else ""))
+            return
+        k = "undefined" if ag.fleiss is None else f"{ag.fleiss:.3f}"
+        self.agreement.setText(f"{len(ag.reviewers)} reviewers; Fleiss' κ = {k} over the "
+                               f"{ag.items_complete} item(s) all of them rated")

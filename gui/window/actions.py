@@ -1,0 +1,386 @@
+"""The main window's commands (a mixin): opening, predictions, typed prompts, navigation, jobs,
+drag-and-drop and settings. Kept apart from the layout code in main_window.py."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import QDialog
+
+from masklens.core.errors import Cancelled, MasklensError
+from masklens.core.scoring.contract import get_kind
+from masklens.gui.dialogs.open_dialog import (
+    OpenDialog,
+    file_actions,
+    has_predictions,
+    is_prediction_arg,
+    kind_parser,
+    parse_kind_args,
+)
+from masklens.gui.jobs.workers import error_message
+
+
+def recent_label(kind_name: str, argv: list[str]) -> str:
+    """A recent benchmark named by its folder and kind, e.g. "cgebench-val (CGEBench)": the file
+    names of one format are all alike (ann.json), their folders are not."""
+    try:
+        title = get_kind(kind_name).title or kind_name
+    except (ImportError, MasklensError):
+        title = kind_name
+    paths = [Path(a) for a in argv if not a.startswith("-")]
+    if not paths:
+        return title
+    first = paths[0]
+    folder = first.parent.name if first.suffix else first.name
+    return f"{folder or first.name} — {first.name} ({title})"
+
+
+class _SyncContext:
+    def progress(self, done: int, total: int, text: str = "") -> None:
+        pass
+
+    def check(self) -> None:
+        pass
+
+
+class WindowActions:
+    """Mixed into MainWindow; uses its attributes (state, jobs, settings, widgets)."""
+
+    # ------------------------------------------------------------ jobs
+    def start(self, name: str, func: Any, *args: Any, on_done: Any = None, sync: bool = False) -> bool:
+        """Run ``func(ctx, *args)`` on the pool (or inline when ``sync``, e.g. for --screenshot)."""
+        if not sync:
+            self.jobs.run(name, func, *args, on_done=on_done)
+            return True
+        try:
+            value = func(_SyncContext(), *args)
+            if on_done is not None:
+                on_done(value)
+            return True
+        except Cancelled:
+            return False
+        except Exception as exc:  # noqa: BLE001 - shown, never a crash
+            self.message_bar.show_message(f"{name}: {error_message(exc)}", "error")
+            return False
+
+    # ------------------------------------------------------------ opening
+    def open_benchmark_dialog(self, kind: str | None = None, first_path: str | None = None) -> bool:
+        dlg = OpenDialog(self, kind=kind or (self.state.kind.name if self.state.kind else None))
+        if first_path:
+            required = [a for a in file_actions(kind_parser(dlg.kind())) if a.required]
+            if required:
+                dlg.set_value(required[0].dest, first_path)
+        if dlg.exec() != QDialog.DialogCode.Accepted:
+            return False
+        return self.open_benchmark(dlg.kinds.currentData(), dlg.result_argv())
+
+    def open_benchmark(self, kind_name: str, argv: list[str], *, sync: bool = False) -> bool:
+        """Open ``kind_name`` with its CLI arguments; errors go to the message bar."""
+        try:
+            kind = get_kind(kind_name)
+            ns = parse_kind_args(kind, argv)
+        except (MasklensError, ImportError) as exc:
+            self.message_bar.show_message(f"cannot open {kind_name}: {exc}", "error")
+            return False
+        from masklens.gui.jobs import tasks
+
+        def loaded(res: tasks.Loaded) -> None:
+            self._loaded(res)
+            if has_predictions(kind, ns):
+                self.attach_predictions(ns, Path(str(next(iter(self._pred_values(kind, ns).values()), "predictions"))).name, sync=sync)
+
+        return self.start("open benchmark", tasks.load_benchmark, kind, ns, argv, on_done=loaded, sync=sync)
+
+    def _loaded(self, res: Any) -> None:
+        label = f"{res.kind.title or res.kind.name}: {res.benchmark.name}"
+        if res.argv:
+            self.settings.add_recent(res.kind.name, res.argv, recent_label(res.kind.name, res.argv))
+        self.message_bar.dismiss()  # what was said about the previous benchmark
+        self.message_bar.show_message(f"opened {label} ({len(res.benchmark.samples)} samples)", "info")
+        self.state.set_benchmark(res.kind, res.benchmark, res.namespace, res.argv,
+                                 self.settings.params.get(res.kind.name))
+
+    def _fill_demo_menu(self) -> None:
+        """File › Open demo: one entry per bundled demo benchmark kind."""
+        try:
+            from masklens.core.kinds.demo import demo_kinds
+        except ImportError:
+            self.demo_menu.addAction("(not installed)").setEnabled(False)
+            return
+        for name in demo_kinds():
+            try:
+                title = get_kind(name).title or name
+            except (ImportError, MasklensError):
+                continue
+            act = self.demo_menu.addAction(f"{title} ({name})")
+            act.setObjectName(f"open-demo-{name}")
+            act.triggered.connect(lambda _=False, k=name: self.open_demo(k))
+
+    def open_demo(self, kind: str | None = None, *, sync: bool = False) -> bool:
+        try:
+            from masklens.core.kinds.demo import demo_kinds, demo_namespace
+        except ImportError:
+            self.message_bar.show_message("the bundled demo benchmark is not installed", "error")
+            return False
+        kinds = demo_kinds()
+        name = kind or kinds[0]
+        if name not in kinds:
+            self.message_bar.show_message(f"no demo for '{name}' (demos: {', '.join(kinds)})", "error")
+            return False
+        try:
+            ns = demo_namespace(name, with_predictions=True)
+        except MasklensError as exc:
+            self.message_bar.show_message(str(exc), "error")
+            return False
+        from masklens.gui.jobs import tasks
+
+        kind_obj = get_kind(name)
+
+        def loaded(res: Any) -> None:
+            self._loaded(res)
+            if self._pred_values(kind_obj, ns):
+                self.attach_predictions(ns, "demo predictions", sync=sync)
+
+        return self.start("open demo", tasks.load_benchmark, kind_obj, ns, [], on_done=loaded, sync=sync)
+
+    @staticmethod
+    def _pred_values(kind: Any, ns: argparse.Namespace) -> dict[str, Any]:
+        return {a.dest: getattr(ns, a.dest) for a in file_actions(kind_parser(kind))
+                if is_prediction_arg(a) and getattr(ns, a.dest, None)}
+
+    def attach_predictions(self, namespace: argparse.Namespace, name: str, *, sync: bool = False,
+                           argv: list[str] | None = None) -> bool:
+        """Load and score a prediction set (a replay layer) named ``name``."""
+        from masklens.gui.jobs import tasks
+
+        kind, bench = self.state.kind, self.state.benchmark
+        if kind is None or bench is None:
+            self.message_bar.show_message("open a benchmark first", "warning")
+            return False
+        base, i = name, 2
+        while name in self.state.prediction_sets:
+            name, i = f"{base} ({i})", i + 1
+
+        def done(value: Any) -> None:
+            if self.state.benchmark is bench:
+                if argv:  # remembered with the session (gui/compare/sets.py)
+                    self.state.set_argv[name] = list(argv)
+                self.state.add_predictions(name, *value)
+                self.message_bar.show_message(f"predictions '{name}' scored", "info")
+
+        return self.start("score predictions", tasks.score_predictions, kind, bench, namespace,
+                          on_done=done, sync=sync)
+
+    def open_predictions_dialog(self) -> bool:
+        if self.state.kind is None or self.state.namespace is None:
+            self.message_bar.show_message("open a benchmark first", "warning")
+            return False
+        dlg = OpenDialog(self, kind=self.state.kind.name, predictions_only=True)
+        if dlg.exec() != QDialog.DialogCode.Accepted:
+            return False
+        return self.open_prediction_files(dlg.prediction_argvs())
+
+    def open_prediction_files(self, argvs: list[list[str]]) -> bool:
+        """Attach one layer per argv (several files picked at once become several layers)."""
+        if not argvs:
+            self.message_bar.show_message("no prediction file given", "warning")
+            return False
+        return all([self.open_predictions(argv) for argv in argvs])
+
+    def open_predictions(self, pred_argv: list[str], name: str | None = None, *, sync: bool = False) -> bool:
+        """Attach predictions given as the kind's prediction arguments (e.g. ``["--pred", FILE]``)."""
+        kind = self.state.kind
+        try:
+            parsed = kind_parser(kind, all_optional=True).parse_known_args(pred_argv)[0]
+        except MasklensError as exc:
+            self.message_bar.show_message(str(exc), "error")
+            return False
+        values = self._pred_values(kind, parsed)
+        if not values:
+            self.message_bar.show_message("no prediction file given", "warning")
+            return False
+        from masklens.gui.jobs.tasks import with_predictions
+
+        ns = with_predictions(self.state.namespace, values)
+        first = next(iter(values.values()))
+        label = name or Path(str(first[0] if isinstance(first, list) else first)).name
+        return self.attach_predictions(ns, label, sync=sync, argv=pred_argv)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for r in self.settings.recent:
+            act = self.recent_menu.addAction(recent_label(r.get("kind", "?"), list(r.get("argv", []))))
+            act.setToolTip(" ".join(r.get("argv", [])))
+            act.triggered.connect(lambda _=False, r=r: self.open_benchmark(r["kind"], list(r["argv"])))
+        if not self.settings.recent:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+
+    # ------------------------------------------------------------ typed prompts
+    @property
+    def models(self) -> Any:
+        """The window's ModelManager (created on first use)."""
+        if getattr(self, "_models", None) is None:
+            from masklens.core.models.manager import ModelManager
+
+            self._models = ModelManager()
+        return self._models
+
+    @property
+    def prediction_cache(self) -> Any:
+        """The on-disk PredictionCache shared with `masklens predict` (None if it cannot open)."""
+        if getattr(self, "_prediction_cache", False) is False:
+            import sqlite3
+
+            from masklens.core.cache.model_cache import PredictionCache
+
+            try:
+                self._prediction_cache = PredictionCache()
+            except (OSError, sqlite3.Error, MasklensError) as exc:
+                self.message_bar.show_message(f"prediction cache unavailable: {exc}", "warning")
+                self._prediction_cache = None
+        return self._prediction_cache
+
+    def run_prompt(self, req: Any, *, sync: bool = False) -> bool:
+        """Run a typed prompt (PromptRequest) on the current sample; the result becomes a layer."""
+        from masklens.gui.jobs import tasks
+        from masklens.gui.state import LiveResult
+
+        sample, kind = self.state.sample, self.state.kind
+        if sample is None or kind is None:
+            self.message_bar.show_message("open a benchmark first", "warning")
+            return False
+        visual, note = None, ""
+        if getattr(self, "visual_tool", None) is not None:  # boxes/points drawn on the canvas
+            req, visual, note = self.visual_tool.for_run(req, req.model)
+        try:
+            from masklens.core.scoring.readout import make_typed_prompt
+
+            image_key = make_typed_prompt(sample, req.text, req.role, level=req.level, image=req.image,
+                                          replaces=req.replaces).image
+            rgb = self.store.rgb_for_model(sample.images[image_key])
+        except (MasklensError, KeyError) as exc:
+            self.message_bar.show_message(f"cannot run {req.model}: {exc}", "error")
+            return False
+        if (req.model in self.prompt_bar.weights_missing
+                and not self.settings.model_options.get(req.model, {}).get("weights")):
+            # known before any load: no ~10 s of hub retries to learn it again
+            self.message_bar.show_message(_weights_missing_message(req.model), "error")
+            return False
+        self.settings.add_history(req.text)
+        if note:
+            self.message_bar.show_message(note, "info")
+        self.settings.model = req.model
+        self.state.model = req.model
+
+        bench = self.state.benchmark
+
+        def done(run: tasks.PromptRun) -> None:
+            if self.state.benchmark is not bench:  # another benchmark was opened meanwhile
+                return
+            self.state.add_live(LiveResult(0, run.sample_id, run.prompt, run.model, run.prediction,
+                                           run.generic, run.benchmark, run.replaced, seconds=run.seconds,
+                                           extra={"staged": run.staged, "base": run.base,
+                                                  "from_cache": run.from_cache}))
+            self.tabs.setCurrentWidget(self.compare_view)  # show the new layer beside the others
+            self.status.update_device()
+
+        self._serial = getattr(self, "_serial", 0) + 1
+        serial = self._serial
+        options = dict(self.settings.model_options.get(req.model, {}))
+        return self.start(f"run {req.model}", tasks.run_prompt, self.models, req.model, options, rgb, kind, sample,
+                          req.text, req.role, req.level, image_key, dict(self.state.params),
+                          self.state.predictions(), serial, req.replaces, self.prediction_cache, visual,
+                          on_done=done, sync=sync)
+
+    def open_model_options(self, model: str) -> bool:
+        """Edit the options (weights, device, …) used for ``model``; kept in the settings."""
+        from masklens.gui.prompts.model_options import ModelOptionsDialog
+
+        if not model:
+            return False
+        dlg = ModelOptionsDialog(model, self.settings.model_options.get(model, {}), self)
+        if dlg.exec() != QDialog.DialogCode.Accepted:
+            return False
+        self.set_model_options(model, dlg.options)
+        return True
+
+    def set_model_options(self, model: str, options: dict[str, Any]) -> None:
+        self.settings.model_options[model] = dict(options)
+        where = options.get("weights") or "its default weights"
+        self.message_bar.show_message(f"{model} will use {where}", "info")
+
+    def set_colour(self, key: str, value: str) -> None:
+        """Change an overlay colour (saved with the settings) and redraw."""
+        self.toggles.colours[key] = value
+        self.settings.colours[key] = value
+        self.render()
+
+    def open_colours_dialog(self) -> None:
+        from masklens.gui.dialogs.colours_dialog import ColoursDialog
+
+        ColoursDialog(self.toggles.colours, self.set_colour, self).exec()
+
+    # ------------------------------------------------------------ navigation
+    def step_sample(self, delta: int) -> None:
+        self.state.set_index(self.state.index + delta)
+
+    def next_match(self) -> bool:
+        """Jump to the next sample that matches the browser's current filter (e.g. a failure)."""
+        row = self.browser.next_match_after(self.state.index)
+        if row is None:
+            self.message_bar.show_message("no further sample matches the current filter", "info")
+            return False
+        self.state.set_index(row)
+        return True
+
+    # ------------------------------------------------------------ drag and drop
+    def dragEnterEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_benchmark_dialog(first_path=paths[0])
+
+    # ------------------------------------------------------------ settings
+    def save_settings(self) -> None:
+        if not self.persist:
+            return
+        s = self.settings
+        s.geometry = bytes(self.saveGeometry().toBase64()).decode()
+        s.window_state = bytes(self.saveState().toBase64()).decode()
+        s.gt_opacity, s.pred_opacity = self.toggles.gt_opacity, self.toggles.pred_opacity
+        s.outlines, s.colours = self.toggles.outlines, dict(self.toggles.colours)
+        s.model = self.prompt_bar.model.currentData() or s.model
+        try:
+            s.save(self.settings_path)
+        except OSError as exc:
+            self.message_bar.show_message(f"settings not saved: {exc}", "warning")
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        self.jobs.cancel_all()
+        self.rescoring.runner.cancel_all()
+        self.save_settings()
+        if getattr(self, "_models", None) is not None:
+            self._models.unload()
+        if self.state.review_store is not None and hasattr(self.state.review_store, "close"):
+            self.state.review_store.close()
+        event.accept()
+
+
+def _weights_missing_message(model: str) -> str:
+    """What to do in the window when a backend's weights are known to be absent: the hub id and how
+    to fetch it (`hf download`, `hf auth login` for a gated model) or the Options… dialog."""
+    from masklens.core.models.registry import backend_info
+    from masklens.core.models.weights import _fetch_hint
+
+    hub_id = getattr(backend_info(model), "default_weights", None)
+    if not hub_id:
+        return (f"{model}: its weights are not on this machine — choose them with the prompt bar's "
+                "Options… dialog (a folder, a .pt file, or a Hugging Face id, fetched when online)")
+    return (f"{model}: the weights '{hub_id}' are not in the Hugging Face cache — "
+            f"{_fetch_hint(hub_id, window=True)}")

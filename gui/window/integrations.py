@@ -1,0 +1,137 @@
+"""Optional pieces owned by the review/reports work: wired in when importable, skipped otherwise."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+from PySide6.QtGui import QAction
+
+from masklens.core.errors import MasklensError
+
+log = logging.getLogger(__name__)
+
+
+def _module(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        log.info("optional module %s not available: %s", name, exc)
+        return None
+
+
+def review_panel(window: Any) -> Any:
+    mod = _module("masklens.gui.review.panel")
+    if mod is None:
+        return None
+    try:
+        panel = mod.ReviewPanel()
+    except Exception as exc:  # noqa: BLE001 - an optional panel must not stop the window
+        log.warning("review panel unavailable: %s", exc)
+        return None
+    if hasattr(panel, "verdictRecorded"):
+        panel.verdictRecorded.connect(lambda *_: refresh_verdicts(window))
+    if hasattr(panel, "nextUnreviewedRequested"):
+        panel.nextUnreviewedRequested.connect(lambda sid: _goto_sample(window, sid))
+    if hasattr(panel, "confirmed"):
+        panel.confirmed.connect(lambda text: window.message_bar.show_message(text, "info"))
+    return panel
+
+
+def _goto_sample(window: Any, sample_id: str) -> None:
+    bench = window.state.benchmark
+    if not sample_id or bench is None:
+        window.message_bar.show_message("every sample has a verdict of this reviewer", "info")
+        return
+    ids = [s.id for s in bench.samples]
+    if sample_id in ids:
+        window.state.set_index(ids.index(sample_id))
+
+
+def review_shortcuts(panel: Any) -> list[QAction]:
+    try:
+        return list(panel.shortcut_actions())
+    except Exception:  # noqa: BLE001
+        return []
+
+
+def attach_review_store(window: Any) -> None:
+    """Open the benchmark's review store (beside its data) and show its verdicts in the browser."""
+    bench = window.state.benchmark
+    if bench is None:
+        return
+    review = _module("masklens.core.review.store")
+    if review is None:
+        return
+    try:
+        store = review.ReviewStore(review.default_store_path(bench.sources))
+    except Exception as exc:  # noqa: BLE001 - shown, never a crash
+        window.message_bar.show_message(f"reviews unavailable: {exc}", "warning")
+        return
+    old = window.state.review_store
+    if old is not None and hasattr(old, "close"):
+        old.close()
+    window.state.review_store = store
+    if window.review_panel is not None:
+        window.review_panel.set_store(store)
+        if hasattr(window.review_panel, "sample_order"):
+            window.review_panel.sample_order = [s.id for s in bench.samples]
+    refresh_verdicts(window)
+
+
+def refresh_verdicts(window: Any) -> None:
+    store, bench = window.state.review_store, window.state.benchmark
+    if store is None or bench is None:
+        return
+    from masklens.core.review import store as review
+    from masklens.core.review.store import benchmark_key
+
+    verdicts = {}
+    for sid, vs in store.sample_verdicts(benchmark_key(bench)).items():
+        verdicts[sid] = ", ".join(sorted({v.verdict for v in vs if v.verdict}))
+    labels = {key: vt.label for key, vt in getattr(review, "VERDICT_TYPES", {}).items()}
+    window.browser.model.verdict_label = lambda key: labels.get(key, key)
+    window.browser.model.set_verdicts(verdicts)
+    window.browser.proxy.refilter()  # e.g. "unreviewed"
+    window.browser._update_count()
+
+
+def review_set_sample(window: Any) -> None:
+    from masklens.core.review.store import benchmark_key
+
+    sample = window.state.sample
+    window.review_panel.set_sample(benchmark_key(window.state.benchmark), sample.id,
+                                   [p.id for p in sample.prompts])
+
+
+def _dialog_action(window: Any, module: str, func: str, text: str, shortcut: str | None) -> QAction | None:
+    mod = _module(module)
+    if mod is None or not hasattr(mod, func):
+        return None
+    act = QAction(text, window)
+    if shortcut:
+        act.setShortcut(shortcut)
+
+    def run() -> None:
+        try:
+            getattr(mod, func)(window, window.state)
+        except Exception as exc:  # noqa: BLE001 - shown, never a crash
+            from masklens.gui.jobs.workers import error_message
+
+            if not isinstance(exc, MasklensError):
+                log.exception("%s failed", text)
+            window.message_bar.show_message(error_message(exc), "error")  # a bug names the log
+
+    act.triggered.connect(run)
+    return act
+
+
+def evaluate_action(window: Any) -> QAction | None:
+    return _dialog_action(window, "masklens.gui.dialogs.evaluate_dialog", "open_evaluate_dialog",
+                          "Run benchmark…", "Ctrl+E")
+
+
+def report_action(window: Any) -> QAction | None:
+    return _dialog_action(window, "masklens.gui.dialogs.report_dialog", "open_report_dialog",
+                          "Export report…", "Ctrl+Shift+E")

@@ -1,0 +1,147 @@
+"""The readout panel: one slider per scoring parameter (t, τ, α …), then the benchmark's card for
+the current sample (:mod:`masklens.gui.cards`: verdict and reason first), each typed prompt's card
+beside the original prompt's, and the full record as a tree under a collapsed "Details"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QGroupBox,
+    QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+from superqt import QLabeledDoubleSlider
+
+from masklens.core.scoring.contract import ParamSpec
+from masklens.gui.browser.sample_browser import _fmt, metric_tooltip
+from masklens.gui.cards.deck import CardDeck
+from masklens.gui.widgets import slider_keys
+
+
+class ParamSliders(QGroupBox):
+    """One labelled slider per ParamSpec; emits ``paramsChanged`` (debounced) with all values."""
+
+    paramsChanged = Signal(dict)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Scoring parameters", parent)
+        self.form = QFormLayout(self)
+        self.sliders: dict[str, QLabeledDoubleSlider] = {}
+        self._timer = QTimer(self, singleShot=True, interval=40)
+        self._timer.timeout.connect(lambda: self.paramsChanged.emit(self.values()))
+
+    def set_specs(self, specs: tuple[ParamSpec, ...], values: Mapping[str, float]) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.sliders = {}
+        for spec in specs:
+            s = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
+            s.setRange(spec.minimum, spec.maximum)
+            s.setDecimals(2 if spec.maximum - spec.minimum <= 10 else 1)
+            s.setSingleStep((spec.maximum - spec.minimum) / 100)
+            s.setValue(float(values.get(spec.name, spec.default)))
+            s.setToolTip(f"{spec.flag}: {spec.help} (default {spec.default:g})")
+            s.valueChanged.connect(lambda _v: self._timer.start())
+            slider_keys.install(s._slider)  # arrows, Page Up/Down, Home/End move it
+            self.form.addRow(spec.symbol or spec.name, s)
+            self.sliders[spec.name] = s
+        self.setVisible(bool(specs))
+
+    def values(self) -> dict[str, float]:
+        return {k: float(s.value()) for k, s in self.sliders.items()}
+
+    def set_value(self, name: str, value: float, *, immediate: bool = True) -> None:
+        """Move a slider (as a user would); ``immediate`` skips the debounce."""
+        self.sliders[name].setValue(value)
+        if immediate:
+            self._timer.stop()
+            self.paramsChanged.emit(self.values())
+
+
+def _fill(parent: QTreeWidgetItem, value: Any, help_: dict[str, str], path: str) -> None:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            item = QTreeWidgetItem(parent, [str(k), "" if isinstance(v, (Mapping, list)) else _fmt(v)])
+            tip = metric_tooltip(f"{path}{k}", help_) or metric_tooltip(str(k), help_)
+            if tip:
+                item.setToolTip(0, tip)
+                item.setToolTip(1, tip)
+            if isinstance(v, (Mapping, list)):
+                _fill(item, v, help_, f"{path}{k}.")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            item = QTreeWidgetItem(parent, [f"[{i}]", "" if isinstance(v, (Mapping, list)) else _fmt(v)])
+            if isinstance(v, (Mapping, list)):
+                _fill(item, v, help_, f"{path}")
+
+
+class ReadoutPanel(QWidget):
+    """Sliders on top, the readout cards below, the metric tree under a collapsed "Details"."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.sliders = ParamSliders(self)
+        self.deck = CardDeck()
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(["metric", "value"])
+        self.tree.setColumnWidth(0, 200)
+        self.tree.setAlternatingRowColors(True)
+        self.details = QToolButton()
+        self.details.setText("Details: the full record")
+        self.details.setToolTip("Every field of the scorer's records (benchmark and typed prompts) as a tree")
+        self.details.setCheckable(True)
+        self.details.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.details.setArrowType(Qt.ArrowType.RightArrow)
+        self.details.setAutoRaise(True)
+        self.details.toggled.connect(self._show_details)
+        self.tree.setVisible(False)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.sliders)
+        lay.addWidget(self.deck, 3)
+        lay.addWidget(self.details)
+        lay.addWidget(self.tree, 2)
+        self.help: dict[str, str] = {}
+
+    def bind(self, state: Any, views: Callable[[], list[Any]]) -> None:
+        """Show the cards of ``state`` (an AppState; they follow its signals); hovering a card's
+        verdict highlights its instance on the canvases of ``views()``."""
+        self.deck.bind(state, views)
+
+    def _show_details(self, on: bool) -> None:
+        self.tree.setVisible(on)
+        self.details.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
+
+    def show_readouts(self, sections: list[tuple[str, Any]]) -> None:
+        """Sections of (title, record); records are nested dicts shown as a tree."""
+        self.tree.clear()
+        for title, record in sections:
+            top = QTreeWidgetItem(self.tree, [title, "" if isinstance(record, Mapping) else _fmt(record)])
+            f = top.font(0)
+            f.setBold(True)
+            top.setFont(0, f)
+            if isinstance(record, (Mapping, list)):
+                _fill(top, record, self.help, "")
+        self.tree.expandAll()
+        self.deck.refresh()
+
+    def value_of(self, section: str, *path: str) -> str | None:
+        """Displayed text of a metric (tests and accessibility): section title, then keys."""
+        for i in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(i)
+            if item.text(0) != section:
+                continue
+            for key in path:
+                item = next((item.child(j) for j in range(item.childCount())
+                             if item.child(j).text(0) == key), None)
+                if item is None:
+                    return None
+            return item.text(1)
+        return None

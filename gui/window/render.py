@@ -1,0 +1,102 @@
+"""Drawing the window (a mixin of :class:`~masklens.gui.window.main_window.MainWindow`): the visible
+view's panels for the current sample with their captions, the readout tree, the status bar's
+sample line and the missing-image warning."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from masklens.gui.canvas.sample_view import RenderContext, SampleViewWidget
+from masklens.gui.views import view_for
+
+
+class WindowRendering:
+    """``render()`` redraws what the window shows of the current sample; needs the window's
+    state, store, toggles, views, readout panel, browser, status and message bar."""
+
+    def _current_view(self) -> SampleViewWidget:
+        if self.set_comparison.shown():
+            return self.set_comparison.tab.view
+        return self.compare_view if self.tabs.currentIndex() == 1 else self.sample_view
+
+    def render(self) -> None:
+        """Redraw the visible view and the readout panel for the current sample."""
+        sample, kind = self.state.sample, self.state.kind
+        if sample is None or kind is None:
+            self.sample_view.show_panels([], None, 1)
+            return
+        t = self.state.score_threshold
+        preds = self.state.predictions()
+        live = {f"live:{r.id}": r for r in self.state.live_for_sample()}
+
+        def prediction(pid: str | None) -> Any:
+            if pid is None:
+                return None
+            if pid in live:
+                return live[pid].prediction
+            return preds.get(pid) if preds else None
+
+        view = view_for(kind.name)
+        ctx = RenderContext(self.store, sample, prediction, t, self.toggles,
+                            self._caption(live, prediction, t, view), score_labels=view.score_labels)
+        if self.set_comparison.shown():
+            self.set_comparison.render(ctx, view)
+        elif self.tabs.currentIndex() == 1:
+            specs = self.live_list.panel_specs(sample)
+            self.compare_view.show_panels(specs, ctx, 2 if len(specs) == 4 else min(3, max(1, len(specs))))
+        else:
+            specs = view.panels(sample)
+            self.sample_view.show_panels(specs, ctx, view.grid_columns(len(specs)))
+        self._show_readout()
+        missing = [self.store.missing[str(r.path)] for r in sample.images.values() if str(r.path) in self.store.missing]
+        note = f"{missing[0]} (shown as a checkerboard; scoring needs no pixels)" if missing else ""
+        if note and note != self.message_bar.text:
+            self.message_bar.show_message(note, "warning")
+        n = len(self.state.benchmark.samples)
+        self.status.set_sample(f"sample {self.state.index + 1}/{n}: {sample.id}"
+                               + (f" · {sample.group}" if sample.group else "")
+                               + (" · outside the filter" if self.browser.current_outside() else ""))
+
+    def _caption(self, live: dict, prediction, t: float, view=None):
+        from masklens.core.scoring.readout import generic_readout
+
+        sample, readout = self.state.sample, self.state.readout()
+
+        def caption(spec) -> str:
+            pred = prediction(spec.prompt_id)
+            if spec.prompt_id is None:
+                return ""
+            own_prompt = next((p for p in sample.prompts if p.id == spec.prompt_id), None)
+            if own_prompt is None and spec.prompt_id not in live:  # a layer of another sample
+                return ""
+            if own_prompt is not None and view is not None:  # the benchmark's own words first
+                own = view.safe_caption(sample, own_prompt, readout)
+                if own:
+                    return own
+            if pred is None:
+                return "no prediction"
+            r = live.get(spec.prompt_id)
+            if r is not None and r.generic.get("score_threshold") == t:
+                g = r.generic  # already derived at this t (state._rescore_live): no mask touched again
+            else:
+                g = generic_readout(sample, r.prompt if r is not None else sample.prompt(spec.prompt_id), pred, t)
+            iou = "–" if g["iou"] is None else f"{g['iou']:.3f}"
+            return (f"IoU(∪ s≥{t:.2f}) {iou} · kept {g['n_accepted']}/{g['n_instances']}"
+                    f" · max s {g['max_score']:.2f}")
+
+        return caption
+
+    def _show_readout(self) -> None:
+        sections: list[tuple[str, Any]] = []
+        rec = self.state.readout()
+        if rec is not None:
+            sections.append((f"{self.state.kind.title or self.state.kind.name} · {self.state.active}", rec))
+        elif self.state.sample is not None:
+            sections.append(("benchmark readout", "open predictions or run a prompt"))
+        for r in self.state.live_for_sample():
+            sections.append((f"typed #{r.id} {r.label}", {
+                "generic": r.generic,
+                "benchmark (prompt replaced)": r.benchmark if r.benchmark is not None
+                else "no benchmark prompt of this role",
+            }))
+        self.readout_panel.show_readouts(sections)
