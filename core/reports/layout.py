@@ -1,8 +1,8 @@
 """How a report lays out one benchmark kind: tables like the paper's, figures, failures.
 
-Each kind has one small module ``masklens.core.reports.kind_<name>`` exposing
-``LAYOUT`` (a :class:`KindLayout`); the registry below imports it lazily. A kind
-without its own module gets the generic layout (metrics × groups per model).
+Each kind has one small module ``report`` in its package (``masklens.core.kinds.<name>.report``)
+exposing ``LAYOUT`` (a :class:`KindLayout`); the registry below finds it by convention and imports
+it lazily. A kind without one gets the generic layout (metrics × groups per model).
 
 Tables follow the papers: one row per model, columns grouped by subset
 (e.g. CAFE's SM | CC | OC | Overall, each with cgF1, IL_MCC, pmF1), so several
