@@ -61,6 +61,10 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         self.set_comparison = SetComparison(self)  # the "Compare sets" tab
         self.visual_tool = VisualPromptTool(self)  # box / point prompts drawn on the canvas
         self.addToolBar(self.visual_tool.toolbar)
+        from masklens.gui.correct.tool import CorrectionTool
+
+        self.correction = CorrectionTool(self)  # Correct mode: ground-truth edits (docs/gui.md)
+        self.addToolBar(self.correction.toolbar)
         # one-key shortcuts act only with the focus on the canvas or the sample list
         self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table])
         key_scope.show_focus(self.browser.table, "QTableView")
