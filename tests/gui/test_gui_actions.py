@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDialog, QToolBar, QWidget
-import numpy as np
 from test_gui_defects import canvas, focus, open_demo, type_filter
 
 pytest.importorskip("masklens.core.kinds.demo")
