@@ -36,7 +36,7 @@ class MaskItem(QGraphicsItem):
         iw, ih = image_size
         self.setTransform(QTransform.fromScale(iw / w, ih / h))
         self.setZValue(z)
-        self.refresh(None)
+        self.refresh((0, 0, w, h))
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt override
         return QRectF(0, 0, self.image.width(), self.image.height())
@@ -47,9 +47,11 @@ class MaskItem(QGraphicsItem):
             painter.drawImage(r, self.image, r)
 
     def refresh(self, box: tuple[int, int, int, int] | None) -> None:
-        """Re-compose the labels of ``box`` (x0, y0, x1, y1; None: everything) and repaint it."""
+        """Re-compose the labels of ``box`` (x0, y0, x1, y1; None: nothing changed) and repaint it."""
+        if box is None:
+            return
         h, w = self.mask.shape
-        x0, y0, x1, y1 = box if box is not None else (0, 0, w, h)
+        x0, y0, x1, y1 = box
         m = OUTLINE + 1  # the outline of pixels next to the box changes too
         x0, y0, x1, y1 = max(0, x0 - m), max(0, y0 - m), min(w, x1 + m), min(h, y1 + m)
         if x1 <= x0 or y1 <= y0:
