@@ -65,6 +65,9 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
 
         self.correction = CorrectionTool(self)  # Correct mode: ground-truth edits (docs/gui.md)
         self.addToolBar(self.correction.toolbar)
+        from masklens.gui.correct.edit_check import EditCheck
+
+        self.edit_check = EditCheck(self)  # image pairs: edit leakage, Edit difference view
         # one-key shortcuts act only with the focus on the canvas or the sample list
         self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table])
         key_scope.show_focus(self.browser.table, "QTableView")

@@ -306,6 +306,22 @@ def _accepted(mask_expected: bool, instance: int | None = 0):
     return check
 
 
+def _edit_difference():
+    """On a HalluSegBench demo sample (CAFE has no image pairs: the action is disabled there)."""
+    def before(w):
+        assert not w.edit_check.action.isEnabled()  # CAFE
+        open_demo(w, w._qtbot, "hallusegbench")
+        w._qtbot.waitUntil(lambda: not w.jobs.busy, timeout=20000)
+        return w.edit_check.action.isChecked()
+
+    def check(w, was):
+        ec = w.edit_check
+        assert ec.action.isChecked() != was and bool(ec.items) == ec.action.isChecked()
+        ec.action.setChecked(False)
+
+    return Entry(check, before)
+
+
 def table(w) -> dict[str, Entry]:
     from masklens.core.kinds.demo import demo_kinds
     from masklens.core.review.store import VERDICT_TYPES
@@ -343,6 +359,7 @@ def table(w) -> dict[str, Entry]:
         "Clear": Entry(before=_drawn_box, check=_cleared),
         "About masklens": Entry(check=_about_shown),
         "Correct": _tool_chosen("correct"),
+        "Edit difference": _edit_difference(),
         **{label: _subtool(name) for name, (label, _k, _t) in __import__(
             "masklens.gui.correct.toolbar", fromlist=["SUBTOOLS"]).SUBTOOLS.items()},
         "Smaller brush": _brush_resized(False),

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
+
+from hallu_pairs import pair, write_pairs
 
 from masklens.core.kinds.hallusegbench.leakage import (
     CHANGE_THRESHOLD,
@@ -14,25 +14,6 @@ from masklens.core.kinds.hallusegbench.leakage import (
     edit_leakage,
     sample_leakage,
 )
-
-
-def pair(seed: int, h: int = 64, w: int = 80, *, leak: int, inside: int, noise: int = 0):
-    """I, I′ and masks: ``inside`` changed pixels in the object's box, ``leak`` changed pixels
-    outside both masks; every other pixel differs by at most ``noise`` (≤ the threshold)."""
-    rng = np.random.default_rng(seed)
-    f = rng.integers(40, 200, size=(h, w, 3), dtype=np.int16)
-    cf = f + rng.integers(-noise, noise + 1, size=f.shape)
-    m_f = np.zeros((h, w), bool)
-    m_f[10:30, 10:30] = True  # 400 px
-    m_cf = np.zeros((h, w), bool)
-    m_cf[20:40, 20:40] = True  # the new object sits elsewhere, partly overlapping
-    edited = m_f | m_cf
-    ins = np.flatnonzero(edited.ravel())[:inside]
-    out = rng.choice(np.flatnonzero(~edited.ravel()), size=leak, replace=False)
-    for idx in (ins, out):
-        y, x = np.unravel_index(idx, (h, w))
-        cf[y, x, rng.integers(0, 3, size=len(idx))] += 50  # one channel, well above the threshold
-    return f.astype(np.uint8), np.clip(cf, 0, 255).astype(np.uint8), m_f, m_cf
 
 
 @pytest.mark.parametrize("leak, inside", [(0, 500), (100, 300), (250, 250), (37, 1)])
@@ -74,31 +55,13 @@ def test_nothing_changed_is_null_and_other_sizes_are_resized():
     assert got["edit_changed_px"] == 50 and got["edit_leak_px"] == 10  # column 5 outside the mask
 
 
-def write_demo_like(tmp_path, leaks):
-    """A HalluSegBench data.json with images whose leakage is known, read by the real loader."""
-    import cv2
-
-    items = []
-    for i, leak in enumerate(leaks):
-        f, cf, m_f, m_cf = pair(i, leak=leak, inside=200)
-        for side, img, m in (("factual", f, m_f), ("counterfactual", cf, m_cf)):
-            cv2.imwrite(str(tmp_path / f"{side}_{i}.png"), img[:, :, ::-1])
-            cv2.imwrite(str(tmp_path / f"{side}_m{i}.png"), m.astype(np.uint8) * 255)
-        items.append({"ann_id": i, "factual_image_path": f"factual_{i}.png", "factual_mask_path": f"factual_m{i}.png",
-                      "counterfactual_image_path": f"counterfactual_{i}.png",
-                      "counterfactual_mask_path": f"counterfactual_m{i}.png",
-                      "factual_label": "cat", "counterfactual_label": "dog"})
-    (tmp_path / "data.json").write_text(json.dumps(items))
-    return tmp_path / "data.json"
-
-
 def test_readout_carries_leakage_only_once_measured(tmp_path):
     import cv2
 
     from masklens.core.kinds.hallusegbench.kind import KIND
     from masklens.core.schema import PredictionSet
 
-    bench = KIND.load_benchmark(data=write_demo_like(tmp_path, [0, 40, 120]))
+    bench = KIND.load_benchmark(data=write_pairs(tmp_path, [0, 40, 120])[0])
     preds = PredictionSet()
     params = KIND.default_params()
 
