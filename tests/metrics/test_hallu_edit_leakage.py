@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from hallu_pairs import pair, write_pairs
 
 from masklens.core.kinds.hallusegbench.leakage import (
