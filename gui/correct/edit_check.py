@@ -59,11 +59,16 @@ def measure(ctx: Any, samples: list[Sample]) -> dict[str, dict[str, Any] | None]
 
 
 def difference_labels(factual: np.ndarray, counterfactual: np.ndarray, edited: np.ndarray) -> np.ndarray:
-    """1 = changed inside the edited region, 2 = changed outside it (leakage), 0 = unchanged."""
+    """1 = changed inside the edited region, 2 = changed outside it (leakage; 3 on the leakage's
+    outline, so that it reads apart from the image's own colours), 0 = unchanged."""
     from masklens.core.kinds.hallusegbench.leakage import changed_pixels
+    from masklens.gui.canvas.overlays import outline
 
     changed = changed_pixels(factual, counterfactual)
-    return (changed & edited).view(np.uint8) | ((changed & ~edited).view(np.uint8) << 1)
+    leak = changed & ~edited
+    labels = (changed & edited).view(np.uint8) | (leak.view(np.uint8) << 1)
+    labels[outline(leak, 1)] = 3
+    return labels
 
 
 class EditCheck(QObject):
@@ -121,7 +126,8 @@ class EditCheck(QObject):
         h, wd = f.shape[:2]
         edited = store.mask(sample.gts["factual"].union(), h, wd) | store.mask(sample.gts["counterfactual"].union(), h, wd)
         self.labels = difference_labels(f, cf, edited)
-        pixmap = to_pixmap(self.labels, [0, _argb(INSIDE, 0.7), _argb(OUTSIDE, 0.85)] + [0] * 253)
+        table = [0, _argb(INSIDE, 0.55), _argb(OUTSIDE, 0.5), _argb(OUTSIDE, 1.0)] + [0] * 252
+        pixmap = to_pixmap(self.labels, table)
         for panel, spec in zip(w.sample_view.panels, w.sample_view.specs, strict=False):
             if spec.image in PAIR:
                 item = QGraphicsPixmapItem(pixmap)

@@ -51,6 +51,7 @@ class CorrectionTool(QObject):
         act.setShortcut("C")
         act.setToolTip("correct the ground truth: select an instance, brush, erase, polygon, model assist (C)")
         act.triggered.connect(lambda: vt.set_tool("correct"))
+        act.toggled.connect(lambda on: self.toolbar.setVisible(on))  # its toolbar only in Correct mode
         vt.tool_actions["pan"].actionGroup().addAction(act)
         vt.toolbar.insertAction(vt.clear_action, act)
         vt.tool_actions["correct"] = act
@@ -76,6 +77,7 @@ class CorrectionTool(QObject):
         window.tabs.installEventFilter(self)  # Ctrl+Z / Ctrl+Shift+Z on the canvas while editing
         window.state.sampleChanged.connect(lambda _: self.end(say="edit discarded: another sample"))
         window.state.benchmarkChanged.connect(lambda: self.end())
+        self.toolbar.setVisible(False)
         self._show()
 
     # ------------------------------------------------------------ state

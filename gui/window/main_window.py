@@ -64,6 +64,7 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         from masklens.gui.correct.tool import CorrectionTool
 
         self.correction = CorrectionTool(self)  # Correct mode: ground-truth edits (docs/gui.md)
+        self.addToolBarBreak()  # a row of its own, shown in Correct mode only
         self.addToolBar(self.correction.toolbar)
         from masklens.gui.correct.edit_check import EditCheck
 

@@ -86,9 +86,9 @@ def test_edit_difference_view_by_key_colours_the_leaking_pixels(hallu, qtbot):
     assert ec.action.isChecked()
     pair_panels = [s for s in w.sample_view.specs if s.image in ("factual", "counterfactual")]
     assert len(ec.items) == len(pair_panels) > 0 and all(i.scene() is not None for i in ec.items)
-    assert int((ec.labels == 2).sum()) == rec["edit_leak_px"]  # vermillion = the leakage counted
+    assert int((ec.labels >= 2).sum()) == rec["edit_leak_px"]  # vermillion = the leakage counted
     if rec["edit_leakage"]:
-        assert (ec.labels == 2).sum() / (ec.labels > 0).sum() == pytest.approx(rec["edit_leakage"])
+        assert (ec.labels >= 2).sum() / (ec.labels > 0).sum() == pytest.approx(rec["edit_leakage"])
     w.step_sample(1)  # follows the sample
     assert len(ec.items) == len(pair_panels) and all(i.scene() is not None for i in ec.items)
     focus(w, qtbot, canvas(w))
