@@ -168,6 +168,7 @@ class Canvas(QGraphicsView):
         pan = tool == "pan"
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag if pan else QGraphicsView.DragMode.NoDrag)
         self.viewport().setCursor(Qt.CursorShape.OpenHandCursor if pan else Qt.CursorShape.CrossCursor)
+        self.viewport().setMouseTracking(tool == "correct")  # the brush outline follows the mouse
 
     def cancel_drawing(self) -> None:
         if self._rubber is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen, QTransform
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
+from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsItem, QGraphicsPathItem
 
 from masklens.gui.canvas.overlays import layer_labels, layer_table
 
@@ -72,4 +72,14 @@ def polyline_item(points: list[tuple[float, float]], colour: str = "#F0E442") ->
     pen.setCosmetic(True)
     item.setPen(pen)
     item.setZValue(160)
+    return item
+
+
+def brush_item() -> QGraphicsEllipseItem:
+    """The brush's outline under the mouse (its rect is set in image coordinates)."""
+    item = QGraphicsEllipseItem()
+    pen = QPen(QColor("white"), 1)
+    pen.setCosmetic(True)
+    item.setPen(pen)
+    item.setZValue(170)
     return item

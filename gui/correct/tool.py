@@ -17,7 +17,7 @@ from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 
 from masklens.gui.correct.assist import AssistPrompt, fit_to, propose
-from masklens.gui.correct.overlay import MaskItem, polyline_item
+from masklens.gui.correct.overlay import MaskItem, brush_item, polyline_item
 from masklens.gui.correct.session import EditSession
 from masklens.gui.correct.toolbar import CorrectionToolbar
 
@@ -232,6 +232,7 @@ class CorrectionTool(QObject):
 
     def _mouse(self, panel: int, phase: str, x: float, y: float, alternate: int) -> None:
         tool = self.subtool
+        self._brush_outline(panel, x, y, tool in ("brush", "erase") and self.session is not None)
         if tool == "select":
             if phase == "press":
                 self.select_at(panel, x, y)
@@ -260,6 +261,21 @@ class CorrectionTool(QObject):
             self._draw_polygon()
         elif tool == "model":
             self._model_mouse(phase, x, y, alternate)
+
+    def _brush_outline(self, panel: int, x: float, y: float, show: bool) -> None:
+        """A circle of the brush's size under the mouse (image coordinates)."""
+        item = self._items.get("brush")
+        if not show or panel != self.panel:
+            if item is not None:
+                item.setVisible(False)
+            return
+        if item is None:
+            item = self._items["brush"] = brush_item()
+            self._canvas().scene().addItem(item)
+        sx, sy = self._scale(self.panel)
+        rx, ry = self.radius / sx, self.radius / sy
+        item.setRect(x - rx, y - ry, 2 * rx, 2 * ry)
+        item.setVisible(True)
 
     # ------------------------------------------------------------ polygon
     def _draw_polygon(self) -> None:

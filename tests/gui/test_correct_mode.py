@@ -76,6 +76,8 @@ def test_brush_undo_redo_and_brush_size_by_keys(demo, qtbot):
     assert w.correction.subtool == "brush"
     h, wd = m.shape
     drag(qtbot, canvas(w), [(5, 5), (15, 8), (30, 10)])  # a stroke in a corner, off the object
+    outline = w.correction._items["brush"]  # the brush's size follows the mouse
+    assert outline.isVisible() and outline.rect().center().x() == pytest.approx(30, abs=1.5)
     painted = s.area
     assert painted > int(m.sum()) and s.mask[5:8, 5:8].any() and len(s.undo_stack) == 1
     overlay = w.correction._items["edit"]
