@@ -194,8 +194,7 @@ class CorrectionTool(QObject):
             self.end(say="new instance discarded")
             return
         sample_id, gt_key, instance = s.sample_id, s.gt_key, s.instance
-        self.session.original = ~s.mask  # the deletion is the decision now: end() quietly
-        self.end()
+        self.end()  # quietly: the deletion is the decision
         self.accepted.emit(sample_id, gt_key, instance, None)
         self._say(f"deletion accepted: {gt_key} instance {instance + 1} of {sample_id}")
 
