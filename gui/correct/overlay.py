@@ -20,18 +20,23 @@ OUTLINE = 2  # pixels of the outline drawn inside the mask's edge
 
 
 class MaskItem(QGraphicsItem):
-    """Shows a bool mask (H×W, at the mask's resolution) scaled onto an image of ``image_size``."""
+    """Shows a bool mask (H×W, at the mask's resolution) scaled onto an image of ``image_size``;
+    with ``original``, the pixels the edit removed from it are darkened (label 3), so that an
+    erased part reads as erased over the ground-truth layer underneath."""
 
     def __init__(self, mask: np.ndarray, image_size: tuple[int, int], colour: str, opacity: float,
-                 z: float = 50.0) -> None:
+                 z: float = 50.0, original: np.ndarray | None = None) -> None:
         super().__init__()
         h, w = mask.shape
         self.mask = mask  # the session's array: read, never written here
+        self.original = original
         stride = (w + 3) // 4 * 4  # 32-bit aligned scanlines, as QImage wants
         self._buffer = np.zeros((h, stride), np.uint8)
         self.labels = self._buffer[:, :w]
         self.image = QImage(self._buffer.data, w, h, stride, QImage.Format.Format_Indexed8)
-        self.image.setColorTable(layer_table(colour, opacity))
+        table = layer_table(colour, opacity)
+        table[3] = QColor(0, 0, 0, 150).rgba()  # removed by the edit
+        self.image.setColorTable(table)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)  # exposedRect is set
         iw, ih = image_size
         self.setTransform(QTransform.fromScale(iw / w, ih / h))
@@ -58,7 +63,10 @@ class MaskItem(QGraphicsItem):
             return
         cx0, cy0, cx1, cy1 = max(0, x0 - m), max(0, y0 - m), min(w, x1 + m), min(h, y1 + m)  # context
         sub = layer_labels(np.ascontiguousarray(self.mask[cy0:cy1, cx0:cx1]), True, OUTLINE)
-        self.labels[y0:y1, x0:x1] = sub[y0 - cy0:y1 - cy0, x0 - cx0:x1 - cx0]
+        region = self.labels[y0:y1, x0:x1]
+        region[...] = sub[y0 - cy0:y1 - cy0, x0 - cx0:x1 - cx0]
+        if self.original is not None:
+            np.copyto(region, np.uint8(3), where=self.original[y0:y1, x0:x1] & ~self.mask[y0:y1, x0:x1])
         self.update(QRectF(x0, y0, x1 - x0, y1 - y0))
 
 

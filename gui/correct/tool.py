@@ -143,7 +143,7 @@ class CorrectionTool(QObject):
         self.session = EditSession(mask, sample_id=sample.id, gt_key=gt_key, instance=instance)
         self.panel, self.image_key = panel, self.view.specs[panel].image
         canvas = self._canvas()
-        item = MaskItem(self.session.mask, canvas._size, EDIT_COLOUR, 0.5)
+        item = MaskItem(self.session.mask, canvas._size, EDIT_COLOUR, 0.5, original=self.session.original)
         canvas.scene().addItem(item)
         self._items["edit"] = item
         self._show()

@@ -91,6 +91,8 @@ def test_brush_undo_redo_and_brush_size_by_keys(demo, qtbot):
     key(w, qtbot, Qt.Key.Key_X)  # eraser through the object's middle
     drag(qtbot, canvas(w), [(x - 3, y), (x + 3, y)])
     assert s.area < painted and len(s.undo_stack) == 2
+    removed = m & ~s.mask
+    assert removed.any() and (overlay.labels[removed] == 3).all()  # erased pixels drawn as removed
 
 
 def _key(w):
