@@ -143,8 +143,10 @@ def test_model_assist_click_proposes_and_add_subtract_replace(demo, qtbot):
     assert not (s.mask & prop).any() and w.correction.proposal is None
     click(qtbot, canvas(w), x, y)
     qtbot.waitUntil(lambda: w.correction.proposal is not None and not w.jobs.busy, timeout=20000)
+    verdicts = len(w.state.review_store.history(_key(w)))
     key(w, qtbot, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)  # add it back
     assert (s.mask | prop).sum() == s.mask.sum()
+    assert len(w.state.review_store.history(_key(w))) == verdicts  # Shift+A is not A (Prompt ambiguous)
     drag(qtbot, canvas(w), [(x - 30, y - 30), (x + 30, y + 30)])  # a box
     qtbot.waitUntil(lambda: w.correction.proposal is not None and not w.jobs.busy, timeout=20000)
     box_prop = w.correction.proposal
@@ -184,3 +186,31 @@ def test_moving_to_another_sample_discards_the_edit_and_no_click_without_instanc
     w.step_sample(1)
     assert w.correction.session is None and "edit discarded" in w.message_bar.text
     assert all(i.scene() is None for i in w.correction._items.values())
+
+
+def test_edits_happen_at_the_masks_resolution_when_it_differs_from_the_image(demo, qtbot):
+    """A ground truth stored at twice the image's size: the edit is at 2× (not the display's)."""
+    import cv2
+
+    from masklens.core.masks import Mask
+
+    w = demo
+    spec = w.sample_view.specs[0]
+    gt = w.state.sample.gts[spec.gts[0]]
+    small = gt.masks[0].to_array().astype(np.uint8)
+    big = cv2.resize(small, (gt.width * 2, gt.height * 2), interpolation=cv2.INTER_NEAREST)
+    gt.masks[0], gt.height, gt.width = Mask.from_array(big), gt.height * 2, gt.width * 2
+    w.render()
+    key(w, qtbot, Qt.Key.Key_C)
+    key(w, qtbot, Qt.Key.Key_V)
+    ys, xs = np.nonzero(small)
+    click(qtbot, canvas(w), xs.mean() + 0.5, ys.mean() + 0.5)
+    s = w.correction.session
+    assert s is not None and s.shape == big.shape
+    key(w, qtbot, Qt.Key.Key_D)
+    w.correction.radius = 4.0  # mask pixels
+    drag(qtbot, canvas(w), [(10, 40), (30, 40)])
+    painted = np.nonzero(s.mask & ~big.astype(bool))
+    assert painted[0].size and abs(painted[0].mean() - 80) <= 2  # row 40 of the image = row 80 of the mask
+    assert painted[1].min() >= 20 - 5 and painted[1].max() <= 60 + 5
+    assert painted[0].max() - painted[0].min() <= 2 * 4 + 2  # the brush's radius in mask pixels
