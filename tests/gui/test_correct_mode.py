@@ -214,3 +214,14 @@ def test_edits_happen_at_the_masks_resolution_when_it_differs_from_the_image(dem
     assert painted[0].size and abs(painted[0].mean() - 80) <= 2  # row 40 of the image = row 80 of the mask
     assert painted[1].min() >= 20 - 5 and painted[1].max() <= 60 + 5
     assert painted[0].max() - painted[0].min() <= 2 * 4 + 2  # the brush's radius in mask pixels
+
+
+def test_a_model_that_proposes_nothing_says_so(demo, qtbot):
+    w = demo
+    assert w.prompt_bar.select_model("toy-colour")  # answers only "red"/"blue"/"shape" texts: nothing here
+    x, y, _ = enter_correct_and_select(w, qtbot)
+    key(w, qtbot, Qt.Key.Key_J)
+    click(qtbot, canvas(w), x, y)
+    qtbot.waitUntil(lambda: "proposed nothing" in w.message_bar.text, timeout=20000)
+    assert w.correction.proposal is None and not w.correction.toolbar.commands["add"].isEnabled()
+    assert w.correction.session is not None  # the edit stays open
