@@ -102,3 +102,15 @@ def test_clear_deletes_everything_as_one_step():
     s = EditSession(disk(30, 30, 15, 15, 6))
     s.clear()
     assert not s.mask.any() and len(s.undo_stack) == 1
+
+
+def test_the_session_is_qt_free():
+    """The edit session imports no Qt of its own (only what the ``masklens.gui`` package itself
+    loads, its PySide6 workaround; a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, masklens.gui; before = set(sys.modules); import masklens.gui.correct.session; "
+            "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in ('PySide6', 'shiboken6')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]", out.stdout
