@@ -75,6 +75,10 @@ class Canvas(QGraphicsView):
         if self._fitted:
             self.fit()
 
+    def image_size(self) -> tuple[int, int]:
+        """(width, height) of the image shown, in pixels ((0, 0) before one is set)."""
+        return self._size
+
     def set_image_opacity(self, opacity: float) -> None:
         """Dim the image (e.g. under the error view, so the TP/FP/FN colours stand out)."""
         self._image.setOpacity(opacity)

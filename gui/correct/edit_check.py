@@ -131,7 +131,7 @@ class EditCheck(QObject):
         for panel, spec in zip(w.sample_view.panels, w.sample_view.specs, strict=False):
             if spec.image in PAIR:
                 item = QGraphicsPixmapItem(pixmap)
-                sw, sh = panel.canvas._size
+                sw, sh = panel.canvas.image_size()
                 item.setScale(sw / wd if wd else 1.0)
                 item.setZValue(40)
                 panel.canvas.scene().addItem(item)

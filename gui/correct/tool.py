@@ -124,7 +124,7 @@ class CorrectionTool(QObject):
     def _scale(self, panel: int) -> tuple[float, float]:
         """Mask pixels per image pixel (x, y) on ``panel``."""
         canvas, s = self._canvas(panel), self.session
-        w, h = canvas._size if canvas is not None else (0, 0)
+        w, h = canvas.image_size() if canvas is not None else (0, 0)
         return (s.shape[1] / w, s.shape[0] / h) if s is not None and w and h else (1.0, 1.0)
 
     # ------------------------------------------------------------ starting / ending
@@ -143,7 +143,7 @@ class CorrectionTool(QObject):
         self.session = EditSession(mask, sample_id=sample.id, gt_key=gt_key, instance=instance)
         self.panel, self.image_key = panel, self.view.specs[panel].image
         canvas = self._canvas()
-        item = MaskItem(self.session.mask, canvas._size, EDIT_COLOUR, 0.5, original=self.session.original)
+        item = MaskItem(self.session.mask, canvas.image_size(), EDIT_COLOUR, 0.5, original=self.session.original)
         canvas.scene().addItem(item)
         self._items["edit"] = item
         self._show()
@@ -220,7 +220,7 @@ class CorrectionTool(QObject):
             self._say("this panel shows no ground truth to correct", "warning")
             return False
         gt = sample.gts[spec.gts[0]]
-        w, h = self._canvas(panel)._size
+        w, h = self._canvas(panel).image_size()
         mx, my = int(x * gt.width / max(w, 1)), int(y * gt.height / max(h, 1))
         mx, my = min(mx, gt.width - 1), min(my, gt.height - 1)
         hits = [(m.area, k) for k, m in enumerate(gt.masks) if m.to_array()[my, mx]]
@@ -346,7 +346,7 @@ class CorrectionTool(QObject):
             old.scene().removeItem(old)
         canvas = self._canvas()
         if mask is not None and canvas is not None:
-            item = MaskItem(mask, canvas._size, PROPOSAL_COLOUR, 0.35, z=55)
+            item = MaskItem(mask, canvas.image_size(), PROPOSAL_COLOUR, 0.35, z=55)
             canvas.scene().addItem(item)
             self._items["proposal"] = item
         self._show()
