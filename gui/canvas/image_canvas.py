@@ -30,11 +30,14 @@ class Canvas(QGraphicsView):
 
     With ``set_tool("box")`` a drag draws a box and emits ``boxDrawn(x0, y0, x1, y1)``; with
     ``set_tool("point")`` a click emits ``pointClicked(x, y, label)`` (left: positive 1, right or
-    Shift+left: negative 0). Coordinates are image pixels. ``set_marks`` shows drawn prompts."""
+    Shift+left: negative 0). Coordinates are image pixels. ``set_marks`` shows drawn prompts.
+    With ``set_tool("correct")`` the mouse goes to ``editMouse(phase, x, y, alternate)`` (phase
+    "press" / "move" / "release"; alternate: right button or Shift) for the correction tools."""
 
     viewChanged = Signal()
     boxDrawn = Signal(float, float, float, float)
     pointClicked = Signal(float, float, int)
+    editMouse = Signal(str, float, float, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -71,6 +74,10 @@ class Canvas(QGraphicsView):
             self._fitted = True
         if self._fitted:
             self.fit()
+
+    def image_size(self) -> tuple[int, int]:
+        """(width, height) of the image shown, in pixels ((0, 0) before one is set)."""
+        return self._size
 
     def set_image_opacity(self, opacity: float) -> None:
         """Dim the image (e.g. under the error view, so the TP/FP/FN colours stand out)."""
@@ -165,6 +172,7 @@ class Canvas(QGraphicsView):
         pan = tool == "pan"
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag if pan else QGraphicsView.DragMode.NoDrag)
         self.viewport().setCursor(Qt.CursorShape.OpenHandCursor if pan else Qt.CursorShape.CrossCursor)
+        self.viewport().setMouseTracking(tool == "correct")  # the brush outline follows the mouse
 
     def cancel_drawing(self) -> None:
         if self._rubber is not None:
@@ -176,7 +184,21 @@ class Canvas(QGraphicsView):
         w, h = self._size
         return QPointF(min(max(p.x(), 0.0), float(w)), min(max(p.y(), 0.0), float(h)))
 
+    def _edit(self, phase: str, event) -> bool:
+        if self.tool != "correct":
+            return False
+        if phase == "press":
+            self.setFocus(Qt.FocusReason.MouseFocusReason)
+        p = self._image_point(event)
+        alternate = (event.button() == Qt.MouseButton.RightButton or bool(event.buttons() & Qt.MouseButton.RightButton)
+                     or bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier))
+        self.editMouse.emit(phase, p.x(), p.y(), int(alternate))
+        event.accept()
+        return True
+
     def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if self._edit("press", event):
+            return
         if self.tool == "box" and event.button() == Qt.MouseButton.LeftButton:
             self.setFocus(Qt.FocusReason.MouseFocusReason)
             self._drag_start = self._image_point(event)
@@ -197,6 +219,8 @@ class Canvas(QGraphicsView):
         super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if self._edit("move", event):
+            return
         if self._rubber is not None and self._drag_start is not None:
             self._rubber.setRect(QRectF(self._drag_start, self._image_point(event)).normalized())
             event.accept()
@@ -204,6 +228,8 @@ class Canvas(QGraphicsView):
         super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if self._edit("release", event):
+            return
         if self._rubber is not None and self._drag_start is not None:
             r = QRectF(self._drag_start, self._image_point(event)).normalized()
             self.cancel_drawing()
@@ -214,7 +240,7 @@ class Canvas(QGraphicsView):
         super().mouseReleaseEvent(event)
 
     def contextMenuEvent(self, event) -> None:  # noqa: N802 - Qt override
-        if self.tool == "point":  # the right button places a negative point
+        if self.tool in ("point", "correct"):  # the right button places a negative point
             event.accept()
             return
         super().contextMenuEvent(event)

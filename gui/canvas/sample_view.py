@@ -160,6 +160,7 @@ class SampleViewWidget(QWidget):
 
     boxDrawn = Signal(str, tuple)
     pointClicked = Signal(str, tuple)
+    editMouse = Signal(int, str, float, float, int)  # panel index, then Canvas.editMouse's values
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -235,6 +236,7 @@ class SampleViewWidget(QWidget):
             p.canvas.set_tool(self.tool)
             p.canvas.boxDrawn.connect(lambda *b, i=i: self._drawn(i, self.boxDrawn, b))
             p.canvas.pointClicked.connect(lambda *q, i=i: self._drawn(i, self.pointClicked, q))
+            p.canvas.editMouse.connect(lambda *e, i=i: self.editMouse.emit(i, *e))
         if had_focus and self.panels:
             self.panels[0].canvas.setFocus(Qt.FocusReason.OtherFocusReason)
         self._layout_key = layout_key

@@ -86,6 +86,11 @@ class HalluCard(ReadoutCard):
             tone = Tone.NEUTRAL if neutral else _tone(value, up)
             tip = self.tip(key) + (f"\nα = {alpha:g}" if key.startswith("CMS") else "")
             self.add_metric(grid, key, symbol, value, tone=tone, bar=span, tooltip=tip)
+        if focus is None and "edit_leakage" in rec:  # measured from the images (the benchmark's edit)
+            leak = rec.get("edit_leakage")
+            self.add_metric(grid, "edit_leakage", "edit leakage", leak, tone=Tone.NEUTRAL, bar=(0.0, 1.0),
+                            tooltip=self.tip("edit_leakage") + f"\n{rec.get('edit_leak_px', 0)} px changed "
+                            "outside the object", suffix=f" ({rec.get('edit_leak_px', 0)} px)")
         if focus is None:
             self.note(f"c “{labels[0]}” → c′ “{labels[1]}” · size {rec.get('size', '–')} · α {alpha:g}")
 

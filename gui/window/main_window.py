@@ -61,6 +61,14 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         self.set_comparison = SetComparison(self)  # the "Compare sets" tab
         self.visual_tool = VisualPromptTool(self)  # box / point prompts drawn on the canvas
         self.addToolBar(self.visual_tool.toolbar)
+        from masklens.gui.correct.tool import CorrectionTool
+
+        self.correction = CorrectionTool(self)  # Correct mode: ground-truth edits (docs/gui.md)
+        self.addToolBarBreak()  # a row of its own, shown in Correct mode only
+        self.addToolBar(self.correction.toolbar)
+        from masklens.gui.correct.edit_check import EditCheck
+
+        self.edit_check = EditCheck(self)  # image pairs: edit leakage, Edit difference view
         # one-key shortcuts act only with the focus on the canvas or the sample list
         self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table])
         key_scope.show_focus(self.browser.table, "QTableView")

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QDialog, QWidget
+from PySide6.QtWidgets import QDialog, QToolBar, QWidget
 from test_gui_defects import canvas, focus, open_demo, type_filter
 
 pytest.importorskip("masklens.core.kinds.demo")
@@ -47,8 +48,9 @@ def registered_actions(w) -> list[QAction]:
     walk(w.menuBar().actions())
     for a in w.actions():
         add(a)
-    for a in w.view_toolbar.actions():
-        add(a)
+    for bar in w.findChildren(QToolBar):  # every toolbar's buttons, with a key or not
+        for a in bar.actions():
+            add(a)
     for widget in w.findChildren(QWidget):
         for a in widget.actions():
             if not a.shortcut().isEmpty():
@@ -219,6 +221,107 @@ def _about_shown(w, _):
     dlg.close()
 
 
+def _editing(w, instance: int | None = 0):
+    """An edit of the first panel's ground-truth instance (as Correct › Select's click starts one)."""
+    w.visual_tool.set_tool("correct")
+    c = w.correction
+    c.end()
+    assert c.start(0, w.sample_view.specs[0].gts[0], instance)
+    if not hasattr(w, "_accepted"):
+        c.accepted.connect(lambda *a: w._accepted.append(a))
+    w._accepted = []
+    return c.session, np.array(c.session.mask)
+
+
+def _done_editing(w):
+    w.correction.end()
+    w.visual_tool.set_tool("pan")
+
+
+def _edit_entry(prepare, check):
+    """Before: an edit, ``prepare(w, session)``; check: ``check(w, session, mask before)``."""
+    def before(w):
+        s, m = _editing(w)
+        prepare(w, s)
+        w.correction._show()  # the toolbar follows the session (enabled Undo, Add…)
+        return s, np.array(s.mask) if s is not None else m
+
+    def after(w, got):
+        check(w, *got)
+        _done_editing(w)
+
+    return Entry(after, before)
+
+
+def _subtool(name: str):
+    def check(w, _):
+        assert w.correction.subtool == name and w.visual_tool.tool == "correct"
+        w.visual_tool.set_tool("pan")
+
+    return Entry(check, lambda w: w.correction.toolbar.subtools["select" if name != "select" else "brush"]
+                 .setChecked(True))
+
+
+def _brush_resized(grew: bool):
+    return Entry(before=lambda w: w.correction.radius,
+                 check=lambda w, r: (w.correction.radius > r) == grew or pytest.fail(f"{w.correction.radius} vs {r}"))
+
+
+def _hole(w, s):
+    ys, xs = s.mask.nonzero()
+    y, x = int(ys.mean()), int(xs.mean())
+    s.begin_stroke(x, y, 1, erase=True)
+    s.end_stroke()
+
+
+def _proposal(w, s):
+    p = np.zeros(s.shape, bool)
+    p[: s.shape[0] // 2, : s.shape[1] // 3] = True
+    w.correction._set_proposal(p)
+
+
+def _combined(mode: str):
+    def check(w, s, before):
+        p = np.zeros(s.shape, bool)
+        p[: s.shape[0] // 2, : s.shape[1] // 3] = True
+        want = before | p if mode == "add" else before & ~p if mode == "subtract" else p
+        assert np.array_equal(s.mask, want) and w.correction.proposal is None
+
+    return _edit_entry(_proposal, check)
+
+
+def _stroked(w, s):
+    s.begin_stroke(3, 3, 3)
+    s.end_stroke()
+
+
+def _accepted(mask_expected: bool, instance: int | None = 0):
+    def check(w, s, before):
+        assert w.correction.session is None and len(w._accepted) == 1, w._accepted
+        sid, key, inst, mask = w._accepted[0]
+        assert sid == w.state.sample.id and inst == instance and (mask is not None) == mask_expected
+        if mask is not None:
+            assert mask.area == int(before.sum())
+
+    return check
+
+
+def _edit_difference():
+    """On a HalluSegBench demo sample (CAFE has no image pairs: the action is disabled there)."""
+    def before(w):
+        assert not w.edit_check.action.isEnabled()  # CAFE
+        open_demo(w, w._qtbot, "hallusegbench")
+        w._qtbot.waitUntil(lambda: not w.jobs.busy, timeout=20000)
+        return w.edit_check.action.isChecked()
+
+    def check(w, was):
+        ec = w.edit_check
+        assert ec.action.isChecked() != was and bool(ec.items) == ec.action.isChecked()
+        ec.action.setChecked(False)
+
+    return Entry(check, before)
+
+
 def table(w) -> dict[str, Entry]:
     from masklens.core.kinds.demo import demo_kinds
     from masklens.core.review.store import VERDICT_TYPES
@@ -255,6 +358,33 @@ def table(w) -> dict[str, Entry]:
         "Points": _tool_chosen("point"),
         "Clear": Entry(before=_drawn_box, check=_cleared),
         "About masklens": Entry(check=_about_shown),
+        "Correct": _tool_chosen("correct"),
+        "Edit difference": _edit_difference(),
+        **{label: _subtool(name) for name, (label, _k, _t) in __import__(
+            "masklens.gui.correct.toolbar", fromlist=["SUBTOOLS"]).SUBTOOLS.items()},
+        "Smaller brush": _brush_resized(False),
+        "Larger brush": _brush_resized(True),
+        "Close polygon": _edit_entry(
+            lambda w, s: setattr(w.correction, "polygon", [(1, 1), (9, 1), (9, 9), (1, 9)]),
+            lambda w, s, before: (s.mask.sum() > before.sum() and not w.correction.polygon) or pytest.fail("not filled")),
+        "Fill holes": _edit_entry(_hole, lambda w, s, before: np.array_equal(s.mask, w.state.sample.gts[s.gt_key]
+                                                                              .masks[0].to_array().astype(bool))
+                                  or pytest.fail("hole not filled")),
+        "Add proposal": _combined("add"),
+        "Subtract proposal": _combined("subtract"),
+        "Replace by proposal": _combined("replace"),
+        "New instance": Entry(before=lambda w: (_done_editing(w), w.visual_tool.set_tool("correct")),
+                              check=lambda w, _: (w.correction.session is not None and w.correction.session.instance
+                                                  is None and _done_editing(w) is None) or pytest.fail("no new instance")),
+        "Delete instance": _edit_entry(lambda w, s: None, _accepted(False)),
+        "Undo edit": _edit_entry(_stroked, lambda w, s, before: (not s.undo_stack and s.area < before.sum())
+                                 or pytest.fail("not undone")),
+        "Redo edit": _edit_entry(lambda w, s: (_stroked(w, s), s.undo()),
+                                 lambda w, s, before: (len(s.undo_stack) == 1 and s.area > before.sum())
+                                 or pytest.fail("not redone")),
+        "Accept edit": _edit_entry(_stroked, _accepted(True)),
+        "Discard edit": _edit_entry(_stroked, lambda w, s, before: (w.correction.session is None and not w._accepted)
+                                    or pytest.fail("not discarded")),
         "Run drawn": Entry(before=lambda w: (w.prompt_bar.select_model("demo"), _drawn_box(w))[1], check=_ran_drawn),
     }
     for k in demo_kinds():

@@ -24,6 +24,7 @@ from masklens.core.files.io import atomic_write_bytes, read_json
 from masklens.core.files.limits import exists
 from masklens.core.files.paths import inside_root, safe_name
 from masklens.core.kinds.hallusegbench import metrics as hallu
+from masklens.core.kinds.hallusegbench.leakage import META_KEY as LEAKAGE_KEY
 from masklens.core.masks import Mask, intersect_all, resize_nearest_floor, union_all
 from masklens.core.schema import (
     Benchmark,
@@ -248,6 +249,9 @@ class HalluSegBenchKind(BenchmarkKind):
         "CCMS_item_mean": "official get_hallucination.py: mean of per-item ratios of the CMS rounded to 4 decimals, "
                           "items whose rounded CMS_counterfact is 0 dropped",
         "CCMS_item_n": "items that enter CCMS_item_mean",
+        "edit_leakage": "share of the pixels changed between I and I′ (max |ΔR|,|ΔG|,|ΔB| > 24) that lie outside "
+                        "M_c ∪ M′_c′; null when nothing changed (measured in the window, from the images)",
+        "edit_leak_px": "pixels changed between I and I′ outside M_c ∪ M′_c′",
         "N": "items in the group (S/M/L: factual mask area < 32², < 96², else)",
     }
 
@@ -302,6 +306,10 @@ class HalluSegBenchKind(BenchmarkKind):
         }
         if why:
             rec["null_reasons"] = why
+        leakage = sample.meta.get(LEAKAGE_KEY)  # measured from the pixels by the window only
+        if leakage is not None:
+            rec["edit_leakage"] = leakage.get("edit_leakage")
+            rec["edit_leak_px"] = leakage.get("edit_leak_px")
         return rec
 
     def summarize(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],

@@ -1,0 +1,71 @@
+"""The Correction toolbar: sub-tools, brush size, polygon, fill holes, proposals, instances,
+undo/redo and accept/discard (see docs/gui.md, "Correct mode")."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtWidgets import QLabel, QToolBar, QWidget
+
+#: sub-tool -> (label, key, tip)
+SUBTOOLS = {
+    "select": ("Select instance", "V", "click a ground-truth instance to edit it"),
+    "brush": ("Brush", "D", "paint the instance (drag); [ and ] change the size"),
+    "erase": ("Eraser", "X", "erase from the instance (drag; right button or Shift erases with the brush too)"),
+    "polygon": ("Polygon", "L", "click points; Enter closes and fills the polygon"),
+    "model": ("Model assist", "J", "click (right click or Shift: negative) or drag a box: the chosen model "
+                                   "proposes a mask"),
+}
+#: name -> (label, key or "", tip); keys with no "" are shortcuts on the canvas area
+COMMANDS = {
+    "smaller": ("Smaller brush", "[", "brush and eraser radius − 25 %"),
+    "larger": ("Larger brush", "]", "brush and eraser radius + 25 %"),
+    "close": ("Close polygon", "Return", "close the polygon drawn with Polygon and fill it"),
+    "fill": ("Fill holes", "Shift+F", "fill the holes enclosed by the instance"),
+    "add": ("Add proposal", "Shift+A", "add the model's proposal to the instance"),
+    "subtract": ("Subtract proposal", "Shift+S", "remove the model's proposal from the instance"),
+    "replace": ("Replace by proposal", "Shift+R", "the instance becomes the model's proposal"),
+    "new": ("New instance", "Shift+N", "start a new, empty instance of the panel's ground truth"),
+    "delete": ("Delete instance", "Delete", "delete the selected instance (accepted as a deletion)"),
+    "undo": ("Undo edit", "", "undo the last stroke of the edit (Ctrl+Z on the canvas while editing)"),
+    "redo": ("Redo edit", "", "redo the stroke undone (Ctrl+Shift+Z on the canvas while editing)"),
+    "accept": ("Accept edit", "Shift+Return", "accept the corrected instance"),
+    "discard": ("Discard edit", "", "drop the edit; the ground truth stays as it was"),
+}
+
+
+class CorrectionToolbar(QToolBar):
+    """Actions only; :class:`~masklens.gui.correct.tool.CorrectionTool` connects them."""
+
+    def __init__(self, parent: QWidget, scope: QWidget) -> None:
+        super().__init__("Correction", parent)
+        self.setObjectName("correction-toolbar")
+        group = QActionGroup(self)
+        self.subtools: dict[str, QAction] = {}
+        for name, (label, key, tip) in SUBTOOLS.items():
+            act = QAction(label, self, checkable=True)
+            act.setShortcut(key)
+            act.setToolTip(f"{tip} ({key})")
+            act.setChecked(name == "select")
+            group.addAction(act)
+            self.addAction(act)
+            self.subtools[name] = act
+        self.addSeparator()
+        self.commands: dict[str, QAction] = {}
+        for name, (label, key, tip) in COMMANDS.items():
+            act = QAction(label, self)
+            if key:
+                act.setShortcut(key)
+            act.setToolTip(f"{tip} ({key})" if key else tip)
+            self.commands[name] = act
+            if name in ("larger", "fill", "replace", "delete", "redo"):
+                self.addAction(act)
+                self.addSeparator()
+            else:
+                self.addAction(act)
+        self.info = QLabel("")
+        self.addWidget(self.info)
+        for act in [*self.subtools.values(), *self.commands.values()]:
+            if not act.shortcut().isEmpty():  # the canvas area only: never while typing elsewhere
+                act.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+                scope.addAction(act)
