@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from masklens.core.errors import MasklensError
 from masklens.core.kinds.cafe.io import EDIT_TYPES, GROUPS, edit_group, load_cafe
 from masklens.core.kinds.cafe.metrics import (
     CLASS_FLAGS,
@@ -100,6 +102,19 @@ class CafeKind(BenchmarkKind):
         self, benchmark: Benchmark, predictions: PredictionSet, out: Path
     ) -> list[Path]:
         return write_coco_results(benchmark, predictions, out, "cafe_results.json")
+
+    def corrected_sample(self, sample: Sample) -> Sample:
+        """After ground-truth corrections (core/review/corrections.py): the target is again the
+        positive entry's first instance, as the loader makes it."""
+        pos = sample.gts["pos_entry"]
+        if not pos.masks:
+            raise MasklensError(
+                f"the corrections delete every instance of the positive image of pair {sample.id}",
+                record=f"sample {sample.id}", field="pos_entry",
+                hint="CAFE drops a pair whose positive has no annotation; keep one instance")
+        target = sample.gts["target"]
+        gts = dict(sample.gts, target=replace(target, masks=[pos.masks[0]]))
+        return replace(sample, gts=gts)
 
     # ---------------------------------------------------------------- stage 1
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> CafeOverlaps:

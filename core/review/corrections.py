@@ -1,0 +1,278 @@
+"""Ground-truth corrections: reviewers' new masks kept as data beside the benchmark, never over it.
+
+A :class:`Correction` says that one reviewer replaced one ground-truth instance of one sample
+(``gt_key`` + ``instance``, the index in the loaded :class:`~masklens.core.schema.GroundTruth`)
+by a new mask, deleted it (``mask=None``), or added a new instance (``instance=None``). Rows
+live in the review store's append-only ``corrections`` table
+(:meth:`ReviewStore.add_correction <masklens.core.review.store.ReviewStore.add_correction>`);
+an undone correction is followed by a retraction row, as for verdicts.
+
+The *effective* corrections (:func:`effective_corrections`): retracted rows and retractions
+left out, then the last row per (benchmark, sample, gt_key, instance, reviewer); every added
+instance is its own entry (to change an added instance, retract it and add the new one).
+:func:`corrected_benchmark` applies them to a loaded benchmark (a new Benchmark; the original
+objects stay untouched), :func:`changed_samples` names the samples they touch and
+:func:`correction_conflicts` finds instances two reviewers corrected differently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from masklens.core.errors import DataFormatError, MasklensError
+from masklens.core.masks import Mask
+from masklens.core.schema import Benchmark, GroundTruth, Sample
+
+#: the tools a correction may name (the window's Correct mode); other names are accepted too
+TOOLS = ("brush", "eraser", "polygon", "fill", "model", "delete", "new", "category", "import")
+
+
+@dataclass(frozen=True)
+class Correction:
+    """One correction row. ``instance`` None: a new instance; ``mask`` None: the instance is
+    deleted; ``category``: the instance's new category where the kind has categories (JSON
+    value), None to keep it; ``time`` ISO 8601 UTC; ``verdict_uid`` the uid of the verdict this
+    correction answers ("" for none); ``retracts`` the uid of the row a retraction takes back."""
+
+    benchmark: str
+    sample_id: str
+    gt_key: str
+    instance: int | None
+    mask: Mask | None
+    tool: str
+    reviewer: str
+    time: str
+    note: str
+    verdict_uid: str
+    uid: str
+    category: Any = None
+    retracts: str = ""
+
+    @property
+    def target(self) -> tuple[str, str, str, int | str]:
+        """What the correction changes: (benchmark, sample, gt key, instance index or, for a
+        new instance, the row's uid)."""
+        inst: int | str = self.uid if self.instance is None else self.instance
+        return (self.benchmark, self.sample_id, self.gt_key, inst)
+
+    @property
+    def deleted(self) -> bool:
+        return self.mask is None and not self.retracts
+
+
+#: the corrections table's columns, in :class:`Correction`'s order (mask stored as JSON RLE)
+COLUMNS = ("benchmark", "sample_id", "gt_key", "instance", "mask", "tool", "reviewer", "time",
+           "note", "verdict_uid", "uid", "category", "retracts")
+
+
+def create_tables(db: Any) -> None:
+    """Schema v4 (a step of the store's MIGRATIONS): the corrections and assignments tables."""
+    db.execute(
+        "CREATE TABLE corrections ("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " benchmark TEXT NOT NULL, sample_id TEXT NOT NULL, gt_key TEXT NOT NULL,"
+        " instance INTEGER,"  # NULL: a new instance
+        " mask TEXT,"  # compressed COCO RLE as JSON {"size": [h, w], "counts": "…"}; NULL: deleted
+        " tool TEXT NOT NULL DEFAULT '', reviewer TEXT NOT NULL, time TEXT NOT NULL,"
+        " note TEXT NOT NULL DEFAULT '', verdict_uid TEXT NOT NULL DEFAULT '',"
+        " uid TEXT NOT NULL UNIQUE, category TEXT,"  # category: a JSON value; NULL: unchanged
+        " retracts TEXT NOT NULL DEFAULT '')"
+    )
+    db.execute("CREATE INDEX corrections_key ON corrections(benchmark, sample_id, gt_key)")
+    db.execute(
+        "CREATE TABLE assignments ("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " batch TEXT NOT NULL, benchmark TEXT NOT NULL, reviewer TEXT NOT NULL,"
+        " position INTEGER NOT NULL, sample_id TEXT NOT NULL, shared INTEGER NOT NULL DEFAULT 0,"
+        " seed INTEGER, time TEXT NOT NULL, UNIQUE (batch, reviewer, sample_id))"
+    )
+    db.execute("CREATE INDEX assignments_key ON assignments(benchmark, reviewer)")
+
+
+def to_row(c: Correction) -> tuple[Any, ...]:
+    """The SQLite row of a correction (COLUMNS order)."""
+    mask = None if c.mask is None else json.dumps(c.mask.to_coco(), separators=(",", ":"))
+    category = None if c.category is None else json.dumps(c.category)
+    return (c.benchmark, c.sample_id, c.gt_key, c.instance, mask, c.tool, c.reviewer, c.time,
+            c.note, c.verdict_uid, c.uid, category, c.retracts)
+
+
+def from_row(row: Sequence[Any], *, path: object = None) -> Correction:
+    """A correction from its SQLite row; a damaged mask or category is a clear error."""
+    values = dict(zip(COLUMNS, row, strict=True))
+    record = f"correction {values['uid']}"
+    try:
+        mask = None if values["mask"] is None else Mask.from_coco(
+            json.loads(values["mask"]), path=path, record=record, field="mask")
+        category = None if values["category"] is None else json.loads(values["category"])
+    except (ValueError, TypeError) as exc:
+        raise DataFormatError(f"unreadable value ({exc})", path=path, record=record) from None
+    inst = values["instance"]
+    return Correction(**{**values, "mask": mask, "category": category,
+                         "instance": None if inst is None else int(inst)})
+
+
+# ------------------------------------------------------------------ readings
+def effective_corrections(rows: Iterable[Correction]) -> list[Correction]:
+    """Retractions applied, then the last row per (target, reviewer), oldest first."""
+    rows = list(rows)
+    retracted = {c.retracts for c in rows if c.retracts}
+    latest: dict[tuple[Any, ...], Correction] = {}
+    for c in rows:
+        if c.retracts or c.uid in retracted:
+            continue
+        key = (*c.target, c.reviewer)
+        latest.pop(key, None)  # re-inserted: the dict keeps the latest rows in time order
+        latest[key] = c
+    return list(latest.values())
+
+
+def changed_samples(corrections: Iterable[Correction]) -> set[str]:
+    """The ids of the samples the (effective) corrections change."""
+    return {c.sample_id for c in corrections if not c.retracts}
+
+
+@dataclass(frozen=True)
+class CorrectionConflict:
+    """One instance corrected differently by several reviewers (their effective corrections)."""
+
+    benchmark: str
+    sample_id: str
+    gt_key: str
+    instance: int
+    corrections: tuple[Correction, ...]
+
+    @property
+    def reviewers(self) -> list[str]:
+        return sorted({c.reviewer for c in self.corrections})
+
+    def describe(self) -> str:
+        parts = [f"{c.reviewer}: {_what(c)}" for c in self.corrections]
+        return (f"sample {self.sample_id}, {self.gt_key} instance {self.instance}: "
+                + "; ".join(parts))
+
+
+def _what(c: Correction) -> str:
+    if c.mask is None:
+        return f"deleted ({c.tool or 'no tool'})"
+    cat = "" if c.category is None else f", category {c.category!r}"
+    return f"new mask of area {c.mask.area}{cat} ({c.tool or 'no tool'})"
+
+
+def correction_conflicts(corrections: Iterable[Correction]) -> list[CorrectionConflict]:
+    """Existing instances that two or more reviewers corrected differently (a different mask, a
+    deletion against a new mask, or a different category). Reviewers who agree are no
+    conflict; added instances never conflict (each is its own instance)."""
+    by_target: dict[tuple[Any, ...], dict[str, Correction]] = {}
+    for c in effective_corrections(corrections):
+        if c.instance is not None:
+            by_target.setdefault(c.target, {})[c.reviewer] = c
+    out = []
+    for (bench, sid, key, inst), per in by_target.items():
+        answers = {(c.mask, json.dumps(c.category)) for c in per.values()}
+        if len(per) > 1 and len(answers) > 1:
+            rows = tuple(sorted(per.values(), key=lambda c: c.reviewer))
+            out.append(CorrectionConflict(bench, sid, key, int(inst), rows))
+    return out
+
+
+# ------------------------------------------------------------------ applying
+def corrected_benchmark(
+    benchmark: Benchmark,
+    corrections: Iterable[Correction],
+    *,
+    adjust: Callable[[Sample], Sample] | None = None,
+) -> Benchmark:
+    """A new Benchmark with the (effective) corrections applied, in time order, to the samples
+    they name; unchanged samples are shared, changed ones are new objects (the original
+    Sample, GroundTruth and mask lists stay untouched). Instance indices refer to the loaded
+    ground truth; deletions are applied last, so indices never shift under later rows.
+
+    ``adjust`` (default: the kind's ``corrected_sample`` when the kind defines one) fixes up a
+    changed sample for what its kind derives from the instances (e.g. CAFE's target = the
+    positive entry's first instance). A correction naming an unknown sample, ground truth or
+    instance, or a mask of another size, raises :class:`MasklensError` naming the correction.
+    """
+    rows = sorted(effective_corrections(corrections), key=lambda c: c.time)
+    if adjust is None:
+        adjust = _kind_adjust(benchmark.kind)
+    by_sample: dict[str, list[Correction]] = {}
+    for c in rows:
+        by_sample.setdefault(c.sample_id, []).append(c)
+    index = {s.id: i for i, s in enumerate(benchmark.samples)}
+    samples = list(benchmark.samples)
+    for sid, group in by_sample.items():
+        if sid not in index:
+            raise MasklensError(f"corrects sample {sid!r}, which this benchmark does not have",
+                                record=f"correction {group[0].uid}", field="sample_id",
+                                hint="was the store made for another version of the benchmark?")
+        new = _corrected_sample(samples[index[sid]], group)
+        samples[index[sid]] = adjust(new) if adjust else new
+    meta = dict(benchmark.meta, corrections=len(rows))
+    return Benchmark(benchmark.kind, benchmark.name, samples, sources=dict(benchmark.sources),
+                     meta=meta)
+
+
+def _kind_adjust(kind: str) -> Callable[[Sample], Sample] | None:
+    from masklens.core.scoring.contract import get_kind
+
+    try:
+        k = get_kind(kind)
+    except MasklensError:
+        return None
+    return getattr(k, "corrected_sample", None)
+
+
+def _corrected_sample(sample: Sample, rows: list[Correction]) -> Sample:
+    gts = dict(sample.gts)
+    for key in dict.fromkeys(c.gt_key for c in rows):
+        if key not in gts:
+            c = next(c for c in rows if c.gt_key == key)
+            raise MasklensError(f"sample {sample.id!r} has no ground truth {key!r}",
+                                record=f"correction {c.uid}", field="gt_key")
+        gts[key] = _corrected_gt(gts[key], [c for c in rows if c.gt_key == key])
+    return dataclasses.replace(sample, gts=gts, meta=dict(sample.meta))
+
+
+def _corrected_gt(gt: GroundTruth, rows: list[Correction]) -> GroundTruth:
+    masks = list(gt.masks)
+    crowd = list(gt.crowd) if gt.crowd is not None else [False] * len(masks)
+    cats = list(gt.meta.get("category_ids") or [None] * len(masks))
+    cats += [None] * (len(masks) - len(cats))
+    deleted: set[int] = set()
+    for c in rows:
+        rec = f"correction {c.uid}"
+        if c.mask is not None and c.mask.shape != (gt.height, gt.width):
+            raise MasklensError(
+                f"mask is {c.mask.height}x{c.mask.width}, the ground truth is {gt.height}x{gt.width}",
+                record=rec, field="mask")
+        if c.instance is None:
+            if c.mask is None:
+                raise MasklensError("a new instance needs a mask", record=rec, field="mask")
+            masks.append(c.mask)
+            crowd.append(False)
+            cats.append(c.category)
+            continue
+        if not 0 <= c.instance < len(gt.masks):
+            raise MasklensError(
+                f"instance {c.instance} does not exist ({gt.key!r} has {len(gt.masks)})",
+                record=rec, field="instance")
+        if c.mask is None:
+            deleted.add(c.instance)
+            continue
+        deleted.discard(c.instance)
+        masks[c.instance] = c.mask
+        if c.category is not None:
+            cats[c.instance] = c.category
+    keep = [i for i in range(len(masks)) if i not in deleted]
+    meta = dict(gt.meta)
+    if "category_ids" in gt.meta or any(x is not None for x in cats):
+        meta["category_ids"] = [cats[i] for i in keep]
+    return dataclasses.replace(
+        gt, masks=[masks[i] for i in keep],
+        crowd=None if gt.crowd is None else [crowd[i] for i in keep], meta=meta,
+    )
