@@ -55,13 +55,31 @@ class Correction:
     @property
     def target(self) -> tuple[str, str, str, int | str]:
         """What the correction changes: (benchmark, sample, gt key, instance index or, for a
-        new instance, the row's uid)."""
+        new instance, the row's uid). The gt key is the canonical one: a kind whose ground
+        truths repeat another's instances (CAFE's ``target`` = ``pos_entry`` instance 0) names
+        them in ``gt_aliases``, so both spellings are the same instance."""
         inst: int | str = self.uid if self.instance is None else self.instance
-        return (self.benchmark, self.sample_id, self.gt_key, inst)
+        return (self.benchmark, self.sample_id, canonical_gt(self.benchmark, self.gt_key), inst)
 
     @property
     def deleted(self) -> bool:
         return self.mask is None and not self.retracts
+
+
+def canonical_gt(benchmark: str, gt_key: str) -> str:
+    """The ground truth a correction of ``gt_key`` lands in, by the kind's ``gt_aliases``
+    (the kind is the ``kind:`` prefix of the benchmark key)."""
+    aliases = getattr(_kind(benchmark.split(":", 1)[0]), "gt_aliases", None) or {}
+    return aliases.get(gt_key, gt_key)
+
+
+def _kind(name: str) -> Any:
+    from masklens.core.scoring.contract import get_kind
+
+    try:
+        return get_kind(name)
+    except MasklensError:
+        return None
 
 
 #: the corrections table's columns, in :class:`Correction`'s order (mask stored as JSON RLE)
@@ -197,9 +215,10 @@ def corrected_benchmark(
     positive entry's first instance). A correction naming an unknown sample, ground truth or
     instance, or a mask of another size, raises :class:`MasklensError` naming the correction.
     """
-    rows = sorted(effective_corrections(corrections), key=lambda c: c.time)
+    rows = [dataclasses.replace(c, gt_key=c.target[2])
+            for c in sorted(effective_corrections(corrections), key=lambda c: c.time)]
     if adjust is None:
-        adjust = _kind_adjust(benchmark.kind)
+        adjust = getattr(_kind(benchmark.kind), "corrected_sample", None)
     by_sample: dict[str, list[Correction]] = {}
     for c in rows:
         by_sample.setdefault(c.sample_id, []).append(c)
@@ -215,16 +234,6 @@ def corrected_benchmark(
     meta = dict(benchmark.meta, corrections=len(rows))
     return Benchmark(benchmark.kind, benchmark.name, samples, sources=dict(benchmark.sources),
                      meta=meta)
-
-
-def _kind_adjust(kind: str) -> Callable[[Sample], Sample] | None:
-    from masklens.core.scoring.contract import get_kind
-
-    try:
-        k = get_kind(kind)
-    except MasklensError:
-        return None
-    return getattr(k, "corrected_sample", None)
 
 
 def _corrected_sample(sample: Sample, rows: list[Correction]) -> Sample:
@@ -270,9 +279,73 @@ def _corrected_gt(gt: GroundTruth, rows: list[Correction]) -> GroundTruth:
             cats[c.instance] = c.category
     keep = [i for i in range(len(masks)) if i not in deleted]
     meta = dict(gt.meta)
+    # where each instance came from: its index in the loaded ground truth, None for a new one
+    # (the kinds' writers keep the original records of the instances that stay)
+    meta["corrected_from"] = [i if i < len(gt.masks) else None for i in keep]
     if "category_ids" in gt.meta or any(x is not None for x in cats):
         meta["category_ids"] = [cats[i] for i in keep]
     return dataclasses.replace(
         gt, masks=[masks[i] for i in keep],
         crowd=None if gt.crowd is None else [crowd[i] for i in keep], meta=meta,
     )
+
+
+def changelog(benchmark: Benchmark, corrections: Iterable[Correction]) -> list[dict[str, Any]]:
+    """One JSON-ready entry per effective correction, oldest first: who, when, why (the note),
+    which tool, what (replaced / deleted / added), and the instance's area before and after and
+    the IoU of its masks before and after (None where one side is absent)."""
+    from masklens.core.masks import iou
+
+    out = []
+    for c in sorted(effective_corrections(corrections), key=lambda c: c.time):
+        key = c.target[2]
+        gt = benchmark.sample(c.sample_id).gts.get(key) if _has(benchmark, c.sample_id) else None
+        before = (gt.masks[c.instance] if gt is not None and c.instance is not None
+                  and 0 <= c.instance < len(gt.masks) else None)
+        action = "added" if c.instance is None else "deleted" if c.mask is None else "replaced"
+        out.append({
+            "uid": c.uid, "reviewer": c.reviewer, "time": c.time, "note": c.note, "tool": c.tool,
+            "action": action, "sample_id": c.sample_id, "gt_key": key, "instance": c.instance,
+            "category": c.category, "verdict_uid": c.verdict_uid or None,
+            "area_before": None if before is None else before.area,
+            "area_after": None if c.mask is None else c.mask.area,
+            "iou_before_after": (None if before is None or c.mask is None
+                                 or before.shape != c.mask.shape else round(iou(before, c.mask), 6)),
+        })
+    return out
+
+
+def _has(benchmark: Benchmark, sample_id: str) -> bool:
+    try:
+        benchmark.sample(sample_id)
+    except KeyError:
+        return False
+    return True
+
+
+def corrected_scorer(scorer: Any, corrections: Iterable[Correction]) -> Any:
+    """A :class:`~masklens.core.scoring.contract.Scorer` of ``scorer``'s benchmark with the
+    corrections applied that re-reads only the changed samples' threshold-free stage (the
+    kind's ``all_overlaps`` on each run of consecutive changed samples) and shares every other
+    sample's cache; ``scorer`` itself is unchanged."""
+    import copy
+
+    from masklens.core.runtime.gc_pause import gc_paused
+
+    rows = effective_corrections(corrections)
+    corrected = corrected_benchmark(scorer.benchmark, rows)
+    changed = changed_samples(rows)
+    new = copy.copy(scorer)
+    new.benchmark, new.overlaps = corrected, list(scorer.overlaps)
+    runs: list[list[int]] = []
+    for i, s in enumerate(corrected.samples):
+        if s.id in changed:
+            if runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+    with gc_paused():
+        for run in runs:
+            lo, hi = run[0], run[-1] + 1
+            new.overlaps[lo:hi] = scorer.kind.all_overlaps(corrected.samples[lo:hi], scorer.predictions)
+    return new

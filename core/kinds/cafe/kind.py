@@ -79,6 +79,7 @@ class CafeKind(BenchmarkKind):
     groups = GROUPS
     params = (SCORE_THRESHOLD, IOU_THRESHOLD)
     metric_help = CAFE_HELP
+    gt_aliases = {"target": "pos_entry"}  # the target is the positive entry's first instance
 
     def __init__(self) -> None:
         self._cache = OverlapsCache()
@@ -115,6 +116,13 @@ class CafeKind(BenchmarkKind):
         target = sample.gts["target"]
         gts = dict(sample.gts, target=replace(target, masks=[pos.masks[0]]))
         return replace(sample, gts=gts)
+
+    def write_corrected(
+        self, original: Benchmark, corrected: Benchmark, out: Path, files: Mapping[str, Any]
+    ) -> list[Path]:
+        from masklens.core.kinds.cafe.corrected import write_corrected
+
+        return write_corrected(original, corrected, out, files)
 
     # ---------------------------------------------------------------- stage 1
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> CafeOverlaps:

@@ -1,0 +1,154 @@
+"""`masklens review apply`: the corrected benchmark in its own format; `masklens score` on it
+equals scoring with the corrections applied in Python; inputs never written over."""
+
+import hashlib
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+import masklens.core as ml
+from masklens.core.cli import main
+from masklens.core.kinds.demo import DEMO_DIR, demo_argv
+from masklens.core.masks import Mask
+from masklens.core.review.corrections import corrected_benchmark, corrected_scorer
+from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.scoring.contract import Scorer, get_kind
+from masklens.core.scoring.kind_args import kind_files, kind_parser
+
+#: kind -> (gt key of the corrected instances, the output name given to --out)
+CASES = {"cafe": ("pos_entry", "corrected.json"), "pcs": ("gt0", "corrected"),
+         "hallusegbench": ("factual", "corrected.json")}
+
+
+def _files(kind, argv):
+    k = get_kind(kind)
+    parser = kind_parser(k)
+    for a in parser._actions:
+        a.required = False
+    return kind_files(k, parser.parse_args(argv))
+
+
+def _digests(folder):
+    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _box(h, w, frac):
+    a = np.zeros((h, w), bool)
+    a[: max(1, int(h * frac)), : max(1, int(w * frac))] = True
+    return Mask.from_array(a)
+
+
+def _correct(st, bench, key):
+    """Replace instance 0 of the first sample, add an instance to the second, delete the third's
+    instance 0 when it has another to keep (else replace it): planted, known changes."""
+    bk = benchmark_key(bench)
+    s0, s1, s2 = bench.samples[:3]
+    g0 = s0.gts[key]
+    st.add_correction(bk, s0.id, key, 0, _box(g0.height, g0.width, 0.5), tool="brush", note="too small")
+    g1 = s1.gts[key]
+    st.add_correction(bk, s1.id, key, None, _box(g1.height, g1.width, 0.25), tool="model")
+    g2 = s2.gts[key]
+    if len(g2.masks) > 1:
+        st.add_correction(bk, s2.id, key, 0, None, tool="delete", note="not the object")
+    else:
+        st.add_correction(bk, s2.id, key, 0, _box(g2.height, g2.width, 0.1), tool="polygon")
+
+
+@pytest.mark.parametrize("kind", list(CASES))
+def test_apply_then_score_equals_python_corrected_scores(kind, tmp_path, capsys):
+    key, out_name = CASES[kind]
+    shutil.copytree(DEMO_DIR / kind, tmp_path / kind)
+    gt_argv = demo_argv(kind, with_predictions=False, root=tmp_path)
+    pred_argv = demo_argv(kind, root=tmp_path)[len(gt_argv):]
+    files = _files(kind, gt_argv)
+    bench = ml.load_benchmark(kind, **files)
+    db = tmp_path / "r.sqlite"
+    with ReviewStore(db, reviewer="ana") as st:
+        _correct(st, bench, key)
+        rows = st.corrections(benchmark_key(bench))
+    before = _digests(tmp_path / kind)
+    out = tmp_path / "out" / out_name
+    out.parent.mkdir()
+    assert main(["review", "apply", kind, *gt_argv, "--store", str(db), "--out", str(out)]) == 0
+    assert "applied 3 correction(s) to 3 sample(s)" in capsys.readouterr().err
+    after = _digests(tmp_path / kind)
+    assert {p: d for p, d in after.items() if p in before} == before  # no input written over
+    new_files = set(after) - set(before)
+    if kind == "hallusegbench":  # new PNGs beside the originals
+        assert len(new_files) == 3 and all(".corrected-" in p.name for p in new_files)
+    else:
+        assert not new_files
+
+    # Python: the corrections applied to the loaded benchmark, only the changed samples re-read
+    preds = ml.load_predictions(kind, bench, **_files(kind, demo_argv(kind, root=tmp_path)))
+    original = Scorer(get_kind(kind), bench, preds)
+    py = corrected_scorer(original, rows).rescore()
+    assert py.to_json() == Scorer(get_kind(kind), corrected_benchmark(bench, rows), preds).rescore().to_json()
+    assert py.summary != original.rescore().summary  # the planted corrections move the scores
+
+    # the CLI on the written benchmark
+    new_argv = _swap(kind, gt_argv, out)
+    res = tmp_path / "scores.json"
+    assert main(["score", kind, *new_argv, *pred_argv, "--out", str(res)]) == 0
+    cli = json.loads(res.read_text())
+    assert cli["summary"] == json.loads(json.dumps(py.to_json()["summary"]))
+    assert cli["samples"] == json.loads(json.dumps(list(py.samples)))
+
+    log = json.loads((out.with_name(out.stem + ".changelog.json") if out.suffix
+                      else out / "changelog.json").read_text())
+    assert [(e["reviewer"], e["tool"], e["action"]) for e in log["corrections"]][:2] == [
+        ("ana", "brush", "replaced"), ("ana", "model", "added")]
+    first = log["corrections"][0]
+    assert first["note"] == "too small" and first["area_before"] > 0
+    assert first["area_after"] == _box(*bench.samples[0].gts[key].masks[0].shape, 0.5).area
+    assert 0 <= first["iou_before_after"] < 1
+
+
+def _swap(kind, argv, out):
+    """The ground-truth arguments with the corrected file(s) in place of the originals."""
+    new = list(argv)
+    if kind == "pcs":
+        for i, tok in enumerate(argv):
+            if i and argv[i - 1] == "--gt":
+                new[i] = str(out / tok.rsplit("/", 1)[1])
+        return new
+    flag = {"cafe": "--ann", "hallusegbench": "--data"}[kind]
+    new[argv.index(flag) + 1] = str(out)
+    return new
+
+
+def test_apply_refuses_inputs_conflicts_and_foreign_outputs(tmp_path, capsys):
+    shutil.copytree(DEMO_DIR / "cafe", tmp_path / "cafe")
+    gt_argv = demo_argv("cafe", with_predictions=False, root=tmp_path)
+    ann = tmp_path / "cafe" / "ann.json"
+    bench = ml.load_benchmark("cafe", **_files("cafe", gt_argv))
+    bk, s0 = benchmark_key(bench), bench.samples[0]
+    h, w = s0.gts["target"].height, s0.gts["target"].width
+    db = tmp_path / "r.sqlite"
+    with ReviewStore(db, reviewer="ana") as st:
+        st.add_correction(bk, s0.id, "target", 0, _box(h, w, 0.5), tool="brush")
+    original = ann.read_bytes()
+    assert main(["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(ann)]) == 2
+    assert "would overwrite an input file" in capsys.readouterr().err
+    assert ann.read_bytes() == original
+    foreign = tmp_path / "mine.json"
+    foreign.write_text("{}")
+    assert main(["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(foreign)]) == 2
+    assert "not written by `masklens review apply`" in capsys.readouterr().err
+    assert foreign.read_text() == "{}"
+    with ReviewStore(db, reviewer="ben") as st:  # ben corrects the same instance differently
+        st.add_correction(bk, s0.id, "pos_entry", 0, _box(h, w, 0.3), tool="model")
+    out = tmp_path / "new.json"
+    assert main(["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "1 instance(s) corrected differently" in err and "ana: new mask" in err and "ben: new mask" in err
+    assert not out.exists()
+    assert main(["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(out),
+                 "--reviewer", "ben"]) == 0
+    corrected = ml.load_benchmark("cafe", ann=out, images=tmp_path / "cafe" / "images")
+    assert corrected.sample(s0.id).gts["target"].masks == [_box(h, w, 0.3)]
+    # again over its own output: allowed (its changelog is there)
+    assert main(["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(out),
+                 "--reviewer", "ana"]) == 0
