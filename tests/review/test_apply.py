@@ -19,6 +19,7 @@ from masklens.core.scoring.kind_args import kind_files, kind_parser
 
 #: kind -> (gt key of the corrected instances, the output name given to --out)
 CASES = {"cafe": ("pos_entry", "corrected.json"), "pcs": ("gt0", "corrected"),
+         "cgebench": ("G", "corrected.json"),
          "hallusegbench": ("factual", "corrected.json")}
 
 
@@ -114,7 +115,7 @@ def _swap(kind, argv, out):
             if i and argv[i - 1] == "--gt":
                 new[i] = str(out / tok.rsplit("/", 1)[1])
         return new
-    flag = {"cafe": "--ann", "hallusegbench": "--data"}[kind]
+    flag = {"cafe": "--ann", "cgebench": "--ann", "hallusegbench": "--data"}[kind]
     new[argv.index(flag) + 1] = str(out)
     return new
 
@@ -152,3 +153,18 @@ def test_apply_refuses_inputs_conflicts_and_foreign_outputs(tmp_path, capsys):
     # again over its own output: allowed (its changelog is there)
     assert main(["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(out),
                  "--reviewer", "ana"]) == 0
+
+
+@pytest.mark.parametrize("kind", ["r2sm", "ovs"])
+def test_kinds_without_a_writer_say_so_in_one_line(kind, tmp_path, capsys):
+    gt_argv = demo_argv(kind, with_predictions=False)
+    bench = ml.load_benchmark(kind, **_files(kind, gt_argv))
+    s = bench.samples[0]
+    key = next(iter(s.gts))
+    with ReviewStore(tmp_path / "r.sqlite", reviewer="ana") as st:
+        st.add_correction(benchmark_key(bench), s.id, key, 0, None, tool="delete")
+    out = tmp_path / "new.json"
+    rc = main(["review", "apply", kind, *gt_argv, "--store", str(tmp_path / "r.sqlite"), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "cannot write corrected ground truth yet" in err and "Traceback" not in err
+    assert not out.exists()
