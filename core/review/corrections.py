@@ -215,10 +215,12 @@ def corrected_benchmark(
     positive entry's first instance). A correction naming an unknown sample, ground truth or
     instance, or a mask of another size, raises :class:`MasklensError` naming the correction.
     """
-    rows = [dataclasses.replace(c, gt_key=c.target[2])
-            for c in sorted(effective_corrections(corrections), key=lambda c: c.time)]
+    corrections = sorted(effective_corrections(corrections), key=lambda c: c.time)
+    rows = [dataclasses.replace(c, gt_key=c.target[2]) for c in corrections]
+    kind = _kind(benchmark.kind)
+    rows = _with_twins(benchmark, rows, getattr(kind, "ground_truth_home", None))
     if adjust is None:
-        adjust = getattr(_kind(benchmark.kind), "corrected_sample", None)
+        adjust = getattr(kind, "corrected_sample", None)
     by_sample: dict[str, list[Correction]] = {}
     for c in rows:
         by_sample.setdefault(c.sample_id, []).append(c)
@@ -231,9 +233,35 @@ def corrected_benchmark(
                                 hint="was the store made for another version of the benchmark?")
         new = _corrected_sample(samples[index[sid]], group)
         samples[index[sid]] = adjust(new) if adjust else new
-    meta = dict(benchmark.meta, corrections=len(rows))
+    meta = dict(benchmark.meta, corrections=len(corrections))
     return Benchmark(benchmark.kind, benchmark.name, samples, sources=dict(benchmark.sources),
                      meta=meta)
+
+
+def _with_twins(benchmark: Benchmark, rows: list[Correction],
+                home: Callable[[Sample, str], Any] | None) -> list[Correction]:
+    """``rows`` plus, for a ground truth that several samples load from the same annotations
+    (the kind's ``ground_truth_home``: CAFE's positive image paired with several negatives),
+    the same correction in each of the other samples, so they stay alike."""
+    if home is None or not rows:
+        return rows
+    places: dict[Any, list[tuple[str, str]]] = {}
+    for s in benchmark.samples:
+        for key in s.gts:
+            h = home(s, key)
+            if h is not None:
+                places.setdefault(h, []).append((s.id, key))
+    out = []
+    for c in rows:
+        out.append(c)
+        try:
+            h = home(benchmark.sample(c.sample_id), c.gt_key)
+        except KeyError:
+            continue  # an unknown sample: reported by the caller
+        for sid, key in places.get(h, []) if h is not None else []:
+            if (sid, key) != (c.sample_id, c.gt_key):
+                out.append(dataclasses.replace(c, sample_id=sid, gt_key=key))
+    return out
 
 
 def _corrected_sample(sample: Sample, rows: list[Correction]) -> Sample:
@@ -332,9 +360,8 @@ def corrected_scorer(scorer: Any, corrections: Iterable[Correction]) -> Any:
 
     from masklens.core.runtime.gc_pause import gc_paused
 
-    rows = effective_corrections(corrections)
-    corrected = corrected_benchmark(scorer.benchmark, rows)
-    changed = changed_samples(rows)
+    corrected = corrected_benchmark(scorer.benchmark, corrections)
+    changed = {s.id for s, o in zip(corrected.samples, scorer.benchmark.samples, strict=True) if s is not o}
     new = copy.copy(scorer)
     new.benchmark, new.overlaps = corrected, list(scorer.overlaps)
     runs: list[list[int]] = []

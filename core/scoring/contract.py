@@ -136,6 +136,8 @@ class BenchmarkKind(ABC):
     #: ground truths that repeat another's instances: key -> the ground truth whose instances
     #: they are (CAFE: "target" -> "pos_entry"); a correction of one lands in the other
     gt_aliases: Mapping[str, str] = {}
+    # optional ``ground_truth_home(sample, gt_key)``: what a ground truth is loaded from, when
+    # several samples load one (CAFE's positive image in several pairs); a correction holds in all
 
     def corrected_sample(self, sample: Sample) -> Sample:
         """A sample after ground-truth corrections (core/review/corrections.py), fixed up for

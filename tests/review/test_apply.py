@@ -168,3 +168,34 @@ def test_kinds_without_a_writer_say_so_in_one_line(kind, tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and "cannot write corrected ground truth yet" in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_cafe_positive_shared_by_two_pairs_is_corrected_in_both(tmp_path, capsys):
+    shutil.copytree(DEMO_DIR / "cafe", tmp_path / "cafe")
+    ann = tmp_path / "cafe" / "ann.json"
+    data = json.loads(ann.read_text())
+    second = {**next(im for im in data["images"] if im.get("fp_source_id") == 1),
+              "id": 1999999999, "text_input": "giraffe"}
+    data["images"].append(second)  # a second negative of positive image 1
+    ann.write_text(json.dumps(data))
+    gt_argv = demo_argv("cafe", with_predictions=False, root=tmp_path)
+    bench = ml.load_benchmark("cafe", **_files("cafe", gt_argv))
+    a, b = bench.sample("1/1000000001"), bench.sample("1/1999999999")
+    g = a.gts["pos_entry"]
+    new = _box(g.height, g.width, 0.4)
+    db = tmp_path / "r.sqlite"
+    with ReviewStore(db, reviewer="ana") as st:
+        st.add_correction(benchmark_key(bench), a.id, "target", 0, new, tool="brush")
+        rows = st.corrections(benchmark_key(bench))
+    fixed = corrected_benchmark(bench, rows)
+    for sid in (a.id, b.id):  # the positive image's annotation is one: corrected in both pairs
+        assert fixed.sample(sid).gts["pos_entry"].masks[0] == new
+        assert fixed.sample(sid).gts["target"].masks == [new]
+    preds = ml.load_predictions("cafe", bench, pred=tmp_path / "cafe" / "pred_demo.json")
+    py = corrected_scorer(Scorer(get_kind("cafe"), bench, preds), rows).rescore()
+    out = tmp_path / "new.json"
+    assert main(["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(out)]) == 0
+    res = tmp_path / "s.json"
+    assert main(["score", "cafe", *_swap("cafe", gt_argv, out), "--pred",
+                 str(tmp_path / "cafe" / "pred_demo.json"), "--out", str(res)]) == 0
+    assert json.loads(res.read_text())["summary"] == json.loads(json.dumps(py.summary))

@@ -117,6 +117,14 @@ class CafeKind(BenchmarkKind):
         gts = dict(sample.gts, target=replace(target, masks=[pos.masks[0]]))
         return replace(sample, gts=gts)
 
+    def ground_truth_home(self, sample: Sample, gt_key: str) -> Any:
+        """The image entry an entry ground truth is loaded from (a positive image may be paired
+        with several negatives: a correction of it holds in every pair)."""
+        for p in sample.prompts:
+            if p.meta.get("entry_gt") == gt_key:
+                return ("image", p.source_id)
+        return None
+
     def write_corrected(
         self, original: Benchmark, corrected: Benchmark, out: Path, files: Mapping[str, Any]
     ) -> list[Path]:
