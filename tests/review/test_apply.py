@@ -199,3 +199,26 @@ def test_cafe_positive_shared_by_two_pairs_is_corrected_in_both(tmp_path, capsys
     assert main(["score", "cafe", *_swap("cafe", gt_argv, out), "--pred",
                  str(tmp_path / "cafe" / "pred_demo.json"), "--out", str(res)]) == 0
     assert json.loads(res.read_text())["summary"] == json.loads(json.dumps(py.summary))
+
+
+def test_export_coco_with_corrections(tmp_path, capsys):
+    gt_argv = demo_argv("cafe", with_predictions=False)
+    bench = ml.load_benchmark("cafe", **_files("cafe", gt_argv))
+    s0 = bench.samples[0]
+    g = s0.gts["target"]
+    new = _box(g.height, g.width, 0.3)
+    db = tmp_path / "r.sqlite"
+    with ReviewStore(db, reviewer="ana") as st:
+        st.add_correction(benchmark_key(bench), s0.id, "target", 0, new, tool="brush")
+
+    def target_areas(folder):
+        doc = json.loads((folder / "ground_truth.json").read_text())
+        return [a["area"] for a in doc["annotations"]
+                if a["sample_id"] == s0.id and a["role"] == "positive"]
+
+    for name, extra in (("plain", []), ("fixed", ["--corrections", str(db)])):
+        assert main(["export", "cafe", *demo_argv("cafe"), "--to", "coco", "--out",
+                     str(tmp_path / name), *extra]) == 0
+    assert target_areas(tmp_path / "plain") == [g.masks[0].area]
+    assert target_areas(tmp_path / "fixed") == [new.area]
+    assert json.loads((tmp_path / "fixed" / "masklens-export.json").read_text())["corrections"] == 1
