@@ -11,7 +11,7 @@ from masklens.core.errors import MasklensError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("review", help="export, merge and compare reviewers' verdicts")
+    parser = sub.add_parser("review", help="reviewers' verdicts and ground-truth corrections: export, merge, compare, apply, assign")
     acts = parser.add_subparsers(dest="review_command", metavar="ACTION")
     acts.required = True
     e = acts.add_parser("export", help="write the verdicts as CSV or JSON (by the file suffix)")

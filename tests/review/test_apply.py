@@ -222,3 +222,29 @@ def test_export_coco_with_corrections(tmp_path, capsys):
     assert target_areas(tmp_path / "plain") == [g.masks[0].area]
     assert target_areas(tmp_path / "fixed") == [new.area]
     assert json.loads((tmp_path / "fixed" / "masklens-export.json").read_text())["corrections"] == 1
+
+
+def test_apply_keeps_records_and_writes_a_changed_category(tmp_path, capsys):
+    shutil.copytree(DEMO_DIR / "cafe", tmp_path / "cafe")
+    gt_argv = demo_argv("cafe", with_predictions=False, root=tmp_path)
+    bench = ml.load_benchmark("cafe", **_files("cafe", gt_argv))
+    s0, s1 = bench.samples[:2]
+    db = tmp_path / "r.sqlite"
+    with ReviewStore(db, reviewer="ana") as st:  # same mask, another category
+        st.add_correction(benchmark_key(bench), s0.id, "pos_entry", 0, s0.gts["pos_entry"].masks[0],
+                          tool="category", category=7)
+        g = s1.gts["pos_entry"]
+        st.add_correction(benchmark_key(bench), s1.id, "pos_entry", None, _box(g.height, g.width, 0.2),
+                          tool="new", category=9)
+    out = tmp_path / "new.json"
+    assert main(["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(out)]) == 0
+    old = {a["id"]: a for a in json.loads((tmp_path / "cafe" / "ann.json").read_text())["annotations"]}
+    new = json.loads(out.read_text())["annotations"]
+    pos0, pos1 = (int(s.id.split("/")[0]) for s in (s0, s1))
+    (changed,) = [a for a in new if a["image_id"] == pos0]
+    assert changed == {**old[changed["id"]], "category_id": 7}  # the record kept, its category changed
+    added = [a for a in new if a["image_id"] == pos1 and a["id"] not in old]
+    assert [(a["category_id"], a["iscrowd"], a["area"]) for a in added] == [
+        (9, 0, _box(g.height, g.width, 0.2).area)]
+    assert len(new) == len(old) + 1
+    assert ml.load_benchmark("cafe", ann=out).sample(s0.id).gts["pos_entry"].meta["category_ids"] == [7]
