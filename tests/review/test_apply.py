@@ -10,6 +10,7 @@ import pytest
 
 import masklens.core as ml
 from masklens.core.cli import main
+from masklens.core.errors import MasklensError
 from masklens.core.kinds.demo import DEMO_DIR, demo_argv
 from masklens.core.masks import Mask
 from masklens.core.review.corrections import corrected_benchmark, corrected_scorer
@@ -19,7 +20,7 @@ from masklens.core.scoring.kind_args import kind_files, kind_parser
 
 #: kind -> (gt key of the corrected instances, the output name given to --out)
 CASES = {"cafe": ("pos_entry", "corrected.json"), "pcs": ("gt0", "corrected"),
-         "cgebench": ("G", "corrected.json"),
+         "cgebench": ("G", "corrected.json"), "ovs": ("circle", "corrected.json"),
          "hallusegbench": ("factual", "corrected.json")}
 
 
@@ -115,7 +116,7 @@ def _swap(kind, argv, out):
             if i and argv[i - 1] == "--gt":
                 new[i] = str(out / tok.rsplit("/", 1)[1])
         return new
-    flag = {"cafe": "--ann", "cgebench": "--ann", "hallusegbench": "--data"}[kind]
+    flag = {"cafe": "--ann", "cgebench": "--ann", "ovs": "--ann", "hallusegbench": "--data"}[kind]
     new[argv.index(flag) + 1] = str(out)
     return new
 
@@ -155,7 +156,7 @@ def test_apply_refuses_inputs_conflicts_and_foreign_outputs(tmp_path, capsys):
                  "--reviewer", "ana"]) == 0
 
 
-@pytest.mark.parametrize("kind", ["r2sm", "ovs"])
+@pytest.mark.parametrize("kind", ["r2sm"])
 def test_kinds_without_a_writer_say_so_in_one_line(kind, tmp_path, capsys):
     gt_argv = demo_argv(kind, with_predictions=False)
     bench = ml.load_benchmark(kind, **_files(kind, gt_argv))
@@ -248,3 +249,27 @@ def test_apply_keeps_records_and_writes_a_changed_category(tmp_path, capsys):
         (9, 0, _box(g.height, g.width, 0.2).area)]
     assert len(new) == len(old) + 1
     assert ml.load_benchmark("cafe", ann=out).sample(s0.id).gts["pos_entry"].meta["category_ids"] == [7]
+
+
+def test_ovs_class_deleted_in_an_image_and_category_changes_refused(tmp_path, capsys):
+    gt_argv = demo_argv("ovs", with_predictions=False)
+    files = _files("ovs", gt_argv)
+    bench = ml.load_benchmark("ovs", **files)
+    s = bench.samples[0]
+    db = tmp_path / "r.sqlite"
+    with ReviewStore(db, reviewer="ana") as st:
+        st.add_correction(benchmark_key(bench), s.id, "circle", 0, None, tool="delete")
+        rows = st.corrections(benchmark_key(bench))
+    fixed = corrected_benchmark(bench, rows).sample(s.id)
+    assert "circle" not in fixed.gts and fixed.prompt(f"{s.id}:circle").gt is None  # as the loader
+    out = tmp_path / "new.json"
+    assert main(["review", "apply", "ovs", *gt_argv, "--store", str(db), "--out", str(out)]) == 0
+    preds = ml.load_predictions("ovs", bench, pred=demo_argv("ovs")[-1])
+    py = corrected_scorer(Scorer(get_kind("ovs"), bench, preds), rows).rescore()
+    res = tmp_path / "s.json"
+    assert main(["score", "ovs", "--ann", str(out), "--pred", demo_argv("ovs")[-1], "--out", str(res)]) == 0
+    assert json.loads(res.read_text())["summary"] == json.loads(json.dumps(py.summary))
+    with ReviewStore(db, reviewer="ana") as st:
+        st.add_correction(benchmark_key(bench), s.id, "square", 0, s.gts["square"].masks[0], category=1)
+        with pytest.raises(MasklensError, match="category change is not a correction OVS can store"):
+            corrected_benchmark(bench, st.corrections(benchmark_key(bench)))

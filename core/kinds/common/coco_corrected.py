@@ -10,7 +10,8 @@ names each instance's index among the image's annotations in file order (the loa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ from masklens.core.schema import Benchmark, GroundTruth
 
 
 def changed_gts(original: Benchmark, corrected: Benchmark) -> list[tuple[str, str, GroundTruth, GroundTruth]]:
-    """(sample id, gt key, original, corrected) for every ground truth the corrections replaced."""
+    """(sample id, gt key, original, corrected) for every ground truth the corrections replaced
+    (one the kind dropped for having no instance left comes as an empty ground truth)."""
     out = []
     for before, after in zip(original.samples, corrected.samples, strict=True):
         if before is after:
@@ -28,18 +30,29 @@ def changed_gts(original: Benchmark, corrected: Benchmark) -> list[tuple[str, st
         for key, gt in after.gts.items():
             if "corrected_from" in gt.meta and gt is not before.gts.get(key):
                 out.append((after.id, key, before.gts[key], gt))
+        for key, gt in before.gts.items():
+            if key not in after.gts:
+                empty = replace(gt, masks=[], crowd=None if gt.crowd is None else [],
+                                meta={**gt.meta, "corrected_from": [], "category_ids": []})
+                out.append((after.id, key, gt, empty))
     return out
 
 
-def rewrite_coco(src: Path, out: Path, entries: Mapping[Any, tuple[GroundTruth, GroundTruth]]) -> Path:
-    """Write ``src`` with the annotations of each image id in ``entries`` replaced by those of its
-    (original, corrected) ground truth, atomically at ``out``; returns ``out``."""
+def rewrite_coco(
+    src: Path, out: Path, entries: Mapping[Any, tuple[GroundTruth, GroundTruth]],
+    *, group: Callable[[dict[str, Any]], Any] | None = None,
+) -> Path:
+    """Write ``src`` with the annotations of each entry replaced by those of its (original,
+    corrected) ground truth, atomically at ``out``; returns ``out``. An entry's key is an image
+    id, or what ``group(annotation)`` gives (e.g. (image id, category id) for a ground truth
+    per class); new records take the image id from ``after.meta["image_id"]`` or the key."""
     data = read_json(src)
     anns = data.get("annotations") or []
+    group = group or (lambda ann: ann.get("image_id"))
     by_image: dict[Any, list[int]] = {}
     for i, ann in enumerate(anns):
-        if isinstance(ann, dict) and ann.get("image_id") in entries:
-            by_image.setdefault(ann["image_id"], []).append(i)
+        if isinstance(ann, dict) and group(ann) in entries:
+            by_image.setdefault(group(ann), []).append(i)
     ids = [a.get("id") for a in anns if isinstance(a, dict)]
     next_id = max((i for i in ids if isinstance(i, int) and not isinstance(i, bool)), default=0) + 1
     default_cat = _first_category(data)
@@ -55,7 +68,7 @@ def rewrite_coco(src: Path, out: Path, entries: Mapping[Any, tuple[GroundTruth, 
         new_rows = []
         for k, (mask, origin) in enumerate(zip(after.masks, after.meta["corrected_from"], strict=True)):
             if origin is None:
-                rec: dict[str, Any] = {"id": next_id, "image_id": image_id,
+                rec: dict[str, Any] = {"id": next_id, "image_id": after.meta.get("image_id", image_id),
                                        "category_id": cats[k] if cats[k] is not None else image_cat,
                                        "iscrowd": 0}
                 next_id += 1
