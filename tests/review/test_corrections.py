@@ -177,3 +177,16 @@ def test_check_names_a_missing_corrections_table(tmp_path):
     db.commit()
     db.close()
     assert check_review_db(path).problems == ["the 'corrections' table is missing"]
+
+
+def test_a_damaged_correction_row_is_a_clear_error(tmp_path):
+    path = tmp_path / "r.sqlite"
+    with ReviewStore(path, reviewer="ana") as st:
+        c = st.add_correction("k:b", "s1", "gt", 0, _square(4, 4, 0, 2, 0, 2))
+    db = sqlite3.connect(path)
+    db.execute("UPDATE corrections SET mask = '{\"size\": [4, 4], \"counts\": \"##\"}'")
+    db.commit()
+    db.close()
+    with ReviewStore(path) as st, pytest.raises(MasklensError) as err:
+        st.corrections("k:b")
+    assert str(err.value).startswith(f"{path}, record correction {c.uid}, field 'mask': corrupt RLE")
