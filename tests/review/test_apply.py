@@ -116,7 +116,7 @@ def _swap(kind, argv, out):
             if i and argv[i - 1] == "--gt":
                 new[i] = str(out / tok.rsplit("/", 1)[1])
         return new
-    flag = {"cafe": "--ann", "cgebench": "--ann", "ovs": "--ann", "hallusegbench": "--data"}[kind]
+    flag = {"hallusegbench": "--data"}.get(kind, "--ann")
     new[argv.index(flag) + 1] = str(out)
     return new
 
@@ -156,19 +156,38 @@ def test_apply_refuses_inputs_conflicts_and_foreign_outputs(tmp_path, capsys):
                  "--reviewer", "ana"]) == 0
 
 
-@pytest.mark.parametrize("kind", ["r2sm"])
-def test_kinds_without_a_writer_say_so_in_one_line(kind, tmp_path, capsys):
-    gt_argv = demo_argv(kind, with_predictions=False)
-    bench = ml.load_benchmark(kind, **_files(kind, gt_argv))
-    s = bench.samples[0]
-    key = next(iter(s.gts))
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ana") as st:
-        st.add_correction(benchmark_key(bench), s.id, key, 0, None, tool="delete")
+def test_r2sm_modal_and_amodal_stay_paired(tmp_path, capsys):
+    gt_argv = demo_argv("r2sm", with_predictions=False)
+    pred_argv = demo_argv("r2sm")[len(gt_argv):]
+    bench = ml.load_benchmark("r2sm", **_files("r2sm", gt_argv))
+    s0, s1, s2 = bench.samples[:3]
+    key = benchmark_key(bench)
+    first = {s.id: next(k for k in s.gts if k.endswith("/modal")) for s in (s0, s1, s2)}
+    db = tmp_path / "r.sqlite"
+    with ReviewStore(db, reviewer="ana") as st:
+        g = s0.gts[first[s0.id]]
+        st.add_correction(key, s0.id, first[s0.id], 0, _box(g.height, g.width, 0.5), tool="brush")
+        amodal1 = first[s1.id].replace("/modal", "/amodal")
+        st.add_correction(key, s1.id, amodal1, None, _box(g.height, g.width, 0.2), tool="new")
+        st.add_correction(key, s2.id, first[s2.id], 0, None, tool="delete")
+        rows = st.corrections(key)
+    fixed = corrected_benchmark(bench, rows)
+    f1 = fixed.sample(s1.id)
+    assert f1.gts[first[s1.id]].masks[-1] == f1.gts[amodal1].masks[-1]  # added to both
+    f2 = fixed.sample(s2.id)
+    n = len(s2.gts[first[s2.id]].masks)
+    assert len(f2.gts[first[s2.id]].masks) == len(f2.gts[first[s2.id].replace("/modal", "/amodal")].masks) == n - 1
     out = tmp_path / "new.json"
-    rc = main(["review", "apply", kind, *gt_argv, "--store", str(tmp_path / "r.sqlite"), "--out", str(out)])
-    err = capsys.readouterr().err
-    assert rc == 2 and "cannot write corrected ground truth yet" in err and "Traceback" not in err
-    assert not out.exists()
+    assert main(["review", "apply", "r2sm", *gt_argv, "--store", str(db), "--out", str(out)]) == 0
+    preds = ml.load_predictions("r2sm", bench, **_files("r2sm", demo_argv("r2sm")))
+    py = corrected_scorer(Scorer(get_kind("r2sm"), bench, preds), rows).rescore()
+    assert py.summary != Scorer(get_kind("r2sm"), bench, preds).rescore().summary
+    res = tmp_path / "s.json"
+    assert main(["score", "r2sm", *_swap("r2sm", gt_argv, out), *pred_argv, "--out", str(res)]) == 0
+    cli = json.loads(res.read_text())
+    assert cli["summary"] == json.loads(json.dumps(py.summary))
+    assert cli["samples"] == json.loads(json.dumps(list(py.samples)))
+
 
 
 def test_cafe_positive_shared_by_two_pairs_is_corrected_in_both(tmp_path, capsys):
