@@ -292,3 +292,19 @@ def test_ovs_class_deleted_in_an_image_and_category_changes_refused(tmp_path, ca
         st.add_correction(benchmark_key(bench), s.id, "square", 0, s.gts["square"].masks[0], category=1)
         with pytest.raises(MasklensError, match="category change is not a correction OVS can store"):
             corrected_benchmark(bench, st.corrections(benchmark_key(bench)))
+
+
+def test_score_with_corrections_equals_score_of_the_applied_file(tmp_path, capsys):
+    gt_argv = demo_argv("pcs", with_predictions=False)
+    pred_argv = demo_argv("pcs")[len(gt_argv):]
+    bench = ml.load_benchmark("pcs", **_files("pcs", gt_argv))
+    db = tmp_path / "r.sqlite"
+    with ReviewStore(db, reviewer="ana") as st:
+        _correct(st, bench, "gt0")
+    assert main(["review", "apply", "pcs", *gt_argv, "--store", str(db), "--out", str(tmp_path / "new")]) == 0
+    outs = {}
+    for name, argv in (("live", [*gt_argv, "--corrections", str(db)]),
+                       ("file", _swap("pcs", gt_argv, tmp_path / "new")), ("plain", gt_argv)):
+        assert main(["score", "pcs", *argv, *pred_argv, "--out", str(tmp_path / f"{name}.json")]) == 0
+        outs[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    assert outs["live"] == outs["file"] != outs["plain"]
