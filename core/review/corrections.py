@@ -78,7 +78,7 @@ def _kind(name: str) -> Any:
 
     try:
         return get_kind(name)
-    except MasklensError:
+    except (MasklensError, ImportError):  # an unknown kind, or a plug-in kind that does not import
         return None
 
 
