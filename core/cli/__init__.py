@@ -40,7 +40,7 @@ COMMAND_HELP: dict[str, str] = {
     "merge": "merge the outputs of `predict --shard I/N` into one",
     "report": "write an HTML/CSV/JSON report of one or more models",
     "models": "list model backends and whether their weights are present",
-    "review": "export, merge and compare reviewers' verdicts",
+    "review": "reviewers' verdicts and ground-truth corrections: export, merge, compare, apply, assign",
     "export": "export ground truth, predictions, outcomes and verdicts (COCO, FiftyOne, CSV)",
     "cache": "show or clear the prediction cache",
     "completion": "print a shell completion script (bash, zsh, tcsh)",

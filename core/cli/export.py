@@ -36,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         g.add_argument("--label", action="append", help="name of each prediction set (in order)")
         g.add_argument("--reviews", action="append", metavar="DB",
                        help="review database(s) with the verdicts (default: the benchmark's own)")
+        g.add_argument("--corrections", action="append", metavar="DB",
+                       help="review database(s) whose ground-truth corrections are applied to the "
+                       "exported ground truth (and the outcomes)")
         if "--images" not in p._option_string_actions:
             g.add_argument("--images", metavar="DIR", help="image folder (FiftyOne's data/)")
         g.add_argument("--copy-images", action="store_true",
@@ -53,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     params = {n: getattr(args, n) for n in ("score_threshold", "iou_threshold", *(p.name for p in kind.params))
               if getattr(args, n, None) is not None}
     written = export(kind, args.to, args.out, label=args.label, reviews=args.reviews,
+                     corrections=args.corrections,
                      copy_images=args.copy_images, **files, **params)
     print(f"wrote {args.out} ({', '.join(str(p.relative_to(args.out)) for p in written)})",
           file=sys.stderr)

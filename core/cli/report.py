@@ -76,6 +76,14 @@ def load_verdicts(paths: list[str], benchmark) -> list:
     return unique
 
 
+def load_corrections(paths: list[str], benchmark) -> list:
+    """The benchmark's effective ground-truth corrections in the review databases."""
+    from masklens.core.review.apply import store_corrections
+    from masklens.core.review.store import benchmark_key
+
+    return store_corrections(paths or [], benchmark_key(benchmark))
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from masklens.core.cli.score import add_param_flags
 
@@ -86,7 +94,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         g = p.add_argument_group("report")
         g.add_argument("--label", action="append", help="model name for each prediction set (in order)")
         g.add_argument("--reviews", action="append", metavar="DB",
-                       help="reviewers' verdicts (SQLite written by masklens; repeatable)")
+                       help="reviewers' verdicts and ground-truth corrections (SQLite written by "
+                       "masklens; repeatable): corrections add a section with the metrics before/after")
         if "--images" not in p._option_string_actions:
             g.add_argument("--images", metavar="DIR", help="image folder for the failure gallery")
         g.add_argument("--title", help="report title")
@@ -106,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     benchmark = api.load_benchmark(kind, **kind_files(kind, args))
     sets, labels = load_prediction_sets(kind, args, benchmark, args.prediction_dests)
     verdicts = load_verdicts(args.reviews, benchmark)
+    corrections = load_corrections(args.reviews, benchmark)
     opts = ReportOptions(
         title=args.title, images_dir=getattr(args, "images", None), gallery_per_kind=args.gallery,
         sweep=not args.no_sweep, command="masklens " + shlex.join(sys.argv[1:]),
@@ -113,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     bar = _StageBar()
     try:
         out = build_report(kind, benchmark, sets, args.out, params=params, names=labels,
-                           verdicts=verdicts, options=opts, progress=bar)
+                           verdicts=verdicts, corrections=corrections, options=opts, progress=bar)
     finally:
         bar.close()
     print(f"wrote {out}/report.html (+ summary.csv, samples.csv, summary.json)", file=sys.stderr)

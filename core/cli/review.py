@@ -1,4 +1,5 @@
-"""`masklens review export|merge|agreement|summary|check DB …`: reviewers' verdicts outside the GUI."""
+"""`masklens review export|merge|agreement|summary|check DB …`: reviewers' verdicts outside the GUI
+(`apply`, `assign`, `queue`: core/cli/review_team.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from masklens.core.errors import MasklensError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("review", help="export, merge and compare reviewers' verdicts")
+    parser = sub.add_parser("review", help="reviewers' verdicts and ground-truth corrections: export, merge, compare, apply, assign")
     acts = parser.add_subparsers(dest="review_command", metavar="ACTION")
     acts.required = True
     e = acts.add_parser("export", help="write the verdicts as CSV or JSON (by the file suffix)")
@@ -19,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--benchmark", help="only this benchmark key (kind:name)")
     e.add_argument("--history", action="store_true", help="every recorded row, not just the current")
     e.set_defaults(func=_export)
-    m = acts.add_parser("merge", help="merge other reviewers' databases into DB (idempotent)")
+    m = acts.add_parser("merge", help="merge other reviewers' databases into DB (idempotent); "
+                        "exit 1 when two reviewers corrected an instance differently")
     m.add_argument("db", help="target database (created when missing)")
     m.add_argument("others", nargs="+", help="databases to merge in")
     m.set_defaults(func=_merge)
@@ -35,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "and the verdicts table); changes nothing; exit 1 when damaged")
     c.add_argument("db", nargs="+")
     c.set_defaults(func=_check)
+    from masklens.core.cli import review_team
+
+    review_team.register(acts)
 
 
 def _open(path: str):
@@ -52,31 +57,48 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
+    from masklens.core.review.corrections import correction_conflicts
     from masklens.core.review.store import ReviewStore
 
     for o in args.others:
         _open(o).close()  # a missing or empty file is an error, not a new empty store
     with ReviewStore(args.db) as st:
         added = st.merge(*args.others)
-        total = len(st.history())
-    print(f"merged {added} new verdict row(s) into {args.db} ({total} in all)", file=sys.stderr)
-    return 0
+        total = len(st.history()) + len(st.correction_history())
+        conflicts = correction_conflicts(st.corrections())
+    print(f"merged {added} new verdict and correction row(s) into {args.db} ({total} in all)",
+          file=sys.stderr)
+    for c in conflicts:
+        print(f"conflict: {c.benchmark}: {c.describe()}")
+    if conflicts:
+        print(f"masklens: {len(conflicts)} instance(s) corrected differently by several reviewers "
+              "(kept, none chosen): settle them before `masklens review apply`, or apply one "
+              "reviewer's with --reviewer", file=sys.stderr)
+    return 1 if conflicts else 0
 
 
 def _agreement(args: argparse.Namespace) -> int:
     from masklens.core.review.agreement import agreement
+    from masklens.core.review.corrections import correction_conflicts
     from masklens.core.scoring.tables import format_table
 
-    verdicts, seen = [], set()
+    verdicts, seen, fixes = [], set(), {}
     for db in args.db:
         with _open(db) as st:
             for v in st.current(args.benchmark):
                 if v.uid not in seen:
                     seen.add(v.uid)
                     verdicts.append(v)
+            for c in st.correction_history(args.benchmark):
+                fixes.setdefault(c.uid, c)
     ag = agreement(verdicts)
+    differ = correction_conflicts(sorted(fixes.values(), key=lambda c: c.time))
     if args.json:
-        print(json.dumps(ag.to_json(), indent=2))
+        out = ag.to_json()
+        out["corrections_differ"] = [
+            {"benchmark": c.benchmark, "sample_id": c.sample_id, "gt_key": c.gt_key,
+             "instance": c.instance, "reviewers": c.reviewers} for c in differ]
+        print(json.dumps(out, indent=2))
         return 0
     if len(ag.reviewers) < 2:
         raise MasklensError(f"agreement needs two reviewers; found {len(ag.reviewers)}",
@@ -86,6 +108,9 @@ def _agreement(args: argparse.Namespace) -> int:
     print(f"Fleiss' kappa: {_f(ag.fleiss)}   observed agreement: {_f(ag.observed)}")
     print(format_table(["pair", "items", "Cohen's kappa"],
                        [[f"{p['a']} / {p['b']}", p["items"], p["cohen_kappa"]] for p in ag.pairs]))
+    print(f"ground-truth instances corrected differently: {len(differ)}")
+    for c in differ:
+        print(f"  {c.benchmark}: {c.describe()}")
     return 0
 
 

@@ -30,6 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         add_param_flags(p, kind)
         p.add_argument("--out", help="write JSON results here (default: a table on stdout)")
         p.add_argument("--pretty", action="store_true", help="indent the --out JSON (default compact)")
+        p.add_argument("--corrections", action="append", metavar="DB",
+                       help="score against the ground truth with these review databases' "
+                       "corrections applied (repeatable; see `masklens review apply`)")
         add_flag(p)
         p.set_defaults(func=run)
 
@@ -40,7 +43,16 @@ def run(args: argparse.Namespace) -> int:
 
     kind = get_kind(args.kind)
     params = {p.name: getattr(args, p.name) for p in kind.params if getattr(args, p.name, None) is not None}
-    result = api.score(kind, out=args.out, pretty=args.pretty, **kind_files(kind, args), **params)
+    files = kind_files(kind, args)
+    benchmark = None
+    if getattr(args, "corrections", None):
+        from masklens.core.review.apply import store_corrections
+        from masklens.core.review.corrections import corrected_benchmark
+        from masklens.core.review.store import benchmark_key
+
+        benchmark = api.load_benchmark(kind, **files)
+        benchmark = corrected_benchmark(benchmark, store_corrections(args.corrections, benchmark_key(benchmark)))
+    result = api.score(kind, benchmark, out=args.out, pretty=args.pretty, **files, **params)
     if args.out:
         print(f"wrote {args.out}", file=sys.stderr)
     else:

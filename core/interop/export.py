@@ -103,6 +103,7 @@ def export(
     label: Sequence[str] | None = None,
     reviews: Sequence[str | os.PathLike[str]] | None = None,
     verdicts: Sequence[Verdict] | None = None,
+    corrections: Sequence[str | os.PathLike[str]] | None = None,
     copy_images: bool = False,
     **kwargs: Any,
 ) -> list[Path]:
@@ -113,8 +114,9 @@ def export(
     keyword may be a list, one prediction set each; ``label=[…]`` names them) and parameters;
     ``score_threshold``/``iou_threshold`` give (t, τ) of the per-instance outcomes where the kind
     has no such parameter (defaults 0.5). Verdicts come from ``reviews`` (review databases),
-    ``verdicts``, or else the benchmark's own review database if there is one. Returns the
-    files written.
+    ``verdicts``, or else the benchmark's own review database if there is one. ``corrections``
+    (review databases): the ground truth is exported with their corrections applied (and the
+    outcomes computed against it; the manifest counts them). Returns the files written.
     """
     from masklens.core import api
 
@@ -135,6 +137,14 @@ def export(
     files = dict(kwargs)
     if benchmark is None:
         benchmark = api.load_benchmark(k, **files)
+    fixes = 0
+    if corrections:
+        from masklens.core.review.apply import store_corrections
+        from masklens.core.review.corrections import corrected_benchmark
+        from masklens.core.review.store import benchmark_key
+
+        rows = store_corrections(list(corrections), benchmark_key(benchmark))
+        benchmark, fixes = corrected_benchmark(benchmark, rows), len(rows)
     sets = _prediction_sets(k, benchmark, files, predictions, label)
     if not sets:
         raise MasklensError("no predictions given", hint="give the kind's --pred/--pred-dir")
@@ -146,7 +156,7 @@ def export(
         atomic_write_json(tmp / MANIFEST, {
             "format": to, "kind": k.name, "benchmark": benchmark.name,
             "prediction_sets": [run.label for run in table.runs],
-            "params": params, "score_threshold": t, "iou_threshold": tau,
+            "params": params, "score_threshold": t, "iou_threshold": tau, "corrections": fixes,
             "files": [p.relative_to(tmp).as_posix() for p in written],
         })
     return [target / p.relative_to(tmp) for p in written]

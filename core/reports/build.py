@@ -10,6 +10,7 @@ from typing import Any
 from masklens.core.errors import MasklensError
 from masklens.core.files.io import atomic_directory, atomic_write_text, json_safe
 from masklens.core.reports.compare import differences
+from masklens.core.reports.corrections import corrections_json, corrections_section
 from masklens.core.reports.gallery import gallery
 from masklens.core.reports.html import render_html
 from masklens.core.reports.layout import Figure, Table, get_layout, paper_table
@@ -49,6 +50,7 @@ def build_report(
     params: Mapping[str, Any] | None = None,
     names: Sequence[str] | None = None,
     verdicts: Sequence[Verdict] = (),
+    corrections: Sequence[Any] = (),
     options: ReportOptions | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Path:
@@ -76,7 +78,7 @@ def build_report(
     ctx = ReportContext(
         kind, benchmark, runs, p, list(verdicts),
         title=opts.title or f"{kind.title or kind.name} report — {benchmark.name}",
-        command=opts.command,
+        command=opts.command, corrections=list(corrections),
     )
     step("tables", 0, STEPS)
     data = assemble(ctx, opts, step)
@@ -129,6 +131,7 @@ def assemble(
     diffs = differences(ctx, layout)
     step("reviews", 90, STEPS)
     reviews = review_section(ctx, layout)
+    fixes = corrections_section(ctx, layout)
     prov = provenance(ctx)
     notes = [(r.name, n) for r in ctx.runs for n in r.result.notes]
     html_ctx = {
@@ -145,6 +148,7 @@ def assemble(
         "sweep_figures": sweep_figs,
         "gallery": gal,
         "reviews": reviews,
+        "corrections": fixes,
         "notes": notes,
         "provenance": prov,
     }
@@ -163,6 +167,7 @@ def assemble(
             for s in gal
         ],
         "reviews": _reviews_json(reviews),
+        "corrections": corrections_json(fixes),
         "provenance": prov,
     }
     step("render", 94, STEPS)

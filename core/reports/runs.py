@@ -31,6 +31,8 @@ class ReportContext:
     runs: list[ModelRun]
     params: dict[str, float]
     verdicts: list[Verdict] = field(default_factory=list)
+    #: ground-truth corrections (core/review/corrections.py) for the "Ground-truth corrections" section
+    corrections: list[Any] = field(default_factory=list)
     title: str = ""
     command: str = ""
 

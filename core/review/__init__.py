@@ -1,1 +1,2 @@
-"""Reviewers' verdicts: the SQLite store, verdict types, agreement (κ), and the integrity check."""
+"""Reviewers' verdicts and ground-truth corrections: the SQLite store, verdict types, corrections,
+team queues, agreement (κ), and the integrity check."""

@@ -68,6 +68,10 @@ def _run(out: CheckResult, db: sqlite3.Connection) -> None:
     if out.schema_version is not None and out.schema_version > SCHEMA_VERSION:
         out.problems.append(f"schema version {out.schema_version} is newer than this masklens "
                             f"({SCHEMA_VERSION})")
+    if (out.schema_version or 0) >= 4:  # v4: corrections and assignments (core/review/corrections.py)
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        out.problems += [f"the '{t}' table is missing" for t in ("corrections", "assignments")
+                         if t not in tables]
     try:
         out.rows = int(db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0])
         for _ in db.execute(f"SELECT {', '.join(c for c in FIELDS if c in cols)} FROM verdicts"):

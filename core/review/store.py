@@ -38,6 +38,9 @@ from masklens.core.files.sqlite_errors import (
     require_existing,
     rollback_quietly,
 )
+from masklens.core.review.assign import QueueRows
+from masklens.core.review.corrections import create_tables
+from masklens.core.review.store_corrections import CorrectionRows
 
 # the verdict types live in their own module (re-exported: the GUI, reports and tests read them here)
 from masklens.core.review.verdict_types import (  # noqa: F401
@@ -138,8 +141,13 @@ def _v3(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE verdicts ADD COLUMN retracts TEXT NOT NULL DEFAULT ''")
 
 
+def _v4(db: sqlite3.Connection) -> None:
+    # v4: ground-truth corrections and reviewers' queues (core/review/corrections.py, assign.py)
+    create_tables(db)
+
+
 #: MIGRATIONS[i] upgrades a store from user_version i to i + 1
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -148,8 +156,10 @@ def _utc_now() -> str:
 
 
 # ------------------------------------------------------------------ store
-class ReviewStore:
-    """Verdicts of one SQLite file. Thread-safe; each ``record`` is its own committed transaction."""
+class ReviewStore(CorrectionRows, QueueRows):
+    """Verdicts, ground-truth corrections (:class:`CorrectionRows`) and reviewers' queues
+    (:class:`QueueRows`) of one SQLite file. Thread-safe; each ``record`` and
+    ``add_correction`` is its own committed transaction."""
 
     def __init__(
         self, path: str | Path, *, reviewer: str | None = None, timeout: float = 15.0,
@@ -298,7 +308,10 @@ class ReviewStore:
             "INSERT OR IGNORE INTO verdicts (benchmark, sample_id, prompt_id, verdict, note,"
             " reviewer, time, uid, retracts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
         )
-        values = [tuple(getattr(r, f) for f in FIELDS) for r in rows]
+        return self._write(sql, [tuple(getattr(r, f) for f in FIELDS) for r in rows])
+
+    def _write(self, sql: str, values: list[tuple]) -> int:
+        """Run ``sql`` over ``values`` in one committed transaction; returns the rows changed."""
         with self._lock, self._guard("writing"):
             before = self._db.total_changes
             self._db.execute("BEGIN IMMEDIATE")
@@ -311,11 +324,14 @@ class ReviewStore:
             return self._db.total_changes - before
 
     def merge(self, *others: str | Path) -> int:
-        """Copy every verdict of other stores into this one (idempotent); returns rows added."""
+        """Copy every verdict, correction and assignment of other stores into this one
+        (idempotent); returns the verdict and correction rows added."""
         added = 0
         for other in others:
             with ReviewStore(other, reviewer=self.reviewer, create=False) as src:
                 added += self._insert(src.history())
+                added += self._insert_corrections(src.correction_history())
+                self._insert_assignments(src._assignment_rows())
         return added
 
     # -------------------------------------------------------------- reading

@@ -132,6 +132,27 @@ class BenchmarkKind(ABC):
         :meth:`load_predictions`); returns the files written. Used by `masklens predict`."""
         raise NotImplementedError(f"{self.name} cannot write predictions yet")
 
+    # ------------------------------------------------------------ corrections
+    #: ground truths that repeat another's instances: key -> the ground truth whose instances
+    #: they are (CAFE: "target" -> "pos_entry"); a correction of one lands in the other
+    gt_aliases: Mapping[str, str] = {}
+    # optional ``ground_truth_home(sample, gt_key)``: what a ground truth is loaded from, when
+    # several samples load one (CAFE's positive image in several pairs); a correction holds in all
+
+    def corrected_sample(self, sample: Sample) -> Sample:
+        """A sample after ground-truth corrections (core/review/corrections.py), fixed up for
+        what the kind derives from the instances (as its loader would); itself by default."""
+        return sample
+
+    def write_corrected(
+        self, original: Benchmark, corrected: Benchmark, out: Path, files: Mapping[str, Any]
+    ) -> list[Path]:
+        """Write ``corrected`` (``original`` with corrections applied) in the kind's own format
+        at ``out``, never over the input ``files``; returns the files written, main one first."""
+        raise MasklensError(f"{self.title or self.name} cannot write corrected ground truth yet",
+                            hint="score with the corrections applied in Python "
+                                 "(masklens.core.review.corrections.corrected_benchmark)")
+
     # ------------------------------------------------------------ scoring
     @abstractmethod
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> Any:

@@ -47,6 +47,49 @@ def test_sigkill_mid_review_loses_no_committed_verdict(tmp_path):
     assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+CORRECTOR = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from masklens.core.masks import Mask
+    from masklens.core.review.store import ReviewStore
+    st = ReviewStore(sys.argv[1], reviewer="ann")
+    i = 0
+    while True:
+        a = np.zeros((64, 64), bool)
+        a[i % 64, :] = True
+        c = st.add_correction("b", f"s{i}", "gt", i % 3 or None, Mask.from_array(a),
+                              tool="brush", note="n" * 50)
+        print(c.uid, flush=True)  # printed only after the commit returned
+        if i % 5 == 4:
+            print(st.retract_correction(c).uid, flush=True)
+        i += 1
+    """
+)
+
+
+def test_sigkill_mid_correction_loses_no_acknowledged_correction(tmp_path):
+    db = tmp_path / "reviews.sqlite"
+    proc = subprocess.Popen([sys.executable, "-c", CORRECTOR, str(db)], stdout=subprocess.PIPE,
+                            text=True)
+    acknowledged = []
+    deadline = time.monotonic() + 60
+    while len(acknowledged) < 48 and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if line:
+            acknowledged.append(line.strip())
+    os.kill(proc.pid, signal.SIGKILL)  # in the middle of writing further corrections
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert len(acknowledged) >= 48
+    with ReviewStore(db) as st:
+        rows = st.correction_history()
+        assert set(acknowledged) <= {c.uid for c in rows}
+        assert all(c.mask is not None and c.mask.area == 64 for c in rows if not c.retracts)
+        assert len(st.corrections("b")) == len(rows) - 2 * sum(1 for c in rows if c.retracts)
+    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
 def test_two_processes_write_the_same_store(tmp_path):
     db = tmp_path / "reviews.sqlite"
     ReviewStore(db).close()  # create the schema first

@@ -93,7 +93,7 @@ def test_a_v2_store_is_upgraded_with_its_verdicts(tmp_path):
     db.commit()
     db.close()
     with ReviewStore(p) as st:
-        assert st.schema_version == SCHEMA_VERSION == 3
+        assert st.schema_version == SCHEMA_VERSION == 4  # v4: corrections, queues
         (v,) = st.current(B)
         assert (v.uid, v.retracts) == ("u1", "")
         st.retract(v)

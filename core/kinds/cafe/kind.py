@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from masklens.core.errors import MasklensError
 from masklens.core.kinds.cafe.io import EDIT_TYPES, GROUPS, edit_group, load_cafe
 from masklens.core.kinds.cafe.metrics import (
     CLASS_FLAGS,
@@ -77,6 +79,7 @@ class CafeKind(BenchmarkKind):
     groups = GROUPS
     params = (SCORE_THRESHOLD, IOU_THRESHOLD)
     metric_help = CAFE_HELP
+    gt_aliases = {"target": "pos_entry"}  # the target is the positive entry's first instance
 
     def __init__(self) -> None:
         self._cache = OverlapsCache()
@@ -100,6 +103,34 @@ class CafeKind(BenchmarkKind):
         self, benchmark: Benchmark, predictions: PredictionSet, out: Path
     ) -> list[Path]:
         return write_coco_results(benchmark, predictions, out, "cafe_results.json")
+
+    def corrected_sample(self, sample: Sample) -> Sample:
+        """After ground-truth corrections (core/review/corrections.py): the target is again the
+        positive entry's first instance, as the loader makes it."""
+        pos = sample.gts["pos_entry"]
+        if not pos.masks:
+            raise MasklensError(
+                f"the corrections delete every instance of the positive image of pair {sample.id}",
+                record=f"sample {sample.id}", field="pos_entry",
+                hint="CAFE drops a pair whose positive has no annotation; keep one instance")
+        target = sample.gts["target"]
+        gts = dict(sample.gts, target=replace(target, masks=[pos.masks[0]]))
+        return replace(sample, gts=gts)
+
+    def ground_truth_home(self, sample: Sample, gt_key: str) -> Any:
+        """The image entry an entry ground truth is loaded from (a positive image may be paired
+        with several negatives: a correction of it holds in every pair)."""
+        for p in sample.prompts:
+            if p.meta.get("entry_gt") == gt_key:
+                return ("image", p.source_id)
+        return None
+
+    def write_corrected(
+        self, original: Benchmark, corrected: Benchmark, out: Path, files: Mapping[str, Any]
+    ) -> list[Path]:
+        from masklens.core.kinds.cafe.corrected import write_corrected
+
+        return write_corrected(original, corrected, out, files)
 
     # ---------------------------------------------------------------- stage 1
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> CafeOverlaps:

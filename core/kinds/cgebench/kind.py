@@ -158,6 +158,13 @@ class CGEBenchKind(BenchmarkKind):
                              lambda s, pr: {"image_id": pr.source_id, "level": pr.level})
 
     # ------------------------------------------------------------ scoring
+    def write_corrected(
+        self, original: Benchmark, corrected: Benchmark, out: Path, files: Mapping[str, Any]
+    ) -> list[Path]:
+        from masklens.core.kinds.cgebench.corrected import write_corrected
+
+        return write_corrected(original, corrected, out, files)
+
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> cge.CgeAreas:
         g = sample.gts[GT_KEY]
         union = g.union()

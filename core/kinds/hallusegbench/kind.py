@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +269,19 @@ class HalluSegBenchKind(BenchmarkKind):
 
     def write_predictions(self, benchmark: Benchmark, predictions: PredictionSet, out: Path) -> list[Path]:
         return write_prediction_dir(benchmark, predictions, out)
+
+    def corrected_sample(self, sample: Sample) -> Sample:
+        """After ground-truth corrections: each ground truth is one mask PNG, so its instances
+        (an added one included) are united, and the size group follows the factual mask."""
+        gts = {k: replace(g, masks=[union_all(g.masks, g.height, g.width)]) for k, g in sample.gts.items()}
+        return replace(sample, gts=gts, group=hallu.size_group(gts["factual"].masks[0].area))
+
+    def write_corrected(
+        self, original: Benchmark, corrected: Benchmark, out: Path, files: Mapping[str, Any]
+    ) -> list[Path]:
+        from masklens.core.kinds.hallusegbench.corrected import write_corrected
+
+        return write_corrected(original, corrected, out, files)
 
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> hallu.ItemOverlaps:
         gts = {k: g.union() for k, g in sample.gts.items()}

@@ -288,6 +288,17 @@ class OvsKind(BenchmarkKind):
     def write_predictions(self, benchmark: Benchmark, predictions: PredictionSet, out: Path) -> list[Path]:
         return write_ovs_predictions(benchmark, predictions, out)
 
+    def corrected_sample(self, sample: Sample) -> Sample:
+        from masklens.core.kinds.ovs.corrected import corrected_sample
+
+        return corrected_sample(sample)
+
+    def write_corrected(self, original: Benchmark, corrected: Benchmark, out: Path,
+                        files: Mapping[str, Any]) -> list[Path]:
+        from masklens.core.kinds.ovs.corrected import write_corrected
+
+        return write_corrected(original, corrected, out, files)
+
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> ovs.ImageOverlaps:
         img = sample.images["image"]
         gts = {n: g.union() for n, g in sample.gts.items()}

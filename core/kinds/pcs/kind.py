@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +170,20 @@ class PcsKind(BenchmarkKind):
         self, benchmark: Benchmark, predictions: PredictionSet, out: Path
     ) -> list[Path]:
         return write_coco_results(benchmark, predictions, out, "pcs_results.json")
+
+    def corrected_sample(self, sample: Sample) -> Sample:
+        """After ground-truth corrections: the prompt is positive when ``gt0`` keeps a non-crowd
+        instance, as the loader decides."""
+        crowd = sample.gts["gt0"].crowd or []
+        role = Role.POSITIVE if False in crowd else Role.NEGATIVE
+        return replace(sample, prompts=[replace(p, role=role) for p in sample.prompts])
+
+    def write_corrected(
+        self, original: Benchmark, corrected: Benchmark, out: Path, files: Mapping[str, Any]
+    ) -> list[Path]:
+        from masklens.core.kinds.pcs.corrected import write_corrected
+
+        return write_corrected(original, corrected, out, files)
 
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> PcsOverlaps:
         return self.all_overlaps([sample], predictions)[0]

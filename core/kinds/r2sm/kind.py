@@ -235,6 +235,17 @@ class R2SMKind(BenchmarkKind):
                              lambda s, pr: {"query_id": pr.source_id, "image_id": s.images[IMAGE_KEY].source_id})
 
     # ------------------------------------------------------------ scoring
+    def corrected_sample(self, sample: Sample) -> Sample:
+        from masklens.core.kinds.r2sm.corrected import corrected_sample
+
+        return corrected_sample(sample)
+
+    def write_corrected(self, original: Benchmark, corrected: Benchmark, out: Path,
+                        files: Mapping[str, Any]) -> list[Path]:
+        from masklens.core.kinds.r2sm.corrected import write_corrected
+
+        return write_corrected(original, corrected, out, files)
+
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> m.R2smOverlaps:
         ref = sample.images[IMAGE_KEY]
         h, w = ref.height, ref.width
