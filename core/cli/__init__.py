@@ -93,6 +93,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                 sub.add_parser(name, help=COMMAND_HELP[name])
     finally:
         _chosen_kind = None
+    from masklens.core.cli.help_text import use_plain_help
+
+    use_plain_help(parser)
     return parser
 
 
