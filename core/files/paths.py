@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from masklens.core.errors import DataFormatError
+from masklens.core.errors import DataFormatError, on_command_line
 
 #: the command-line flag, named in hints
 FLAG = "--allow-outside-root"
@@ -94,7 +94,9 @@ def inside_root(
     if outside_root_allowed() if allow is None else allow:
         return target
     root_abs = os.path.normpath(os.path.abspath(root))
-    hint = (f"{what}s are relative to {root}; pass {FLAG} to read files kept elsewhere")
+    hint = f"{what}s are relative to {root}; " + (
+        f"pass {FLAG} to read files kept elsewhere" if on_command_line() else
+        "to read files kept elsewhere, call inside `with masklens.core.files.paths.allow_outside_root():`")
     if not _within(os.path.normpath(os.path.abspath(target)), root_abs):
         kind = "an absolute path" if Path(text).is_absolute() else "a path"
         raise DataFormatError(f"{kind} outside its root {root}: {text}", hint=hint, **where)
