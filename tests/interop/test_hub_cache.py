@@ -140,3 +140,9 @@ def test_without_huggingface_hub_the_hint_names_the_hub_extra(tmp_path):
 def test_a_bucket_is_not_a_repository():
     with pytest.raises(MasklensError, match="bucket, not a repository"):
         hub.parse("hf://buckets/acme/scratch/ann.json")
+
+
+def test_the_fallback_parser_for_an_older_huggingface_hub_agrees_on_the_common_forms():
+    for url in ("hf://datasets/acme/demo@v1/cafe/ann.json", "hf://acme/cafe-preds/pred.json",
+                "hf://models/acme/m/x.json", "hf://spaces/acme/s/app.json"):
+        assert hub._parse_by_hand(url) == hub.parse(url), url
