@@ -28,6 +28,15 @@ if TYPE_CHECKING:
         score,
         segmenter,
     )
+    from masklens.core.api_kinds import (  # noqa: F401
+        score_cafe,
+        score_cgebench,
+        score_hallusegbench,
+        score_ovs,
+        score_pcs,
+        score_r2sm,
+    )
+    from masklens.core.errors import MasklensError  # noqa: F401
     from masklens.core.interop.export import export  # noqa: F401
 
 _API = frozenset({
@@ -35,7 +44,10 @@ _API = frozenset({
     "load_predictions", "model_names", "predict", "score", "segmenter",
 })
 
-__all__ = sorted(_API | {"__version__", "export"})
+_KIND_API = frozenset({"score_cafe", "score_pcs", "score_hallusegbench", "score_cgebench", "score_r2sm",
+                       "score_ovs"})
+
+__all__ = sorted(_API | _KIND_API | {"__version__", "export", "MasklensError"})
 
 
 def _version() -> str:
@@ -51,6 +63,12 @@ def _version() -> str:
 def __getattr__(name: str) -> Any:  # PEP 562: the API is imported on first use, not with the package
     if name == "export":
         from masklens.core.interop.export import export as value
+    elif name == "MasklensError":
+        from masklens.core.errors import MasklensError as value
+    elif name in _KIND_API:
+        from masklens.core import api_kinds
+
+        value = getattr(api_kinds, name)
     elif name in _API:
         from masklens.core import api
 

@@ -22,7 +22,7 @@ from typing import Any
 from masklens.core.schema import Benchmark, PredictionSet
 from masklens.core.scoring import contract as scoring
 from masklens.core.scoring.contract import BenchmarkKind, ScoreResult
-from masklens.core.scoring.kind_args import check_files, kind_files
+from masklens.core.scoring.kind_args import check_files, check_keywords, kind_files
 
 __all__ = [
     "Benchmark",
@@ -145,6 +145,7 @@ def score(
     """
     k = get_kind(kind)
     files, params = _split(k, kwargs)
+    check_keywords(k, files, params=[p.name for p in k.params])  # score_treshold= names its fix
     resolved = k.resolve_params(params)  # bad values fail before any file is read
     result = Scorer(k, benchmark, predictions, **files).rescore(resolved)
     if out is not None:

@@ -1,8 +1,38 @@
-"""User-facing errors: one clear message naming the file, the record and the field."""
+"""User-facing errors: one clear message naming the file, the record and the field.
+
+A message names an argument as its caller wrote it: ``--score-threshold`` on the command line
+(inside :func:`command_line`, which ``masklens`` enters), ``score_threshold=`` from Python.
+"""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
+
+_on_command_line = False
+
+
+def on_command_line() -> bool:
+    """Whether this process is running a ``masklens`` command (else: called from Python)."""
+    return _on_command_line
+
+
+@contextlib.contextmanager
+def command_line() -> Iterator[None]:
+    """Within the block, messages name command-line flags (every thread: the GUI's workers too)."""
+    global _on_command_line
+    before, _on_command_line = _on_command_line, True
+    try:
+        yield
+    finally:
+        _on_command_line = before
+
+
+def argument_name(flag: str) -> str:
+    """``flag`` (``--score-threshold``) as the caller writes it: the flag itself on the command
+    line, the keyword (``score_threshold=``) from Python."""
+    return flag if _on_command_line else flag.lstrip("-").replace("-", "_") + "="
 
 
 class MasklensError(Exception):

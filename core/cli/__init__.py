@@ -93,6 +93,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                 sub.add_parser(name, help=COMMAND_HELP[name])
     finally:
         _chosen_kind = None
+    from masklens.core.cli.help_text import use_plain_help
+
+    use_plain_help(parser)
     return parser
 
 
@@ -124,10 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     logs.configure()
     logs.logger.info("masklens %s: %s", __version__, " ".join(sys.argv[1:] if argv is None else argv))
+    from masklens.core.errors import command_line
     from masklens.core.files.paths import allow_outside_root
 
     try:
-        with allow_outside_root(getattr(args, "allow_outside_root", False)):
+        with command_line(), allow_outside_root(getattr(args, "allow_outside_root", False)):
             return int(args.func(args) or 0)
     except MasklensError as exc:
         logs.logger.warning("%s", exc)

@@ -6,7 +6,9 @@ folder of the file that names it, ``--pred-dir``). :func:`inside_root` refuses, 
 DataFormatError naming the file, the record and the field:
 
 - an absolute path or a ``..`` path that lands outside the root;
-- a path whose existing part is (or passes through) a symlink leading outside the root;
+- a path whose existing part is (or passes through) a symlink leading outside the root —
+  except, under a Hugging Face cache snapshot, into that repository's own ``blobs/`` (how
+  huggingface_hub stores every file of a snapshot);
 - a NUL character or a name component longer than the filesystem allows.
 
 ``..`` segments and symlinks that stay inside the root are fine. Users who keep their masks
@@ -26,7 +28,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from masklens.core.errors import DataFormatError
+from masklens.core.errors import DataFormatError, on_command_line
 
 #: the command-line flag, named in hints
 FLAG = "--allow-outside-root"
@@ -92,15 +94,40 @@ def inside_root(
     if outside_root_allowed() if allow is None else allow:
         return target
     root_abs = os.path.normpath(os.path.abspath(root))
-    hint = (f"{what}s are relative to {root}; pass {FLAG} to read files kept elsewhere")
+    hint = f"{what}s are relative to {root}; " + (
+        f"pass {FLAG} to read files kept elsewhere" if on_command_line() else
+        "to read files kept elsewhere, call inside `with masklens.core.files.paths.allow_outside_root():`")
     if not _within(os.path.normpath(os.path.abspath(target)), root_abs):
         kind = "an absolute path" if Path(text).is_absolute() else "a path"
         raise DataFormatError(f"{kind} outside its root {root}: {text}", hint=hint, **where)
     real = os.path.realpath(target)  # resolves the symlinks of the part that exists
-    if not _within(real, os.path.realpath(root_abs)):
+    if not _within(real, os.path.realpath(root_abs)) and not _in_own_blobs(real, root_abs):
         raise DataFormatError(
             f"{text} leads outside its root {root} through a symlink (to {real})", hint=hint, **where)
     return target
+
+
+#: a Hugging Face cache repository folder: ``models--OWNER--NAME`` (also datasets, spaces)
+_HUB_REPO = re.compile(r"^(models|datasets|spaces)--.+--.+$")
+
+
+def hub_blobs(root: str) -> str | None:
+    """The real ``blobs/`` folder of the Hugging Face cache repository whose snapshot holds
+    ``root`` (``…/datasets--OWNER--NAME/snapshots/<revision>[/sub/folder]``), else None.
+    huggingface_hub lays a snapshot out as symlinks into that folder."""
+    parts = Path(root).parts
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i] == "snapshots" and _HUB_REPO.match(parts[i - 1]):
+            blobs = Path(*parts[:i]) / "blobs"
+            return os.path.realpath(blobs) if blobs.is_dir() else None
+    return None
+
+
+def _in_own_blobs(real: str, root_abs: str) -> bool:
+    """A path under a hub snapshot (lexically inside ``root``, checked before) whose symlink
+    leads into its own repository's ``blobs/``: part of the snapshot, so inside the root."""
+    blobs = hub_blobs(root_abs)
+    return blobs is not None and _within(real, blobs)
 
 
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")

@@ -36,10 +36,14 @@ def prompt_fields(table: ExportTable, sample: Sample, prompt: Prompt) -> dict[st
     return out
 
 
-def _segment(mask: Mask, height: int, width: int) -> dict[str, Any]:
+def _segment(mask: Mask, height: int, width: int, *, bbox: bool = True) -> dict[str, Any]:
+    """``segmentation`` (RLE), ``area`` (the mask's) and, unless ``bbox`` is False, ``bbox``."""
     if mask.shape != (height, width):
         mask = mask.resized(height, width)
-    return {"segmentation": mask.to_coco(), "area": int(mask.area), "bbox": list(mask.bbox)}
+    out = {"segmentation": mask.to_coco(), "area": int(mask.area)}
+    if bbox:
+        out["bbox"] = list(mask.bbox)
+    return out
 
 
 def file_name(entry: ImageEntry, root: Path | None) -> str:
@@ -81,14 +85,17 @@ def info(table: ExportTable) -> dict[str, Any]:
 
 
 def ground_truth(table: ExportTable, names: dict[int, str] | None = None,
-                 annotator: str | None = None) -> dict[str, Any]:
+                 annotator: str | None = None,
+                 placeholders: frozenset[int] = frozenset()) -> dict[str, Any]:
     """The COCO dataset dict of the prompts' own ground truth, or of ``annotator``'s (a key of
-    ``table.annotators``). ``names`` overrides images' ``file_name`` by image id."""
+    ``table.annotators``). ``names`` overrides images' ``file_name`` by image id; the images
+    whose ids are in ``placeholders`` get ``placeholder: true``."""
     root = image_root(table)
     images = [
         {"id": e.id, "file_name": (names or {}).get(e.id) or file_name(e, root),
          "height": e.ref.height, "width": e.ref.width, "sample_id": e.sample_id,
-         "image_key": e.ref.key, "verdicts": table.verdicts_of(e.sample_id)}
+         "image_key": e.ref.key, "verdicts": table.verdicts_of(e.sample_id),
+         **({"placeholder": True} if e.id in placeholders else {})}
         for e in table.images
     ]
     categories = [{"id": cid, "name": text, "supercategory": "prompt"}
@@ -113,9 +120,15 @@ def ground_truth(table: ExportTable, names: dict[int, str] | None = None,
             "annotations": annotations}
 
 
-def results(table: ExportTable, run_index: int) -> list[dict[str, Any]]:
+def results(table: ExportTable, run_index: int, *, bbox: bool = False) -> list[dict[str, Any]]:
     """One prediction set as a COCO results list (``image_id``, ``category_id``,
-    ``segmentation``, ``score`` and the attributes above)."""
+    ``segmentation``, ``score`` and the attributes above).
+
+    Without ``bbox`` (the default) the records carry no ``bbox``, as detectron2 writes segm
+    results: ``COCO.loadRes`` sets ``area`` from the box of any results list whose first record
+    has one, which puts instances in the wrong small/medium/large range; without it, loadRes
+    takes the mask's area and derives the box. FiftyOne's importer needs the box (``bbox=True``).
+    """
     run = table.runs[run_index]
     gt_ids = _gt_annotation_ids(table)
     others = {key: _gt_annotation_ids(table, key) for key in table.annotators[1:]}
@@ -130,7 +143,7 @@ def results(table: ExportTable, run_index: int) -> list[dict[str, Any]]:
             gt_id = gt_ids[prompt.id][outcome.gt_index] if outcome.gt_index is not None else None
             records.append({
                 "image_id": entry.id, "category_id": table.category_of[prompt.text],
-                **_segment(inst.mask, entry.ref.height, entry.ref.width),
+                **_segment(inst.mask, entry.ref.height, entry.ref.width, bbox=bbox),
                 "score": float(inst.score),
                 "eval": outcome.eval, "eval_iou": outcome.iou, "eval_gt_id": gt_id,
                 "aligned": outcome.aligned,
@@ -164,12 +177,13 @@ def _gt_annotation_ids(table: ExportTable, annotator: str | None = None) -> dict
     return out
 
 
-def annotator_files(table: ExportTable, out: Path, names: dict[int, str] | None = None) -> list[Path]:
+def annotator_files(table: ExportTable, out: Path, names: dict[int, str] | None = None,
+                    placeholders: frozenset[int] = frozenset()) -> list[Path]:
     """``out/annotators/<key>.json``: each further annotator's ground truth as a COCO dataset."""
     written = []
     for key in table.annotators[1:]:
         path = out / ANNOTATORS_DIR / f"{key}.json"
-        atomic_write_json(path, ground_truth(table, names, key), indent=None)
+        atomic_write_json(path, ground_truth(table, names, key, placeholders), indent=None)
         written.append(path)
     return written
 

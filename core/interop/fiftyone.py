@@ -14,6 +14,11 @@
 A benchmark with several annotators (SA-Co/Gold) also has ``annotators/<key>.json``, each
 further annotator's ground truth, merged the same way (``labels_path="annotators/gt1.json"``).
 
+FiftyOne's importer looks every relative ``file_name`` up in ``data/`` and fails (KeyError) on
+one that is not there, so an image whose file is unknown or missing (scoring needs none) gets a
+uniform grey placeholder of its size in ``data/``, marked ``placeholder: true`` in the image
+record: its labels import and show on grey.
+
 fiftyone is not a dependency of masklens: this module only writes files.
 """
 
@@ -21,6 +26,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
+import zlib
 from pathlib import Path
 
 from masklens.core.errors import MasklensError
@@ -29,12 +36,25 @@ from masklens.core.interop.coco import annotator_files, ground_truth, results
 from masklens.core.interop.table import ExportTable, ImageEntry
 
 DATA = "data"
+#: the grey level of a placeholder image
+PLACEHOLDER_GREY = 128
 
 
 def data_name(entry: ImageEntry) -> str:
     """The image's unique name in ``data/``: its entry id and its own file name."""
     base = Path(entry.ref.path).name if entry.ref.path is not None else f"{entry.ref.key}.png"
     return f"{entry.id:06d}_{base}"
+
+
+def placeholder_png(width: int, height: int) -> bytes:
+    """A uniform grey 8-bit PNG of ``width`` × ``height`` (rows compress to almost nothing)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    row = b"\x00" + bytes([PLACEHOLDER_GREY]) * width
+    body = zlib.compress(row * height, 9)
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", body) + chunk(b"IEND", b"")
 
 
 def _place(entry: ImageEntry, target: Path, copy: bool) -> None:
@@ -49,21 +69,25 @@ def _place(entry: ImageEntry, target: Path, copy: bool) -> None:
 
 
 def write_fiftyone(table: ExportTable, out: Path, *, copy_images: bool = False) -> list[Path]:
-    """Write the directory into ``out`` (a fresh folder). Images without a known path (scoring
-    needs none) are left out of ``data/``; FiftyOne then shows their labels without pixels."""
+    """Write the directory into ``out`` (a fresh folder). Images without a known path or file
+    get a placeholder in ``data/`` (see the module's docstring)."""
     names = {e.id: data_name(e) for e in table.images}
     data = out / DATA
     data.mkdir(parents=True, exist_ok=True)
+    placeholders = set()
     for entry in table.images:
         if entry.ref.path is not None and (copy_images or Path(entry.ref.path).exists()):
             _place(entry, data / names[entry.id], copy_images)
-    gt = ground_truth(table, names)
+        else:
+            (data / names[entry.id]).write_bytes(placeholder_png(entry.ref.width, entry.ref.height))
+            placeholders.add(entry.id)
+    gt = ground_truth(table, names, placeholders=frozenset(placeholders))
     written = [out / "labels.json"]
     atomic_write_json(written[0], gt, indent=None)
     for i, run in enumerate(table.runs):
-        anns = [{"id": k + 1, "iscrowd": 0, **r} for k, r in enumerate(results(table, i))]
+        anns = [{"id": k + 1, "iscrowd": 0, **r} for k, r in enumerate(results(table, i, bbox=True))]
         dataset = {**{k: gt[k] for k in ("info", "images", "categories")}, "annotations": anns}
         path = out / "predictions" / f"{run.attr}.json"
         atomic_write_json(path, dataset, indent=None)
         written.append(path)
-    return written + annotator_files(table, out, names)
+    return written + annotator_files(table, out, names, frozenset(placeholders))

@@ -4,8 +4,15 @@ A file is fetched with ``huggingface_hub.hf_hub_download`` into the hub's own ca
 with ``snapshot_download`` restricted to it), so a second use reads the cache. Offline mode is
 respected (``HF_HUB_OFFLINE=1``, read when the path is resolved): the cached copy is used, and a
 file that is not cached is a clear error, never a network wait. ``HF_HUB_CACHE`` / ``HF_HOME``
-say where the cache is, as for every Hugging Face library. huggingface_hub comes with the
-``[models]`` extra.
+say where the cache is, as for every Hugging Face library. huggingface_hub alone is the
+``[hub]`` extra (``[models]`` has it too).
+
+Paths are parsed by huggingface_hub's own parser (``parse_hf_uri``, what
+``HfFileSystem.resolve_path`` parses with, minus its network check): ``@refs/pr/1`` revisions
+and the ``hf://OWNER/NAME`` model form work as on the Hub. A ``..`` (or ``.``) segment is
+refused: it would leave the repository's snapshot. In the cache a snapshot's files are
+symlinks into the repository's ``blobs/``, which the outside-root guard treats as inside the
+snapshot (:func:`masklens.core.files.paths.inside_root`).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ _TRUE = {"1", "true", "yes", "on"}
 class HubPath:
     """A parsed ``hf://`` path."""
 
-    repo_type: str  # "dataset" (``datasets/``) or "model" (``models/``)
+    repo_type: str  # "dataset" (``datasets/``), "model" (``models/`` or none) or "space"
     repo_id: str  # OWNER/NAME
     revision: str | None
     path: str  # inside the repository ("" for its root)
@@ -35,7 +42,7 @@ class HubPath:
     def download_hint(self, folder: bool = False) -> str:
         """The `hf download` command that puts this file (or folder) into the cache."""
         what = f" --include '{self.path}/*'" if folder and self.path else f" {self.path}" if self.path else ""
-        kind = " --repo-type dataset" if self.repo_type == "dataset" else ""
+        kind = f" --repo-type {self.repo_type}" if self.repo_type != "model" else ""
         rev = f" --revision {self.revision}" if self.revision else ""
         return f"hf download {self.repo_id}{what}{kind}{rev}"
 
@@ -44,13 +51,44 @@ def is_hub_path(value: object) -> bool:
     return isinstance(value, str) and value.startswith(PREFIX)
 
 
+_SYNTAX = "write hf://datasets/OWNER/NAME[@REVISION]/path/in/the/repo"
+
+
+def refuse_dot_segments(url: str) -> None:
+    """A ``..`` or ``.`` segment anywhere in an ``hf://`` path is an error (it would leave the
+    snapshot, or name one file twice)."""
+    body = url[len(PREFIX):].split("?", 1)[0]
+    bad = next((seg for seg in body.split("/") if seg in ("..", ".")), None)
+    if bad is not None:
+        raise MasklensError(f"'{bad}' in a Hugging Face path", path=url,
+                            hint="name the file by its path inside the repository, without '.' or '..'")
+
+
 def parse(url: str) -> HubPath:
-    """``hf://datasets/OWNER/NAME[@REV]/path`` (``models/`` also accepted)."""
+    """``hf://[datasets/|models/|spaces/]OWNER/NAME[@REVISION][/path]`` by huggingface_hub's own
+    parser (the hand parser below only when huggingface_hub is older than ``parse_hf_uri``)."""
+    refuse_dot_segments(url)
+    try:
+        from huggingface_hub import parse_hf_uri
+        from huggingface_hub.errors import HfUriError
+    except ImportError:
+        return _parse_by_hand(url)
+    try:
+        uri = parse_hf_uri(url)
+    except HfUriError as exc:
+        raise MasklensError(f"'{url}' is not a Hugging Face path ({exc})", hint=_SYNTAX) from None
+    if uri.type not in ("model", "dataset", "space"):
+        raise MasklensError(f"'{url}' is a Hugging Face {uri.type}, not a repository", hint=_SYNTAX)
+    return HubPath(uri.type, uri.id, uri.revision, uri.path_in_repo.strip("/"), url)
+
+
+def _parse_by_hand(url: str) -> HubPath:
     parts = url[len(PREFIX):].split("/")
-    types = {"datasets": "dataset", "models": "model"}
-    if len(parts) < 3 or parts[0] not in types or not parts[1] or not parts[2]:
-        raise MasklensError(f"'{url}' is not a Hugging Face path",
-                            hint="write hf://datasets/OWNER/NAME/path/in/the/repo")
+    types = {"datasets": "dataset", "models": "model", "spaces": "space"}
+    if parts and parts[0] not in types:
+        parts = ["models", *parts]  # hf://OWNER/NAME is a model, as on the Hub
+    if len(parts) < 3 or not parts[1] or not parts[2]:
+        raise MasklensError(f"'{url}' is not a Hugging Face path", hint=_SYNTAX)
     name, _, revision = parts[2].partition("@")
     return HubPath(types[parts[0]], f"{parts[1]}/{name}", revision or None,
                    "/".join(p for p in parts[3:] if p), url)
@@ -68,11 +106,13 @@ def offline() -> bool:
 
 def resolve(url: str, *, folder: bool = False) -> Path:
     """The local path of ``url`` in the Hugging Face cache, downloaded first unless cached."""
-    from masklens.core.runtime.extras import require
+    from masklens.core.runtime.extras import MissingExtraError, is_installed
 
+    refuse_dot_segments(url)
+    if not is_installed("huggingface_hub"):
+        raise MissingExtraError(f"{url} (a Hugging Face path)", "huggingface_hub", "hub")
     hub = parse(url)
     folder = folder or not hub.path
-    require("huggingface_hub", f"{url} (a Hugging Face path)")
     from huggingface_hub import errors, hf_hub_download, snapshot_download
 
     common: dict[str, Any] = {"repo_type": hub.repo_type, "revision": hub.revision,

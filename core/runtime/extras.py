@@ -2,7 +2,8 @@
 that say how to install it.
 
 The core install (``pip install masklens``) is the scorer; ``[gui]`` adds the window,
-``[models]`` the model backends, ``[sam2]`` Meta's original SAM 2 code, ``[ray]`` ray.
+``[models]`` the model backends, ``[sam2]`` Meta's original SAM 2 code, ``[ray]`` ray,
+``[hub]`` huggingface_hub alone (``hf://`` paths; ``[models]`` includes it).
 Nothing here imports any of them: presence is checked with ``importlib.util.find_spec``.
 """
 
@@ -37,6 +38,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "models": ("torch", "torchvision", "transformers", "safetensors", "huggingface_hub"),
     "sam2": ("sam2", "hydra", "iopath"),
     "ray": ("ray",),
+    "hub": ("huggingface_hub",),
 }
 
 

@@ -25,7 +25,7 @@ from operator import is_
 from pathlib import Path
 from typing import Any, TypeVar
 
-from masklens.core.errors import MasklensError
+from masklens.core.errors import MasklensError, argument_name
 from masklens.core.runtime.gc_pause import gc_paused
 from masklens.core.schema import Benchmark, PredictionSet, Sample
 from masklens.core.scoring.records import Records
@@ -90,6 +90,17 @@ class ScoreResult:
             raise MasklensError("ScoreResult.to_dataframe needs pandas, which is not installed: "
                                 "pip install pandas") from exc
         return pd.json_normalize(list(self.samples))
+
+    def __repr__(self) -> str:  # the dataclass's would print every record
+        from masklens.core.scoring.result_repr import short_repr
+
+        return short_repr(self)
+
+    def _repr_html_(self) -> str:
+        """The summary as a table in a notebook."""
+        from masklens.core.scoring.result_repr import html_table
+
+        return html_table(self)
 
 
 class BenchmarkKind(ABC):
@@ -200,12 +211,14 @@ class BenchmarkKind(ABC):
             if value is None:
                 continue
             if key not in out:
-                raise MasklensError(f"unknown parameter '{key}' for {self.title or self.name}")
+                raise MasklensError(f"unknown parameter '{key}' for {self.title or self.name}",
+                                    hint=f"its parameters: {', '.join(argument_name(p.flag) for p in self.params)}")
             out[key] = float(value)
             spec = specs.get(key)
             if spec is not None and not spec.minimum <= out[key] <= spec.maximum:  # NaN fails too
                 raise MasklensError(
-                    f"{spec.flag} must be a number in [{spec.minimum:g}, {spec.maximum:g}], got {value}")
+                    f"{argument_name(spec.flag)} must be a number in [{spec.minimum:g}, {spec.maximum:g}], "
+                    f"got {value}")
         return out
 
     def notes(self, samples: list[Sample], overlaps: list[Any]) -> list[str]:

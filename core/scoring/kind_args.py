@@ -9,7 +9,7 @@ kind's loaders only ever receive keyword arguments.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from masklens.core.errors import MasklensError
@@ -57,20 +57,36 @@ def _flag(action: argparse.Action) -> str:
     return f"{action.dest}= ({'/'.join(action.option_strings)})"
 
 
+def check_keywords(kind: BenchmarkKind, names: Iterable[str], *, extra: Iterable[str] = (),
+                   params: Sequence[str] = ()) -> None:
+    """MasklensError for a keyword that is neither one of the kind's arguments, nor in ``extra``,
+    nor one of ``params`` (the scoring parameters the caller takes): it names the keyword, the
+    closest known one ("did you mean …") and every file argument and parameter."""
+    actions = file_actions(kind)
+    known = [a.dest for a in actions]
+    unknown = sorted(set(names) - set(known) - set(extra) - set(params))
+    if not unknown:
+        return
+    import difflib
+
+    close = difflib.get_close_matches(unknown[0], [*known, *params], n=1, cutoff=0.6)
+    listing = f"its files: {', '.join(_flag(a) for a in actions)}"
+    if params:
+        listing += f"; its parameters: {', '.join(f'{p}=' for p in params)}"
+    raise MasklensError(
+        f"{kind.title or kind.name} takes no argument {', '.join(f'{u}=' for u in unknown)}",
+        hint=(f"did you mean {close[0]}=? " if close else "") + listing,
+    )
+
+
 def check_files(kind: BenchmarkKind, files: Mapping[str, Any], *, predictions: bool,
                 extra: tuple[str, ...] = ()) -> None:
     """MasklensError for a keyword that is not one of the kind's arguments (nor in ``extra``), or a
     required one that is missing: ground-truth arguments, or prediction arguments when
     ``predictions`` is true."""
+    check_keywords(kind, files, extra=extra)
     actions = file_actions(kind)
-    known = {a.dest for a in actions}
     title = kind.title or kind.name
-    unknown = sorted(set(files) - known - set(extra))
-    if unknown:
-        raise MasklensError(
-            f"{title} takes no argument {', '.join(f'{u}=' for u in unknown)}",
-            hint=f"its arguments: {', '.join(_flag(a) for a in actions)}",
-        )
     preds = {a.dest for a in prediction_actions(kind_parser(kind))}
     for action in actions:
         if not action.required or files.get(action.dest) is not None:

@@ -113,7 +113,7 @@ def test_bad_keywords_and_values_are_clear_errors():
         ml.load_benchmark("cafe")
     with pytest.raises(MasklensError, match=r"CAFE needs pred= \(--pred\)"):
         ml.score("cafe", ann=files["ann"])
-    with pytest.raises(MasklensError, match=r"--score-threshold must be a number in \[0, 1\], got 2"):
+    with pytest.raises(MasklensError, match=r"score_threshold= must be a number in \[0, 1\], got 2"):
         ml.score("cafe", **files, score_threshold=2)
     with pytest.raises(MasklensError, match="unknown benchmark kind 'coco'"):
         ml.score("coco", **files)

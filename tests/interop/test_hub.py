@@ -53,7 +53,9 @@ def test_parse():
     assert p.download_hint(folder=True) == \
         "hf download acme/set --include 'sub/ann.json/*' --repo-type dataset --revision v1.0"
     with pytest.raises(MasklensError, match="not a Hugging Face path"):
-        hub.parse("hf://acme/set/ann.json")
+        hub.parse("hf://acme")
+    model = hub.parse("hf://acme/set/ann.json")  # the Hub's model form (no type prefix)
+    assert (model.repo_type, model.repo_id, model.path) == ("model", "acme/set", "ann.json")
 
 
 def test_cached_files_score_as_the_local_ones(hf_cache):
@@ -105,4 +107,4 @@ def test_without_huggingface_hub_one_line_names_the_extra(tmp_path):
                          timeout=120)
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and "pip install 'masklens[models]'" in lines[0], out.stderr
+    assert len(lines) == 1 and "pip install 'masklens[hub]'" in lines[0], out.stderr

@@ -1,5 +1,6 @@
-"""export, cache, completion and install-desktop are core features: they work with every extra's
-libraries absent (simulated with tests/extras/blocked_imports.py in a fresh interpreter)."""
+"""export, cache and completion are core features: they work with every extra's libraries absent
+(simulated with tests/extras/blocked_imports.py in a fresh interpreter). install-desktop is not:
+its entry starts the window, so without [gui] it refuses (tests/cli/test_desktop_entry_spec.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ EXTRAS = ["torch", "torchvision", "transformers", "safetensors", "huggingface_hu
      "--to", "csv", "--out", "csv"],
     ["cache", "info"],
     ["completion", "zsh"],
-    ["install-desktop"],
 ], ids=lambda a: " ".join(a[:2]) if a[0] == "export" else a[0])
 def test_core_commands_need_no_extra(argv, tmp_path):
     code = (f"import sys; sys.path.insert(0, {str(ROOT / 'tests' / 'extras')!r}); import blocked_imports; "

@@ -212,3 +212,24 @@ def test_labels_are_optional_for_scoring(tmp_path: Path):
     data.write_text(json.dumps(items))
     with pytest.raises(DataFormatError, match="factual_label"):
         load_hallusegbench(data)
+
+
+@pytest.mark.parametrize(("first", "second"), [("a/b", "a_b"), ("a_b", "a\\b"), (1, "1")])
+def test_ann_ids_that_share_a_prediction_file_are_refused_naming_both(first, second, tmp_path, capsys):
+    data = build_golden(tmp_path)
+    items = json.loads(data.read_text())
+    items[1] = {**items[0], "ann_id": second}
+    items[0]["ann_id"] = first
+    data.write_text(json.dumps(items))
+    _expect_error(tmp_path, capsys, data, "record [1]", "ann_id", repr(first), repr(second),
+                  "share one prediction file name")
+
+
+def test_ann_ids_distinct_after_sanitising_still_load(tmp_path):
+    data = build_golden(tmp_path)
+    items = json.loads(data.read_text())
+    items[1] = {**items[0], "ann_id": "a/b"}
+    items[0]["ann_id"] = "a/c"
+    data.write_text(json.dumps(items))
+    bench = load_hallusegbench(data, tmp_path)
+    assert [s.meta["stem"] for s in bench.samples[:2]] == ["img1_a_c", "img1_a_b"]

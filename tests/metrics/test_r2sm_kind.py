@@ -239,3 +239,58 @@ def test_committed_fixture_matches_builder(tmp_path):
     ann, pred = build(tmp_path)
     assert (fixture / "ann.json").read_text() == ann.read_text()
     assert (fixture / "pred.json").read_text() == pred.read_text()
+
+
+def _tie_files(tmp: Path, order: list[int], pred_order: list[int]) -> tuple[Path, Path]:
+    """Two images, two queries with one detection each at the same score: query 1's misses,
+    query 2's hits. COCOeval with the query id as image id ranks query 1's first (sorted ids)."""
+    images = [{"id": i, "file_name": f"{i}.png", "height": H, "width": W} for i in (1, 2)]
+    anns = [{"id": 10 * i, "image_id": i, "segmentation": rle(B), "amodal_segmentation": rle(B)} for i in (1, 2)]
+    queries = [{"id": i, "image_id": i, "text": f"q{i}", "amodal": True, "ann_ids": [10 * i]} for i in (1, 2)]
+    preds = [{"query_id": 1, "segmentation": rle(A_AMODAL), "score": 0.5},
+             {"query_id": 2, "segmentation": rle(B), "score": 0.5}]
+    ann, pred = tmp / "ann.json", tmp / "pred.json"
+    ann.write_text(json.dumps({"images": [images[i] for i in order], "annotations": [anns[i] for i in order],
+                               "queries": [queries[i] for i in order]}))
+    pred.write_text(json.dumps([preds[i] for i in pred_order]))
+    return ann, pred
+
+
+def _official_ap(ann: Path, pred: Path) -> float:
+    """Plain pycocotools COCOeval, each query an image whose id is the query id."""
+    import contextlib
+    import io
+
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    raw, res = json.loads(ann.read_text()), json.loads(pred.read_text())
+    img = {i["id"]: i for i in raw["images"]}
+    by_id = {a["id"]: a for a in raw["annotations"]}
+    images = [{"id": q["id"], "height": img[q["image_id"]]["height"], "width": img[q["image_id"]]["width"]}
+              for q in raw["queries"]]
+    gts = [{"id": k + 1, "image_id": q["id"], "category_id": 1, "iscrowd": 0, "area": float(B.sum()),
+            "segmentation": by_id[a]["amodal_segmentation"]}
+           for k, (q, a) in enumerate((q, a) for q in raw["queries"] for a in q["ann_ids"])]
+    dts = [{"image_id": r["query_id"], "category_id": 1, "segmentation": r["segmentation"], "score": r["score"]}
+           for r in res]
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO()
+        gt.dataset = {"images": images, "annotations": gts, "categories": [{"id": 1, "name": "o"}]}
+        gt.createIndex()
+        ev = COCOeval(gt, gt.loadRes(dts), "segm")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    return float(ev.stats[0])
+
+
+@pytest.mark.parametrize(("order", "pred_order"), [([0, 1], [0, 1]), ([1, 0], [1, 0]), ([1, 0], [0, 1]),
+                                                   ([0, 1], [1, 0])])
+def test_ap_with_ties_across_queries_does_not_depend_on_the_listing_order(order, pred_order, tmp_path):
+    ann, pred = _tie_files(tmp_path, order, pred_order)
+    kind = get_kind("r2sm")
+    bench = kind.load_benchmark(ann=str(ann))
+    scores = Scorer(kind, bench, kind.load_predictions(bench, pred=str(pred))).rescore()
+    assert _official_ap(ann, pred) == pytest.approx(0.2525, abs=1e-4)  # query 1 (a miss) ranks first
+    assert scores.summary["all"]["AP"] == pytest.approx(_official_ap(ann, pred), abs=1e-12)

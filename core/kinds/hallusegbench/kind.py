@@ -103,6 +103,21 @@ def prediction_stem(factual_image: str, ann_id: Any) -> str:
     return f"{Path(factual_image).stem}_{safe_name(str(ann_id))}"
 
 
+def _refuse_collision(stems: dict[str, tuple[int, Any]], stem: str, ann_id: Any, index: int, *,
+                      path: Path, record: str) -> None:
+    """Two different ``ann_id``s of one factual image whose prediction files would be one file
+    (``a/b`` and ``a_b`` after :func:`safe_name`, or ``1`` and ``"1"``) are an error naming
+    both: ``predict`` would write that file twice and ``score`` read it for both."""
+    first = stems.setdefault(stem, (index, ann_id))
+    if first[1] != ann_id or type(first[1]) is not type(ann_id):
+        raise DataFormatError(
+            f"ann_id {ann_id!r} and ann_id {first[1]!r} (record [{first[0]}]) of the same factual "
+            f"image share one prediction file name, {stem}_mask.png",
+            path=path, record=record, field="ann_id",
+            hint="give every item of an image an ann_id that stays distinct once '/', '\\' and "
+                 "control characters become '_'")
+
+
 def load_hallusegbench(data: str | Path, root: str | Path | None = None) -> Benchmark:
     """Read ``data.json`` (either schema) and the ground-truth PNGs under ``root``."""
     p = Path(data)
@@ -112,6 +127,7 @@ def load_hallusegbench(data: str | Path, root: str | Path | None = None) -> Benc
         raise DataFormatError("expected a JSON list of items", path=p)
     samples: list[Sample] = []
     seen: dict[str, int] = {}
+    stems: dict[str, tuple[int, Any]] = {}
     for i, item in enumerate(raw):
         record = f"[{i}]"
         if not isinstance(item, dict):
@@ -138,6 +154,7 @@ def load_hallusegbench(data: str | Path, root: str | Path | None = None) -> Benc
             for key in ("factual", "counterfactual")
         }
         stem = prediction_stem(f_img, ann_id)
+        _refuse_collision(stems, stem, ann_id, i, path=p, record=record)
         seen[stem] = seen.get(stem, 0) + 1
         sid = stem if seen[stem] == 1 else f"{stem}#{seen[stem]}"
         image_paths = {

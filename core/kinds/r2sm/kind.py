@@ -47,6 +47,12 @@ IMAGE_KEY = "image"
 GROUPS = ("all", "amodal", "modal")
 
 
+def id_order(query_id: Any) -> tuple[int, Any]:
+    """Sort key of a query id as ``sorted(imgIds)`` orders COCO image ids: numbers ascending,
+    then strings ascending (a file may mix both; COCO itself would refuse to compare them)."""
+    return (0, query_id) if isinstance(query_id, int) else (1, str(query_id))
+
+
 def prompt_id(query_id: Any) -> str:
     return f"q{query_id}"
 
@@ -296,7 +302,9 @@ class R2SMKind(BenchmarkKind):
 
     @staticmethod
     def _ap_of(overlaps: list[Any]) -> dict[str, dict[str, Value]]:
-        queries = [q for o in overlaps for q in o.queries]
+        # COCOeval with the query id as the image id: images by sorted id, which breaks score
+        # ties across queries; the listing order of the files must not (docs/metrics.md)
+        queries = sorted((q for o in overlaps for q in o.queries), key=lambda q: id_order(q.query_id))
         groups = {
             "all": range(len(queries)),
             "amodal": [i for i, q in enumerate(queries) if q.amodal],
