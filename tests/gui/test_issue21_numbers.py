@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QAbstractSpinBox
 
 from masklens.core.kinds.demo import demo_namespace
 from masklens.core.masks import Mask
@@ -61,3 +60,72 @@ def test_pcs_instance_table_shows_the_digits_that_decide_s_at_t(qtbot):
 
     table = card.findChild(QTableWidget)
     assert table.item(0, 1).text() == "0.499" and table.item(0, 2).text() == "✖ no"
+
+
+def _open_demo(w, qtbot, kind: str):
+    assert w.open_demo(kind, sync=True)
+    qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=20000)
+    qtbot.waitExposed(w)
+
+
+def _drag(qtbot, slider, to_x: int) -> None:
+    """Press on the slider's handle and drag it to ``to_x`` (pixels), as a mouse does."""
+    from PySide6.QtWidgets import QStyle
+
+    inner = slider._slider
+    rect = inner.style().subControlRect(QStyle.ComplexControl.CC_Slider, inner._styleOption,
+                                        QStyle.SubControl.SC_SliderHandle, inner)
+    start = rect.center()
+    qtbot.mousePress(inner, Qt.MouseButton.LeftButton, pos=start)
+    for x in range(start.x(), to_x, 1 if to_x > start.x() else -1):
+        qtbot.mouseMove(inner, QPoint(x, start.y()))
+    qtbot.mouseMove(inner, QPoint(to_x, start.y()))
+    qtbot.mouseRelease(inner, Qt.MouseButton.LeftButton, pos=QPoint(to_x, start.y()))
+
+
+def test_a_dragged_threshold_is_exactly_the_value_shown_and_scores_as_the_cli(window, qtbot, no_internal_errors):
+    w = window
+    _open_demo(w, qtbot, "cafe")
+    slider = w.readout_panel.sliders.sliders["score_threshold"]
+    seen = set()
+    for to_x in (slider._slider.width() * 35 // 100 + 3, slider._slider.width() * 61 // 100 - 2,
+                 slider._slider.width() * 47 // 100 + 1):
+        _drag(qtbot, slider, to_x)
+        qtbot.waitUntil(lambda: w.state.params["score_threshold"] == slider.value(), timeout=5000)
+        shown = slider._label.text()
+        t = w.state.params["score_threshold"]
+        assert t == float(shown) and slider.value() == float(shown), (t, shown)  # no hidden digits
+        seen.add(shown)
+        # the window's record equals the command line's at the typed value (--score-threshold SHOWN)
+        kind = get_kind("cafe")
+        ns = demo_namespace("cafe")
+        bench = kind.load_benchmark(**vars(ns))
+        cli = Scorer(kind, bench, kind.load_predictions(bench, **vars(ns))).readouts(
+            kind.resolve_params({"score_threshold": float(shown), "iou_threshold": 0.3}))
+        assert w.state.readout() == cli[w.state.index]
+    assert len(seen) == 3
+
+
+def test_alpha_reaches_3_by_keyboard_and_its_label_looks_editable(window, qtbot, no_internal_errors):
+    w = window
+    _open_demo(w, qtbot, "hallusegbench")
+    alpha = w.readout_panel.sliders.sliders["alpha"]
+    inner = alpha._slider
+    inner.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(inner.hasFocus, timeout=3000)
+    qtbot.keyClick(inner, Qt.Key.Key_Home)
+    assert alpha.value() == 0.5
+    values = []
+    for _ in range(80):
+        qtbot.keyClick(inner, Qt.Key.Key_Right)
+        values.append(alpha.value())
+    assert 3.0 in values, values[:60]
+    assert all(v == round(v, 2) for v in values)
+    label = alpha._label
+    assert label.hasFrame() and "border: 0" not in label.styleSheet()  # a field, not bare text
+    qtbot.mouseClick(label, Qt.MouseButton.LeftButton)
+    label.selectAll()
+    qtbot.keyClicks(label, "3.004")
+    qtbot.keyClick(label, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: w.state.params["alpha"] == 3.0, timeout=5000)
+    assert label.text() == "3.00"
