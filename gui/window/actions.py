@@ -20,6 +20,7 @@ from masklens.gui.dialogs.open_dialog import (
     parse_kind_args,
 )
 from masklens.gui.jobs.workers import error_message
+from masklens.gui.window import layout_memory
 
 
 def recent_label(kind_name: str, argv: list[str]) -> str:
@@ -351,8 +352,7 @@ class WindowActions:
         if not self.persist:
             return
         s = self.settings
-        s.geometry = bytes(self.saveGeometry().toBase64()).decode()
-        s.window_state = bytes(self.saveState().toBase64()).decode()
+        layout_memory.save_geometry(self, s)
         s.gt_opacity, s.pred_opacity = self.toggles.gt_opacity, self.toggles.pred_opacity
         s.outlines, s.colours = self.toggles.outlines, dict(self.toggles.colours)
         s.model = self.prompt_bar.model.currentData() or s.model

@@ -8,6 +8,8 @@ from typing import Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
+from masklens.gui.widgets.elided_label import ElidedLabel
+
 
 def device_text() -> str:
     """"cpu", or the CUDA device with memory in use — without importing torch ourselves."""
@@ -36,7 +38,7 @@ def in_gui_words(message: str) -> str:
 class StatusBar(QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.sample = QLabel("")
+        self.sample = ElidedLabel("")  # a long sample id never widens the window
         self.progress = QProgressBar()
         self.progress.setFixedWidth(220)
         self.progress.setTextVisible(True)

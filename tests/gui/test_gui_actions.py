@@ -219,6 +219,20 @@ def _about_shown(w, _):
     dlg.close()
 
 
+def _layout_changed(w):
+    """A dock floated, one hidden, the toolbar moved: Reset layout brings them back."""
+    w.review_dock.setFloating(True)
+    w.browser_dock.hide()
+    w.removeToolBar(w.view_toolbar)
+    w.addToolBar(Qt.ToolBarArea.LeftToolBarArea, w.view_toolbar)
+    w.view_toolbar.show()
+
+
+def _layout_reset(w, _):
+    w._qtbot.waitUntil(lambda: w.browser_dock.isVisible() and w.browser_dock.width() > 400, timeout=5000)
+    assert not w.review_dock.isFloating() and w.toolBarArea(w.view_toolbar) == Qt.ToolBarArea.TopToolBarArea
+
+
 def table(w) -> dict[str, Entry]:
     from masklens.core.kinds.demo import demo_kinds
     from masklens.core.review.store import VERDICT_TYPES
@@ -230,6 +244,7 @@ def table(w) -> dict[str, Entry]:
         "Export report…": Entry(_dialog_shown("masklens.gui.dialogs.report_dialog.ReportDialog")),
         "Run benchmark…": Entry(_dialog_shown("masklens.gui.dialogs.evaluate_dialog.EvaluateDialog")),
         "Colours…": Entry(_dialog_shown("masklens.gui.dialogs.colours_dialog.ColoursDialog")),
+        "Reset layout": Entry(before=_layout_changed, check=_layout_reset),
         "Next sample": _index_moved(+1),
         "Previous sample": _index_moved(-1),
         "Next failure (match of the current filter)": Entry(
