@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QDialog
 
 from masklens.core.errors import Cancelled, MasklensError
@@ -50,10 +51,12 @@ class WindowActions:
     """Mixed into MainWindow; uses its attributes (state, jobs, settings, widgets)."""
 
     # ------------------------------------------------------------ jobs
-    def start(self, name: str, func: Any, *args: Any, on_done: Any = None, sync: bool = False) -> bool:
-        """Run ``func(ctx, *args)`` on the pool (or inline when ``sync``, e.g. for --screenshot)."""
+    def start(self, name: str, func: Any, *args: Any, on_done: Any = None, sync: bool = False,
+              on_error: Any = None) -> bool:
+        """Run ``func(ctx, *args)`` on the pool (or inline when ``sync``, e.g. for --screenshot);
+        a failure is said in the message bar and handed to ``on_error`` (its message)."""
         if not sync:
-            self.jobs.run(name, func, *args, on_done=on_done)
+            self.jobs.run(name, func, *args, on_done=on_done, on_error=on_error)
             return True
         try:
             value = func(_SyncContext(), *args)
@@ -64,26 +67,43 @@ class WindowActions:
             return False
         except Exception as exc:  # noqa: BLE001 - shown, never a crash
             self.message_bar.show_message(f"{name}: {error_message(exc)}", "error")
+            if on_error is not None:
+                on_error(error_message(exc))
             return False
 
     # ------------------------------------------------------------ opening
-    def open_benchmark_dialog(self, kind: str | None = None, first_path: str | None = None) -> bool:
+    def open_benchmark_dialog(self, kind: str | None = None, first_path: str | None = None, *,
+                              values: dict[str, str] | None = None, problem: str = "") -> bool:
+        """File › Open benchmark…. A benchmark that fails to load (a truncated JSON, a record that
+        points nowhere) brings the dialog back with the problem in it and every field as it was."""
         dlg = OpenDialog(self, kind=kind or (self.state.kind.name if self.state.kind else None))
         if first_path:
             required = [a for a in file_actions(kind_parser(dlg.kind())) if a.required]
             if required:
                 dlg.set_value(required[0].dest, first_path)
+        for dest, text in (values or {}).items():
+            dlg.set_value(dest, text)
+        if problem:
+            dlg.error.setText(problem)
         if dlg.exec() != QDialog.DialogCode.Accepted:
             return False
-        return self.open_benchmark(dlg.kinds.currentData(), dlg.result_argv())
+        kind_name, kept = dlg.kinds.currentData(), dlg.values()
 
-    def open_benchmark(self, kind_name: str, argv: list[str], *, sync: bool = False) -> bool:
-        """Open ``kind_name`` with its CLI arguments; errors go to the message bar."""
+        def failed(message: str) -> None:
+            QTimer.singleShot(0, lambda: self.open_benchmark_dialog(
+                kind_name, values=kept, problem=f"not opened: {message}"))
+
+        return self.open_benchmark(kind_name, dlg.result_argv(), on_error=failed)
+
+    def open_benchmark(self, kind_name: str, argv: list[str], *, sync: bool = False, on_error: Any = None) -> bool:
+        """Open ``kind_name`` with its CLI arguments; errors go to the message bar (and ``on_error``)."""
         try:
             kind = get_kind(kind_name)
             ns = parse_kind_args(kind, argv)
         except (MasklensError, ImportError) as exc:
             self.message_bar.show_message(f"cannot open {kind_name}: {exc}", "error")
+            if on_error is not None:
+                on_error(str(exc))
             return False
         from masklens.gui.jobs import tasks
 
@@ -92,7 +112,8 @@ class WindowActions:
             if has_predictions(kind, ns):
                 self.attach_predictions(ns, Path(str(next(iter(self._pred_values(kind, ns).values()), "predictions"))).name, sync=sync)
 
-        return self.start("open benchmark", tasks.load_benchmark, kind, ns, argv, on_done=loaded, sync=sync)
+        return self.start("open benchmark", tasks.load_benchmark, kind, ns, argv, on_done=loaded, sync=sync,
+                          on_error=on_error)
 
     def _loaded(self, res: Any) -> None:
         label = f"{res.kind.title or res.kind.name}: {res.benchmark.name}"
