@@ -109,6 +109,11 @@ class CafeCard(ReadoutCard):
         "neg_max_iou": "highest IoU of a p⁻ instance with the target (accepted or not)",
         "pos_max_score": "highest score s of a p⁺ instance (0 without instances)",
         "neg_max_score": "highest score s of a p⁻ instance (0 without instances)",
+        "edit_type": "the pair's edit type: SM (Superficial Mimicry), CC (Context Conflict), OC (Ontological Conflict)",
+        "pos_image_id": "image id of the positive (original) image in the annotation file",
+        "neg_image_id": "image id of the negative (edited) image entry, whose prompt is p⁻",
+        "pos_missing": "true when the prediction file has no record for p⁺ (scored as no instance)",
+        "neg_missing": "true when the prediction file has no record for p⁻ (scored as no instance)",
     }
 
     def build(self) -> None:

@@ -23,6 +23,7 @@ from masklens.gui.prompts.live_list import LiveList
 from masklens.gui.prompts.prompt_bar import PromptBar
 from masklens.gui.settings import Settings
 from masklens.gui.state import AppState
+from masklens.gui.window import help as help_
 from masklens.gui.window import integrations, key_scope, layout_memory
 from masklens.gui.window.actions import WindowActions
 from masklens.gui.window.dock_widths import DockWidths
@@ -172,6 +173,7 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
             for a in integrations.review_shortcuts(self.review_panel):
                 self.addAction(a)
         about.install(self)  # Help › About masklens, the window icon
+        help_.install(self)  # Help › Keyboard shortcuts (F1), Filter language…, Documentation
 
     def _connect(self) -> None:
         s = self.state

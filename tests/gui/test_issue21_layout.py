@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+import toykind
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication
 from test_gui_defects import open_demo
-
-import toykind
 
 pytest.importorskip("masklens.core.kinds.demo")
 

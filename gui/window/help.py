@@ -1,0 +1,219 @@
+"""Help: the keyboard-shortcut sheet (F1), the filter-language reference and the documentation.
+
+The sheet is generated from :func:`registered_actions` — the very list the action-table test
+walks and triggers (tests/gui/test_gui_actions.py) — so a shortcut added, changed or removed shows
+here at once and can never drift from what the keys do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QHeaderView,
+    QLabel,
+    QMainWindow,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+#: what the user types into the filter field (gui/browser/filters.py's grammar, in words)
+FILTER_SYNTAX = (
+    "Type <b>key op value</b> [<b>and</b> key op value …] in the filter field and press Enter. "
+    "<b>op</b> is one of <code>&lt; &lt;= &gt; &gt;= == != ~</code> (<code>~</code>: contains). A key "
+    "matches a column exactly, else ignoring case, else as the unique end of a dotted name "
+    "(<code>class</code> for <code>negative.class</code>). Example: <code>IoU &lt; 0.5 and group == SM</code>. "
+    "Click a column to put its name in the filter."
+)
+FIXED_COLUMNS = {
+    "sample": "the sample's id",
+    "group": "the benchmark's group of the sample (edit type, split, category …)",
+    "verdict": "your review verdict on the sample (empty: not reviewed)",
+}
+
+
+def registered_actions(window: QMainWindow) -> list[QAction]:
+    """The window's actions: menu leaves, its own, its toolbars', and every widget's action that
+    has a shortcut — each once, in menu order (QWidgetActions, i.e. toolbar widgets, left out)."""
+    out: list[QAction] = []
+
+    def add(a: QAction) -> None:
+        if a.isSeparator() or a in out or a.menu() is not None or type(a) is not QAction:
+            return
+        out.append(a)
+
+    def walk(actions: list[QAction]) -> None:
+        for a in actions:
+            if a.menu() is not None:
+                walk(a.menu().actions())
+            else:
+                add(a)
+
+    walk(window.menuBar().actions())
+    for a in window.actions():
+        add(a)
+    for bar in (getattr(window, "view_toolbar", None),):
+        for a in bar.actions() if bar is not None else []:
+            add(a)
+    for widget in window.findChildren(QWidget):
+        for a in widget.actions():
+            if not a.shortcut().isEmpty():
+                add(a)
+    return out
+
+
+def _where(window: QMainWindow) -> dict[int, str]:
+    """Each menu leaf's path ("View › Colours…"), by id of the action."""
+    paths: dict[int, str] = {}
+
+    def walk(actions: list[QAction], prefix: str) -> None:
+        for a in actions:
+            name = a.text().replace("&", "")
+            if a.menu() is not None:
+                walk(a.menu().actions(), f"{prefix}{name} › ")
+            elif not a.isSeparator():
+                paths.setdefault(id(a), prefix.rstrip(" ›") or name)
+
+    walk(window.menuBar().actions(), "")
+    return paths
+
+
+def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
+    """(keys, action, where) for every registered action with a shortcut, keys in the platform's
+    words; actions without keys are left out (the menus list them)."""
+    where = _where(window)
+    rows = []
+    for a in registered_actions(window):
+        keys = [s.toString(QKeySequence.SequenceFormat.NativeText) for s in a.shortcuts()]
+        if keys:
+            place = where.get(id(a)) or ("toolbar" if a in window.view_toolbar.actions() else "canvas or sample list")
+            rows.append((", ".join(keys), a.text().replace("&", ""), place))
+    return rows
+
+
+def _table(heads: list[str], rows: list[tuple[str, ...]]) -> QTableWidget:
+    table = QTableWidget(len(rows), len(heads))
+    table.setHorizontalHeaderLabels(heads)
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            item = QTableWidgetItem(text)
+            item.setToolTip(text)
+            table.setItem(r, c, item)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    table.horizontalHeader().setStretchLastSection(True)
+    return table
+
+
+class ShortcutSheet(QDialog):
+    """Every key of the window, from the action table; one-key shortcuts act with the focus on
+    the canvas or the sample list."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self.setWindowTitle("Keyboard shortcuts")
+        self.rows = shortcut_rows(window)
+        self.table = _table(["keys", "action", "where"], self.rows)
+        note = QLabel("Single letters act while the canvas or the sample list has the focus (a blue "
+                      "frame). A focused slider takes ←/→, PgUp/PgDn, Home/End; Tab leaves a field.")
+        note.setWordWrap(True)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.table, 1)
+        lay.addWidget(note)
+        self.resize(620, 560)
+
+
+class FilterReference(QDialog):
+    """The open benchmark's filter columns with their meaning; a click on one puts its name in the
+    sample list's filter field, at the cursor."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.setWindowTitle("Filter language")
+        self.window_ = window
+        from masklens.gui.browser.sample_table import metric_tooltip
+        from masklens.gui.cards import card_for
+
+        kind = window.state.kind
+        # the kind's metric definitions, then its card's words for the record's fields
+        help_ = {**getattr(card_for(kind.name), "HELP", {}), **dict(kind.metric_help)} if kind is not None else {}
+
+        self.rows = []
+        for name in window.browser.model.filter_columns():
+            meaning = FIXED_COLUMNS.get(name) or metric_tooltip(name, help_) or ""
+            self.rows.append((name, meaning.splitlines()[0] if meaning else ""))
+        syntax = QLabel(FILTER_SYNTAX)
+        syntax.setWordWrap(True)
+        syntax.setTextFormat(Qt.TextFormat.RichText)
+        self.table = _table(["column", "meaning"], self.rows)
+        self.table.cellClicked.connect(lambda r, _c: self.insert(self.rows[r][0]))
+        empty = QLabel("Open a benchmark (and its predictions) to see its columns.")
+        empty.setVisible(not self.rows)
+        lay = QVBoxLayout(self)
+        lay.addWidget(syntax)
+        lay.addWidget(empty)
+        lay.addWidget(self.table, 1)
+        self.resize(640, 560)
+
+    def insert(self, name: str) -> None:
+        """``name`` into the filter field at its cursor (a space apart from what is there)."""
+        edit = self.window_.browser.expression
+        text, at = edit.text(), edit.cursorPosition()
+        before = "" if at == 0 or text[at - 1] == " " else " "
+        edit.setText(f"{text[:at]}{before}{name} {text[at:]}")
+        edit.setCursorPosition(at + len(before) + len(name) + 1)
+        edit.setFocus(Qt.FocusReason.OtherFocusReason)
+
+
+def documentation_path() -> Path | None:
+    """docs/gui.md of this checkout, else the installed package's docs; None when neither is here."""
+    import masklens.gui as gui_pkg
+
+    here = Path(gui_pkg.__file__).resolve().parent
+    for docs in (here.parent / "docs", here.parent / "resources" / "docs"):
+        if (docs / "gui.md").is_file():
+            return docs / "gui.md"
+    return None
+
+
+def install(window: Any) -> None:
+    """Help › Keyboard shortcuts (F1), Filter language…, Documentation — before About."""
+    menu = window.help_menu
+    first = menu.actions()[0] if menu.actions() else None
+    window.help_sheet = window.filter_reference = None
+
+    def sheet() -> None:
+        window.help_sheet = ShortcutSheet(window)  # built now: every action of this moment
+        window.help_sheet.show()
+
+    def reference() -> None:
+        window.filter_reference = FilterReference(window)
+        window.filter_reference.show()
+
+    def docs() -> bool:
+        path = documentation_path()
+        if path is None:
+            window.message_bar.show_message("the documentation is not on this machine: it is the docs/ "
+                                            "folder of the masklens source", "warning")
+            return False
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+            window.message_bar.show_message(f"no application opens {path}", "warning")
+            return False
+        window.message_bar.show_message(f"opened {path}", "info")
+        return True
+
+    keys = QAction("&Keyboard shortcuts", window, triggered=sheet)
+    keys.setShortcuts(QKeySequence.keyBindings(QKeySequence.StandardKey.HelpContents) or [QKeySequence("F1")])
+    window.addAction(keys)  # F1 wherever the focus is
+    for act in (keys, QAction("&Filter language…", window, triggered=reference),
+                QAction("&Documentation", window, triggered=docs)):
+        menu.insertAction(first, act)
+    menu.insertSeparator(first)
