@@ -129,3 +129,36 @@ def test_alpha_reaches_3_by_keyboard_and_its_label_looks_editable(window, qtbot,
     qtbot.keyClick(label, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: w.state.params["alpha"] == 3.0, timeout=5000)
     assert label.text() == "3.00"
+
+
+def test_a_dragged_box_reads_and_runs_in_whole_pixels(window, qtbot, no_internal_errors):
+    """A drag at a fitted (non-integer) zoom: the box's coordinates are whole image pixels in the
+    tool's summary, in the typed-prompt label and in what the model is given."""
+    import re
+
+    from PySide6.QtCore import QPointF
+
+    w = window
+    _open_demo(w, qtbot, "cafe")
+    w.prompt_bar.select_model("demo")
+    canvas = w.sample_view.panels[0].canvas
+    qtbot.waitUntil(lambda: canvas.width() > 200, timeout=3000)
+    qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton)
+    qtbot.keyClick(canvas, Qt.Key.Key_B)
+    vp = canvas.viewport()
+    a, b = canvas.mapFromScene(QPointF(20.37, 30.61)), canvas.mapFromScene(QPointF(90.52, 100.28))
+    a, b = QPoint(a.x() + 1, a.y()), QPoint(b.x(), b.y() + 1)  # off the pixel grid at this zoom
+    qtbot.mousePress(vp, Qt.MouseButton.LeftButton, pos=a)
+    qtbot.mouseMove(vp, (a + b) / 2)
+    qtbot.mouseMove(vp, b)
+    qtbot.mouseRelease(vp, Qt.MouseButton.LeftButton, pos=b)
+    box = w.visual_tool.prompt.boxes[0]
+    assert all(v == int(v) for v in box), box
+    tip = w.visual_tool.summary.toolTip()
+    assert re.search(r"box \[\d+,\d+,\d+,\d+\]", tip), tip
+    n = len(w.state.live)
+    qtbot.keyClick(canvas, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: len(w.state.live) > n and not w.jobs.busy, timeout=30000)
+    live = w.state.live[-1]
+    assert tuple(live.prompt.meta["boxes"][0]) == box
+    assert re.search(r"box \[\d+,\d+,\d+,\d+\]", live.label) and "." not in live.label.split("box [")[1]
