@@ -155,3 +155,20 @@ def test_reset_layout_brings_every_dock_back(window, qtbot, no_internal_errors):
     for d in (w.browser_dock, w.readout_dock):
         area, width = first[d.objectName()]
         assert w.dockWidgetArea(d) == area and abs(d.width() - width) <= 4, (d.objectName(), d.width(), width)
+
+
+@pytest.mark.parametrize("kind", ["hallusegbench", "cgebench", "cafe"])
+def test_the_prompt_field_is_never_squeezed_below_its_minimum(window, qtbot, kind, no_internal_errors):
+    """HalluSegBench's image choice (factual / counterfactual) sits in the second row: the prompt
+    field keeps at least its minimum width at the default layout (it was squeezed to ~80 px)."""
+    w = window
+    open_demo(w, qtbot, kind)
+    qtbot.waitUntil(lambda: w.browser_dock.width() > 300, timeout=5000)
+    _settle(qtbot)
+    pb = w.prompt_bar
+    for role in ("positive", "negative", "hypernym"):
+        pb.set_role(role)
+        _settle(qtbot)
+        assert pb.text.width() >= pb.text.minimumSizeHint().width(), (role, pb.text.width())
+    if kind == "hallusegbench":
+        assert pb.image.isVisible() and pb.image.y() > pb.text.y()
