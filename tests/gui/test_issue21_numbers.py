@@ -43,7 +43,10 @@ def test_cafe_ua_fp_card_names_the_instance_of_each_figure(qtbot):
     qtbot.addWidget(card)
     assert card.reasons[-1] == "s 0.81 ≥ t 0.50, but IoU 0.000 < τ 0.30"
     assert card.texts["neg_max_iou"] == "1.000  (its s 0.30 < t, not drawn)"
-    assert card.texts["neg_max_score"] == "0.81  (its IoU 0.000)"
+    assert card.texts["neg_max_score"] == "0.81"  # the decisive instance's own: nothing to add
+    one = card_for("cafe")(Scorer(kind, bench, _demo("cafe")[2]).readouts(params)[0], CardContext(kind, sample, params))
+    qtbot.addWidget(one)
+    assert "its" not in one.texts["neg_max_iou"] + one.texts["pos_max_score"]  # one instance: plain figures
 
 
 def test_pcs_instance_table_shows_the_digits_that_decide_s_at_t(qtbot):
