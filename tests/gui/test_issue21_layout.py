@@ -65,6 +65,9 @@ def test_long_sample_ids_never_widen_the_window(qtbot, tmp_path, no_internal_err
     for b in w.review_panel.buttons.values():  # every verdict button on screen, inside the window
         assert w.rect().contains(_in_window(w, b)), b.text()
     assert w.status.sample.minimumSizeHint().width() < 200  # the status line cannot widen the window either
+    w.review_panel.target.addItem("prompt “" + "a very long prompt text " * 8 + "”", "long")  # prompts by text
+    _settle(qtbot)
+    assert w.size() == size and w.review_dock.width() == review_w
     w.state.set_index(len(w.state.benchmark.samples) - 1)  # a short id: the dock is as it was
     _settle(qtbot)
     assert w.review_dock.width() == review_w and not title.is_elided()
