@@ -28,8 +28,7 @@ FILTER_SYNTAX = (
     "Type <b>key op value</b> [<b>and</b> key op value …] in the filter field and press Enter. "
     "<b>op</b> is one of <code>&lt; &lt;= &gt; &gt;= == != ~</code> (<code>~</code>: contains). A key "
     "matches a column exactly, else ignoring case, else as the unique end of a dotted name "
-    "(<code>class</code> for <code>negative.class</code>). Example: <code>IoU &lt; 0.5 and group == SM</code>. "
-    "Click a column to put its name in the filter."
+    "(<code>class</code> for <code>negative.class</code>).{example} Click a column to put its name in the filter."
 )
 FIXED_COLUMNS = {
     "sample": "the sample's id",
@@ -58,9 +57,9 @@ def registered_actions(window: QMainWindow) -> list[QAction]:
     walk(window.menuBar().actions())
     for a in window.actions():
         add(a)
-    for bar in (getattr(window, "view_toolbar", None),):
-        for a in bar.actions() if bar is not None else []:
-            add(a)
+    view_toolbar = getattr(window, "view_toolbar", None)
+    for a in view_toolbar.actions() if view_toolbar is not None else []:
+        add(a)
     for widget in window.findChildren(QWidget):
         for a in widget.actions():
             if not a.shortcut().isEmpty():
@@ -84,6 +83,16 @@ def _where(window: QMainWindow) -> dict[int, str]:
     return paths
 
 
+def _scope(action: QAction) -> str:
+    """Where a key outside the menus acts: a bare letter or digit only on the canvas or the sample
+    list (gui/window/key_scope.py), a key with Ctrl/Alt or a special key anywhere."""
+    for seq in action.shortcuts():
+        combo = seq[0]
+        if combo.keyboardModifiers() == Qt.KeyboardModifier.NoModifier and combo.key().value < 0x01000000:
+            return "canvas or sample list"
+    return "anywhere in the window"
+
+
 def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
     """(keys, action, where) for every registered action with a shortcut, keys in the platform's
     words; actions without keys are left out (the menus list them)."""
@@ -92,9 +101,24 @@ def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
     for a in registered_actions(window):
         keys = [s.toString(QKeySequence.SequenceFormat.NativeText) for s in a.shortcuts()]
         if keys:
-            place = where.get(id(a)) or ("toolbar" if a in window.view_toolbar.actions() else "canvas or sample list")
+            place = where.get(id(a)) or _scope(a)
             rows.append((", ".join(keys), a.text().replace("&", ""), place))
     return rows
+
+
+def _example(window: Any) -> str:
+    """" Example: <code>pos_max_iou &lt; 0.5 and group == SM</code>." from the open benchmark's
+    first numeric column and the first sample's group ("" before anything is open)."""
+    model = window.browser.model
+    if not model.rowCount():
+        return ""
+    flat = model.flat(0)
+    numeric = next((c for c in model.columns if isinstance(flat.get(c), float)), None)
+    if numeric is None:
+        return ""
+    group = getattr(model.samples[0], "group", None)
+    more = f" and group == {group}" if group else ""
+    return f" Example: <code>{numeric} &lt; 0.5{more}</code>."
 
 
 def _table(heads: list[str], rows: list[tuple[str, ...]]) -> QTableWidget:
@@ -110,6 +134,9 @@ def _table(heads: list[str], rows: list[tuple[str, ...]]) -> QTableWidget:
             table.setItem(r, c, item)
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.horizontalHeader().setStretchLastSection(True)
+    table.setWordWrap(False)
+    table.setAlternatingRowColors(True)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 6)
     return table
 
 
@@ -149,8 +176,9 @@ class FilterReference(QDialog):
         self.rows = []
         for name in window.browser.model.filter_columns():
             meaning = FIXED_COLUMNS.get(name) or metric_tooltip(name, help_) or ""
-            self.rows.append((name, meaning.splitlines()[0] if meaning else ""))
-        syntax = QLabel(FILTER_SYNTAX)
+            first = meaning.splitlines()[0] if meaning else ""
+            self.rows.append((name, first.removeprefix(f"{name}: ")))
+        syntax = QLabel(FILTER_SYNTAX.format(example=_example(window)))
         syntax.setWordWrap(True)
         syntax.setTextFormat(Qt.TextFormat.RichText)
         self.table = _table(["column", "meaning"], self.rows)
