@@ -19,9 +19,21 @@ DEFAULT_DOCKS = ((("browser_dock", "readout_dock"), (520, 360), Qt.Orientation.H
                  (("readout_dock", "live_dock"), (620, 330), Qt.Orientation.Vertical))
 
 
+def worth_saving(size: QSize, area: QRect, least: QSize) -> bool:
+    """False for a window larger than the screens' area although it would fit in it (a layout
+    pushed past the screen, e.g. by a very long label): such a layout is not saved. A window
+    that cannot fit (its minimum is larger than the area) is saved as it is."""
+    fits_at_all = area.width() >= least.width() and area.height() >= least.height()
+    return not (fits_at_all and (size.width() > area.width() or size.height() > area.height()))
+
+
 def save_geometry(window: Any, settings: Any) -> None:
-    """Into ``settings``: the window's rectangle, whether it is maximised, its docks and toolbars."""
+    """Into ``settings``: the window's rectangle, whether it is maximised, its docks and toolbars
+    — unless the window has grown past the screens (then what was saved before stays)."""
     r = window.normalGeometry() if window.isMaximized() or window.isFullScreen() else window.geometry()
+    screen = window.screen()
+    if screen is not None and not worth_saving(r.size(), screen.availableVirtualGeometry(), window.minimumSizeHint()):
+        return
     settings.window_rect = [r.x(), r.y(), r.width(), r.height()]
     settings.maximized = bool(window.isMaximized())
     settings.geometry = bytes(window.saveGeometry().toBase64()).decode()  # read by older versions

@@ -175,3 +175,15 @@ def test_the_prompt_field_is_never_squeezed_below_its_minimum(window, qtbot, kin
         assert pb.text.width() >= pb.text.minimumSizeHint().width(), (role, pb.text.width())
     if kind == "hallusegbench":
         assert pb.image.isVisible() and pb.image.y() > pb.text.y()
+
+
+def test_a_layout_pushed_past_the_screen_is_not_saved():
+    from PySide6.QtCore import QSize
+
+    from masklens.gui.window.layout_memory import worth_saving
+
+    screen, least = QRect(0, 0, 1600, 1000), QSize(1000, 700)
+    assert worth_saving(QSize(1500, 950), screen, least)
+    assert not worth_saving(QSize(1796, 950), screen, least)  # widened past the screen: kept out
+    assert not worth_saving(QSize(1500, 1200), screen, least)
+    assert worth_saving(QSize(1796, 950), QRect(0, 0, 800, 800), least)  # cannot fit at all: as it is
