@@ -22,6 +22,7 @@ from masklens.gui.dialogs.open_dialog import (
 )
 from masklens.gui.jobs.workers import error_message
 from masklens.gui.window import layout_memory
+from masklens.gui.window.status import weights_missing_message
 
 
 def recent_label(kind_name: str, argv: list[str]) -> str:
@@ -288,7 +289,7 @@ class WindowActions:
         if (req.model in self.prompt_bar.weights_missing
                 and not self.settings.model_options.get(req.model, {}).get("weights")):
             # known before any load: no ~10 s of hub retries to learn it again
-            self.message_bar.show_message(_weights_missing_message(req.model), "error")
+            self.message_bar.show_message(weights_missing_message(req.model), "error")
             return False
         self.settings.add_history(req.text)
         if note:
@@ -392,16 +393,3 @@ class WindowActions:
             self.state.review_store.close()
         event.accept()
 
-
-def _weights_missing_message(model: str) -> str:
-    """What to do in the window when a backend's weights are known to be absent: the hub id and how
-    to fetch it (`hf download`, `hf auth login` for a gated model) or the Options… dialog."""
-    from masklens.core.models.registry import backend_info
-    from masklens.core.models.weights import _fetch_hint
-
-    hub_id = getattr(backend_info(model), "default_weights", None)
-    if not hub_id:
-        return (f"{model}: its weights are not on this machine — choose them with the prompt bar's "
-                "Options… dialog (a folder, a .pt file, or a Hugging Face id, fetched when online)")
-    return (f"{model}: the weights '{hub_id}' are not in the Hugging Face cache — "
-            f"{_fetch_hint(hub_id, window=True)}")

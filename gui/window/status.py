@@ -35,6 +35,20 @@ def in_gui_words(message: str) -> str:
             .replace("pass a local folder with --weights", "choose a local folder with Options… beside the model box"))
 
 
+def weights_missing_message(model: str) -> str:
+    """What to do in the window when a backend's weights are known to be absent: the hub id and how
+    to fetch it (`hf download`, `hf auth login` for a gated model) or the Options… dialog."""
+    from masklens.core.models.registry import backend_info
+    from masklens.core.models.weights import _fetch_hint
+
+    hub_id = getattr(backend_info(model), "default_weights", None)
+    if not hub_id:
+        return (f"{model}: its weights are not on this machine — choose them with the prompt bar's "
+                "Options… dialog (a folder, a .pt file, or a Hugging Face id, fetched when online)")
+    return (f"{model}: the weights '{hub_id}' are not in the Hugging Face cache — "
+            f"{_fetch_hint(hub_id, window=True)}")
+
+
 class StatusBar(QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
