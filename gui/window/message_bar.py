@@ -125,10 +125,11 @@ class MessageBar(QFrame):
         self.history.append((level, text))
         if level == "info" and self.isVisible() and SEVERITY.get(self.level, 0) > 0:
             self.setToolTip(f"also: {text}")  # an information never hides a warning or an error
+            self.label.setToolTip(f"also: {text}")  # what a hover over the text shows (after the text, if cut)
             return
         self.level, self._text = level, text
         self.label.setText(one_line(text))
-        self.label.setToolTip(text)
+        self.label.setToolTip("")  # an elided text shows itself whole as the tooltip
         self.full.setText(text)
         self.setToolTip("")
         style = _STYLE.get(level, _STYLE["info"])

@@ -103,6 +103,8 @@ def test_messages_of_several_lines_cover_nothing(window, qtbot, no_internal_erro
     assert w.message_bar.full.isVisible() and "a fifth line" in w.message_bar.full.text()
     qtbot.mouseClick(w.message_bar.more, Qt.MouseButton.LeftButton)
     assert not w.message_bar.full.isVisible()
+    w.message_bar.show_message("predictions scored", "info")  # never hides the warning; said on hover
+    assert w.message_bar.level == "warning" and "also: predictions scored" in w.message_bar.label.toolTip()
 
 
 def test_dock_widths_come_back_after_shrinking_and_regrowing(window, qtbot, no_internal_errors):
