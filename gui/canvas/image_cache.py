@@ -98,9 +98,11 @@ class ImageStore:
         if why is None:
             return None
         where = os.path.normpath(os.path.abspath(ref.path))
-        if where not in why:  # a relative path (e.g. ../images) says where it was looked for
+        given = str(ref.path)
+        if where not in why:  # a relative path (e.g. ../images): the file it resolved to comes first
             first, _, rest = why.partition("\n")
-            why = f"{first} (looked for {where})" + (f"\n{rest}" if rest else "")
+            first = f"{where}{first[len(given):]}" if first.startswith(given) else f"{first} ({where})"
+            why = f"{first} (given as {given})" + (f"\n{rest}" if rest else "")
         return why
 
     def rgb_for_model(self, ref: ImageRef) -> np.ndarray:
