@@ -202,14 +202,12 @@ class FilterReference(QDialog):
 
 
 def documentation_path() -> Path | None:
-    """docs/gui.md of this checkout, else the installed package's docs; None when neither is here."""
+    """``gui.md`` of the docs beside the window's code: the checkout's ``docs/``, or the installed
+    package's ``masklens/docs`` (pyproject ships docs/ as ``masklens.docs``); None when absent."""
     import masklens.gui as gui_pkg
 
-    here = Path(gui_pkg.__file__).resolve().parent
-    for docs in (here.parent / "docs", here.parent / "resources" / "docs"):
-        if (docs / "gui.md").is_file():
-            return docs / "gui.md"
-    return None
+    page = Path(gui_pkg.__file__).resolve().parent.parent / "docs" / "gui.md"
+    return page if page.is_file() else None
 
 
 def install(window: Any) -> None:

@@ -87,3 +87,15 @@ def test_documentation_opens_the_docs(window, qtbot, no_internal_errors):
     path = Path(catcher.urls[0].toLocalFile())
     assert path.name == "gui.md" and path.is_file() and "# " in path.read_text()
     assert window.message_bar.text == f"opened {path}"
+
+
+def test_the_docs_ship_with_the_package_where_help_looks_for_them():
+    """An installed window finds masklens/docs/gui.md: pyproject installs docs/ as masklens.docs,
+    beside masklens.gui, which is where Help › Documentation looks."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    tool = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "masklens.docs" in tool["packages"] and tool["package-dir"]["masklens.docs"] == "docs"
+    assert "*.md" in tool["package-data"]["masklens.docs"]
+    assert tool["package-dir"]["masklens.gui"] == "gui"  # docs/ and gui/ are siblings in both layouts
