@@ -45,7 +45,9 @@ class Settings:
     """Everything the window remembers between sessions."""
 
     version: int = SETTINGS_VERSION
-    geometry: str = ""  # QMainWindow.saveGeometry() as base64
+    geometry: str = ""  # QMainWindow.saveGeometry() as base64 (read when window_rect is absent)
+    window_rect: list[int] = field(default_factory=list)  # x, y, width, height of the window itself
+    maximized: bool = False
     window_state: str = ""  # QMainWindow.saveState() (docks, toolbars) as base64
     recent: list[dict[str, Any]] = field(default_factory=list)  # {"kind", "argv", "label"}
     model: str = "demo"

@@ -1,7 +1,7 @@
 """Per-instance outcomes at a score threshold t and an IoU threshold τ: which predicted
 instance is a true or false positive, which ground-truth instance was missed.
 
-Per prompt, as in SAM 3's cgF1 (design.md): predictions with s ≥ t are accepted; ONE
+Per prompt, as in SAM 3's cgF1 (docs/metrics.md): predictions with s ≥ t are accepted; ONE
 Hungarian assignment maximising the summed mask IoU pairs them with the prompt's non-crowd
 ground truth; a pair with IoU ≥ τ is a TP (both sides), every other accepted prediction is an
 FP and every other ground-truth instance an FN. Predictions with s < t are ``below_t``.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from pathlib import Path
@@ -84,6 +85,25 @@ class ImageStore:
                 return placeholder(ref.height, ref.width)
 
         return self.images.get(("img", ref.key, str(ref.path), ref.height, ref.width), make)
+
+    def why_missing(self, ref: ImageRef, sample_id: str = "") -> str | None:
+        """Why ``ref`` is drawn as a placeholder, naming the file (None when its pixels were read):
+        an unreadable file's message with its absolute path, or that the benchmark gives no file."""
+        if ref.path is None:
+            which = f"image '{ref.key}'" + (f" (image id {ref.source_id})" if ref.source_id is not None else "")
+            of = f"sample {sample_id}: " if sample_id else ""
+            return (f"{of}{which} has no file: opened without its images folder, or the file is in none "
+                    "of the folders looked in — choose the folder in File › Open benchmark (--images DIR)")
+        why = self.missing.get(str(ref.path))
+        if why is None:
+            return None
+        where = os.path.normpath(os.path.abspath(ref.path))
+        given = str(ref.path)
+        if where not in why:  # a relative path (e.g. ../images): the file it resolved to comes first
+            first, _, rest = why.partition("\n")
+            first = f"{where}{first[len(given):]}" if first.startswith(given) else f"{first} ({where})"
+            why = f"{first} (given as {given})" + (f"\n{rest}" if rest else "")
+        return why
 
     def rgb_for_model(self, ref: ImageRef) -> np.ndarray:
         """The image's real pixels for a model; raises DataFormatError when there are none."""

@@ -51,8 +51,8 @@ class VisualPrompt:
 
 def describe(meta: Mapping[str, Any]) -> str:
     """Drawn geometry of a prompt's meta in words: ``box [12,30,80,96] · +(40,50) −(10,10)``."""
-    parts = [f"box [{','.join(f'{v:g}' for v in b)}]" for b in meta.get("boxes") or ()]
-    parts += [f"{'+' if label else '−'}({x:g},{y:g})" for x, y, label in meta.get("points") or ()]
+    parts = [f"box [{','.join(str(round(v)) for v in b)}]" for b in meta.get("boxes") or ()]
+    parts += [f"{'+' if label else '−'}({round(x)},{round(y)})" for x, y, label in meta.get("points") or ()]
     return " · ".join(parts)
 
 
@@ -121,11 +121,12 @@ class VisualPromptTool(QObject):
         """Add a box or point drawn on ``image`` (drawing on another image starts afresh)."""
         if image != self.prompt.image:
             self.prompt = VisualPrompt(image)
+        # whole image pixels: what the label says ("box [12,30,80,96]") is what the model gets
         if box is not None:
-            self.prompt.boxes.append(tuple(float(v) for v in box))
+            self.prompt.boxes.append(tuple(float(round(v)) for v in box))
         if point is not None:
             x, y, label = point
-            self.prompt.points.append((float(x), float(y), int(label)))
+            self.prompt.points.append((float(round(x)), float(round(y)), int(label)))
         self._show()
 
     def clear(self) -> None:

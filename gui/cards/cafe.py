@@ -13,7 +13,7 @@ from typing import Any
 
 from masklens.core.schema import Role
 from masklens.gui.cards import ReadoutCard, register_card
-from masklens.gui.cards.widgets import Tone, chip, fmt, row_of
+from masklens.gui.cards.widgets import Tone, chip, fmt, fmt_pair, row_of
 
 _CLASS_KEY = {"TA-TP": "TA_TP", "UA-P": "UA_P", "TA-FN": "TA_FN_paper", "UA-FN": "UA_FN",
               "TA-FP": "TA_FP", "UA-FP": "UA_FP", "TN": "TN"}
@@ -57,6 +57,32 @@ def decisive_instance(cls: str, instances: Sequence[Mapping[str, float]], t: flo
     return i, f"{_cmp('max s', s, 't', t)}; {_cmp('max IoU', best_iou, 'τ', tau, 3)}"
 
 
+def owners(instances: Sequence[Mapping[str, float]]) -> tuple[int | None, int | None]:
+    """Indices of the instance with the highest score and of the one with the highest IoU (the
+    instances that ``max s`` and ``max IoU`` come from; the first on a tie)."""
+    if not instances:
+        return None, None
+    idx = range(len(instances))
+    return (max(idx, key=lambda k: float(instances[k]["score"])),
+            max(idx, key=lambda k: float(instances[k]["iou"])))
+
+
+def _owner(index: int | None, decisive: int | None, instances: Sequence[Mapping[str, float]], t: float, *,
+           of_score: bool) -> str:
+    """After a max figure that comes from another instance than the decisive one (or from one not
+    drawn), that instance's other number — "(its IoU 0.000)" after max s, "(its s 0.30 < t, not
+    drawn)" after max IoU — so it is never read as the decisive instance's figure."""
+    if index is None:
+        return ""
+    s, iou = float(instances[index]["score"]), float(instances[index]["iou"])
+    if index == decisive and s >= t:
+        return ""
+    if of_score:
+        return f"  (its IoU {iou:.3f})"
+    a, _ = fmt_pair(s, t)
+    return f"  (its s {a}{' < t, not drawn' if s < t else ''})"
+
+
 def _r(x: float) -> str:
     return f"{x:.2f}"
 
@@ -86,6 +112,11 @@ class CafeCard(ReadoutCard):
         "neg_max_iou": "highest IoU of a p⁻ instance with the target (accepted or not)",
         "pos_max_score": "highest score s of a p⁺ instance (0 without instances)",
         "neg_max_score": "highest score s of a p⁻ instance (0 without instances)",
+        "edit_type": "the pair's edit type: SM (Superficial Mimicry), CC (Context Conflict), OC (Ontological Conflict)",
+        "pos_image_id": "image id of the positive (original) image in the annotation file",
+        "neg_image_id": "image id of the negative (edited) image entry, whose prompt is p⁻",
+        "pos_missing": "true when the prediction file has no record for p⁺ (scored as no instance)",
+        "neg_missing": "true when the prediction file has no record for p⁻ (scored as no instance)",
     }
 
     def build(self) -> None:
@@ -119,10 +150,13 @@ class CafeCard(ReadoutCard):
         self.numbers[f"{side}_instance"] = index
         g = self.grid()
         of = "" if self.focus is not None else f"({sign})"  # a focused card is narrow: one prompt
+        by_s, by_iou = owners(instances)
         self.add_metric(g, f"{side}_max_score", f"max s{of}", rec.get(f"{side}_max_score"), digits=2,
-                        tick=t, tooltip=f"{self.tip(f'{side}_max_score')} (tick: t)")
+                        tick=t, tooltip=f"{self.tip(f'{side}_max_score')} (tick: t)",
+                        suffix=_owner(by_s, index, instances, t, of_score=True))
         self.add_metric(g, f"{side}_max_iou", f"max IoU{of}", rec.get(f"{side}_max_iou"), tick=tau,
-                        tooltip=f"{self.tip(f'{side}_max_iou')} (tick: τ)")
+                        tooltip=f"{self.tip(f'{side}_max_iou')} (tick: τ)",
+                        suffix=_owner(by_iou, index, instances, t, of_score=False))
         self.numbers[f"{side}_n"] = len(instances)
         self.texts[f"{side}_n"] = f"{len(instances)} instance(s)"
 

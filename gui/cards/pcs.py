@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QVBoxLayout
 
 from masklens.gui.cards import ReadoutCard, register_card
-from masklens.gui.cards.widgets import HoverFrame, Tone, fmt
+from masklens.gui.cards.widgets import HoverFrame, Tone, fmt, fmt_pair
 
 _IL = {"TP": Tone.PASS, "TN": Tone.PASS, "FP": Tone.FAIL, "FN": Tone.FAIL}
 _IL_REASON = {
@@ -93,7 +93,7 @@ class PcsCard(ReadoutCard):
             table.horizontalHeaderItem(c).setToolTip(tip)
         for r, inst in enumerate(insts):
             acc = bool(inst.get("accepted"))
-            cells: list[tuple[str, str | None]] = [(str(r), None), (fmt(inst.get("score"), 2), None),
+            cells: list[tuple[str, str | None]] = [(str(r), None), (_score_text(inst.get("score"), t), None),
                                                    ("✔ yes" if acc else "✖ no", None if acc else "grey")]
             if matches:
                 m = matches[r]
@@ -132,3 +132,11 @@ def _best_accepted(insts: list[dict[str, Any]]) -> int | None:
     """The accepted instance with the highest IoU (None when nothing was accepted)."""
     acc = [i for i, inst in enumerate(insts) if inst.get("accepted")]
     return max(acc, key=lambda i: insts[i].get("iou") or 0.0) if acc else None
+
+
+def _score_text(score: Any, t: float) -> str:
+    """A score beside "s ≥ t": enough decimals that the comparison reads as it was decided
+    (0.4989 at t 0.50 is "0.499", not "0.50" next to "✖ no")."""
+    if not isinstance(score, (int, float)) or isinstance(score, bool):
+        return fmt(score, 2)
+    return fmt_pair(float(score), float(t))[0]

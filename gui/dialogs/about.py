@@ -100,4 +100,5 @@ def install(window: QMainWindow) -> None:
 
     window.about_action = QAction("&About masklens", window, triggered=show_about)
     window.about_action.setMenuRole(QAction.MenuRole.AboutRole)
-    window.menuBar().addMenu("&Help").addAction(window.about_action)
+    window.help_menu = window.menuBar().addMenu("&Help")
+    window.help_menu.addAction(window.about_action)

@@ -239,6 +239,18 @@ class OpenDialog(QDialog):
                 else:
                     f.widget.findChild(QLineEdit).setText(text)
 
+    def values(self) -> dict[str, str]:
+        """Every field's text by its argument (``set_value`` gives them back)."""
+        out = {}
+        for f in self.fields:
+            if isinstance(f.widget, QComboBox):
+                out[f.action.dest] = f.widget.currentText()
+            elif isinstance(f.widget, QCheckBox):
+                out[f.action.dest] = "1" if f.widget.isChecked() else ""
+            else:
+                out[f.action.dest] = f.widget.findChild(QLineEdit).text()
+        return out
+
     def prediction_argvs(self) -> list[list[str]]:
         """One argv per prediction file entered (``a.json;b.json`` → two layers); a kind whose
         prediction argument takes several files at once (append / nargs) gets them together."""

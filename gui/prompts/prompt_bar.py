@@ -78,14 +78,17 @@ class PromptBar(QWidget):
         self.role = QComboBox()
         for r in ROLES:
             self.role.addItem(r.value, r)
-        self.level = QSpinBox(minimum=1, maximum=9, prefix="p")
+        self.level = QSpinBox(minimum=1, maximum=9, prefix="level p")
+        self.level.setToolTip("the hypernym level the typed prompt stands at (p1, p2, …)")
         self.image = QComboBox()
+        self.image.setToolTip("the image of the sample the typed prompt runs on")
         self.target = QComboBox()
         self.target.setToolTip("the benchmark prompt the typed prompt stands in for")
         self.target.currentIndexChanged.connect(self._target_changed)
         self.text = QComboBox(editable=True)
         self.text.setMinimumWidth(150)
         self.text.lineEdit().setPlaceholderText("type a prompt…")
+        self.text.setToolTip("the prompt: a concept or phrase; Enter runs it")
         self.text.lineEdit().returnPressed.connect(self.request_run)
         self.model = QComboBox()
         for combo, chars in ((self.text, 14), (self.model, 14), (self.image, 8), (self.role, 8)):
@@ -111,10 +114,12 @@ class PromptBar(QWidget):
         lay.setContentsMargins(4, 2, 4, 2)
         lay.setSpacing(2)
         ask, how = QHBoxLayout(), QHBoxLayout()
-        for w in (QLabel("Role"), self.role, self.level, self.image, QLabel("Prompt"), self.text, self.run,
-                  self.cancel):
+        # no "Prompt" label: the field says so itself ("type a prompt…"), and keeps that room
+        for w in (QLabel("Role"), self.role, self.text, self.run, self.cancel):
             ask.addWidget(w, 1 if w is self.text else 0)
-        for w in (QLabel("Model"), self.model, self.options, self.target):
+        # a hypernym's level and the image (HalluSegBench's factual / counterfactual) below: the
+        # prompt field keeps its room
+        for w in (QLabel("Model"), self.model, self.options, self.level, self.image, self.target):
             how.addWidget(w)
         how.addStretch(1)
         lay.addLayout(ask)
@@ -159,7 +164,7 @@ class PromptBar(QWidget):
         self.image.clear()
         if sample is not None:
             for key in sample.images:
-                self.image.addItem(key, key)
+                self.image.addItem(f"on {key} image", key)
         self.image.setVisible(self.image.count() > 1)
         self.image.blockSignals(False)
         if sample is not None and sample.prompts:

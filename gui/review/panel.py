@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from masklens.core.errors import MasklensError
 from masklens.core.review.store import VERDICT_TYPES, ReviewStore
+from masklens.gui.widgets.elided_label import ElidedLabel
 
 
 class ReviewPanel(QWidget):
@@ -51,7 +52,7 @@ class ReviewPanel(QWidget):
         self.sample_id = ""
         self.prompt_ids: list[str] = []
         self.sample_order: list[str] = []  # for "next unreviewed"; set by the window
-        self.title = QLabel("No sample")
+        self.title = ElidedLabel("No sample")  # a 160-character id never widens the dock
         self.title.setStyleSheet("font-weight: 600")
         self.target = QComboBox()
         self.target.setToolTip("the verdict is about the whole sample or one of its prompts")

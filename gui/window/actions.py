@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QDialog
 
 from masklens.core.errors import Cancelled, MasklensError
@@ -20,6 +21,8 @@ from masklens.gui.dialogs.open_dialog import (
     parse_kind_args,
 )
 from masklens.gui.jobs.workers import error_message
+from masklens.gui.window import layout_memory
+from masklens.gui.window.status import weights_missing_message
 
 
 def recent_label(kind_name: str, argv: list[str]) -> str:
@@ -49,10 +52,12 @@ class WindowActions:
     """Mixed into MainWindow; uses its attributes (state, jobs, settings, widgets)."""
 
     # ------------------------------------------------------------ jobs
-    def start(self, name: str, func: Any, *args: Any, on_done: Any = None, sync: bool = False) -> bool:
-        """Run ``func(ctx, *args)`` on the pool (or inline when ``sync``, e.g. for --screenshot)."""
+    def start(self, name: str, func: Any, *args: Any, on_done: Any = None, sync: bool = False,
+              on_error: Any = None) -> bool:
+        """Run ``func(ctx, *args)`` on the pool (or inline when ``sync``, e.g. for --screenshot);
+        a failure is said in the message bar and handed to ``on_error`` (its message)."""
         if not sync:
-            self.jobs.run(name, func, *args, on_done=on_done)
+            self.jobs.run(name, func, *args, on_done=on_done, on_error=on_error)
             return True
         try:
             value = func(_SyncContext(), *args)
@@ -63,26 +68,43 @@ class WindowActions:
             return False
         except Exception as exc:  # noqa: BLE001 - shown, never a crash
             self.message_bar.show_message(f"{name}: {error_message(exc)}", "error")
+            if on_error is not None:
+                on_error(error_message(exc))
             return False
 
     # ------------------------------------------------------------ opening
-    def open_benchmark_dialog(self, kind: str | None = None, first_path: str | None = None) -> bool:
+    def open_benchmark_dialog(self, kind: str | None = None, first_path: str | None = None, *,
+                              values: dict[str, str] | None = None, problem: str = "") -> bool:
+        """File › Open benchmark…. A benchmark that fails to load (a truncated JSON, a record that
+        points nowhere) brings the dialog back with the problem in it and every field as it was."""
         dlg = OpenDialog(self, kind=kind or (self.state.kind.name if self.state.kind else None))
         if first_path:
             required = [a for a in file_actions(kind_parser(dlg.kind())) if a.required]
             if required:
                 dlg.set_value(required[0].dest, first_path)
+        for dest, text in (values or {}).items():
+            dlg.set_value(dest, text)
+        if problem:
+            dlg.error.setText(problem)
         if dlg.exec() != QDialog.DialogCode.Accepted:
             return False
-        return self.open_benchmark(dlg.kinds.currentData(), dlg.result_argv())
+        kind_name, kept = dlg.kinds.currentData(), dlg.values()
 
-    def open_benchmark(self, kind_name: str, argv: list[str], *, sync: bool = False) -> bool:
-        """Open ``kind_name`` with its CLI arguments; errors go to the message bar."""
+        def failed(message: str) -> None:
+            QTimer.singleShot(0, lambda: self.open_benchmark_dialog(
+                kind_name, values=kept, problem=f"not opened: {message}"))
+
+        return self.open_benchmark(kind_name, dlg.result_argv(), on_error=failed)
+
+    def open_benchmark(self, kind_name: str, argv: list[str], *, sync: bool = False, on_error: Any = None) -> bool:
+        """Open ``kind_name`` with its CLI arguments; errors go to the message bar (and ``on_error``)."""
         try:
             kind = get_kind(kind_name)
             ns = parse_kind_args(kind, argv)
         except (MasklensError, ImportError) as exc:
             self.message_bar.show_message(f"cannot open {kind_name}: {exc}", "error")
+            if on_error is not None:
+                on_error(str(exc))
             return False
         from masklens.gui.jobs import tasks
 
@@ -91,7 +113,8 @@ class WindowActions:
             if has_predictions(kind, ns):
                 self.attach_predictions(ns, Path(str(next(iter(self._pred_values(kind, ns).values()), "predictions"))).name, sync=sync)
 
-        return self.start("open benchmark", tasks.load_benchmark, kind, ns, argv, on_done=loaded, sync=sync)
+        return self.start("open benchmark", tasks.load_benchmark, kind, ns, argv, on_done=loaded, sync=sync,
+                          on_error=on_error)
 
     def _loaded(self, res: Any) -> None:
         label = f"{res.kind.title or res.kind.name}: {res.benchmark.name}"
@@ -266,7 +289,7 @@ class WindowActions:
         if (req.model in self.prompt_bar.weights_missing
                 and not self.settings.model_options.get(req.model, {}).get("weights")):
             # known before any load: no ~10 s of hub retries to learn it again
-            self.message_bar.show_message(_weights_missing_message(req.model), "error")
+            self.message_bar.show_message(weights_missing_message(req.model), "error")
             return False
         self.settings.add_history(req.text)
         if note:
@@ -351,8 +374,7 @@ class WindowActions:
         if not self.persist:
             return
         s = self.settings
-        s.geometry = bytes(self.saveGeometry().toBase64()).decode()
-        s.window_state = bytes(self.saveState().toBase64()).decode()
+        layout_memory.save_geometry(self, s)
         s.gt_opacity, s.pred_opacity = self.toggles.gt_opacity, self.toggles.pred_opacity
         s.outlines, s.colours = self.toggles.outlines, dict(self.toggles.colours)
         s.model = self.prompt_bar.model.currentData() or s.model
@@ -371,16 +393,3 @@ class WindowActions:
             self.state.review_store.close()
         event.accept()
 
-
-def _weights_missing_message(model: str) -> str:
-    """What to do in the window when a backend's weights are known to be absent: the hub id and how
-    to fetch it (`hf download`, `hf auth login` for a gated model) or the Options… dialog."""
-    from masklens.core.models.registry import backend_info
-    from masklens.core.models.weights import _fetch_hint
-
-    hub_id = getattr(backend_info(model), "default_weights", None)
-    if not hub_id:
-        return (f"{model}: its weights are not on this machine — choose them with the prompt bar's "
-                "Options… dialog (a folder, a .pt file, or a Hugging Face id, fetched when online)")
-    return (f"{model}: the weights '{hub_id}' are not in the Hugging Face cache — "
-            f"{_fetch_hint(hub_id, window=True)}")

@@ -23,8 +23,10 @@ from masklens.gui.prompts.live_list import LiveList
 from masklens.gui.prompts.prompt_bar import PromptBar
 from masklens.gui.settings import Settings
 from masklens.gui.state import AppState
-from masklens.gui.window import integrations, key_scope
+from masklens.gui.window import help as help_
+from masklens.gui.window import integrations, key_scope, layout_memory
 from masklens.gui.window.actions import WindowActions
+from masklens.gui.window.dock_widths import DockWidths
 from masklens.gui.window.message_bar import MessageBar
 from masklens.gui.window.readout_panel import ReadoutPanel
 from masklens.gui.window.render import WindowRendering
@@ -72,9 +74,9 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         # one-key shortcuts act only with the focus on the canvas or the sample list
         self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table])
         key_scope.show_focus(self.browser.table, "QTableView")
-        self.resize(1500, 950)
-        if settings.geometry:
-            self.restoreGeometry(QByteArray.fromBase64(settings.geometry.encode()))
+        self.resize(*layout_memory.DEFAULT_SIZE)
+        self.default_state = self.saveState()  # View › Reset layout goes back to it
+        layout_memory.restore_geometry(self, settings)
         if settings.window_state:
             self.restoreState(QByteArray.fromBase64(settings.window_state.encode()))
         if warn:
@@ -97,9 +99,10 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
         lay.addWidget(self.prompt_bar)
+        # a row of its own, one line high and kept while empty: it never moves nor covers anything
+        self.message_bar.install(lay, central, self.prompt_bar.options.sizeHint().height())
         lay.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
-        self.message_bar.overlay(central, below=self.prompt_bar)  # never pushes the layout
         self.view_toolbar = ViewToolbar(self.toggles, self)
         self.addToolBar(self.view_toolbar)
         self.browser = SampleBrowser()
@@ -112,6 +115,8 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         if self.review_panel is not None:
             self.review_dock = self._dock("Review", self.review_panel, Qt.DockWidgetArea.RightDockWidgetArea)
             self.tabifyDockWidget(self.live_dock, self.review_dock)
+        self.dock_widths = DockWidths(self, [d for d in (self.browser_dock, self.readout_dock, self.live_dock,
+                                                         getattr(self, "review_dock", None)) if d is not None])
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
         self.view_toolbar.scope_keys(self.tabs, self.browser.table)
@@ -124,11 +129,7 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
             QTimer.singleShot(0, lambda: self.restoreState(state))
         if not getattr(self, "_docks_sized", False) and not self.settings.window_state:
             self._docks_sized = True
-            def size_docks() -> None:
-                self.resizeDocks([self.browser_dock, self.readout_dock], [520, 360], Qt.Orientation.Horizontal)
-                self.resizeDocks([self.readout_dock, self.live_dock], [620, 330], Qt.Orientation.Vertical)
-
-            QTimer.singleShot(0, size_docks)
+            QTimer.singleShot(0, lambda: layout_memory.size_docks(self))
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -174,11 +175,13 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         for d in self.findChildren(QDockWidget):
             view.addAction(d.toggleViewAction())
         view.addSeparator()
+        view.addAction(QAction("&Reset layout", self, triggered=lambda: layout_memory.reset_layout(self)))
         view.addAction(QAction("&Colours…", self, triggered=self.open_colours_dialog))
         if self.review_panel is not None:
             for a in integrations.review_shortcuts(self.review_panel):
                 self.addAction(a)
         about.install(self)  # Help › About masklens, the window icon
+        help_.install(self)  # Help › Keyboard shortcuts (F1), Filter language…, Documentation
 
     def _connect(self) -> None:
         s = self.state

@@ -1,14 +1,29 @@
-"""A message bar floating over the top of the canvas: the core's clear messages, never a traceback.
+"""The message bar: the core's clear messages, never a traceback, on one line of its own between
+the prompt bar and the centre's tabs.
 
-It is an overlay, not a row of the layout, so showing or hiding it never moves anything. A
-warning or an error stays until it is closed (✕), replaced by a newer warning or error, or the
-window drops it (another benchmark opened); an information fades after a few seconds and never hides a warning or an error that is shown (it
-goes to ``history`` and the tooltip instead)."""
+The line is kept while no message is shown (one button high), so showing, replacing or hiding
+a message never moves anything and never covers anything — not the centre's tab bar (a click on
+"Compare sets" under a warning did nothing), not a panel title, not the Compare sets row. A long or
+multi-line message is elided; "more" unfolds its whole text in a box under the bar until "less",
+✕ or the next message. A warning or an error stays until it is closed (✕), replaced by a newer
+warning or error, or the window drops it (another benchmark opened); an information fades after a
+few seconds and never hides a warning or an error that is shown (it goes to ``history`` and the
+tooltip instead)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QToolButton,
+    QWidget,
+)
+
+from masklens.gui.widgets.elided_label import ElidedLabel
 
 INFO_SECONDS = 6
 SEVERITY = {"info": 0, "warning": 1, "error": 2}
@@ -20,53 +35,89 @@ _STYLE = {
 }
 
 
+def one_line(text: str) -> str:
+    """A message's lines joined on one line ("file: not found · hint: check --images")."""
+    return " · ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
 class MessageBar(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("message-bar")
-        self.label = QLabel()
-        self.label.setWordWrap(True)
-        self.label.setTextInteractionFlags(self.label.textInteractionFlags() | self.label.textInteractionFlags().TextSelectableByMouse)
+        self.label = ElidedLabel(mode=Qt.TextElideMode.ElideRight)
+        self.label.installEventFilter(self)
+        self.more = QToolButton(text="more", autoRaise=True)
+        self.more.setToolTip("show the whole message")
+        self.more.setCheckable(True)
+        self.more.toggled.connect(self._unfold)
         self.close_button = QToolButton(text="✕", autoRaise=True)
         self.close_button.setToolTip("dismiss")
         self.close_button.clicked.connect(self.dismiss)
         lay = QHBoxLayout(self)
-        lay.setContentsMargins(8, 3, 4, 3)
+        lay.setContentsMargins(6, 0, 2, 0)  # inside a 4 px margin of the centre (see install)
+        lay.setSpacing(2)
         lay.addWidget(self.label, 1)
+        lay.addWidget(self.more)
         lay.addWidget(self.close_button)
+        policy = QSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        policy.setRetainSizeWhenHidden(True)  # its slot in the row stays: the row never reflows
+        self.setSizePolicy(policy)
+        #: the whole text, unfolded by "more": a box floating under the bar (asked for, never in the way)
+        self.full = QLabel()
+        self.full.setObjectName("message-full")
+        self.full.setWordWrap(True)
+        self.full.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.full.setMargin(6)
+        self.full.hide()
         self.level = ""
         self.history: list[tuple[str, str]] = []
-        self._host: QWidget | None = None
-        self._top = 0
+        self._text = ""
         self._fade = QTimer(self, singleShot=True, interval=INFO_SECONDS * 1000)  # dies with the bar
         self._fade.timeout.connect(self.dismiss)
         self.hide()
 
-    # ------------------------------------------------------------ overlay placement
-    def overlay(self, host: QWidget, below: QWidget | None = None) -> None:
-        """Float over ``host`` (its child, outside its layout), under ``below`` when given."""
-        self.setParent(host)
-        self._host, self._below = host, below
+    # ------------------------------------------------------------ placement
+    def install(self, layout: QBoxLayout, host: QWidget, height: int) -> None:
+        """Add the bar to ``layout`` as a line ``height`` px high; the unfolded text floats over
+        ``host`` under the bar."""
+        self.setFixedHeight(height)
+        layout.addWidget(self)
+        self.full.setParent(host)
+        self.full.setAutoFillBackground(True)
+        self._host = host
         host.installEventFilter(self)
-        self.setAutoFillBackground(True)
-        self._place()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if watched is self._host and event.type() in (QEvent.Type.Resize, QEvent.Type.LayoutRequest):
-            self._place()
+        if event.type() == QEvent.Type.Resize:
+            if watched is self.label:
+                self._update_more()
+            elif watched is getattr(self, "_host", None):
+                self._place_full()
         return False
 
-    def _place(self) -> None:
-        if self._host is None:
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._place_full()
+
+    def _place_full(self) -> None:
+        host = getattr(self, "_host", None)
+        if host is None or not self.full.isVisible():
             return
-        below = getattr(self, "_below", None)
-        top = below.geometry().bottom() + 1 if below is not None and below.isVisible() else 0
-        width = max(self._host.width() - 16, 100)
-        height = self.heightForWidth(width) if self.hasHeightForWidth() else self.sizeHint().height()
-        # the height the text needs at this width (a wrapped label's sizeHint assumes a narrow
-        # one: a one-line message got a box three lines high over the tabs)
-        self.setGeometry(8, top + 4, width, max(height, self.close_button.sizeHint().height() + 6))
-        self.raise_()
+        width = max(host.width() - 16, 120)
+        self.full.setFixedWidth(width)
+        top = self.mapTo(host, self.rect().bottomLeft()).y() + 2
+        self.full.setGeometry(8, top, width, self.full.heightForWidth(width))
+        self.full.raise_()
+
+    def _unfold(self, on: bool) -> None:
+        self.more.setText("less" if on else "more")
+        self.full.setVisible(on and self.isVisible())
+        if on:
+            self._fade.stop()  # being read
+            self._place_full()
+
+    def _update_more(self) -> None:
+        self.more.setVisible(bool(self._text) and ("\n" in self._text.strip() or self.label.is_elided()))
 
     # ------------------------------------------------------------ messages
     def show_message(self, text: str, level: str = "info") -> None:
@@ -74,22 +125,30 @@ class MessageBar(QFrame):
         self.history.append((level, text))
         if level == "info" and self.isVisible() and SEVERITY.get(self.level, 0) > 0:
             self.setToolTip(f"also: {text}")  # an information never hides a warning or an error
+            self.label.setToolTip(f"also: {text}")  # what a hover over the text shows (after the text, if cut)
             return
-        self.level = level
-        self.label.setText(text)
+        self.level, self._text = level, text
+        self.label.setText(one_line(text))
+        self.label.setToolTip("")  # an elided text shows itself whole as the tooltip
+        self.full.setText(text)
         self.setToolTip("")
-        self.setStyleSheet(f"#message-bar {{ {_STYLE.get(level, _STYLE['info'])} }}")
+        style = _STYLE.get(level, _STYLE["info"])
+        self.setStyleSheet(f"#message-bar {{ {style} }}")
+        self.full.setStyleSheet(f"#message-full {{ {style} }}")
+        self.more.setChecked(False)
         self.show()
-        self._place()
+        self._update_more()
         if level == "info":
             self._fade.start()
         else:
             self._fade.stop()
 
     def dismiss(self) -> None:
+        self.more.setChecked(False)
+        self.full.hide()
         self.hide()
         self.level = ""
 
     @property
     def text(self) -> str:
-        return self.label.text() if self.isVisible() else ""
+        return self._text if self.isVisible() else ""

@@ -17,12 +17,11 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt import QLabeledDoubleSlider
 
 from masklens.core.scoring.contract import ParamSpec
 from masklens.gui.browser.sample_browser import _fmt, metric_tooltip
 from masklens.gui.cards.deck import CardDeck
-from masklens.gui.widgets import slider_keys
+from masklens.gui.widgets.param_slider import ParamSlider
 
 
 class ParamSliders(QGroupBox):
@@ -33,7 +32,7 @@ class ParamSliders(QGroupBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Scoring parameters", parent)
         self.form = QFormLayout(self)
-        self.sliders: dict[str, QLabeledDoubleSlider] = {}
+        self.sliders: dict[str, ParamSlider] = {}
         self._timer = QTimer(self, singleShot=True, interval=40)
         self._timer.timeout.connect(lambda: self.paramsChanged.emit(self.values()))
 
@@ -42,24 +41,19 @@ class ParamSliders(QGroupBox):
             self.form.removeRow(0)
         self.sliders = {}
         for spec in specs:
-            s = QLabeledDoubleSlider(Qt.Orientation.Horizontal)
-            s.setRange(spec.minimum, spec.maximum)
-            s.setDecimals(2 if spec.maximum - spec.minimum <= 10 else 1)
-            s.setSingleStep((spec.maximum - spec.minimum) / 100)
-            s.setValue(float(values.get(spec.name, spec.default)))
+            s = ParamSlider(spec.minimum, spec.maximum, float(values.get(spec.name, spec.default)))
             s.setToolTip(f"{spec.flag}: {spec.help} (default {spec.default:g})")
             s.valueChanged.connect(lambda _v: self._timer.start())
-            slider_keys.install(s._slider)  # arrows, Page Up/Down, Home/End move it
             self.form.addRow(spec.symbol or spec.name, s)
             self.sliders[spec.name] = s
         self.setVisible(bool(specs))
 
     def values(self) -> dict[str, float]:
-        return {k: float(s.value()) for k, s in self.sliders.items()}
+        return {k: s.shown_value() for k, s in self.sliders.items()}
 
     def set_value(self, name: str, value: float, *, immediate: bool = True) -> None:
         """Move a slider (as a user would); ``immediate`` skips the debounce."""
-        self.sliders[name].setValue(value)
+        self.sliders[name].setValue(self.sliders[name].snap(value))
         if immediate:
             self._timer.stop()
             self.paramsChanged.emit(self.values())

@@ -48,7 +48,7 @@ class WindowRendering:
             specs = view.panels(sample)
             self.sample_view.show_panels(specs, ctx, view.grid_columns(len(specs)))
         self._show_readout()
-        missing = [self.store.missing[str(r.path)] for r in sample.images.values() if str(r.path) in self.store.missing]
+        missing = [w for r in sample.images.values() if (w := self.store.why_missing(r, sample.id))]
         note = f"{missing[0]} (shown as a checkerboard; scoring needs no pixels)" if missing else ""
         if note and note != self.message_bar.text:
             self.message_bar.show_message(note, "warning")

@@ -8,6 +8,8 @@ from typing import Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
+from masklens.gui.widgets.elided_label import ElidedLabel
+
 
 def device_text() -> str:
     """"cpu", or the CUDA device with memory in use — without importing torch ourselves."""
@@ -33,10 +35,24 @@ def in_gui_words(message: str) -> str:
             .replace("pass a local folder with --weights", "choose a local folder with Options… beside the model box"))
 
 
+def weights_missing_message(model: str) -> str:
+    """What to do in the window when a backend's weights are known to be absent: the hub id and how
+    to fetch it (`hf download`, `hf auth login` for a gated model) or the Options… dialog."""
+    from masklens.core.models.registry import backend_info
+    from masklens.core.models.weights import _fetch_hint
+
+    hub_id = getattr(backend_info(model), "default_weights", None)
+    if not hub_id:
+        return (f"{model}: its weights are not on this machine — choose them with the prompt bar's "
+                "Options… dialog (a folder, a .pt file, or a Hugging Face id, fetched when online)")
+    return (f"{model}: the weights '{hub_id}' are not in the Hugging Face cache — "
+            f"{_fetch_hint(hub_id, window=True)}")
+
+
 class StatusBar(QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.sample = QLabel("")
+        self.sample = ElidedLabel("")  # a long sample id never widens the window
         self.progress = QProgressBar()
         self.progress.setFixedWidth(220)
         self.progress.setTextVisible(True)

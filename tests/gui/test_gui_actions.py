@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QDialog, QToolBar, QWidget
+from PySide6.QtCore import QObject, Qt, QUrl, Slot
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QShortcut
+from PySide6.QtWidgets import QDialog
 from test_gui_defects import canvas, focus, open_demo, type_filter
 
 pytest.importorskip("masklens.core.kinds.demo")
@@ -28,34 +28,10 @@ def name_of(action: QAction) -> str:
 
 
 def registered_actions(w) -> list[QAction]:
-    """The window's actions: menu leaves, its own, the toolbar's, shortcut-bearing ones of widgets."""
-    out: list[QAction] = []
+    """The window's actions, as the F1 shortcut sheet lists them (one function: they cannot drift)."""
+    from masklens.gui.window.help import registered_actions as actions_of
 
-    def add(a: QAction) -> None:
-        if a.isSeparator() or a in out or a.menu() is not None:
-            return
-        if type(a) is not QAction:  # QWidgetAction: the toolbar's combo and sliders (widgets, not actions)
-            return
-        out.append(a)
-
-    def walk(actions: list[QAction]) -> None:
-        for a in actions:
-            if a.menu() is not None:
-                walk(a.menu().actions())
-            else:
-                add(a)
-
-    walk(w.menuBar().actions())
-    for a in w.actions():
-        add(a)
-    for bar in w.findChildren(QToolBar):  # every toolbar's buttons, with a key or not
-        for a in bar.actions():
-            add(a)
-    for widget in w.findChildren(QWidget):
-        for a in widget.actions():
-            if not a.shortcut().isEmpty():
-                add(a)
-    return out
+    return actions_of(w)
 
 
 @dataclass
@@ -322,6 +298,62 @@ def _edit_difference():
     return Entry(check, before)
 
 
+def _layout_changed(w):
+    """A dock floated, one hidden, the toolbar moved: Reset layout brings them back."""
+    w.review_dock.setFloating(True)
+    w.browser_dock.hide()
+    w.removeToolBar(w.view_toolbar)
+    w.addToolBar(Qt.ToolBarArea.LeftToolBarArea, w.view_toolbar)
+    w.view_toolbar.show()
+
+
+def _layout_reset(w, _):
+    w._qtbot.waitUntil(lambda: w.browser_dock.isVisible() and w.browser_dock.width() > 400, timeout=5000)
+    assert not w.review_dock.isFloating() and w.toolBarArea(w.view_toolbar) == Qt.ToolBarArea.TopToolBarArea
+
+
+def _sheet_shown(w, _):
+    sheet = w.help_sheet
+    assert sheet is not None and sheet.isVisible(), "no shortcut sheet"
+    listed = {(r[1], r[0]) for r in sheet.rows}
+    for a in registered_actions(w):
+        for seq in a.shortcuts():
+            assert any(n == name_of(a) and seq.toString(QKeySequence.SequenceFormat.NativeText) in k
+                       for n, k in listed), (name_of(a), seq.toString())
+    sheet.close()
+
+
+def _reference_shown(w, _):
+    ref = w.filter_reference
+    assert ref is not None and ref.isVisible()
+    names = [r[0] for r in ref.rows]
+    assert names == w.browser.model.filter_columns() and "neg_class" in names
+    ref.close()
+
+
+class UrlCatcher(QObject):
+    """A real QDesktopServices handler for file: URLs (no browser is started)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    @Slot(QUrl)
+    def open(self, url: QUrl) -> None:
+        self.urls.append(url.toLocalFile())
+
+
+def _catch_urls(w):
+    w._url_catcher = UrlCatcher()
+    QDesktopServices.setUrlHandler("file", w._url_catcher, "open")
+
+
+def _docs_opened(w, _):
+    QDesktopServices.unsetUrlHandler("file")
+    opened = w._url_catcher.urls
+    assert len(opened) == 1 and opened[0].endswith("docs/gui.md"), opened
+
+
 def table(w) -> dict[str, Entry]:
     from masklens.core.kinds.demo import demo_kinds
     from masklens.core.review.store import VERDICT_TYPES
@@ -333,6 +365,7 @@ def table(w) -> dict[str, Entry]:
         "Export report…": Entry(_dialog_shown("masklens.gui.dialogs.report_dialog.ReportDialog")),
         "Run benchmark…": Entry(_dialog_shown("masklens.gui.dialogs.evaluate_dialog.EvaluateDialog")),
         "Colours…": Entry(_dialog_shown("masklens.gui.dialogs.colours_dialog.ColoursDialog")),
+        "Reset layout": Entry(before=_layout_changed, check=_layout_reset),
         "Next sample": _index_moved(+1),
         "Previous sample": _index_moved(-1),
         "Next failure (match of the current filter)": Entry(
@@ -385,6 +418,9 @@ def table(w) -> dict[str, Entry]:
         "Accept edit": _edit_entry(_stroked, _accepted(True)),
         "Discard edit": _edit_entry(_stroked, lambda w, s, before: (w.correction.session is None and not w._accepted)
                                     or pytest.fail("not discarded")),
+        "Keyboard shortcuts": Entry(check=_sheet_shown),
+        "Filter language…": Entry(check=_reference_shown),
+        "Documentation": Entry(before=_catch_urls, check=_docs_opened),
         "Run drawn": Entry(before=lambda w: (w.prompt_bar.select_model("demo"), _drawn_box(w))[1], check=_ran_drawn),
     }
     for k in demo_kinds():

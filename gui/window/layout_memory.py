@@ -1,0 +1,103 @@
+"""The window's size, place and docks between sessions, and View › Reset layout.
+
+The geometry is saved as the window's own rectangle (``normalGeometry()``: the client area, no
+frame) and given back as exactly that rectangle. Qt's ``restoreGeometry`` fits the *framed*
+window into the screen, so a window as large as the screen came back 1 px right, 25 px down and
+26 px shorter — and again on every restart. A rectangle on no screen any more (a monitor gone)
+is moved onto the primary one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QRect, QSize, Qt, QTimer
+from PySide6.QtGui import QGuiApplication
+
+DEFAULT_SIZE = (1500, 950)
+#: first-run dock sizes: (docks by attribute, sizes, orientation)
+DEFAULT_DOCKS = ((("browser_dock", "readout_dock"), (520, 360), Qt.Orientation.Horizontal),
+                 (("readout_dock", "live_dock"), (620, 330), Qt.Orientation.Vertical))
+
+
+def worth_saving(size: QSize, area: QRect, least: QSize) -> bool:
+    """False for a window larger than the screens' area although it would fit in it (a layout
+    pushed past the screen, e.g. by a very long label): such a layout is not saved. A window
+    that cannot fit (its minimum is larger than the area) is saved as it is."""
+    fits_at_all = area.width() >= least.width() and area.height() >= least.height()
+    return not (fits_at_all and (size.width() > area.width() or size.height() > area.height()))
+
+
+def save_geometry(window: Any, settings: Any) -> None:
+    """Into ``settings``: the window's rectangle, whether it is maximised, its docks and toolbars
+    — unless the window has grown past the screens (then what was saved before stays)."""
+    r = window.normalGeometry() if window.isMaximized() or window.isFullScreen() else window.geometry()
+    screen = window.screen()
+    if screen is not None and not worth_saving(r.size(), screen.availableVirtualGeometry(), window.minimumSizeHint()):
+        return
+    settings.window_rect = [r.x(), r.y(), r.width(), r.height()]
+    settings.maximized = bool(window.isMaximized())
+    settings.geometry = bytes(window.saveGeometry().toBase64()).decode()  # read by older versions
+    settings.window_state = bytes(window.saveState().toBase64()).decode()
+
+
+def _on_a_screen(rect: QRect) -> bool:
+    return any(s.geometry().intersects(rect) for s in QGuiApplication.screens())
+
+
+def restore_geometry(window: Any, settings: Any) -> None:
+    """The saved rectangle exactly (settings of older versions: Qt's own saved geometry)."""
+    rect = settings.window_rect
+    if isinstance(rect, list) and len(rect) == 4 and all(isinstance(v, int) for v in rect) and rect[2] > 0 < rect[3]:
+        r = QRect(*rect)
+        if _on_a_screen(r):
+            window.setGeometry(r)
+        else:
+            screen = QGuiApplication.primaryScreen()
+            area = screen.availableGeometry() if screen is not None else QRect(0, 0, *DEFAULT_SIZE)
+            window.resize(min(r.width(), area.width()), min(r.height(), area.height()))
+            window.move(area.topLeft())
+        if settings.maximized:
+            window.setWindowState(window.windowState() | Qt.WindowState.WindowMaximized)
+    elif settings.geometry:
+        window.restoreGeometry(QByteArray.fromBase64(settings.geometry.encode()))
+
+
+def size_docks(window: Any) -> None:
+    """The first-run widths and heights of the docks."""
+    for names, sizes, orientation in DEFAULT_DOCKS:
+        window.resizeDocks([getattr(window, n) for n in names], list(sizes), orientation)
+
+
+def fitted_size(window: Any) -> QSize:
+    """The window's size, no larger than the first-run size, nor than the screen where it fits."""
+    w, h = min(window.width(), DEFAULT_SIZE[0]), min(window.height(), DEFAULT_SIZE[1])
+    screen = window.screen()
+    if screen is not None:
+        area, least = screen.availableGeometry(), window.minimumSizeHint()
+        if area.width() >= least.width():
+            w = min(w, area.width())
+        if area.height() >= least.height():
+            h = min(h, area.height())
+    return QSize(w, h)
+
+
+def reset_layout(window: Any) -> None:
+    """View › Reset layout: every dock back in its place, shown, docked, at its first-run size; the
+    toolbars back; a window grown past its first-run size (or the screen) brought back within."""
+    if window.isMaximized() or window.isFullScreen():
+        window.showNormal()
+    for dock in window.dock_widths.docks:
+        dock.setFloating(False)
+    window.restoreState(window.default_state)
+    for dock in window.dock_widths.docks:
+        dock.show()
+    window.resize(fitted_size(window))
+    window.readout_dock.raise_()
+    window.live_dock.raise_()  # the tab shown first in its column, as on a first run
+
+    def docks() -> None:
+        size_docks(window)
+        QTimer.singleShot(0, window.dock_widths.remember)
+
+    QTimer.singleShot(0, docks)
+    window.message_bar.show_message("layout reset: docks, toolbars and window size as on a first run", "info")
