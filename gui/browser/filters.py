@@ -138,12 +138,14 @@ class Expression(Filter):
         self.keys = tuple(c.key for c in self.clauses)
         self._resolved: dict[str, str] = {}
 
-    def bind(self, columns: Iterable[str]) -> list[str]:
-        """Resolve keys against the columns; returns the keys that do not occur."""
+    def bind(self, columns: Iterable[str], aliases: Mapping[str, str] | None = None) -> list[str]:
+        """Resolve keys against the columns (or a header's name in ``aliases``: header → key);
+        returns the keys that do not occur."""
         cols = list(columns)
+        named = {a.lower(): k for a, k in (aliases or {}).items()}
         missing = []
         for c in self.clauses:
-            k = resolve_key(c.key, cols)
+            k = resolve_key(c.key, cols) or named.get(c.key.lower())
             if k is None:
                 missing.append(c.key)
             else:
@@ -181,6 +183,43 @@ class AnyItem(Filter):
 
     def applicable(self, columns: Iterable[str]) -> bool:
         return any(c.startswith(f"{self.list_key}[") for c in columns)
+
+
+class AllOf(Filter):
+    """Rows every one of ``parts`` accepts (a preset AND a typed expression); the label names all."""
+
+    def __init__(self, *parts: Filter) -> None:
+        self.parts = parts
+        self.label = " AND ".join(f"({p.label})" if " and " in p.label.lower() else p.label for p in parts)
+
+    def __call__(self, row: Row) -> bool:
+        return all(p(row) for p in self.parts)
+
+    def applicable(self, columns: Iterable[str]) -> bool:
+        cols = list(columns)
+        return all(p.applicable(cols) for p in self.parts)
+
+
+def both(preset: Filter, expression: Filter | None) -> Filter:
+    """The filter a preset and an optional typed expression make together."""
+    if expression is None:
+        return preset
+    return expression if type(preset) is Filter else AllOf(preset, expression)
+
+
+#: kind name -> {readout key: header}: names a kind shows its columns under in the browser
+_LABELS: dict[str, dict[str, str]] = {}
+
+
+def register_column_labels(kind: str, labels: Mapping[str, str]) -> None:
+    _LABELS.setdefault(kind, {}).update(labels)
+
+
+def column_labels(kind: str | None) -> dict[str, str]:
+    """The browser's header for each renamed readout key of ``kind``."""
+    from masklens.gui.browser import filter_presets  # noqa: F401 - registers the built-in names
+
+    return dict(_LABELS.get(kind or "", {}))
 
 
 #: kind name -> [(label, expression or Filter)]

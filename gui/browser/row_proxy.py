@@ -10,6 +10,7 @@ then asks Python only about the rows it paints.
 from __future__ import annotations
 
 from collections.abc import Sequence
+import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -28,19 +29,31 @@ class RowValues(Protocol):
 
 @dataclass
 class RowPlan:
-    """Visible source rows in display order, and the inverse map (source row → position or -1)."""
+    """Visible source rows in display order, the inverse map (source row → position or -1) and
+    the column they are sorted by (-1: benchmark order)."""
 
     rows: list[int]
     pos: list[int]
+    sort_column: int = -1
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """"img2" before "img10": runs of digits compare as numbers, the rest as lower-case text."""
+    return tuple((0, int(part)) if i % 2 else (1, part.lower())
+                 for i, part in enumerate(_DIGITS.split(text)) if part or i == 0)
 
 
 def sort_key(value: Any) -> tuple[int, Any]:
-    """Missing values first, then numbers, then text (booleans as numbers)."""
+    """Missing values first, then numbers, then text in natural order (1, 2, 10, not 1, 10, 2;
+    booleans as numbers)."""
     if isinstance(value, bool):
         value = float(value)
     if value is None:
         return (0, 0.0)
-    return (1, value) if isinstance(value, (int, float)) else (2, str(value))
+    return (1, value) if isinstance(value, (int, float)) else (2, natural_key(str(value)))
 
 
 def matches(table: RowValues, row: int, filt: Filter, search: str) -> bool:
@@ -61,11 +74,22 @@ def plan_rows(table: RowValues, filt: Filter, search: str, pinned: int | None,
     else:
         rows = [r for r in range(n) if r == pinned or matches(table, r, filt, search)]
     if sort_column >= 0:
-        rows.sort(key=lambda r: sort_key(table.value(r, sort_column)), reverse=descending)
+        value = table.value
+        rows.sort(key=lambda r: sort_key(value(r, sort_column)), reverse=descending)
     pos = [-1] * n
     for i, r in enumerate(rows):
         pos[r] = i
-    return RowPlan(rows, pos)
+    return RowPlan(rows, pos, sort_column)
+
+
+def column_of(model: Any, name: str | None) -> int:
+    """The column of ``model`` whose header reads ``name`` (-1: none)."""
+    if model is None or name is None:
+        return -1
+    for col in range(model.columnCount()):
+        if model.headerData(col, Qt.Orientation.Horizontal) == name:
+            return col
+    return -1
 
 
 class SampleFilterProxy(QAbstractProxyModel):
@@ -73,6 +97,8 @@ class SampleFilterProxy(QAbstractProxyModel):
     row shown whatever the filter; emits ``refiltered`` after the rows change."""
 
     refiltered = Signal()
+    #: the sort column moved (its column left the table: -1) without the user clicking a header
+    sortMoved = Signal(int, Qt.SortOrder)
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -80,6 +106,7 @@ class SampleFilterProxy(QAbstractProxyModel):
         self.search = ""
         self.pinned: int | None = None  # a source row shown whatever the filter (the current sample)
         self._sort_column = -1
+        self._sort_name: str | None = None  # the sorted column's name: it survives new columns
         self._order = Qt.SortOrder.AscendingOrder
         self._plan = RowPlan([], [])
         self._next: RowPlan | None = None  # a plan computed elsewhere, for the next source reset
@@ -95,9 +122,27 @@ class SampleFilterProxy(QAbstractProxyModel):
 
     def _source_reset(self) -> None:
         plan, self._next = self._next, None
-        self._plan = plan if plan is not None and len(plan.pos) == self.sourceModel().rowCount() else self._compute()
+        moved = self._follow_sort_name()
+        fits = (plan is not None and len(plan.pos) == self.sourceModel().rowCount()
+                and plan.sort_column == self._sort_column)
+        self._plan = plan if fits else self._compute()
         self.endResetModel()
+        if moved:
+            self.sortMoved.emit(self._sort_column, self._order)
         self.refiltered.emit()
+
+    def _follow_sort_name(self) -> bool:
+        """After new columns: sort by the same-named column, or in benchmark order when it is
+        gone (never by whatever column now has the old number). True when the number changed."""
+        if self._sort_column < 0:
+            return False
+        column = column_of(self.sourceModel(), self._sort_name)
+        if column < 0:
+            self._sort_name = None
+        if column == self._sort_column:
+            return False
+        self._sort_column = column
+        return True
 
     def _source_data_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: Any = ()) -> None:
         if self._plan.rows:
@@ -157,9 +202,17 @@ class SampleFilterProxy(QAbstractProxyModel):
         return matches(self.sourceModel(), row, self.filter, self.search)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        model = self.sourceModel()
+        if model is None or not 0 <= column < model.columnCount():
+            column = -1
         self._sort_column, self._order = column, order
-        if self.sourceModel() is not None:
+        self._sort_name = None if column < 0 else str(model.headerData(column, Qt.Orientation.Horizontal))
+        if model is not None:
             self.refilter()
+
+    def sort_name(self) -> str | None:
+        """The name of the column the rows are sorted by (None: benchmark order)."""
+        return self._sort_name
 
     def sortColumn(self) -> int:  # noqa: N802 - the QSortFilterProxyModel name
         return self._sort_column

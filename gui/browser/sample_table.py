@@ -75,6 +75,8 @@ class SampleTableModel(QAbstractTableModel):
         self.verdicts: dict[str, str] = {}
         self.help: dict[str, str] = {}
         self._prompt_text: dict[int, str] = {}
+        #: a readout key → the header it is shown under (names told apart, e.g. CAFE's TA_FN)
+        self.labels: dict[str, str] = {}
         self.outside_row: int | None = None  # the current sample, kept although the filter drops it
         #: a verdict key ("gt_wrong") → the words shown ("Ground truth wrong"); set by the review part
         self.verdict_label: Callable[[str], str] = lambda key: key
@@ -125,6 +127,18 @@ class SampleTableModel(QAbstractTableModel):
         """Keys a filter expression may use: sample, group, verdict and the metric columns."""
         return ["sample", "group", "verdict", *self.columns]
 
+    def column_named(self, name: str | None, columns: list[str] | None = None) -> int:
+        """The column (in ``columns``, by default the table's) whose header reads ``name``; -1."""
+        if name is None:
+            return -1
+        if name in FIXED:
+            return FIXED.index(name)
+        cols = self.columns if columns is None else columns
+        for i, key in enumerate(cols):
+            if self.labels.get(key, key) == name:
+                return len(FIXED) + i
+        return -1
+
     def row_of(self, i: int) -> Row:
         s = self.samples[i]
         verdict = self.verdicts.get(s.id)
@@ -147,7 +161,8 @@ class SampleTableModel(QAbstractTableModel):
         if col == 4:
             keys = self.verdicts.get(s.id, "")
             return ", ".join(self.verdict_label(k) for k in keys.split(", ")) if keys else ""
-        return self.flat(row).get(self.columns[col - len(FIXED)])
+        k = col - len(FIXED)
+        return self.flat(row).get(self.columns[k]) if k < len(self.columns) else None
 
     # ------------------------------------------------------------ Qt model API
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
@@ -180,13 +195,15 @@ class SampleTableModel(QAbstractTableModel):
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
-        if orientation != Qt.Orientation.Horizontal:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < self.columnCount():
             return None
         name = FIXED[section] if section < len(FIXED) else self.columns[section - len(FIXED)]
         if role == Qt.ItemDataRole.DisplayRole:
-            return name
+            return self.labels.get(name, name)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return metric_tooltip(name, self.help)
+            tip = metric_tooltip(name, self.help)
+            shown = self.labels.get(name, name)
+            return f"{shown} (key {name}) — {tip}" if shown != name and tip else tip
         return None
 
 
