@@ -21,7 +21,14 @@ from PySide6.QtWidgets import (
 
 from masklens.core.errors import MasklensError
 from masklens.core.schema import Sample
-from masklens.gui.browser.filters import Expression, Filter, both, column_labels, flatten, presets_for
+from masklens.gui.browser.filters import (
+    Expression,
+    Filter,
+    both,
+    column_labels,
+    flatten,
+    presets_for,
+)
 from masklens.gui.browser.row_proxy import SampleFilterProxy, plan_rows
 from masklens.gui.browser.sample_table import (  # noqa: F401 - re-exported (readout panel, tests)
     COLUMN_MAX,
