@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from masklens.core.errors import MasklensError
 from masklens.core.schema import Sample
+from masklens.gui.browser.cell_painter import CellPainter
 from masklens.gui.browser.filters import (
     Expression,
     Filter,
@@ -81,6 +82,8 @@ class SampleBrowser(QWidget):
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.setAlternatingRowColors(True)
         self.table.setTabKeyNavigation(False)  # Tab leaves the list; the arrows move inside it
+        self.table.setWordWrap(False)
+        self.table.setItemDelegate(CellPainter(self.model, self.proxy, self.table))  # one call a cell
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self._filters: list[Filter] = []
         self._typed: Expression | None = None  # the applied typed expression, ANDed with the preset
@@ -120,11 +123,13 @@ class SampleBrowser(QWidget):
         self._refresh_presets()
         self._widths()
 
-    def set_readouts(self, readouts: list[dict[str, Any]] | None, prepared: Prepared | None = None) -> None:
+    def set_readouts(self, readouts: list[dict[str, Any]] | None, prepared: Prepared | None = None,
+                     columns_key: Any = None) -> None:
         """New readouts (a slider moved, another prediction set). ``prepared``: their flattened
         records and the rows to show, computed off the GUI thread (:meth:`plan_for`); without it
-        the rows are planned here. The sample being looked at stays, marked when it no longer
-        matches, until the user moves."""
+        the rows are planned here. ``columns_key``: what the metric columns depend on (the same
+        as last time: the columns stay, see :meth:`SampleTableModel.set_readouts`). The sample
+        being looked at stays, marked when it no longer matches, until the user moves."""
         before = list(self.model.columns)
         current = getattr(self, "_current_row", None)
         filtering = type(self.proxy.filter) is not Filter or bool(self.proxy.search)
@@ -133,9 +138,9 @@ class SampleBrowser(QWidget):
         if prepared is not None:
             self.proxy.expect(prepared.plan)  # used if the model resets (new columns)
         if prepared is None:
-            self.model.set_readouts(readouts)
+            self.model.set_readouts(readouts, key=columns_key)
         else:
-            self.model.set_readouts(readouts, prepared.flat, prepared.columns)
+            self.model.set_readouts(readouts, prepared.flat, prepared.columns, key=columns_key)
         if self.model.columns != before:
             self._refresh_presets()
             self._widths()

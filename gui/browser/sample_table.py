@@ -30,6 +30,8 @@ def verdict_labels() -> list[str]:
         return []
     return [vt.label for vt in VERDICT_TYPES.values()]
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+_DISPLAY, _ALIGN = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.TextAlignmentRole
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _SKIP = {"id", "sample_id", "sample"}
 OUTSIDE_TIP = "outside the current filter: kept while you look at it; it goes when you move on"
 
@@ -77,6 +79,7 @@ class SampleTableModel(QAbstractTableModel):
         self._prompt_text: dict[int, str] = {}
         #: a readout key → the header it is shown under (names told apart, e.g. CAFE's TA_FN)
         self.labels: dict[str, str] = {}
+        self._columns_key: Any = None  # what the current columns were read for (set_readouts)
         self.outside_row: int | None = None  # the current sample, kept although the filter drops it
         #: a verdict key ("gt_wrong") → the words shown ("Ground truth wrong"); set by the review part
         self.verdict_label: Callable[[str], str] = lambda key: key
@@ -84,17 +87,24 @@ class SampleTableModel(QAbstractTableModel):
     def set_samples(self, samples: list[Sample], help_: dict[str, str] | None = None) -> None:
         self.beginResetModel()
         self.samples, self.readouts, self._flat, self.columns = samples, [], {}, []
+        self._columns_key = None
         self.help = dict(help_ or {})
         self._prompt_text = {}
         self.endResetModel()
 
     def set_readouts(self, readouts: list[dict[str, Any]] | None,
-                     flat: dict[int, dict[str, Any]] | None = None, columns: list[str] | None = None) -> None:
+                     flat: dict[int, dict[str, Any]] | None = None, columns: list[str] | None = None,
+                     key: Any = None) -> None:
         """New readouts: same columns → dataChanged only (cheap); new columns → reset.
         ``flat`` / ``columns``: their flattened records and metric columns when already computed
-        (by a worker). The previous ones are let go off this thread (100,000 dicts)."""
+        (by a worker). ``key``: what the columns depend on (benchmark and prediction set): the
+        same key as last time keeps the columns (a slider step) instead of reading them again.
+        The previous readouts are let go off this thread (100,000 dicts)."""
         readouts = readouts if isinstance(readouts, list | Records) else list(readouts or [])
-        columns = metric_columns(readouts) if columns is None else columns
+        if columns is None:
+            same = key is not None and key == self._columns_key and len(readouts) == len(self.readouts)
+            columns = self.columns if same else metric_columns(readouts)
+        self._columns_key = key
         release_later(self.readouts, self._flat)
         if columns == self.columns and len(readouts) == len(self.readouts):
             self.readouts, self._flat = readouts, flat if flat is not None else {}
@@ -172,18 +182,20 @@ class SampleTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(FIXED) + len(self.columns)
 
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return _fmt(self.value(index.row(), index.column()))
+        return self.cell(index.row(), index.column(), role) if index.isValid() else None
+
+    def cell(self, row: int, col: int, role: int) -> Any:
+        """What :meth:`data` answers for (row, col), without a QModelIndex (the proxy asks)."""
+        if role == _DISPLAY:
+            return _fmt(self.value(row, col))
         if role == SORT_ROLE:
-            v = self.value(index.row(), index.column())
+            v = self.value(row, col)
             if isinstance(v, bool):
                 return float(v)
             return v if isinstance(v, (int, float)) else (float("-inf") if v is None else str(v))
-        if role == Qt.ItemDataRole.TextAlignmentRole and index.column() >= len(FIXED):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if index.row() == self.outside_row:
+        if role == _ALIGN:
+            return _RIGHT if col >= len(FIXED) else None
+        if row == self.outside_row:
             if role == Qt.ItemDataRole.FontRole:
                 font = QFont()
                 font.setItalic(True)

@@ -216,7 +216,11 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
     def _readouts_changed(self) -> None:
         # with two or more sets ticked in "Compare sets", their columns come first
         rows = self.set_comparison.browser_readouts(self.state.readouts.get(self.state.active or ""))
-        self.browser.set_readouts(rows, self.rescoring.prepared_for(rows))
+        # the metric columns are those of this benchmark and set (a slider step keeps them);
+        # compared sets bring columns of their own
+        key = (None if getattr(self.set_comparison, "_augmented", False)
+               else (id(self.state.benchmark), self.state.active))
+        self.browser.set_readouts(rows, self.rescoring.prepared_for(rows), columns_key=key)
         self.browser.select_source_row(self.state.index)  # a model reset drops the selection
         self.render()
 
