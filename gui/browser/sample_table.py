@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QFont
 from masklens.core.schema import Sample
 from masklens.core.scoring.records import Records
 from masklens.gui.browser.filters import Row, flatten
+from masklens.gui.browser.lookup import KeyReader, RowValues
 from masklens.gui.browser.row_proxy import RowPlan
 from masklens.gui.window.disposal import release_later
 
@@ -80,6 +81,7 @@ class SampleTableModel(QAbstractTableModel):
         #: a readout key → the header it is shown under (names told apart, e.g. CAFE's TA_FN)
         self.labels: dict[str, str] = {}
         self._columns_key: Any = None  # what the current columns were read for (set_readouts)
+        self._reader = KeyReader()  # metric values straight from the records
         self.outside_row: int | None = None  # the current sample, kept although the filter drops it
         #: a verdict key ("gt_wrong") → the words shown ("Ground truth wrong"); set by the review part
         self.verdict_label: Callable[[str], str] = lambda key: key
@@ -152,9 +154,20 @@ class SampleTableModel(QAbstractTableModel):
     def row_of(self, i: int) -> Row:
         s = self.samples[i]
         verdict = self.verdicts.get(s.id)
-        values = {"sample": s.id, "group": s.group, "verdict": verdict or "",
-                  **self.flat(i)}
-        return Row(s, values, verdict)
+        fixed = {"sample": s.id, "group": s.group, "verdict": verdict or ""}
+        return Row(s, self._values(i, fixed), verdict)
+
+    def _values(self, i: int, fixed: dict[str, Any]) -> Any:
+        """Row ``i``'s filter values: its keys are read from its record on demand."""
+        return RowValues(fixed, self.readouts[i] if i < len(self.readouts) else None, self._reader,
+                         self._flat.get(i))
+
+    def _metric(self, row: int, key: str) -> Any:
+        """Row ``row``'s value of metric ``key``, read without flattening the whole record."""
+        flat = self._flat.get(row)
+        if flat is not None:
+            return flat.get(key)
+        return self._reader.get(self.readouts[row], key) if row < len(self.readouts) else None
 
     def value(self, row: int, col: int) -> Any:
         s = self.samples[row]
@@ -172,7 +185,7 @@ class SampleTableModel(QAbstractTableModel):
             keys = self.verdicts.get(s.id, "")
             return ", ".join(self.verdict_label(k) for k in keys.split(", ")) if keys else ""
         k = col - len(FIXED)
-        return self.flat(row).get(self.columns[k]) if k < len(self.columns) else None
+        return self._metric(row, self.columns[k]) if k < len(self.columns) else None
 
     # ------------------------------------------------------------ Qt model API
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
@@ -225,6 +238,12 @@ class RowSnapshot:
 
     value = SampleTableModel.value
     row_of = SampleTableModel.row_of
+
+    def _values(self, i: int, fixed: dict[str, Any]) -> dict[str, Any]:
+        return {**fixed, **self.flat(i)}
+
+    def _metric(self, row: int, key: str) -> Any:
+        return self.flat(row).get(key)
 
     def __init__(self, model: SampleTableModel, readouts: list[dict[str, Any]]) -> None:
         self.samples, self.readouts = model.samples, readouts
