@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +56,12 @@ class Filter:
     def __call__(self, row: Row) -> bool:
         return True
 
+    def select(self, column: Callable[[str], Sequence[Any]], n: int) -> list[bool] | None:
+        """Whether each of ``n`` rows passes, from whole columns (``column(key)``: every row's
+        value of ``key``); None when this filter can only judge one row at a time (a subclass
+        that does not say otherwise)."""
+        return [True] * n if type(self) is Filter else None
+
     def applicable(self, columns: Iterable[str]) -> bool:
         return True
 
@@ -65,6 +71,9 @@ class Unreviewed(Filter):
 
     def __call__(self, row: Row) -> bool:
         return not row.verdict
+
+    def select(self, column: Callable[[str], Sequence[Any]], n: int) -> list[bool] | None:
+        return [not v for v in column("verdict")]
 
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
@@ -104,7 +113,10 @@ class Clause:
     value: Scalar
 
     def test(self, values: Mapping[str, Scalar], key: str) -> bool:
-        got = values.get(key)
+        return self.test_value(values.get(key))
+
+    def test_value(self, got: Scalar) -> bool:
+        """Whether a row whose value is ``got`` passes."""
         if got is None and self.value is not None:
             return False
         if isinstance(self.value, float) and isinstance(got, bool):
@@ -158,6 +170,13 @@ class Expression(Filter):
     def __call__(self, row: Row) -> bool:
         return all(c.test(row.values, self._resolved.get(c.key, c.key)) for c in self.clauses)
 
+    def select(self, column: Callable[[str], Sequence[Any]], n: int) -> list[bool] | None:
+        keep = [True] * n
+        for c in self.clauses:
+            test = c.test_value
+            keep = [k and test(v) for k, v in zip(keep, column(self._resolved.get(c.key, c.key)), strict=True)]
+        return keep
+
 
 @dataclass
 class AnyItem(Filter):
@@ -194,6 +213,15 @@ class AllOf(Filter):
 
     def __call__(self, row: Row) -> bool:
         return all(p(row) for p in self.parts)
+
+    def select(self, column: Callable[[str], Sequence[Any]], n: int) -> list[bool] | None:
+        keep = [True] * n
+        for p in self.parts:
+            got = p.select(column, n)
+            if got is None:
+                return None
+            keep = [a and b for a, b in zip(keep, got, strict=True)]
+        return keep
 
     def applicable(self, columns: Iterable[str]) -> bool:
         cols = list(columns)

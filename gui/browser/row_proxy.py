@@ -9,13 +9,13 @@ then asks Python only about the rows it paints.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
+from masklens.gui.browser.bulk import natural_key, sort_key  # noqa: F401 - re-exported
 from masklens.gui.browser.filters import Filter, Row
 
 
@@ -37,25 +37,6 @@ class RowPlan:
     sort_column: int = -1
 
 
-_DIGITS = re.compile(r"(\d+)")
-
-
-def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
-    """"img2" before "img10": runs of digits compare as numbers, the rest as lower-case text."""
-    return tuple((0, int(part)) if i % 2 else (1, part.lower())
-                 for i, part in enumerate(_DIGITS.split(text)) if part or i == 0)
-
-
-def sort_key(value: Any) -> tuple[int, Any]:
-    """Missing values first, then numbers, then text in natural order (1, 2, 10, not 1, 10, 2;
-    booleans as numbers)."""
-    if isinstance(value, bool):
-        value = float(value)
-    if value is None:
-        return (0, 0.0)
-    return (1, value) if isinstance(value, (int, float)) else (2, natural_key(str(value)))
-
-
 def matches(table: RowValues, row: int, filt: Filter, search: str) -> bool:
     """Whether source ``row`` passes the search text (id, group, prompts) and the filter."""
     if search:
@@ -67,15 +48,29 @@ def matches(table: RowValues, row: int, filt: Filter, search: str) -> bool:
 
 def plan_rows(table: RowValues, filt: Filter, search: str, pinned: int | None,
               sort_column: int, descending: bool, n: int | None = None) -> RowPlan:
-    """The rows to show: those that match (and ``pinned`` whatever it is), sorted by a column."""
+    """The rows to show: those that match (and ``pinned`` whatever it is), sorted by a column.
+    A table with whole columns (:class:`~masklens.gui.browser.bulk.BulkColumns`) is filtered
+    and sorted column by column; another one row by row."""
     n = table.rowCount() if n is None else n
+    bulk = hasattr(table, "key_column") and n == table.rowCount()
     if type(filt) is Filter and not search:
         rows = list(range(n))
+    elif bulk:
+        keep = filt.select(table.key_column, n)  # type: ignore[attr-defined]
+        if keep is None:  # a filter that judges one row at a time
+            keep = [filt(table.row_of(r)) for r in range(n)]
+        if search:
+            keep = [k and search in h for k, h in zip(keep, table.haystacks(), strict=True)]  # type: ignore[attr-defined]
+        rows = [r for r in range(n) if keep[r] or r == pinned]
     else:
         rows = [r for r in range(n) if r == pinned or matches(table, r, filt, search)]
     if sort_column >= 0:
-        value = table.value
-        rows.sort(key=lambda r: sort_key(value(r, sort_column)), reverse=descending)
+        if bulk:
+            keys = table.sort_column(sort_column)  # type: ignore[attr-defined]
+            rows.sort(key=keys.__getitem__, reverse=descending)
+        else:
+            value = table.value
+            rows.sort(key=lambda r: sort_key(value(r, sort_column)), reverse=descending)
     pos = [-1] * n
     for i, r in enumerate(rows):
         pos[r] = i

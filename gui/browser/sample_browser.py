@@ -27,7 +27,6 @@ from masklens.gui.browser.filters import (
     Filter,
     both,
     column_labels,
-    flatten,
     presets_for,
 )
 from masklens.gui.browser.row_proxy import SampleFilterProxy, plan_rows
@@ -150,25 +149,26 @@ class SampleBrowser(QWidget):
             self._quietly(self.proxy.refilter)
         self._update_count()
 
-    def planner(self) -> Callable[[list[dict[str, Any]], Callable[[], None]], Prepared]:
-        """A function for a worker: ``(readouts, check)`` → :class:`Prepared` (their flattened
-        records and the rows the current filter, search and sort show, with the sample being
-        looked at pinned); what it reads of the table is copied now, on this thread."""
+    def planner(self, columns_key: Any = None) -> Callable[[list[dict[str, Any]], Callable[[], None]], Prepared]:
+        """A function for a worker: ``(readouts, check)`` → :class:`Prepared` (their metric
+        columns and the rows the current filter, search and sort show, with the sample being
+        looked at pinned; records are flattened later, only those painted). What it reads of
+        the table is copied now, on this thread; ``columns_key`` the same as the table's: the
+        columns stay (a slider step)."""
         base = RowSnapshot(self.model, [])
         filt, search, pinned, _column, desc = self.proxy.plan_args()
         name, column_named = self.proxy.sort_name(), self.model.column_named
+        same = columns_key is not None and columns_key == self.model._columns_key
+        columns = list(self.model.columns) if same else None
         current = getattr(self, "_current_row", None)
         if (type(filt) is not Filter or search) and current is not None:
             pinned = current
 
         def prepare(readouts: list[dict[str, Any]], check: Callable[[], None] = lambda: None) -> Prepared:
-            snap = base.with_readouts(readouts)
-            for i, r in enumerate(readouts):
-                snap.flat_rows[i] = flatten(r)
-                if i % 4096 == 0:
-                    check()
+            snap = base.with_readouts(readouts, columns)
+            check()
             column = column_named(name, snap.columns)  # the sorted column's place among these columns
-            return Prepared(snap.flat_rows, plan_rows(snap, filt, search, pinned, column, desc), snap.columns)
+            return Prepared({}, plan_rows(snap, filt, search, pinned, column, desc), snap.columns)
 
         return prepare
 

@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor, QFont
 
 from masklens.core.schema import Sample
 from masklens.core.scoring.records import Records
+from masklens.gui.browser.bulk import BulkColumns
 from masklens.gui.browser.filters import Row, flatten
 from masklens.gui.browser.lookup import KeyReader, RowValues
 from masklens.gui.browser.row_proxy import RowPlan
@@ -66,8 +67,10 @@ class Prepared:
     columns: list[str]
 
 
-class SampleTableModel(QAbstractTableModel):
+class SampleTableModel(BulkColumns, QAbstractTableModel):
     """Rows are samples; metric columns come from the flattened readout records."""
+
+    FIXED_COLUMNS = len(FIXED)
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -92,6 +95,7 @@ class SampleTableModel(QAbstractTableModel):
         self._columns_key = None
         self.help = dict(help_ or {})
         self._prompt_text = {}
+        self.forget(samples=True)
         self.endResetModel()
 
     def set_readouts(self, readouts: list[dict[str, Any]] | None,
@@ -107,6 +111,7 @@ class SampleTableModel(QAbstractTableModel):
             same = key is not None and key == self._columns_key and len(readouts) == len(self.readouts)
             columns = self.columns if same else metric_columns(readouts)
         self._columns_key = key
+        self.forget()
         release_later(self.readouts, self._flat)
         if columns == self.columns and len(readouts) == len(self.readouts):
             self.readouts, self._flat = readouts, flat if flat is not None else {}
@@ -131,6 +136,7 @@ class SampleTableModel(QAbstractTableModel):
         if verdicts == self.verdicts:
             return
         self.verdicts = verdicts
+        self.forget()
         if self.samples:
             col = FIXED.index("verdict")
             self.dataChanged.emit(self.index(0, col), self.index(len(self.samples) - 1, col))
@@ -232,37 +238,35 @@ class SampleTableModel(QAbstractTableModel):
         return None
 
 
-class RowSnapshot:
+class RowSnapshot(BulkColumns):
     """The table's rows with other readouts, without Qt: what a worker plans rows from (the
-    model's own value / row_of logic, over a copy of what it reads)."""
+    model's own value / row_of / column logic, over a copy of what it reads)."""
 
+    FIXED_COLUMNS = len(FIXED)
     value = SampleTableModel.value
     row_of = SampleTableModel.row_of
-
-    def _values(self, i: int, fixed: dict[str, Any]) -> dict[str, Any]:
-        return {**fixed, **self.flat(i)}
-
-    def _metric(self, row: int, key: str) -> Any:
-        return self.flat(row).get(key)
+    _values = SampleTableModel._values
+    _metric = SampleTableModel._metric
 
     def __init__(self, model: SampleTableModel, readouts: list[dict[str, Any]]) -> None:
         self.samples, self.readouts = model.samples, readouts
         self.verdicts, self.verdict_label = dict(model.verdicts), model.verdict_label
         self.columns = metric_columns(readouts)
         self._prompt_text = dict(model._prompt_text)
-        self.flat_rows: dict[int, dict[str, Any]] = {}
+        self._flat: dict[int, dict[str, Any]] = {}
+        self._reader = KeyReader()
+        # what does not change with readouts (ids, their sort keys, search texts) is shared
+        self._bulk = {k: v for k, v in getattr(model, "_bulk", {}).items() if k[0] == "fixed"}
 
-    def with_readouts(self, readouts: list[dict[str, Any]]) -> RowSnapshot:
+    def with_readouts(self, readouts: list[dict[str, Any]], columns: list[str] | None = None) -> RowSnapshot:
+        """The same table with ``readouts`` (``columns``: their metric columns when known)."""
         other = RowSnapshot.__new__(RowSnapshot)
         other.__dict__.update(self.__dict__)
-        other.readouts, other.columns, other.flat_rows = readouts, metric_columns(readouts), {}
+        other.readouts, other._flat = readouts, {}
+        other.columns = metric_columns(readouts) if columns is None else columns
+        other._bulk = dict(self._bulk)
+        other.forget()
         return other
-
-    def flat(self, row: int) -> dict[str, Any]:
-        got = self.flat_rows.get(row)
-        if got is None:
-            got = self.flat_rows[row] = flatten(self.readouts[row]) if row < len(self.readouts) else {}
-        return got
 
     def rowCount(self) -> int:  # noqa: N802 - the model's name
         return len(self.samples)

@@ -3,7 +3,7 @@ first frame), every sample in the worker pool, and the latest slider value wins.
 
 Below :data:`ASYNC_FROM` samples a full re-derivation takes a few milliseconds and is done in
 place. Above it, :meth:`Rescoring.request` derives the sample shown on the GUI thread, then runs
-``Scorer.readouts`` plus the browser's flattening, filtering and sorting (:meth:`SampleBrowser.planner`)
+``Scorer.readouts`` plus the browser's filtering and sorting (:meth:`SampleBrowser.planner`)
 on a worker; a result for values that are no longer the slider's is dropped, an older job is
 cancelled at its next check. The window installs the result in one step (``prepared_for``).
 """
@@ -79,7 +79,7 @@ class Rescoring(QObject):
         serial, name, p = self._serial, st.active, dict(st.params)
         self.runner.cancel_all()  # an older value still being derived: stop it at its next check
         self.pending = True
-        planner = self.browser.planner()
+        planner = self.browser.planner(columns_key=(id(st.benchmark), name))  # as the window keys them
 
         def done(value: tuple[list, Any]) -> None:
             if serial != self._serial:

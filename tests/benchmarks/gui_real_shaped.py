@@ -46,28 +46,32 @@ def settle(w: Any) -> None:
     QApplication.processEvents()
 
 
-def measure(w: Any, meter: Any, act: Callable[[int], None], repeat: int) -> tuple[list[float], list[float]]:
-    """(times until settled, GUI stalls) in ms of ``act(i)`` for i in range(repeat), after one
-    warm-up call."""
+def measure(w: Any, meter: Any, act: Callable[[int], None],
+            repeat: int) -> tuple[list[float], list[float], list[float]]:
+    """(times until settled, GUI stalls, GUI-thread CPU times) in ms of ``act(i)`` for i in
+    range(repeat), after one warm-up call. The CPU time is what the GUI thread itself spent:
+    on a loaded machine the wall times grow with the load, it much less."""
     act(-1)
     settle(w)
-    times, stalls = [], []
+    times, stalls, cpu = [], [], []
     for i in range(repeat):
         meter.start()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         act(i)
         settle(w)
         times.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.thread_time() - c0) * 1000)
         stalls.append(meter.stop())
-    return times, stalls
+    return times, stalls, cpu
 
 
-def line(name: str, times: list[float], stalls: list[float], scorer_ms: float | None) -> str:
+def line(name: str, times: list[float], stalls: list[float], cpu: list[float], scorer_ms: float | None) -> str:
     worst = max(stalls)
     over = "" if statistics.median(times) <= BUDGET_MS and worst <= BUDGET_MS else "  OVER 50 ms"
     base = f" | scorer {scorer_ms:6.1f} ms" if scorer_ms is not None else ""
     return (f"    {name:<18} settled median {statistics.median(times):6.1f} worst {max(times):6.1f} ms"
-            f" | GUI stall median {statistics.median(stalls):5.1f} worst {worst:5.1f} ms{base}{over}")
+            f" | GUI stall median {statistics.median(stalls):5.1f} worst {worst:5.1f} ms"
+            f" | GUI CPU median {statistics.median(cpu):5.1f} ms{base}{over}")
 
 
 def interactions(w: Any, meter: Any, params: dict[str, tuple[float, float]], expression: str,
@@ -178,8 +182,11 @@ def bench_cafe(tmp: Path, meter: Any) -> None:
 
 
 def bench_real_shaped(tmp: Path, meter: Any, sizes: tuple[int, ...] = (1_200, 20_000)) -> None:
+    import os
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"real-shaped interactions, input → settled window (target ≤ {BUDGET_MS:.0f} ms; median and"
-          " worst of 7, after a warm-up)")
+          f" worst of 7, after a warm-up; {os.cpu_count()} CPUs, load average {load:.1f} at the start)")
     for n in sizes:
         (tmp / f"saco{n}").mkdir()
         bench_saco(tmp / f"saco{n}", n, meter)

@@ -55,3 +55,50 @@ def test_row_values_filter_like_a_flattened_row():
         f.bind(eager)
         assert f(Row(None, lazy)) == f(Row(None, eager)), text
     assert dict(lazy) == eager
+
+
+class RowByRow:
+    """A table without whole columns: plan_rows falls back to one row at a time."""
+
+    def __init__(self, table):
+        self.t = table
+
+    def value(self, row, col):
+        return self.t.value(row, col)
+
+    def row_of(self, i):
+        return self.t.row_of(i)
+
+    def rowCount(self):  # noqa: N802
+        return self.t.rowCount()
+
+
+@pytest.mark.parametrize("kind,texts", [
+    ("cafe", ["pos_class != TA-TP", "pos_max_score < 0.5 and neg_class == UA-FP", "edit_type ~ s",
+              "sample ~ 1", "verdict == ", "nonexistent_is_none == none"]),
+    ("ovs", ["thresholds.0.5.err > 0", "gt_classes[1] ~ a", "front < 0.9"]),
+    ("r2sm", ["gIoU < 0.5", "queries[1].IoU >= 0.2"]),
+])
+def test_whole_column_filters_and_sorts_match_row_by_row(qapp, kind, texts):
+    from masklens.core.kinds.demo import demo_namespace
+    from masklens.core.scoring.contract import get_kind
+    from masklens.gui.browser.filters import AllOf, Unreviewed
+    from masklens.gui.browser.row_proxy import plan_rows
+    from masklens.gui.browser.sample_table import SampleTableModel
+
+    ns = demo_namespace(kind, with_predictions=True)
+    bench = get_kind(kind).load_benchmark(**vars(ns))
+    model = SampleTableModel()
+    model.set_samples(bench.samples)
+    model.set_readouts(demo_readouts(kind))
+    model.set_verdicts({bench.samples[1].id: "gt_wrong"})
+    slow = RowByRow(model)
+    for text in texts:
+        f = Expression(text)
+        f.bind(model.filter_columns())
+        for filt in (f, AllOf(Unreviewed(), f)):
+            for col in (-1, 1, 3, 4, 5, model.columnCount() - 1):
+                for search in ("", "1"):
+                    for desc in (False, True):
+                        fast = plan_rows(model, filt, search, 2, col, desc)
+                        assert fast.rows == plan_rows(slow, filt, search, 2, col, desc).rows, (text, col)
