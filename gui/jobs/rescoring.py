@@ -63,6 +63,8 @@ class Rescoring(QObject):
         self._serial = 0
         self._prepared: tuple[Any, Any] | None = None  # (readouts, Prepared) awaiting installation
         self.pending = False
+        self._first_frame: tuple[int, dict[str, float]] | None = None  # (sample index, values) drawn
+        self._installing = False
 
     def request(self, params: dict[str, float]) -> None:
         """New slider values (may raise MasklensError for values out of range)."""
@@ -75,6 +77,7 @@ class Rescoring(QObject):
             self.settled.emit()
             return
         st.set_params_shown(params)  # the first frame: the sample shown, at once
+        self._first_frame = (st.index, dict(st.params))
         self._serial += 1
         serial, name, p = self._serial, st.active, dict(st.params)
         self.runner.cancel_all()  # an older value still being derived: stop it at its next check
@@ -85,11 +88,11 @@ class Rescoring(QObject):
             if serial != self._serial:
                 return  # a later value is on its way
             readouts, prepared = value
-            self._prepared = (readouts, prepared)
+            self._prepared, self._installing = (readouts, prepared), True
             try:
                 st.install_readouts(name, p, readouts)
             finally:
-                self._prepared = None
+                self._prepared, self._installing = None, False
                 self.pending = False
                 self.settled.emit()
 
@@ -105,6 +108,12 @@ class Rescoring(QObject):
         collector's scans (``gc.freeze``), so no later collection walks them with the GIL held in
         the middle of a slider move. Reference counting still frees them when they are dropped."""
         gc.freeze()
+
+    def shown_is_current(self) -> bool:
+        """While a worker's readouts are installed: whether the sample shown was already drawn
+        (the first frame) at exactly these values, so that only the list needs them."""
+        st = self.state
+        return self._installing and self._first_frame == (st.index, dict(st.params))
 
     def prepared_for(self, readouts: Any) -> Any:
         """The browser's ready rows for exactly these readouts (None: plan them here)."""

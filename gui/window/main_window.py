@@ -222,7 +222,10 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
                else (id(self.state.benchmark), self.state.active))
         self.browser.set_readouts(rows, self.rescoring.prepared_for(rows), columns_key=key)
         self.browser.select_source_row(self.state.index)  # a model reset drops the selection
-        self.render()
+        if self.rescoring.shown_is_current():  # the first frame drew this sample at these values
+            self.show_status()
+        else:
+            self.render()
 
     def _sample_changed(self, index: int) -> None:
         self.browser.select_source_row(index)
