@@ -29,6 +29,7 @@ from masklens.gui.browser.filters import (
     column_labels,
     presets_for,
 )
+from masklens.gui.browser.frozen import FrozenColumns
 from masklens.gui.browser.row_proxy import SampleFilterProxy, plan_rows
 from masklens.gui.browser.sample_table import (  # noqa: F401 - re-exported (readout panel, tests)
     COLUMN_MAX,
@@ -84,6 +85,7 @@ class SampleBrowser(QWidget):
         self.table.setWordWrap(False)
         self.table.setItemDelegate(CellPainter(self.model, self.proxy, self.table))  # one call a cell
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.frozen = FrozenColumns(self.table, FIXED.index("sample") + 1)  # "#" and the id stay in view
         self._filters: list[Filter] = []
         self._typed: Expression | None = None  # the applied typed expression, ANDed with the preset
         self._kind: str | None = None
@@ -202,6 +204,7 @@ class SampleBrowser(QWidget):
         header.blockSignals(True)
         header.setSortIndicator(column, order)
         header.blockSignals(False)
+        self.frozen._show_sort(column, order)
 
     def _refresh_presets(self) -> None:
         current = self.presets.currentText()

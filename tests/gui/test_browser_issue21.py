@@ -150,3 +150,34 @@ def test_placeholder_and_column_names_come_from_the_open_kind(window, qtbot, no_
     open_demo(w, qtbot, "hallusegbench")
     hint = b.expression.placeholderText().split("e.g. ")[1].split()[0]
     assert hint in b.model.columns
+
+
+def test_id_columns_stay_in_view_when_the_metrics_scroll(window, qtbot, no_internal_errors):
+    w = window
+    open_demo(w, qtbot, "pcs")
+    b, table = w.browser, w.browser.table
+    frozen = b.frozen
+    table.horizontalScrollBar().setValue(table.horizontalScrollBar().maximum())  # far right
+    QApplication.processEvents()
+    assert table.horizontalScrollBar().value() > 0
+    # the id column is still painted at the left: the kept columns lie over the table there
+    assert frozen.isVisible() and frozen.geometry().left() <= table.viewport().geometry().left()
+    assert frozen.width() == table.columnWidth(0) + table.columnWidth(1)
+    assert all(frozen.isColumnHidden(c) for c in range(2, b.proxy.columnCount()))
+    # a click on a row's id there selects that sample
+    idx = frozen.model().index(4, 1)
+    qtbot.mouseClick(frozen.viewport(), Qt.MouseButton.LeftButton, pos=frozen.visualRect(idx).center())
+    assert w.state.index == b.proxy.mapToSource(idx).row()
+    assert b.proxy.mapToSource(table.currentIndex()).row() == w.state.index
+    # vertical scrolling moves both (61 rows do not all fit)
+    assert table.verticalScrollBar().maximum() >= 3
+    table.verticalScrollBar().setValue(3)
+    assert frozen.verticalScrollBar().value() == 3
+    # a click on its "sample" header sorts the list (again: the other way round)
+    header = frozen.horizontalHeader()
+    x = header.sectionViewportPosition(1) + header.sectionSize(1) // 2
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, header.height() // 2))
+    assert b.proxy.sort_name() == "sample" and header.sortIndicatorSection() == 1
+    first = shown_ids(w)
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, header.height() // 2))
+    assert shown_ids(w) == first[::-1]
