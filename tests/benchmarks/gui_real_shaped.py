@@ -111,7 +111,7 @@ def interactions(w: Any, meter: Any, params: dict[str, tuple[float, float]], exp
 
     out.append(line("filter (typed)", *measure(w, meter, typed, repeat), None))
     b.expression.clear()
-    col = b.model.column_named(sort_column)
+    col = column_named(b, sort_column)
 
     def sort(i: int) -> None:
         order = Qt.SortOrder.AscendingOrder if i % 2 == 0 else Qt.SortOrder.DescendingOrder
@@ -120,6 +120,12 @@ def interactions(w: Any, meter: Any, params: dict[str, tuple[float, float]], exp
     out.append(line(f"sort ({sort_column})", *measure(w, meter, sort, repeat), None))
     table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
     return out
+
+
+def column_named(browser: Any, name: str) -> int:
+    """The list's column headed ``name`` (by its headers: also for builds before issue 21)."""
+    proxy = browser.table.model()
+    return next(c for c in range(proxy.columnCount()) if proxy.headerData(c, Qt.Orientation.Horizontal) == name)
 
 
 def _timed(fn: Callable[[], Any]) -> float:
