@@ -10,6 +10,7 @@ click on its header sorts the list, as the table's own would. It never takes the
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QHeaderView, QTableView
 
 
@@ -53,6 +54,11 @@ class FrozenColumns(QTableView):
         table.viewport().stackUnder(self)
         self._layout()
         self.show()
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+        """A click here is a click in the list: the list takes the keyboard focus (arrows, keys)."""
+        self.table.setFocus(Qt.FocusReason.MouseFocusReason)
+        super().mousePressEvent(event)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if obj is self.table and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):

@@ -165,9 +165,13 @@ def test_id_columns_stay_in_view_when_the_metrics_scroll(window, qtbot, no_inter
     assert frozen.width() == table.columnWidth(0) + table.columnWidth(1)
     assert all(frozen.isColumnHidden(c) for c in range(2, b.proxy.columnCount()))
     # a click on a row's id there selects that sample
+    focus(w, qtbot, b.search)
     idx = frozen.model().index(4, 1)
     qtbot.mouseClick(frozen.viewport(), Qt.MouseButton.LeftButton, pos=frozen.visualRect(idx).center())
     assert w.state.index == b.proxy.mapToSource(idx).row()
+    assert table.hasFocus()  # the arrows and one-key shortcuts go to the list now
+    qtbot.keyClick(table, Qt.Key.Key_Down)
+    assert w.state.index == b.proxy.mapToSource(frozen.model().index(5, 1)).row()
     assert b.proxy.mapToSource(table.currentIndex()).row() == w.state.index
     # vertical scrolling moves both (61 rows do not all fit)
     assert table.verticalScrollBar().maximum() >= 3
