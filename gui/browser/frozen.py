@@ -25,6 +25,7 @@ class FrozenColumns(QTableView):
         self.setItemDelegate(table.itemDelegate())
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setStyleSheet("QTableView { border: none; }")  # not the table's focus ring: rows align
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -45,6 +46,7 @@ class FrozenColumns(QTableView):
         main = table.horizontalHeader()
         main.sectionResized.connect(lambda *_: self._layout())
         main.sortIndicatorChanged.connect(self._show_sort)
+        main.geometriesChanged.connect(self._layout)
         self.verticalScrollBar().valueChanged.connect(table.verticalScrollBar().setValue)
         table.verticalScrollBar().valueChanged.connect(self.verticalScrollBar().setValue)
         model = table.model()

@@ -163,6 +163,9 @@ def test_id_columns_stay_in_view_when_the_metrics_scroll(window, qtbot, no_inter
     # the id column is still painted at the left: the kept columns lie over the table there
     assert frozen.isVisible() and frozen.geometry().left() <= table.viewport().geometry().left()
     assert frozen.width() == table.columnWidth(0) + table.columnWidth(1)
+    # its rows lie exactly on the table's (same top, same height)
+    top = frozen.mapTo(table, frozen.viewport().geometry().topLeft()).y()
+    assert top == table.viewport().geometry().top() and frozen.rowHeight(0) == table.rowHeight(0)
     assert all(frozen.isColumnHidden(c) for c in range(2, b.proxy.columnCount()))
     # a click on a row's id there selects that sample
     focus(w, qtbot, b.search)
