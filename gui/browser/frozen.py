@@ -9,7 +9,9 @@ click on its header sorts the list, as the table's own would. It never takes the
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from collections.abc import Sequence
+
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QHeaderView, QTableView
 
@@ -25,7 +27,6 @@ class FrozenColumns(QTableView):
         self.setItemDelegate(table.itemDelegate())
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setStyleSheet("QTableView { border: none; }")  # not the table's focus ring: rows align
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -56,6 +57,13 @@ class FrozenColumns(QTableView):
         table.viewport().stackUnder(self)
         self._layout()
         self.show()
+
+    def dataChanged(self, top_left: QModelIndex, bottom_right: QModelIndex,  # noqa: N802 - Qt slot
+                    roles: Sequence[int] = ()) -> None:
+        """New values in the metric columns only (a slider step): nothing shown here changed."""
+        if top_left.column() >= self.count:
+            return
+        super().dataChanged(top_left, bottom_right, list(roles))
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
         """A click here is a click in the list: the list takes the keyboard focus (arrows, keys)."""

@@ -63,7 +63,6 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         self.addToolBar(self.visual_tool.toolbar)
         # one-key shortcuts act only with the focus on the canvas or the sample list
         self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table])
-        key_scope.show_focus(self.browser.table, "QTableView")
         self.resize(1500, 950)
         if settings.geometry:
             self.restoreGeometry(QByteArray.fromBase64(settings.geometry.encode()))
