@@ -6,7 +6,7 @@ whose keys a kind's readouts do not have is not offered.
 
 from __future__ import annotations
 
-from masklens.gui.browser.filters import AnyItem, register_presets
+from masklens.gui.browser.filters import AnyItem, register_column_labels, register_presets
 
 register_presets("cafe", [
     ("negative prompt is TA-FP", "neg_class == TA-FP"),
@@ -48,3 +48,7 @@ register_presets("ovs", [
     ("errors at threshold 0.5 (err > 0)", "thresholds.0.5.err > 0"),
     ("front < 0.5 at threshold 0.5", "thresholds.0.5.front < 0.5"),
 ])
+
+# CAFE's readout key TA_FN is the official script's "TA-FN" (every positive not TA-TP, UA-P
+# included); the card, the report and the paper say "TA-FN" for TA_FN_paper only
+register_column_labels("cafe", {"TA_FN": "not_TA_TP"})

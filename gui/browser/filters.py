@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +56,12 @@ class Filter:
     def __call__(self, row: Row) -> bool:
         return True
 
+    def select(self, column: Callable[[str], Sequence[Any]], n: int) -> list[bool] | None:
+        """Whether each of ``n`` rows passes, from whole columns (``column(key)``: every row's
+        value of ``key``); None when this filter can only judge one row at a time (a subclass
+        that does not say otherwise)."""
+        return [True] * n if type(self) is Filter else None
+
     def applicable(self, columns: Iterable[str]) -> bool:
         return True
 
@@ -65,6 +71,9 @@ class Unreviewed(Filter):
 
     def __call__(self, row: Row) -> bool:
         return not row.verdict
+
+    def select(self, column: Callable[[str], Sequence[Any]], n: int) -> list[bool] | None:
+        return [not v for v in column("verdict")]
 
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
@@ -104,7 +113,10 @@ class Clause:
     value: Scalar
 
     def test(self, values: Mapping[str, Scalar], key: str) -> bool:
-        got = values.get(key)
+        return self.test_value(values.get(key))
+
+    def test_value(self, got: Scalar) -> bool:
+        """Whether a row whose value is ``got`` passes."""
         if got is None and self.value is not None:
             return False
         if isinstance(self.value, float) and isinstance(got, bool):
@@ -138,12 +150,14 @@ class Expression(Filter):
         self.keys = tuple(c.key for c in self.clauses)
         self._resolved: dict[str, str] = {}
 
-    def bind(self, columns: Iterable[str]) -> list[str]:
-        """Resolve keys against the columns; returns the keys that do not occur."""
+    def bind(self, columns: Iterable[str], aliases: Mapping[str, str] | None = None) -> list[str]:
+        """Resolve keys against the columns (or a header's name in ``aliases``: header → key);
+        returns the keys that do not occur."""
         cols = list(columns)
+        named = {a.lower(): k for a, k in (aliases or {}).items()}
         missing = []
         for c in self.clauses:
-            k = resolve_key(c.key, cols)
+            k = resolve_key(c.key, cols) or named.get(c.key.lower())
             if k is None:
                 missing.append(c.key)
             else:
@@ -155,6 +169,13 @@ class Expression(Filter):
 
     def __call__(self, row: Row) -> bool:
         return all(c.test(row.values, self._resolved.get(c.key, c.key)) for c in self.clauses)
+
+    def select(self, column: Callable[[str], Sequence[Any]], n: int) -> list[bool] | None:
+        keep = [True] * n
+        for c in self.clauses:
+            test = c.test_value
+            keep = [k and test(v) for k, v in zip(keep, column(self._resolved.get(c.key, c.key)), strict=True)]
+        return keep
 
 
 @dataclass
@@ -181,6 +202,52 @@ class AnyItem(Filter):
 
     def applicable(self, columns: Iterable[str]) -> bool:
         return any(c.startswith(f"{self.list_key}[") for c in columns)
+
+
+class AllOf(Filter):
+    """Rows every one of ``parts`` accepts (a preset AND a typed expression); the label names all."""
+
+    def __init__(self, *parts: Filter) -> None:
+        self.parts = parts
+        self.label = " AND ".join(f"({p.label})" if " and " in p.label.lower() else p.label for p in parts)
+
+    def __call__(self, row: Row) -> bool:
+        return all(p(row) for p in self.parts)
+
+    def select(self, column: Callable[[str], Sequence[Any]], n: int) -> list[bool] | None:
+        keep = [True] * n
+        for p in self.parts:
+            got = p.select(column, n)
+            if got is None:
+                return None
+            keep = [a and b for a, b in zip(keep, got, strict=True)]
+        return keep
+
+    def applicable(self, columns: Iterable[str]) -> bool:
+        cols = list(columns)
+        return all(p.applicable(cols) for p in self.parts)
+
+
+def both(preset: Filter, expression: Filter | None) -> Filter:
+    """The filter a preset and an optional typed expression make together."""
+    if expression is None:
+        return preset
+    return expression if type(preset) is Filter else AllOf(preset, expression)
+
+
+#: kind name -> {readout key: header}: names a kind shows its columns under in the browser
+_LABELS: dict[str, dict[str, str]] = {}
+
+
+def register_column_labels(kind: str, labels: Mapping[str, str]) -> None:
+    _LABELS.setdefault(kind, {}).update(labels)
+
+
+def column_labels(kind: str | None) -> dict[str, str]:
+    """The browser's header for each renamed readout key of ``kind``."""
+    from masklens.gui.browser import filter_presets  # noqa: F401 - registers the built-in names
+
+    return dict(_LABELS.get(kind or "", {}))
 
 
 #: kind name -> [(label, expression or Filter)]

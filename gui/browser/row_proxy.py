@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
+from masklens.gui.browser.bulk import natural_key, sort_key  # noqa: F401 - re-exported
 from masklens.gui.browser.filters import Filter, Row
 
 
@@ -28,19 +29,12 @@ class RowValues(Protocol):
 
 @dataclass
 class RowPlan:
-    """Visible source rows in display order, and the inverse map (source row → position or -1)."""
+    """Visible source rows in display order, the inverse map (source row → position or -1) and
+    the column they are sorted by (-1: benchmark order)."""
 
     rows: list[int]
     pos: list[int]
-
-
-def sort_key(value: Any) -> tuple[int, Any]:
-    """Missing values first, then numbers, then text (booleans as numbers)."""
-    if isinstance(value, bool):
-        value = float(value)
-    if value is None:
-        return (0, 0.0)
-    return (1, value) if isinstance(value, (int, float)) else (2, str(value))
+    sort_column: int = -1
 
 
 def matches(table: RowValues, row: int, filt: Filter, search: str) -> bool:
@@ -54,18 +48,46 @@ def matches(table: RowValues, row: int, filt: Filter, search: str) -> bool:
 
 def plan_rows(table: RowValues, filt: Filter, search: str, pinned: int | None,
               sort_column: int, descending: bool, n: int | None = None) -> RowPlan:
-    """The rows to show: those that match (and ``pinned`` whatever it is), sorted by a column."""
+    """The rows to show: those that match (and ``pinned`` whatever it is), sorted by a column.
+    A table with whole columns (:class:`~masklens.gui.browser.bulk.BulkColumns`) is filtered
+    and sorted column by column; another one row by row."""
     n = table.rowCount() if n is None else n
+    bulk = hasattr(table, "key_column") and n == table.rowCount()
     if type(filt) is Filter and not search:
         rows = list(range(n))
+    elif bulk:
+        keep = filt.select(table.key_column, n)  # type: ignore[attr-defined]
+        if keep is None:  # a filter that judges one row at a time
+            keep = [filt(table.row_of(r)) for r in range(n)]
+        if search:
+            keep = [k and search in h for k, h in zip(keep, table.haystacks(), strict=True)]  # type: ignore[attr-defined]
+        rows = [r for r in range(n) if keep[r] or r == pinned]
     else:
         rows = [r for r in range(n) if r == pinned or matches(table, r, filt, search)]
     if sort_column >= 0:
-        rows.sort(key=lambda r: sort_key(table.value(r, sort_column)), reverse=descending)
+        if bulk:
+            keys = table.sort_column(sort_column)  # type: ignore[attr-defined]
+            rows.sort(key=keys.__getitem__, reverse=descending)
+        else:
+            value = table.value
+            rows.sort(key=lambda r: sort_key(value(r, sort_column)), reverse=descending)
     pos = [-1] * n
     for i, r in enumerate(rows):
         pos[r] = i
-    return RowPlan(rows, pos)
+    return RowPlan(rows, pos, sort_column)
+
+
+_FLAGS = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemNeverHasChildren
+
+
+def column_of(model: Any, name: str | None) -> int:
+    """The column of ``model`` whose header reads ``name`` (-1: none)."""
+    if model is None or name is None:
+        return -1
+    for col in range(model.columnCount()):
+        if model.headerData(col, Qt.Orientation.Horizontal) == name:
+            return col
+    return -1
 
 
 class SampleFilterProxy(QAbstractProxyModel):
@@ -73,6 +95,8 @@ class SampleFilterProxy(QAbstractProxyModel):
     row shown whatever the filter; emits ``refiltered`` after the rows change."""
 
     refiltered = Signal()
+    #: the sort column moved (its column left the table: -1) without the user clicking a header
+    sortMoved = Signal(int, Qt.SortOrder)
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -80,6 +104,7 @@ class SampleFilterProxy(QAbstractProxyModel):
         self.search = ""
         self.pinned: int | None = None  # a source row shown whatever the filter (the current sample)
         self._sort_column = -1
+        self._sort_name: str | None = None  # the sorted column's name: it survives new columns
         self._order = Qt.SortOrder.AscendingOrder
         self._plan = RowPlan([], [])
         self._next: RowPlan | None = None  # a plan computed elsewhere, for the next source reset
@@ -95,9 +120,27 @@ class SampleFilterProxy(QAbstractProxyModel):
 
     def _source_reset(self) -> None:
         plan, self._next = self._next, None
-        self._plan = plan if plan is not None and len(plan.pos) == self.sourceModel().rowCount() else self._compute()
+        moved = self._follow_sort_name()
+        fits = (plan is not None and len(plan.pos) == self.sourceModel().rowCount()
+                and plan.sort_column == self._sort_column)
+        self._plan = plan if fits else self._compute()
         self.endResetModel()
+        if moved:
+            self.sortMoved.emit(self._sort_column, self._order)
         self.refiltered.emit()
+
+    def _follow_sort_name(self) -> bool:
+        """After new columns: sort by the same-named column, or in benchmark order when it is
+        gone (never by whatever column now has the old number). True when the number changed."""
+        if self._sort_column < 0:
+            return False
+        column = column_of(self.sourceModel(), self._sort_name)
+        if column < 0:
+            self._sort_name = None
+        if column == self._sort_column:
+            return False
+        self._sort_column = column
+        return True
 
     def _source_data_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: Any = ()) -> None:
         if self._plan.rows:
@@ -157,9 +200,17 @@ class SampleFilterProxy(QAbstractProxyModel):
         return matches(self.sourceModel(), row, self.filter, self.search)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        model = self.sourceModel()
+        if model is None or not 0 <= column < model.columnCount():
+            column = -1
         self._sort_column, self._order = column, order
-        if self.sourceModel() is not None:
+        self._sort_name = None if column < 0 else str(model.headerData(column, Qt.Orientation.Horizontal))
+        if model is not None:
             self.refilter()
+
+    def sort_name(self) -> str | None:
+        """The name of the column the rows are sorted by (None: benchmark order)."""
+        return self._sort_name
 
     def sortColumn(self) -> int:  # noqa: N802 - the QSortFilterProxyModel name
         return self._sort_column
@@ -200,6 +251,20 @@ class SampleFilterProxy(QAbstractProxyModel):
             return QModelIndex()
         p = self._plan.pos[index.row()]
         return self.index(p, index.column()) if p >= 0 else QModelIndex()
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """The source's cell, asked directly (one Python call per painted role, not three)."""
+        rows, r = self._plan.rows, index.row()
+        if not 0 <= r < len(rows):
+            return None
+        model = self.sourceModel()
+        cell = getattr(model, "cell", None)
+        if cell is None:
+            return model.data(model.index(rows[r], index.column()), role)
+        return cell(rows[r], index.column(), role)
+
+    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
+        return _FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags
 
     def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:

@@ -21,7 +21,16 @@ from PySide6.QtWidgets import (
 
 from masklens.core.errors import MasklensError
 from masklens.core.schema import Sample
-from masklens.gui.browser.filters import Expression, Filter, flatten, presets_for
+from masklens.gui.browser.cell_painter import CellPainter
+from masklens.gui.browser.filters import (
+    Expression,
+    Filter,
+    both,
+    column_labels,
+    presets_for,
+)
+from masklens.gui.browser.focus_ring import FocusRing
+from masklens.gui.browser.frozen import FrozenColumns
 from masklens.gui.browser.row_proxy import SampleFilterProxy, plan_rows
 from masklens.gui.browser.sample_table import (  # noqa: F401 - re-exported (readout panel, tests)
     COLUMN_MAX,
@@ -55,7 +64,7 @@ class SampleBrowser(QWidget):
         self.search.textChanged.connect(self._search_changed)
         self.presets = QComboBox()
         self.presets.currentIndexChanged.connect(self._preset_chosen)
-        self.expression = QLineEdit(placeholderText="filter, e.g. IoU_fact < 0.5 (Enter)")
+        self.expression = QLineEdit(placeholderText=placeholder([]))
         self.expression.returnPressed.connect(self._expression_entered)
         self.expression.textChanged.connect(lambda t: t.strip() or self._expression_entered())
         self.count = QLabel("")
@@ -73,8 +82,14 @@ class SampleBrowser(QWidget):
         self.table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.setAlternatingRowColors(True)
+        self.table.setTabKeyNavigation(False)  # Tab leaves the list; the arrows move inside it
+        self.table.setWordWrap(False)
+        self.table.setItemDelegate(CellPainter(self.model, self.proxy, self.table))  # one call a cell
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.frozen = FrozenColumns(self.table, FIXED.index("sample") + 1)  # "#" and the id stay in view
+        self.focus_ring = FocusRing(self.table)  # where the one-key shortcuts go (no style sheet)
         self._filters: list[Filter] = []
+        self._typed: Expression | None = None  # the applied typed expression, ANDed with the preset
         self._kind: str | None = None
         top = QHBoxLayout()
         top.addWidget(self.presets, 1)
@@ -90,20 +105,34 @@ class SampleBrowser(QWidget):
         self.proxy.rowsRemoved.connect(self._update_count)
         self.proxy.modelReset.connect(self._update_count)
         self.proxy.refiltered.connect(self._mark_pinned)
+        self.proxy.sortMoved.connect(self._show_sort)
 
     # ------------------------------------------------------------ content
     def set_benchmark(self, kind: str | None, samples: list[Sample], help_: dict[str, str]) -> None:
+        """Another benchmark: its own columns, no search text or typed filter of the previous
+        one, and a sort by a metric column dropped (an id, group or prompt sort stays)."""
         self._kind = kind
         self.proxy.pinned, self.model.outside_row = None, None
-        self.model.set_samples(samples, help_)
+        self._typed = None
+        for edit in (self.search, self.expression):
+            edit.blockSignals(True)
+            edit.clear()
+            edit.blockSignals(False)
+        self.expression.setStyleSheet("")
+        self.expression.setToolTip("")
+        self.proxy.search = ""
+        self.model.labels = column_labels(kind)
+        self.model.set_samples(samples, help_)  # the proxy follows the sort by name (metric: gone)
         self._refresh_presets()
         self._widths()
 
-    def set_readouts(self, readouts: list[dict[str, Any]] | None, prepared: Prepared | None = None) -> None:
+    def set_readouts(self, readouts: list[dict[str, Any]] | None, prepared: Prepared | None = None,
+                     columns_key: Any = None) -> None:
         """New readouts (a slider moved, another prediction set). ``prepared``: their flattened
         records and the rows to show, computed off the GUI thread (:meth:`plan_for`); without it
-        the rows are planned here. The sample being looked at stays, marked when it no longer
-        matches, until the user moves."""
+        the rows are planned here. ``columns_key``: what the metric columns depend on (the same
+        as last time: the columns stay, see :meth:`SampleTableModel.set_readouts`). The sample
+        being looked at stays, marked when it no longer matches, until the user moves."""
         before = list(self.model.columns)
         current = getattr(self, "_current_row", None)
         filtering = type(self.proxy.filter) is not Filter or bool(self.proxy.search)
@@ -112,9 +141,9 @@ class SampleBrowser(QWidget):
         if prepared is not None:
             self.proxy.expect(prepared.plan)  # used if the model resets (new columns)
         if prepared is None:
-            self.model.set_readouts(readouts)
+            self.model.set_readouts(readouts, key=columns_key)
         else:
-            self.model.set_readouts(readouts, prepared.flat, prepared.columns)
+            self.model.set_readouts(readouts, prepared.flat, prepared.columns, key=columns_key)
         if self.model.columns != before:
             self._refresh_presets()
             self._widths()
@@ -124,23 +153,26 @@ class SampleBrowser(QWidget):
             self._quietly(self.proxy.refilter)
         self._update_count()
 
-    def planner(self) -> Callable[[list[dict[str, Any]], Callable[[], None]], Prepared]:
-        """A function for a worker: ``(readouts, check)`` → :class:`Prepared` (their flattened
-        records and the rows the current filter, search and sort show, with the sample being
-        looked at pinned); what it reads of the table is copied now, on this thread."""
+    def planner(self, columns_key: Any = None) -> Callable[[list[dict[str, Any]], Callable[[], None]], Prepared]:
+        """A function for a worker: ``(readouts, check)`` → :class:`Prepared` (their metric
+        columns and the rows the current filter, search and sort show, with the sample being
+        looked at pinned; records are flattened later, only those painted). What it reads of
+        the table is copied now, on this thread; ``columns_key`` the same as the table's: the
+        columns stay (a slider step)."""
         base = RowSnapshot(self.model, [])
-        filt, search, pinned, column, desc = self.proxy.plan_args()
+        filt, search, pinned, _column, desc = self.proxy.plan_args()
+        name, column_named = self.proxy.sort_name(), self.model.column_named
+        same = columns_key is not None and columns_key == self.model._columns_key
+        columns = list(self.model.columns) if same else None
         current = getattr(self, "_current_row", None)
         if (type(filt) is not Filter or search) and current is not None:
             pinned = current
 
         def prepare(readouts: list[dict[str, Any]], check: Callable[[], None] = lambda: None) -> Prepared:
-            snap = base.with_readouts(readouts)
-            for i, r in enumerate(readouts):
-                snap.flat_rows[i] = flatten(r)
-                if i % 4096 == 0:
-                    check()
-            return Prepared(snap.flat_rows, plan_rows(snap, filt, search, pinned, column, desc), snap.columns)
+            snap = base.with_readouts(readouts, columns)
+            check()
+            column = column_named(name, snap.columns)  # the sorted column's place among these columns
+            return Prepared({}, plan_rows(snap, filt, search, pinned, column, desc), snap.columns)
 
         return prepare
 
@@ -168,24 +200,46 @@ class SampleBrowser(QWidget):
                 width = min(max(width, content, 48), 130)
             header.resizeSection(col, width)
 
+    def _show_sort(self, column: int, order: Qt.SortOrder) -> None:
+        """The header's sort arrow where the rows are sorted now (no re-sort)."""
+        header = self.table.horizontalHeader()
+        header.blockSignals(True)
+        header.setSortIndicator(column, order)
+        header.blockSignals(False)
+        self.frozen._show_sort(column, order)
+
     def _refresh_presets(self) -> None:
         current = self.presets.currentText()
-        self._filters = presets_for(self._kind, self.model.filter_columns())
+        columns = self.model.filter_columns()
+        self._filters = presets_for(self._kind, columns)
         self.presets.blockSignals(True)
         self.presets.clear()
         self.presets.addItems([f.label for f in self._filters])
         idx = self.presets.findText(current)
         self.presets.setCurrentIndex(max(idx, 0))
         self.presets.blockSignals(False)
-        self._quietly(lambda: self.proxy.set_filter(self._filters[max(idx, 0)]))
+        first = self.model.flat(0) if self.model.rowCount() else {}
+        self.expression.setPlaceholderText(placeholder(self.model.columns, first, self.model.labels))
+        if self._typed is not None and self._typed.bind(columns, self._aliases()):
+            self._typed = None  # its columns are gone
+            self.expression.clear()
+        self._quietly(lambda: self.proxy.set_filter(both(self._filters[max(idx, 0)], self._typed)))
+
+    def _aliases(self) -> dict[str, str]:
+        return {label: key for key, label in self.model.labels.items()}
+
+    def preset(self) -> Filter:
+        """The preset chosen in the box."""
+        i = self.presets.currentIndex()
+        return self._filters[i] if 0 <= i < len(self._filters) else Filter()
 
     def _preset_chosen(self, i: int) -> None:
         if 0 <= i < len(self._filters):
-            self.expression.clear()
-            self._set_filter(self._filters[i])
+            self._set_filter(both(self._filters[i], self._typed))
 
     def _set_filter(self, f: Filter) -> None:
-        """A filter the user chose: exactly its matches are listed; the sample shown stays."""
+        """A filter the user chose: exactly its matches are listed; the sample shown stays. The
+        list's filter reads as the preset AND the typed expression (the count's tooltip)."""
         self.proxy.pinned = None
         self._quietly(lambda: self.proxy.set_filter(f))
         self._update_count()
@@ -197,16 +251,17 @@ class SampleBrowser(QWidget):
             f = Expression(text)
         except MasklensError as exc:
             return self._not_applied(str(exc))
-        missing = f.bind(self.model.filter_columns())
+        missing = f.bind(self.model.filter_columns(), self._aliases())
         if missing:
             return self._not_applied(f"no column named {', '.join(missing)} (see the table's headers)")
         self.expression.setStyleSheet("")
-        self.expression.setToolTip("")
+        self.expression.setToolTip(f"applied together with the preset: {both(self.preset(), f).label}")
         if self.expression.text().strip() != text.strip():
             self.expression.blockSignals(True)
             self.expression.setText(text)
             self.expression.blockSignals(False)
-        self._set_filter(f)
+        self._typed = f
+        self._set_filter(both(self.preset(), f))
         return True
 
     def _not_applied(self, why: str) -> bool:
@@ -223,6 +278,7 @@ class SampleBrowser(QWidget):
         else:
             self.expression.setStyleSheet("")
             self.expression.setToolTip("")
+            self._typed = None
             self._preset_chosen(self.presets.currentIndex())
 
     def _search_changed(self, text: str) -> None:
@@ -232,7 +288,9 @@ class SampleBrowser(QWidget):
     def _update_count(self, *_: Any) -> None:
         shown = self.proxy.rowCount() - (1 if self.current_outside() else 0)
         self.count.setText(f"{shown} / {self.model.rowCount()}")
-        self.count.setToolTip(OUTSIDE_TIP if self.current_outside() else "samples matching the filter / all")
+        shown_by = self.proxy.filter.label or "all samples"
+        self.count.setToolTip(OUTSIDE_TIP if self.current_outside()
+                              else f"samples matching the filter / all; filter: {shown_by}")
 
     def current_outside(self) -> bool:
         """True when the current sample is shown although the filter does not match it."""
@@ -316,6 +374,17 @@ class SampleBrowser(QWidget):
             return rows[cur.row() + 1] if cur.row() + 1 < len(rows) else None
         later = [r for r in rows if r > source_row]
         return min(later) if later else None
+
+
+def placeholder(columns: list[str], values: dict[str, Any] | None = None,
+                labels: dict[str, str] | None = None) -> str:
+    """The filter field's hint, from the open benchmark's own columns: its first metric with a
+    fractional value in ``values`` (a row's readout), else "sample ~ …" (no readouts yet)."""
+    values, labels = values or {}, labels or {}
+    numeric = [c for c in columns if isinstance(values.get(c), float)]
+    if not numeric:
+        return "filter, e.g. sample ~ 12 (Enter); 'and' joins clauses"
+    return f"filter, e.g. {labels.get(numeric[0], numeric[0])} < 0.5 (Enter); 'and' joins clauses"
 
 
 def sampled_rows(n: int, k: int = 100) -> list[int]:

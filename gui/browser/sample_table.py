@@ -12,7 +12,9 @@ from PySide6.QtGui import QColor, QFont
 
 from masklens.core.schema import Sample
 from masklens.core.scoring.records import Records
+from masklens.gui.browser.bulk import BulkColumns
 from masklens.gui.browser.filters import Row, flatten
+from masklens.gui.browser.lookup import KeyReader, RowValues
 from masklens.gui.browser.row_proxy import RowPlan
 from masklens.gui.window.disposal import release_later
 
@@ -30,6 +32,8 @@ def verdict_labels() -> list[str]:
         return []
     return [vt.label for vt in VERDICT_TYPES.values()]
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+_DISPLAY, _ALIGN = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.TextAlignmentRole
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _SKIP = {"id", "sample_id", "sample"}
 OUTSIDE_TIP = "outside the current filter: kept while you look at it; it goes when you move on"
 
@@ -63,8 +67,10 @@ class Prepared:
     columns: list[str]
 
 
-class SampleTableModel(QAbstractTableModel):
+class SampleTableModel(BulkColumns, QAbstractTableModel):
     """Rows are samples; metric columns come from the flattened readout records."""
+
+    FIXED_COLUMNS = len(FIXED)
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -75,6 +81,10 @@ class SampleTableModel(QAbstractTableModel):
         self.verdicts: dict[str, str] = {}
         self.help: dict[str, str] = {}
         self._prompt_text: dict[int, str] = {}
+        #: a readout key → the header it is shown under (names told apart, e.g. CAFE's TA_FN)
+        self.labels: dict[str, str] = {}
+        self._columns_key: Any = None  # what the current columns were read for (set_readouts)
+        self._reader = KeyReader()  # metric values straight from the records
         self.outside_row: int | None = None  # the current sample, kept although the filter drops it
         #: a verdict key ("gt_wrong") → the words shown ("Ground truth wrong"); set by the review part
         self.verdict_label: Callable[[str], str] = lambda key: key
@@ -82,17 +92,26 @@ class SampleTableModel(QAbstractTableModel):
     def set_samples(self, samples: list[Sample], help_: dict[str, str] | None = None) -> None:
         self.beginResetModel()
         self.samples, self.readouts, self._flat, self.columns = samples, [], {}, []
+        self._columns_key = None
         self.help = dict(help_ or {})
         self._prompt_text = {}
+        self.forget(samples=True)
         self.endResetModel()
 
     def set_readouts(self, readouts: list[dict[str, Any]] | None,
-                     flat: dict[int, dict[str, Any]] | None = None, columns: list[str] | None = None) -> None:
+                     flat: dict[int, dict[str, Any]] | None = None, columns: list[str] | None = None,
+                     key: Any = None) -> None:
         """New readouts: same columns → dataChanged only (cheap); new columns → reset.
         ``flat`` / ``columns``: their flattened records and metric columns when already computed
-        (by a worker). The previous ones are let go off this thread (100,000 dicts)."""
+        (by a worker). ``key``: what the columns depend on (benchmark and prediction set): the
+        same key as last time keeps the columns (a slider step) instead of reading them again.
+        The previous readouts are let go off this thread (100,000 dicts)."""
         readouts = readouts if isinstance(readouts, list | Records) else list(readouts or [])
-        columns = metric_columns(readouts) if columns is None else columns
+        if columns is None:
+            same = key is not None and key == self._columns_key and len(readouts) == len(self.readouts)
+            columns = self.columns if same else metric_columns(readouts)
+        self._columns_key = key
+        self.forget()
         release_later(self.readouts, self._flat)
         if columns == self.columns and len(readouts) == len(self.readouts):
             self.readouts, self._flat = readouts, flat if flat is not None else {}
@@ -117,6 +136,7 @@ class SampleTableModel(QAbstractTableModel):
         if verdicts == self.verdicts:
             return
         self.verdicts = verdicts
+        self.forget()
         if self.samples:
             col = FIXED.index("verdict")
             self.dataChanged.emit(self.index(0, col), self.index(len(self.samples) - 1, col))
@@ -125,12 +145,35 @@ class SampleTableModel(QAbstractTableModel):
         """Keys a filter expression may use: sample, group, verdict and the metric columns."""
         return ["sample", "group", "verdict", *self.columns]
 
+    def column_named(self, name: str | None, columns: list[str] | None = None) -> int:
+        """The column (in ``columns``, by default the table's) whose header reads ``name``; -1."""
+        if name is None:
+            return -1
+        if name in FIXED:
+            return FIXED.index(name)
+        cols = self.columns if columns is None else columns
+        for i, key in enumerate(cols):
+            if self.labels.get(key, key) == name:
+                return len(FIXED) + i
+        return -1
+
     def row_of(self, i: int) -> Row:
         s = self.samples[i]
         verdict = self.verdicts.get(s.id)
-        values = {"sample": s.id, "group": s.group, "verdict": verdict or "",
-                  **self.flat(i)}
-        return Row(s, values, verdict)
+        fixed = {"sample": s.id, "group": s.group, "verdict": verdict or ""}
+        return Row(s, self._values(i, fixed), verdict)
+
+    def _values(self, i: int, fixed: dict[str, Any]) -> Any:
+        """Row ``i``'s filter values: its keys are read from its record on demand."""
+        return RowValues(fixed, self.readouts[i] if i < len(self.readouts) else None, self._reader,
+                         self._flat.get(i))
+
+    def _metric(self, row: int, key: str) -> Any:
+        """Row ``row``'s value of metric ``key``, read without flattening the whole record."""
+        flat = self._flat.get(row)
+        if flat is not None:
+            return flat.get(key)
+        return self._reader.get(self.readouts[row], key) if row < len(self.readouts) else None
 
     def value(self, row: int, col: int) -> Any:
         s = self.samples[row]
@@ -147,7 +190,8 @@ class SampleTableModel(QAbstractTableModel):
         if col == 4:
             keys = self.verdicts.get(s.id, "")
             return ", ".join(self.verdict_label(k) for k in keys.split(", ")) if keys else ""
-        return self.flat(row).get(self.columns[col - len(FIXED)])
+        k = col - len(FIXED)
+        return self._metric(row, self.columns[k]) if k < len(self.columns) else None
 
     # ------------------------------------------------------------ Qt model API
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
@@ -157,18 +201,20 @@ class SampleTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(FIXED) + len(self.columns)
 
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return _fmt(self.value(index.row(), index.column()))
+        return self.cell(index.row(), index.column(), role) if index.isValid() else None
+
+    def cell(self, row: int, col: int, role: int) -> Any:
+        """What :meth:`data` answers for (row, col), without a QModelIndex (the proxy asks)."""
+        if role == _DISPLAY:
+            return _fmt(self.value(row, col))
         if role == SORT_ROLE:
-            v = self.value(index.row(), index.column())
+            v = self.value(row, col)
             if isinstance(v, bool):
                 return float(v)
             return v if isinstance(v, (int, float)) else (float("-inf") if v is None else str(v))
-        if role == Qt.ItemDataRole.TextAlignmentRole and index.column() >= len(FIXED):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if index.row() == self.outside_row:
+        if role == _ALIGN:
+            return _RIGHT if col >= len(FIXED) else None
+        if row == self.outside_row:
             if role == Qt.ItemDataRole.FontRole:
                 font = QFont()
                 font.setItalic(True)
@@ -180,41 +226,47 @@ class SampleTableModel(QAbstractTableModel):
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
-        if orientation != Qt.Orientation.Horizontal:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < self.columnCount():
             return None
         name = FIXED[section] if section < len(FIXED) else self.columns[section - len(FIXED)]
         if role == Qt.ItemDataRole.DisplayRole:
-            return name
+            return self.labels.get(name, name)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return metric_tooltip(name, self.help)
+            tip = metric_tooltip(name, self.help)
+            shown = self.labels.get(name, name)
+            return f"{shown} (key {name}) — {tip}" if shown != name and tip else tip
         return None
 
 
-class RowSnapshot:
+class RowSnapshot(BulkColumns):
     """The table's rows with other readouts, without Qt: what a worker plans rows from (the
-    model's own value / row_of logic, over a copy of what it reads)."""
+    model's own value / row_of / column logic, over a copy of what it reads)."""
 
+    FIXED_COLUMNS = len(FIXED)
     value = SampleTableModel.value
     row_of = SampleTableModel.row_of
+    _values = SampleTableModel._values
+    _metric = SampleTableModel._metric
 
     def __init__(self, model: SampleTableModel, readouts: list[dict[str, Any]]) -> None:
         self.samples, self.readouts = model.samples, readouts
         self.verdicts, self.verdict_label = dict(model.verdicts), model.verdict_label
         self.columns = metric_columns(readouts)
         self._prompt_text = dict(model._prompt_text)
-        self.flat_rows: dict[int, dict[str, Any]] = {}
+        self._flat: dict[int, dict[str, Any]] = {}
+        self._reader = KeyReader()
+        # what does not change with readouts (ids, their sort keys, search texts) is shared
+        self._bulk = {k: v for k, v in getattr(model, "_bulk", {}).items() if k[0] == "fixed"}
 
-    def with_readouts(self, readouts: list[dict[str, Any]]) -> RowSnapshot:
+    def with_readouts(self, readouts: list[dict[str, Any]], columns: list[str] | None = None) -> RowSnapshot:
+        """The same table with ``readouts`` (``columns``: their metric columns when known)."""
         other = RowSnapshot.__new__(RowSnapshot)
         other.__dict__.update(self.__dict__)
-        other.readouts, other.columns, other.flat_rows = readouts, metric_columns(readouts), {}
+        other.readouts, other._flat = readouts, {}
+        other.columns = metric_columns(readouts) if columns is None else columns
+        other._bulk = dict(self._bulk)
+        other.forget()
         return other
-
-    def flat(self, row: int) -> dict[str, Any]:
-        got = self.flat_rows.get(row)
-        if got is None:
-            got = self.flat_rows[row] = flatten(self.readouts[row]) if row < len(self.readouts) else {}
-        return got
 
     def rowCount(self) -> int:  # noqa: N802 - the model's name
         return len(self.samples)

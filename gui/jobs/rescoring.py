@@ -3,7 +3,7 @@ first frame), every sample in the worker pool, and the latest slider value wins.
 
 Below :data:`ASYNC_FROM` samples a full re-derivation takes a few milliseconds and is done in
 place. Above it, :meth:`Rescoring.request` derives the sample shown on the GUI thread, then runs
-``Scorer.readouts`` plus the browser's flattening, filtering and sorting (:meth:`SampleBrowser.planner`)
+``Scorer.readouts`` plus the browser's filtering and sorting (:meth:`SampleBrowser.planner`)
 on a worker; a result for values that are no longer the slider's is dropped, an older job is
 cancelled at its next check. The window installs the result in one step (``prepared_for``).
 """
@@ -63,6 +63,8 @@ class Rescoring(QObject):
         self._serial = 0
         self._prepared: tuple[Any, Any] | None = None  # (readouts, Prepared) awaiting installation
         self.pending = False
+        self._first_frame: tuple[int, dict[str, float]] | None = None  # (sample index, values) drawn
+        self._installing = False
 
     def request(self, params: dict[str, float]) -> None:
         """New slider values (may raise MasklensError for values out of range)."""
@@ -75,21 +77,22 @@ class Rescoring(QObject):
             self.settled.emit()
             return
         st.set_params_shown(params)  # the first frame: the sample shown, at once
+        self._first_frame = (st.index, dict(st.params))
         self._serial += 1
         serial, name, p = self._serial, st.active, dict(st.params)
         self.runner.cancel_all()  # an older value still being derived: stop it at its next check
         self.pending = True
-        planner = self.browser.planner()
+        planner = self.browser.planner(columns_key=(id(st.benchmark), name))  # as the window keys them
 
         def done(value: tuple[list, Any]) -> None:
             if serial != self._serial:
                 return  # a later value is on its way
             readouts, prepared = value
-            self._prepared = (readouts, prepared)
+            self._prepared, self._installing = (readouts, prepared), True
             try:
                 st.install_readouts(name, p, readouts)
             finally:
-                self._prepared = None
+                self._prepared, self._installing = None, False
                 self.pending = False
                 self.settled.emit()
 
@@ -105,6 +108,12 @@ class Rescoring(QObject):
         collector's scans (``gc.freeze``), so no later collection walks them with the GIL held in
         the middle of a slider move. Reference counting still frees them when they are dropped."""
         gc.freeze()
+
+    def shown_is_current(self) -> bool:
+        """While a worker's readouts are installed: whether the sample shown was already drawn
+        (the first frame) at exactly these values, so that only the list needs them."""
+        st = self.state
+        return self._installing and self._first_frame == (st.index, dict(st.params))
 
     def prepared_for(self, readouts: Any) -> Any:
         """The browser's ready rows for exactly these readouts (None: plan them here)."""

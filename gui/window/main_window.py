@@ -73,7 +73,6 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         self.edit_check = EditCheck(self)  # image pairs: edit leakage, Edit difference view
         # one-key shortcuts act only with the focus on the canvas or the sample list
         self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table])
-        key_scope.show_focus(self.browser.table, "QTableView")
         self.resize(*layout_memory.DEFAULT_SIZE)
         self.default_state = self.saveState()  # View › Reset layout goes back to it
         layout_memory.restore_geometry(self, settings)
@@ -227,9 +226,16 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
     def _readouts_changed(self) -> None:
         # with two or more sets ticked in "Compare sets", their columns come first
         rows = self.set_comparison.browser_readouts(self.state.readouts.get(self.state.active or ""))
-        self.browser.set_readouts(rows, self.rescoring.prepared_for(rows))
+        # the metric columns are those of this benchmark and set (a slider step keeps them);
+        # compared sets bring columns of their own
+        key = (None if getattr(self.set_comparison, "_augmented", False)
+               else (id(self.state.benchmark), self.state.active))
+        self.browser.set_readouts(rows, self.rescoring.prepared_for(rows), columns_key=key)
         self.browser.select_source_row(self.state.index)  # a model reset drops the selection
-        self.render()
+        if self.rescoring.shown_is_current():  # the first frame drew this sample at these values
+            self.show_status()
+        else:
+            self.render()
 
     def _sample_changed(self, index: int) -> None:
         self.browser.select_source_row(index)

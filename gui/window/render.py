@@ -52,6 +52,13 @@ class WindowRendering:
         note = f"{missing[0]} (shown as a checkerboard; scoring needs no pixels)" if missing else ""
         if note and note != self.message_bar.text:
             self.message_bar.show_message(note, "warning")
+        self.show_status()
+
+    def show_status(self) -> None:
+        """The status bar's sample line (which sample, its group, whether the filter keeps it)."""
+        sample = self.state.sample
+        if sample is None or self.state.benchmark is None:
+            return
         n = len(self.state.benchmark.samples)
         self.status.set_sample(f"sample {self.state.index + 1}/{n}: {sample.id}"
                                + (f" · {sample.group}" if sample.group else "")

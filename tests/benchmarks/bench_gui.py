@@ -11,7 +11,10 @@ Prints absolute times, the targets, and ratios against baselines measured in thi
   and warm (from the LRUs), against decoding the sample's PNG alone;
 * opening a 10,000-sample benchmark until the first sample is drawn (target: < 2 s), against
   the kind's own load_benchmark; moving the t slider on 10,000 scored samples;
-* a CAFE-sized run with the real CAFE kind: first sample, scoring, slider step, sample switch.
+* a CAFE-sized run with the real CAFE kind: first sample, scoring, slider step, sample switch;
+* real-shaped sets (gui_real_shaped.py; alone with ``--real-shaped``): t/τ step, sample switch,
+  filter, sort on SA-Co/Gold-shaped 1,200 and 20,000 entries at 1280×720 and CAFE-shaped 2,146
+  pairs at 1024², input → settled window and the worst GUI stall, against the scorer's own time.
 """
 
 from __future__ import annotations
@@ -391,6 +394,15 @@ def bench_cafe_sized(tmp: Path) -> None:
 
 def main() -> int:
     app = QApplication.instance() or QApplication([])
+    from gui_real_shaped import bench_real_shaped
+
+    if "--real-shaped" in sys.argv:  # only the real-shaped lines (issue 21); --sizes 1200,20000
+        sizes = (1_200, 20_000)
+        if "--sizes" in sys.argv:
+            sizes = tuple(int(x) for x in sys.argv[sys.argv.index("--sizes") + 1].split(",") if x)
+        with tempfile.TemporaryDirectory() as d:
+            bench_real_shaped(Path(d), StallMeter(), sizes)
+        return 0
     bench_overlays()
     with tempfile.TemporaryDirectory() as d:
         bench_switch_and_open(Path(d))
@@ -400,6 +412,8 @@ def main() -> int:
         bench_prompt_and_report(Path(d))
     with tempfile.TemporaryDirectory() as d:
         bench_cafe_sized(Path(d))
+    with tempfile.TemporaryDirectory() as d:
+        bench_real_shaped(Path(d), StallMeter())
     app.processEvents()
     return 0
 

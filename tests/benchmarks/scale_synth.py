@@ -19,14 +19,16 @@ from pycocotools import mask as mask_utils  # noqa: E402
 N_VARIANTS = 4
 
 
-def shape_pool(rng: random.Random, n: int, size: int) -> list[list[dict[str, Any]]]:
-    """``n`` random shapes, each as ``N_VARIANTS`` RLEs: the shape, then jittered copies."""
+def shape_pool(rng: random.Random, n: int, size: int, width: int | None = None) -> list[list[dict[str, Any]]]:
+    """``n`` random polygons (``size`` high, ``width`` wide, default square), each as
+    ``N_VARIANTS`` RLEs: the shape, then jittered copies."""
+    h, w = size, width or size
     pool = []
     for _ in range(n):
-        poly = random_shape(rng, size, size)
-        variants = [rle(poly, size, size)]
+        poly = random_shape(rng, h, w)
+        variants = [rle(poly, h, w)]
         for amount in (0.02, 0.06, 0.2)[: N_VARIANTS - 1]:
-            variants.append(rle(jitter(rng, poly, amount, size, size), size, size))
+            variants.append(rle(jitter(rng, poly, amount, h, w), h, w))
         pool.append(variants)
     return pool
 
@@ -48,12 +50,15 @@ def _score(rng: random.Random) -> float:
 
 
 def synth_saco(
-    seed: int, n_entries: int, size: int = 1024, n_annotators: int = 3, pool_size: int = 400
+    seed: int, n_entries: int, size: int = 1024, n_annotators: int = 3, pool_size: int = 400,
+    *, width: int | None = None, n_images: int | None = None, max_pred: int = 5,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """SA-Co/Gold-shaped annotator files (0–3 ground-truth instances per entry and annotator,
-    which sometimes miss or add one) and COCO results (0–5 instances per entry)."""
+    which sometimes miss or add one) and COCO results (0–``max_pred`` instances per entry), on
+    images ``size`` high and ``width`` wide (default square); ``n_images``: entries share that
+    many image files (default: three entries per image)."""
     rng = random.Random(seed)
-    pool = shape_pool(rng, pool_size, size)
+    pool = shape_pool(rng, pool_size, size, width)
     boxes = {id(v): bbox_of(v) for vs in pool for v in vs}
     files: list[dict[str, Any]] = [
         {"images": [], "annotations": [], "categories": [{"id": 1, "name": "object"}]}
@@ -64,8 +69,9 @@ def synth_saco(
         eid = 1 + i
         objects = rng.sample(range(pool_size), rng.randint(0, 3))
         for a, f in enumerate(files):
-            f["images"].append({"id": eid, "file_name": f"img{i // 3}.jpg", "height": size,
-                                "width": size, "text_input": f"np {i}",
+            image = i // 3 if n_images is None else i % n_images
+            f["images"].append({"id": eid, "file_name": f"img{image}.jpg", "height": size,
+                                "width": width or size, "text_input": f"np {i}",
                                 "is_instance_exhaustive": True})  # fmt: skip
             mine = [o for o in objects if not (a and rng.random() < 0.15)]
             if a and len(mine) < 3 and rng.random() < 0.1:
@@ -74,7 +80,7 @@ def synth_saco(
                 f["annotations"].append({"id": len(f["annotations"]) + 1, "image_id": eid,
                                          "category_id": 1, "iscrowd": 0, "area": 0,
                                          "segmentation": pool[o][1 if a else 0]})  # fmt: skip
-        for _ in range(rng.randint(0, 5)):
+        for _ in range(rng.randint(0, max_pred)):
             if objects and rng.random() < 0.7:
                 seg = pool[rng.choice(objects)][rng.randrange(N_VARIANTS)]
             else:
@@ -85,10 +91,11 @@ def synth_saco(
 
 
 def synth_cafe_fast(
-    seed: int, n_pairs: int, size: int = 1024, pool_size: int = 400
+    seed: int, n_pairs: int, size: int = 1024, pool_size: int = 400, *, n_images: int | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """CAFE-shaped annotation dict (positive + counterfactual negative per pair, one target)
-    and COCO results (0–5 instances per image)."""
+    and COCO results (0–5 instances per image); ``n_images``: pairs share that many image
+    files (default: one per pair)."""
     rng = random.Random(seed)
     pool = shape_pool(rng, pool_size, size)
     boxes = {id(v): bbox_of(v) for vs in pool for v in vs}
@@ -98,10 +105,11 @@ def synth_cafe_fast(
     for i in range(n_pairs):
         pos_id, neg_id = i + 1, i + 1 + NEG_OFFSET
         edit = EDIT_TYPES[rng.randrange(3)]
-        images.append({"id": pos_id, "file_name": f"{pos_id}.jpg", "height": size, "width": size,
+        name = f"{pos_id if n_images is None else i % n_images + 1}.jpg"
+        images.append({"id": pos_id, "file_name": name, "height": size, "width": size,
                        "text_input": f"thing {i}", "edit_type": edit,
                        "is_instance_exhaustive": True})  # fmt: skip
-        images.append({"id": neg_id, "file_name": f"{pos_id}.jpg", "height": size, "width": size,
+        images.append({"id": neg_id, "file_name": name, "height": size, "width": size,
                        "text_input": f"other {i}", "edit_type": edit, "fp_source_id": pos_id,
                        "is_instance_exhaustive": True})  # fmt: skip
         target = rng.randrange(pool_size)

@@ -137,9 +137,15 @@ def test_note_field_types_letters_and_enter_records_the_note(rw, qtbot):
     assert note.text() == ""
 
 
-def test_focus_ring_on_canvas_and_list(rw):
+def test_focus_ring_on_canvas_and_list(rw, qtbot):
     assert ":focus" in canvas_of(rw).styleSheet()
-    assert ":focus" in rw.browser.table.styleSheet()
+    table, ring = rw.browser.table, rw.browser.focus_ring  # painted, not a style sheet (speed)
+    focus(qtbot, table)
+    assert ring.isVisible() and ring.geometry() == table.rect()
+    img = table.grab().toImage()
+    assert img.pixelColor(table.width() // 2, 0).name() == "#0072b2"  # the ring, drawn
+    focus(qtbot, canvas_of(rw))
+    assert not ring.isVisible()
 
 
 def test_ctrl_z_in_a_text_field_is_the_field_s_undo(rw, qtbot):

@@ -1,0 +1,122 @@
+"""Whole columns of the sample table, read once per readouts: what filters and sorts use.
+
+Filtering or sorting 20,000 rows one row at a time costs a few Python calls per row and per
+key (~1 s on the GUI thread). :class:`BulkColumns` reads a key for every row in one pass
+(list comprehensions over the records, each key's path found once) and keeps it until the
+readouts or verdicts change; filters judge whole columns (:meth:`Filter.select`) and sorts
+order by precomputed keys. Sample ids, groups and prompt texts do not change with readouts:
+their columns (and natural-order sort keys) are kept for the benchmark.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from masklens.gui.browser.lookup import KeyReader
+
+_DIGITS = re.compile(r"(\d+)")
+_NUMBER = (int, float)
+
+
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """"img2" before "img10": runs of digits compare as numbers, the rest as lower-case text."""
+    return tuple((0, int(part)) if i % 2 else (1, part.lower())
+                 for i, part in enumerate(_DIGITS.split(text)) if part or i == 0)
+
+
+def sort_key(value: Any) -> tuple[int, Any]:
+    """Missing values first, then numbers, then text in natural order (1, 2, 10, not 1, 10, 2;
+    booleans as numbers)."""
+    if isinstance(value, bool):
+        value = float(value)
+    if value is None:
+        return (0, 0.0)
+    return (1, value) if isinstance(value, _NUMBER) else (2, natural_key(str(value)))
+
+
+def sort_keys(values: Sequence[Any]) -> Sequence[Any]:
+    """Sort keys for a column: the values themselves when all are numbers (the common case)."""
+    if all(type(v) is float or type(v) is int for v in values):
+        return values
+    return [sort_key(v) for v in values]
+
+
+def read_column(reader: KeyReader, records: Sequence[Mapping[str, Any]], key: str) -> list[Any]:
+    """Every record's value of flattened ``key`` (``flatten(record).get(key)``)."""
+    get = reader.get
+    if "." not in key and "[" not in key:  # a top-level value: one dict lookup a row
+        out = [r.get(key) for r in records]
+        if not any(v is not None and not isinstance(v, (int, float, str, bool)) for v in out):
+            return out
+    return [get(r, key) for r in records]
+
+
+class BulkColumns:
+    """Column reads for a table of ``samples`` × ``readouts`` (with ``verdicts``,
+    ``verdict_label``, ``columns`` and a ``_reader``); call :meth:`forget` when they change."""
+
+    samples: list[Any]
+    readouts: Sequence[Mapping[str, Any]]
+    verdicts: dict[str, str]
+    columns: list[str]
+    _reader: KeyReader
+    FIXED_COLUMNS = 0  # how many columns come before the metric ones (the table says)
+
+    def forget(self, *, samples: bool = False) -> None:
+        """Drop the kept columns (new readouts or verdicts; ``samples``: a new benchmark)."""
+        self._bulk: dict[Any, Any] = {} if samples else {
+            k: v for k, v in getattr(self, "_bulk", {}).items() if k[0] == "fixed"}
+
+    def _kept(self, key: Any, make: Any) -> Any:
+        bulk = self.__dict__.setdefault("_bulk", {})
+        got = bulk.get(key)
+        if got is None:
+            got = bulk[key] = make()
+        return got
+
+    def records(self) -> Sequence[Mapping[str, Any]]:
+        """The readouts as a plain list (a :class:`Records` copies them out in one pass)."""
+        return self._kept(("readouts",), lambda: self.readouts if isinstance(self.readouts, list)
+                          else list(self.readouts))
+
+    def key_column(self, key: str) -> list[Any]:
+        """Every row's value of a filter key: sample, group, verdict or a flattened readout key."""
+        n = len(self.samples)
+        if len(self.readouts) == n:
+            values = self._kept(("key", key), lambda: read_column(self._reader, self.records(), key))
+        else:
+            values = [None] * n
+        if key in ("sample", "group", "verdict"):  # the record's own key wins, as in row_of
+            fixed = self._fixed_column(key)
+            values = [f if v is None else v for v, f in zip(values, fixed, strict=True)]
+        return values
+
+    def _fixed_column(self, key: str) -> list[Any]:
+        if key == "verdict":
+            return self._kept(("verdict",), lambda: [self.verdicts.get(s.id) or "" for s in self.samples])
+        attr = "id" if key == "sample" else "group"
+        return self._kept(("fixed", key), lambda: [getattr(s, attr) for s in self.samples])
+
+    def haystacks(self) -> list[str]:
+        """Each row's id, group and prompts in lower case: what the search box looks in."""
+        return self._kept(("fixed", "hay"), lambda: [
+            f"{s.id} {s.group or ''} {' | '.join(p.text for p in s.prompts)}".lower() for s in self.samples])
+
+    def sort_column(self, col: int) -> Sequence[Any]:
+        """Sort keys of every row for table column ``col``."""
+        fixed = self.FIXED_COLUMNS
+        if col == 0:
+            return range(len(self.samples))
+        if col == 1:
+            return self._kept(("fixed", "id-keys"), lambda: sort_keys([s.id for s in self.samples]))
+        if col == 2:
+            return self._kept(("fixed", "group-keys"), lambda: sort_keys([s.group or "" for s in self.samples]))
+        if col < fixed:
+            value = self.value  # type: ignore[attr-defined]  # the table's
+            return self._kept(("sort", col), lambda: sort_keys([value(r, col) for r in range(len(self.samples))]))
+        key = self.columns[col - fixed] if col - fixed < len(self.columns) else None
+        if key is None:
+            return range(len(self.samples))
+        return self._kept(("sort", key), lambda: sort_keys(self.key_column(key)))

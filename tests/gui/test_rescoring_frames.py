@@ -1,0 +1,50 @@
+"""A slider step on a benchmark re-scored in the worker pool draws the sample shown once (the
+first frame), not again when the other samples' readouts arrive; a sample switch while the
+worker runs still gets the new values drawn; the list's columns stay put across steps."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from test_records_gui import pcs_files
+
+
+def open_async(window, qtbot, tmp_path, monkeypatch):
+    from masklens.gui.jobs import rescoring
+
+    monkeypatch.setattr(rescoring, "ASYNC_FROM", 20)  # the worker path
+    assert window.open_benchmark("pcs", pcs_files(tmp_path, 60))
+    qtbot.waitUntil(lambda: bool(window.state.readouts) and not window.jobs.busy, timeout=30000)
+    drawn = []
+    show = window.sample_view.show_panels
+    window.sample_view.show_panels = lambda *a, **k: (drawn.append(window.state.index), show(*a, **k))
+    return drawn
+
+
+def test_a_step_draws_the_sample_once(window, qtbot, tmp_path, monkeypatch, no_internal_errors):
+    w = window
+    drawn = open_async(w, qtbot, tmp_path, monkeypatch)
+    w.state.set_index(5)
+    drawn.clear()
+    columns = w.browser.model.columns
+    before = w.state.params["score_threshold"]
+    slider = w.readout_panel.sliders.sliders["score_threshold"]._slider
+    slider.setFocus(Qt.FocusReason.OtherFocusReason)
+    qtbot.keyClick(slider, Qt.Key.Key_Right)  # a t step from the keyboard (debounced 40 ms)
+    qtbot.waitUntil(lambda: w.state.params["score_threshold"] != before, timeout=3000)
+    qtbot.waitUntil(lambda: not w.rescoring.pending, timeout=30000)
+    assert drawn == [5]  # the first frame only
+    scorer, kind = w.state.scorers[w.state.active], w.state.kind
+    want = kind.sample_readout(w.state.sample, scorer.overlaps[5], w.state.params)
+    assert w.state.readout() == want and w.browser.model.readouts[5] == want
+    assert w.browser.model.columns is columns  # fixed for the benchmark and set: not read again
+
+
+def test_a_switch_during_the_worker_is_drawn_again(window, qtbot, tmp_path, monkeypatch, no_internal_errors):
+    w = window
+    drawn = open_async(w, qtbot, tmp_path, monkeypatch)
+    w.state.set_index(5)
+    w.readout_panel.sliders.set_value("score_threshold", 0.8)
+    w.state.set_index(6)  # before the worker's readouts arrive
+    drawn.clear()
+    qtbot.waitUntil(lambda: not w.rescoring.pending, timeout=30000)
+    assert drawn == [6]  # sample 6 was drawn with older readouts: drawn again with these
