@@ -50,6 +50,7 @@ class ReviewPanel(QWidget):
         self.benchmark = ""
         self.sample_id = ""
         self.prompt_ids: list[str] = []
+        self.prompt_names: dict[str, str] = {}  # prompt id → what the user reads (“text” (role))
         self.sample_order: list[str] = []  # for "next unreviewed"; set by the window
         self.title = QLabel("No sample")
         self.title.setStyleSheet("font-weight: 600")
@@ -64,7 +65,9 @@ class ReviewPanel(QWidget):
         app = QApplication.instance()
         if app is not None:
             app.focusChanged.connect(self._focus_changed)
-        self.undo_stack: list[Any] = []  # verdicts recorded in this session, newest last
+        #: verdicts recorded in this session, newest last: one Verdict, or a tuple (a batch)
+        self.undo_stack: list[Any] = []
+        self._names: dict[tuple[str, str], str] = {}  # (sample, prompt id) → its words, for undo
         form = QFormLayout()
         form.addRow("About", self.target)
         form.addRow("Reviewer", self.reviewer)
@@ -117,24 +120,35 @@ class ReviewPanel(QWidget):
         if store is not self.store:
             self.undo_stack = []  # their rows belong to the previous store
             self.undo_button.setEnabled(False)
+            self.status.setText("")  # "saved: …" / "undone: …" were about the previous benchmark
         self.store = store
         if store is not None and not self.reviewer.text():
             self.reviewer.setText(store.reviewer)
         self._set_enabled(store is not None and bool(self.sample_id))
         self._refresh()
 
-    def set_sample(self, benchmark_key: str, sample_id: str, prompt_ids: list[str]) -> None:
+    def set_sample(self, benchmark_key: str, sample_id: str, prompt_ids: list[str],
+                   prompt_names: dict[str, str] | None = None) -> None:
+        """The sample verdicts are about; ``prompt_names``: prompt id → the words shown for it
+        (its text and role), never the benchmark's internal id."""
+        if benchmark_key != self.benchmark:
+            self.status.setText("")  # a line about another benchmark's sample
         self.benchmark, self.sample_id, self.prompt_ids = benchmark_key, sample_id, list(prompt_ids)
+        self.prompt_names = dict(prompt_names or {})
         self.title.setText(f"Sample {sample_id}")
         self.target.blockSignals(True)
         self.target.clear()
         self.target.addItem("whole sample", "")
         for pid in prompt_ids:
-            self.target.addItem(f"prompt {pid}", pid)
+            self.target.addItem(f"prompt {self.prompt_name(pid)}", pid)
         self.target.blockSignals(False)
         self.note.clear()
         self._set_enabled(self.store is not None)
         self._refresh()
+
+    def prompt_name(self, prompt_id: str) -> str:
+        """What a prompt is called on screen: its text (and role) when known, else its id."""
+        return self.prompt_names.get(prompt_id) or prompt_id
 
     def shortcut_actions(self) -> list[QAction]:
         """One-key actions (verdict shortcuts and N = next unreviewed) for the main window."""
@@ -176,10 +190,12 @@ class ReviewPanel(QWidget):
         self.status.setText(f"saved: {label} ({v.time})")
         self.note.clear()
         self.undo_stack.append(v)
+        if v.prompt_id:
+            self._names[(v.sample_id, v.prompt_id)] = self.prompt_name(v.prompt_id)
         self.undo_button.setEnabled(True)
         self._refresh()
         self.verdictRecorded.emit(self.sample_id)
-        where = f" on {v.prompt_id}" if v.prompt_id else ""
+        where = f" on {self._prompt_of(v)}" if v.prompt_id else ""
         self.confirmed.emit(f"{label}{where} recorded for sample {v.sample_id} — Ctrl+Z to undo")
         return v
 
@@ -207,6 +223,8 @@ class ReviewPanel(QWidget):
             self.status.setText("nothing to undo")
             return None
         v = self.undo_stack[-1]
+        if isinstance(v, tuple):
+            return self._undo_batch(v)
         try:
             self.store.retract(v)
         except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
@@ -215,11 +233,58 @@ class ReviewPanel(QWidget):
         self.undo_stack.pop()
         self.undo_button.setEnabled(bool(self.undo_stack))
         label = VERDICT_TYPES[v.verdict].label if v.verdict else "clear"
-        self.status.setText(f"undone: {label} on sample {v.sample_id}")
+        where = f" on {self._prompt_of(v)}" if v.prompt_id else ""
+        self.status.setText(f"undone: {label}{where} on sample {v.sample_id}")
         self._refresh()
         self.verdictRecorded.emit(v.sample_id)
-        self.confirmed.emit(f"undone: {label} on sample {v.sample_id}")
+        self.confirmed.emit(f"undone: {label}{where} on sample {v.sample_id}")
         return v
+
+    def record_batch(self, sample_ids: list[str], verdict: str) -> list[Any]:
+        """One verdict on several whole samples (the gallery's selection): one row per sample in
+        the store, as if recorded one by one; one Ctrl+Z takes the whole batch back."""
+        if self.store is None or not sample_ids:
+            self.status.setText("open a benchmark and select samples first")
+            return []
+        done: list[Any] = []
+        who = self.reviewer.text().strip() or None
+        try:
+            for sid in sample_ids:
+                done.append(self.store.record(self.benchmark, sid, verdict, reviewer=who))
+        except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
+            self.status.setText(f"recorded {len(done)} of {len(sample_ids)}: {type(exc).__name__}: {exc}")
+        if done:
+            self.undo_stack.append(tuple(done))
+            self.undo_button.setEnabled(True)
+            label = VERDICT_TYPES[verdict].label if verdict else "cleared"
+            text = f"{label} recorded for {len(done)} samples — Ctrl+Z undoes all {len(done)}"
+            if len(done) == len(sample_ids):
+                self.status.setText(text)
+            self._refresh()
+            self.verdictRecorded.emit(done[-1].sample_id)  # one refresh for the whole batch
+            self.confirmed.emit(text)
+        return done
+
+    def _undo_batch(self, batch: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Take back a whole batch (newest first); what could not be retracted stays on the stack."""
+        left = list(batch)
+        try:
+            while left:
+                self.store.retract(left[-1])
+                left.pop()
+        except Exception as exc:  # noqa: BLE001 - shown, never a crash
+            self.undo_stack[-1] = tuple(left)
+            self.status.setText(f"not undone ({len(left)} left): {type(exc).__name__}: {exc}")
+            return ()
+        self.undo_stack.pop()
+        self.undo_button.setEnabled(bool(self.undo_stack))
+        label = VERDICT_TYPES[batch[0].verdict].label if batch[0].verdict else "clear"
+        text = f"undone: {label} on {len(batch)} samples"
+        self.status.setText(text)
+        self._refresh()
+        self.verdictRecorded.emit(batch[0].sample_id)
+        self.confirmed.emit(text)
+        return batch
 
     def clear(self) -> None:
         self.record("")
@@ -248,6 +313,12 @@ class ReviewPanel(QWidget):
                                   reviewer=self._who())
         return v.verdict if v is not None else None
 
+    def _prompt_of(self, v: Any) -> str:
+        """A verdict's prompt in words (another sample's verdict, e.g. an undo: its id)."""
+        if v.sample_id == self.sample_id:
+            return self.prompt_name(v.prompt_id)
+        return self._names.get((v.sample_id, v.prompt_id), f"prompt {v.prompt_id}")
+
     def _who(self) -> str:
         return self.reviewer.text().strip() or (self.store.reviewer if self.store else "")
 
@@ -262,7 +333,7 @@ class ReviewPanel(QWidget):
             pid = self.target.currentData() or ""
             for v in self.store.sample_verdicts(self.benchmark).get(self.sample_id, []):
                 label = VERDICT_TYPES[v.verdict].label if v.verdict in VERDICT_TYPES else v.verdict
-                where = f" on {v.prompt_id}" if v.prompt_id else ""
+                where = f" on {self._prompt_of(v)}" if v.prompt_id else ""
                 note = f" — {v.note}" if v.note else ""
                 self.current.addItem(f"{v.reviewer}: {label}{where}{note}")
                 if v.reviewer == self._who() and v.prompt_id == pid:

@@ -102,7 +102,12 @@ def review_set_sample(window: Any) -> None:
 
     sample = window.state.sample
     window.review_panel.set_sample(benchmark_key(window.state.benchmark), sample.id,
-                                   [p.id for p in sample.prompts])
+                                   [p.id for p in sample.prompts], prompt_names(sample))
+
+
+def prompt_names(sample: Any) -> dict[str, str]:
+    """Prompt id → “text” (role): how verdicts on a prompt are named on screen."""
+    return {p.id: f"“{p.text}” ({p.role.value})" for p in sample.prompts}
 
 
 def _dialog_action(window: Any, module: str, func: str, text: str, shortcut: str | None) -> QAction | None:

@@ -1,0 +1,63 @@
+"""Issue 21, defects 10 and 15: a verdict on one prompt is named by the prompt's text (never the
+benchmark's internal id "1000000013"), and no "undone: …" line outlives its benchmark."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+pytest.importorskip("masklens.core.kinds.demo")
+
+
+def open_demo(w, qtbot, kind):
+    act = next(a for a in w.demo_menu.actions() if a.objectName() == f"open-demo-{kind}")
+    act.trigger()
+    qtbot.waitUntil(lambda: w.state.kind is not None and w.state.kind.name == kind
+                    and bool(w.state.readouts) and not w.jobs.busy, timeout=20000)
+
+
+def focus_list(w, qtbot):
+    w.activateWindow()
+    w.browser.table.setFocus(Qt.FocusReason.MouseFocusReason)
+    qtbot.waitUntil(w.browser.table.hasFocus, timeout=3000)
+
+
+@pytest.fixture
+def cafe(window, qtbot, no_internal_errors):
+    if window.review_panel is None:
+        pytest.skip("no review panel")
+    open_demo(window, qtbot, "cafe")
+    return window
+
+
+def test_prompt_verdicts_name_the_prompts_text(cafe, qtbot):
+    w, panel = cafe, cafe.review_panel
+    neg = w.state.sample.prompts[-1]
+    assert neg.id.isdigit() and neg.text not in neg.id  # CAFE: an internal image id
+    items = [panel.target.itemText(i) for i in range(panel.target.count())]
+    assert items[-1] == f"prompt “{neg.text}” ({neg.role.value})"
+    assert not any(t.endswith(neg.id) for t in items)
+    panel.target.setCurrentIndex(panel.target.count() - 1)
+    focus_list(w, qtbot)
+    qtbot.keyClick(w.browser.table, Qt.Key.Key_I)  # Edit invalid, on the negative prompt
+    said = w.message_bar.history[-1][1]
+    assert f"Edit invalid on “{neg.text}”" in said and f"on {neg.id}" not in said  # (the sample id has it)
+    shown = [panel.current.item(i).text() for i in range(panel.current.count())]
+    assert any(f"on “{neg.text}”" in t for t in shown) and not any(f"on {neg.id}" in t for t in shown)
+    qtbot.keyClick(w.browser.table, Qt.Key.Key_Down)  # on to the next sample, then undo there
+    assert w.state.index == 1
+    qtbot.keyClick(w.browser.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert panel.status.text().startswith("undone: Edit invalid on “")
+    assert f"on {neg.id}" not in panel.status.text() and f"prompt {neg.id}" not in panel.status.text()
+    assert f"on {neg.id}" not in w.message_bar.history[-1][1]
+
+
+def test_the_undone_line_goes_with_its_benchmark(cafe, qtbot):
+    w, panel = cafe, cafe.review_panel
+    focus_list(w, qtbot)
+    qtbot.keyClick(w.browser.table, Qt.Key.Key_M)
+    qtbot.keyClick(w.browser.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert panel.status.text().startswith("undone: Model wrong")
+    open_demo(w, qtbot, "r2sm")
+    assert panel.status.text() == ""
+    assert panel.title.text() == f"Sample {w.state.sample.id}"
