@@ -12,7 +12,15 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from masklens.gui.gallery.grid import THUMB_H, THUMB_W, GalleryGrid
-from masklens.gui.gallery.thumbnails import FN, FP, TP, ThumbCache, ThumbLoader, ThumbSpec, make_thumbnail
+from masklens.gui.gallery.thumbnails import (
+    FN,
+    FP,
+    TP,
+    ThumbCache,
+    ThumbLoader,
+    ThumbSpec,
+    make_thumbnail,
+)
 
 #: verdict key → (glyph, colour) on a tile; other verdict types show their label's first letter
 VERDICT_GLYPHS = {
