@@ -185,6 +185,7 @@ class GalleryTab(QWidget):
     # ------------------------------------------------------------ state
     def _ready(self, sid: str, variant: Any, img: QImage | None) -> None:
         self.cache.put(sid, variant, img if img is not None else _failed_tile())
+        self.loader.taken(sid, variant)
         if variant == self.tiles.variant():
             self.grid.viewport().update()
 

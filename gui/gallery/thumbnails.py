@@ -150,17 +150,24 @@ class ThumbLoader(QObject):
         self._cond = threading.Condition()
         self._pending: OrderedDict[tuple[str, Hashable], Callable[[], QImage]] = OrderedDict()
         self._stop = False
+        #: keys on the thread now or drawn and not yet :meth:`taken` (never asked for twice)
+        self._busy: set[tuple[str, Hashable]] = set()
         self._thread: threading.Thread | None = None
         self.made = 0  # thumbnails drawn (tests and benchmarks read it)
 
     def want(self, jobs: dict[tuple[str, Hashable], Callable[[], QImage]]) -> None:
         """Draw these (in this order); whatever was pending and is not among them is dropped."""
         with self._cond:
-            self._pending = OrderedDict(jobs)
+            self._pending = OrderedDict((k, v) for k, v in jobs.items() if k not in self._busy)
             if jobs and self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="masklens-thumbnails", daemon=True)
                 self._thread.start()
             self._cond.notify()
+
+    def taken(self, sid: str, variant: Hashable) -> None:
+        """The GUI thread has stored this thumbnail (it may be asked for again once dropped)."""
+        with self._cond:
+            self._busy.discard((sid, variant))
 
     def pending(self) -> int:
         with self._cond:
@@ -180,6 +187,7 @@ class ThumbLoader(QObject):
                 if self._stop:
                     return
                 (sid, variant), job = self._pending.popitem(last=False)
+                self._busy.add((sid, variant))
             try:
                 img = job()
             except Exception:  # noqa: BLE001 - a bad sample gets a blank tile, never a crash
