@@ -62,8 +62,6 @@ class GalleryGrid(QAbstractScrollArea):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.viewport().setAutoFillBackground(True)
         self.verticalScrollBar().valueChanged.connect(lambda _: self.viewport().update())
-        self.setStyleSheet("GalleryGrid { border: 2px solid transparent; }"
-                           " GalleryGrid:focus { border: 2px solid #0072B2; }")
 
     def set_source(self, proxy: Any, selection: QItemSelectionModel) -> None:
         self.proxy, self.selection = proxy, selection
@@ -128,13 +126,17 @@ class GalleryGrid(QAbstractScrollArea):
         rows = self.proxy.visible_rows()
         shown = self.visible_range()
         cur = self.current()
+        picked = self._selected_in(shown)
         self.painted = []
         for i in shown:
             if i >= len(rows):
                 break
             src = rows[i]
             self.painted.append(src)
-            self._paint_tile(p, self.tile_rect(i), src, self.selection.isRowSelected(i, QModelIndex()), i == cur)
+            self._paint_tile(p, self.tile_rect(i), src, i in picked, i == cur)
+        if self.hasFocus():  # where the keys go (a style sheet would slow every paint down)
+            p.setPen(QPen(QColor("#0072B2"), 2))
+            p.drawRect(self.viewport().rect().adjusted(1, 1, -1, -1))
         p.end()
         ahead = range(shown.stop, min(shown.stop + len(shown), len(rows)))
         self.tiles.visible(list(self.painted), [rows[i] for i in ahead])
@@ -172,6 +174,21 @@ class GalleryGrid(QAbstractScrollArea):
     def current(self) -> int:
         idx = self.selection.currentIndex() if self.selection is not None else QModelIndex()
         return idx.row() if idx.isValid() else -1
+
+    def _selected_in(self, shown: range) -> set[int]:
+        """Selected proxy rows within ``shown`` (read from the ranges, not asked row by row)."""
+        out: set[int] = set()
+        for rng in self.selection.selection():
+            out.update(range(max(rng.top(), shown.start), min(rng.bottom() + 1, shown.stop)))
+        return out
+
+    def focusInEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().focusInEvent(event)
+        self.viewport().update()
+
+    def focusOutEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().focusOutEvent(event)
+        self.viewport().update()
 
     def selected_rows(self) -> list[int]:
         """Selected proxy rows, in order (ranges are read, not one index per cell)."""

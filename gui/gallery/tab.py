@@ -51,7 +51,7 @@ def draw_tile(kind: str | None, sample: Any, predictions: Any, t: float) -> QIma
 
 
 def _failed_tile() -> QImage:
-    img = QImage(THUMB_W, THUMB_H, QImage.Format.Format_RGB888)
+    img = QImage(THUMB_W, THUMB_H, QImage.Format.Format_RGB32)
     img.fill(QColor("#f3d9d0"))
     return img
 

@@ -27,6 +27,7 @@ from PySide6.QtGui import QImage
 from masklens.core.errors import DataFormatError
 from masklens.core.masks import union_all
 from masklens.core.schema import Sample
+from masklens.gui.jobs.workers import gui_friendly
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,9 @@ def make_thumbnail(spec: ThumbSpec, prediction: Any, t: float, width: int, heigh
     out8 = np.ascontiguousarray(out.astype(np.uint8))
     edge = gt_small.astype(np.uint8) - cv2.erode(gt_small.astype(np.uint8), np.ones((3, 3), np.uint8))
     out8[edge > 0] = FN
-    return QImage(out8.data, tw, th, 3 * tw, QImage.Format.Format_RGB888).copy()
+    # in the window's own pixel format: painting it is a copy, not a conversion per paint
+    return QImage(out8.data, tw, th, 3 * tw, QImage.Format.Format_RGB888).convertToFormat(
+        QImage.Format.Format_RGB32)
 
 
 def _image(ref: Any, tw: int, th: int) -> np.ndarray:
@@ -189,7 +192,8 @@ class ThumbLoader(QObject):
                 (sid, variant), job = self._pending.popitem(last=False)
                 self._busy.add((sid, variant))
             try:
-                img = job()
+                with gui_friendly():  # the GUI thread gets the GIL back within 0.5 ms, not 5
+                    img = job()
             except Exception:  # noqa: BLE001 - a bad sample gets a blank tile, never a crash
                 log.exception("thumbnail of sample %s", sid)
                 img = None
