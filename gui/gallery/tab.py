@@ -134,6 +134,7 @@ class GalleryTab(QWidget):
         browser = window.browser
         self.grid.set_source(browser.proxy, browser.table.selectionModel())
         self.loader.ready.connect(self._ready)
+        window.destroyed.connect(partial(ThumbLoader.stop, self.loader))  # its thread ends with the window
         self.grid.activated.connect(self._open)
         self.grid.batchKey.connect(self.batch_by_shortcut)
         sel = browser.table.selectionModel()
@@ -184,10 +185,16 @@ class GalleryTab(QWidget):
 
     # ------------------------------------------------------------ state
     def _ready(self, sid: str, variant: Any, img: QImage | None) -> None:
-        self.cache.put(sid, variant, img if img is not None else _failed_tile())
         self.loader.taken(sid, variant)
+        if variant[0] != id(self.w.state.benchmark):  # drawn for the benchmark open before
+            return
+        self.cache.put(sid, variant, img if img is not None else _failed_tile())
         if variant == self.tiles.variant():
             self.grid.viewport().update()
+
+    def hideEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().hideEvent(event)
+        self.loader.want({})  # another tab: nothing more is drawn for tiles no one sees
 
     def _benchmark_changed(self) -> None:
         self.cache.clear()
