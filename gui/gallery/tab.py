@@ -209,8 +209,9 @@ class GalleryTab(QWidget):
         n = self.grid.count()
         k = len(self.grid.selected_rows())
         total = self.w.browser.model.rowCount()
-        self.summary.setText(f"{n} of {total} samples (the list's filter and sort) · {k} selected"
-                             + (" — a verdict key or button records it for all of them" if k > 1 else ""))
+        self.summary.setText(f"{n} of {total} samples · {k} selected")
+        self.summary.setToolTip("the sample list's rows, filter and sort; Shift/Ctrl+click or "
+                                "Shift+arrows select several, a verdict key or button records it for all")
         for b in self.batch_buttons.values():
             b.setEnabled(k > 0 and getattr(self.w, "review_panel", None) is not None)
 
