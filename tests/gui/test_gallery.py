@@ -183,3 +183,23 @@ def test_thumbnail_colours_follow_t_and_the_cache_is_bounded(toy_window, qtbot):
         cache.put(f"s{i}", "v", img)
         assert cache.bytes <= cache.budget
     assert len(cache) == 3 and cache.get("s9", "v") is not None and cache.get("s0", "v") is None
+
+
+def test_another_benchmark_gets_its_own_tiles_and_pages_move_by_a_screen(cafe, qtbot):
+    w = cafe
+    grid = show_gallery(w, qtbot)
+    click_tile(qtbot, grid, 0)
+    cols = grid.columns()
+    page = cols * max(1, grid.viewport().height() // grid.tile_rect(0).height())
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_PageDown)  # the grid's page, not the window's next sample
+    assert w.state.index == min(page, 17)
+    open_demo(w, qtbot, "r2sm")
+    w.tabs.setCurrentWidget(w.gallery)
+    variant = w.gallery.tiles.variant()
+    qtbot.waitUntil(lambda: grid.painted and all(
+        w.gallery.cache.get(w.browser.model.samples[r].id, variant) is not None for r in grid.painted),
+        timeout=10000)
+    bench = id(w.state.benchmark)
+    assert variant[0] == bench
+    assert painted_ids(w) == list_order(w)[: len(grid.painted)]
+    assert all(v[0] == bench for _, v in w.gallery.cache._items)  # nothing of CAFE's stays
