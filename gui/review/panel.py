@@ -242,39 +242,36 @@ class ReviewPanel(QWidget):
 
     def record_batch(self, sample_ids: list[str], verdict: str) -> list[Any]:
         """One verdict on several whole samples (the gallery's selection): one row per sample in
-        the store, as if recorded one by one; one Ctrl+Z takes the whole batch back."""
+        the store, as if recorded one by one, in one transaction; one Ctrl+Z undoes the batch."""
+        from masklens.core.review.batch import record_batch
+
         if self.store is None or not sample_ids:
             self.status.setText("open a benchmark and select samples first")
             return []
-        done: list[Any] = []
-        who = self.reviewer.text().strip() or None
         try:
-            for sid in sample_ids:
-                done.append(self.store.record(self.benchmark, sid, verdict, reviewer=who))
+            done = record_batch(self.store, self.benchmark, sample_ids, verdict,
+                                reviewer=self.reviewer.text().strip() or None)
         except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
-            self.status.setText(f"recorded {len(done)} of {len(sample_ids)}: {type(exc).__name__}: {exc}")
-        if done:
-            self.undo_stack.append(tuple(done))
-            self.undo_button.setEnabled(True)
-            label = VERDICT_TYPES[verdict].label if verdict else "cleared"
-            text = f"{label} recorded for {len(done)} samples — Ctrl+Z undoes all {len(done)}"
-            if len(done) == len(sample_ids):
-                self.status.setText(text)
-            self._refresh()
-            self.verdictRecorded.emit(done[-1].sample_id)  # one refresh for the whole batch
-            self.confirmed.emit(text)
+            self.status.setText(f"not recorded (none of the {len(sample_ids)}): {type(exc).__name__}: {exc}")
+            return []
+        self.undo_stack.append(tuple(done))
+        self.undo_button.setEnabled(True)
+        label = VERDICT_TYPES[verdict].label if verdict else "cleared"
+        text = f"{label} recorded for {len(done)} samples — Ctrl+Z undoes all {len(done)}"
+        self.status.setText(text)
+        self._refresh()
+        self.verdictRecorded.emit(done[-1].sample_id)  # one refresh for the whole batch
+        self.confirmed.emit(text)
         return done
 
     def _undo_batch(self, batch: tuple[Any, ...]) -> tuple[Any, ...]:
-        """Take back a whole batch (newest first); what could not be retracted stays on the stack."""
-        left = list(batch)
+        """Take back a whole batch: a retraction row for each, in one transaction."""
+        from masklens.core.review.batch import retract_batch
+
         try:
-            while left:
-                self.store.retract(left[-1])
-                left.pop()
-        except Exception as exc:  # noqa: BLE001 - shown, never a crash
-            self.undo_stack[-1] = tuple(left)
-            self.status.setText(f"not undone ({len(left)} left): {type(exc).__name__}: {exc}")
+            retract_batch(self.store, batch)
+        except Exception as exc:  # noqa: BLE001 - shown, never a crash; the batch stays to undo
+            self.status.setText(f"not undone: {type(exc).__name__}: {exc}")
             return ()
         self.undo_stack.pop()
         self.undo_button.setEnabled(bool(self.undo_stack))
