@@ -89,6 +89,9 @@ def test_selection_is_shared_with_the_list_and_keys_move_in_the_grid(cafe, qtbot
     assert [r for r in range(18) if sel.isRowSelected(r)] == [0, 1, 2]
     w.browser.step(1)  # a move in the list moves the grid's current tile
     assert grid.current() == 3 and w.state.index == 3
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_Tab)  # Tab leaves the grid (it is not trapped there)
+    assert not grid.hasFocus() and w.state.index == 3
+    grid.setFocus(Qt.FocusReason.MouseFocusReason)
     qtbot.keyClick(grid.viewport(), Qt.Key.Key_Return)  # Enter opens the sample
     assert w.tabs.currentWidget() is w.sample_view and w.state.index == 3
 
