@@ -139,7 +139,7 @@ class GalleryTab(QWidget):
         self.grid.batchKey.connect(self.batch_by_shortcut)
         sel = browser.table.selectionModel()
         sel.selectionChanged.connect(lambda *_: self._update_summary())
-        for sig in (browser.proxy.layoutChanged, browser.proxy.modelReset):
+        for sig in (browser.proxy.layoutChanged, browser.proxy.modelReset, browser.proxy.refiltered):
             sig.connect(self._update_summary)
         s = window.state
         s.benchmarkChanged.connect(self._benchmark_changed)
@@ -209,7 +209,17 @@ class GalleryTab(QWidget):
         n = self.grid.count()
         k = len(self.grid.selected_rows())
         total = self.w.browser.model.rowCount()
-        self.summary.setText(f"{n} of {total} samples · {k} selected")
+        proxy = self.w.browser.proxy
+        parts = [f"{n} of {total} samples"]
+        if proxy.filter.label and proxy.filter.label != "all samples":
+            parts.append(f"filter: {proxy.filter.label}")
+        if proxy.search:
+            parts.append(f"search: “{proxy.search}”")
+        col = proxy.sortColumn()
+        if 0 <= col < proxy.columnCount():
+            arrow = "↓" if proxy.sortOrder() == Qt.SortOrder.DescendingOrder else "↑"
+            parts.append(f"sorted by {proxy.headerData(col, Qt.Orientation.Horizontal)} {arrow}")
+        self.summary.setText(" · ".join([*parts, f"{k} selected"]))
         self.summary.setToolTip("the sample list's rows, filter and sort; Shift/Ctrl+click or "
                                 "Shift+arrows select several, a verdict key or button records it for all")
         for b in self.batch_buttons.values():

@@ -63,7 +63,9 @@ def test_gallery_shows_the_lists_rows_in_its_order(cafe, qtbot):
     grid.viewport().repaint()
     assert w.browser.proxy.sortColumn() == col
     assert painted_ids(w) == list_order(w)
-    assert f"{grid.count()} of 18 samples" in w.gallery.summary.text()
+    said = w.gallery.summary.text()  # what the grid shows, in words
+    assert said.startswith(f"{grid.count()} of 18 samples · filter: negative prompt is TA-FP"), said
+    assert "sorted by neg_max_score ↑" in said
 
 
 def test_selection_is_shared_with_the_list_and_keys_move_in_the_grid(cafe, qtbot):
