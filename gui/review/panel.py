@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from masklens.core.errors import MasklensError
+from masklens.core.review.reading import sample_current, stamp
 from masklens.core.review.store import VERDICT_TYPES, ReviewStore
 
 
@@ -328,7 +329,7 @@ class ReviewPanel(QWidget):
         mine = None
         if self.store is not None and self.sample_id:
             pid = self.target.currentData() or ""
-            for v in self.store.sample_verdicts(self.benchmark).get(self.sample_id, []):
+            for v in sample_current(self.store, self.benchmark, self.sample_id):  # this sample's rows only
                 label = VERDICT_TYPES[v.verdict].label if v.verdict in VERDICT_TYPES else v.verdict
                 where = f" on {self._prompt_of(v)}" if v.prompt_id else ""
                 note = f" — {v.note}" if v.note else ""
@@ -343,6 +344,10 @@ class ReviewPanel(QWidget):
         if self.store is None or not self.benchmark:
             self.agreement.setText("")
             return
+        key = (id(self.store), self.benchmark, stamp(self.store))
+        if key == getattr(self, "_agreement_key", None):
+            return  # nothing was recorded since: the whole-store summary stands (sample switches)
+        self._agreement_key = key
         from masklens.core.review.agreement import agreement
 
         ag = agreement(self.store.current(self.benchmark))

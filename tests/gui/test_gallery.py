@@ -209,3 +209,27 @@ def test_another_benchmark_gets_its_own_tiles_and_pages_move_by_a_screen(cafe, q
     assert variant[0] == bench
     assert painted_ids(w) == list_order(w)[: len(grid.painted)]
     assert all(v[0] == bench for _, v in w.gallery.cache._items)  # nothing of CAFE's stays
+
+
+def test_a_sample_switch_does_not_read_the_whole_review_store(cafe, qtbot, monkeypatch):
+    """After a batch verdict the store holds one row per sample: moving on reads that sample's
+    rows, and the agreement line is computed again only when something was recorded."""
+    w = cafe
+    if w.review_panel is None:
+        pytest.skip("no review panel")
+    from masklens.core.review.store import ReviewStore
+
+    grid = show_gallery(w, qtbot)
+    click_tile(qtbot, grid, 0)
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_K)  # Fine for all 18
+    reads = []
+    real = ReviewStore.current
+    monkeypatch.setattr(ReviewStore, "current", lambda self, *a, **k: reads.append(1) or real(self, *a, **k))
+    click_tile(qtbot, grid, 5)
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_Right)
+    assert w.state.index == 6 and reads == []
+    shown = [w.review_panel.current.item(i).text() for i in range(w.review_panel.current.count())]
+    assert shown == [f"{w.review_panel._who()}: Fine"]  # this sample's own verdict, read from its rows
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_M)  # a new verdict: the agreement line is read again
+    assert reads and "18 item(s) reviewed" in w.review_panel.agreement.text()
