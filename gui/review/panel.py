@@ -40,6 +40,8 @@ class ReviewPanel(QWidget):
 
     #: emitted with the sample id after a verdict was committed
     verdictRecorded = Signal(str)
+    #: the samples whose verdicts changed (one, or a batch), after ``verdictRecorded``
+    verdictsChanged = Signal(list)
     #: the user asked for the next sample without a verdict of this reviewer (sample id or "")
     nextUnreviewedRequested = Signal(str)
     #: a short confirmation of what was recorded or undone (for the window's message bar)
@@ -196,6 +198,7 @@ class ReviewPanel(QWidget):
         self.undo_button.setEnabled(True)
         self._refresh()
         self.verdictRecorded.emit(self.sample_id)
+        self.verdictsChanged.emit([self.sample_id])
         where = f" on {self._prompt_of(v)}" if v.prompt_id else ""
         self.confirmed.emit(f"{label}{where} recorded for sample {v.sample_id} — Ctrl+Z to undo")
         return v
@@ -238,6 +241,7 @@ class ReviewPanel(QWidget):
         self.status.setText(f"undone: {label}{where} on sample {v.sample_id}")
         self._refresh()
         self.verdictRecorded.emit(v.sample_id)
+        self.verdictsChanged.emit([v.sample_id])
         self.confirmed.emit(f"undone: {label}{where} on sample {v.sample_id}")
         return v
 
@@ -261,7 +265,8 @@ class ReviewPanel(QWidget):
         text = f"{label} recorded for {len(done)} samples — Ctrl+Z undoes all {len(done)}"
         self.status.setText(text)
         self._refresh()
-        self.verdictRecorded.emit(done[-1].sample_id)  # one refresh for the whole batch
+        self.verdictRecorded.emit(done[-1].sample_id)
+        self.verdictsChanged.emit([v.sample_id for v in done])  # one refresh for the whole batch
         self.confirmed.emit(text)
         return done
 
@@ -281,6 +286,7 @@ class ReviewPanel(QWidget):
         self.status.setText(text)
         self._refresh()
         self.verdictRecorded.emit(batch[0].sample_id)
+        self.verdictsChanged.emit([v.sample_id for v in batch])
         self.confirmed.emit(text)
         return batch
 
@@ -344,17 +350,44 @@ class ReviewPanel(QWidget):
         if self.store is None or not self.benchmark:
             self.agreement.setText("")
             return
-        key = (id(self.store), self.benchmark, stamp(self.store))
+        rows = stamp(self.store)
+        key = (id(self.store), self.benchmark, rows)
         if key == getattr(self, "_agreement_key", None):
             return  # nothing was recorded since: the whole-store summary stands (sample switches)
         self._agreement_key = key
-        from masklens.core.review.agreement import agreement
-
-        ag = agreement(self.store.current(self.benchmark))
-        if len(ag.reviewers) < 2:
-            self.agreement.setText(f"{ag.items_total} item(s) reviewed"
-                                   + (f" by {ag.reviewers[0]}" if ag.reviewers else ""))
+        store, bench = self.store, self.benchmark
+        if rows[0] <= INLINE_AGREEMENT_ROWS:
+            self.agreement.setText(agreement_text(store, bench))
             return
-        k = "undefined" if ag.fleiss is None else f"{ag.fleiss:.3f}"
-        self.agreement.setText(f"{len(ag.reviewers)} reviewers; Fleiss' κ = {k} over the "
-                               f"{ag.items_complete} item(s) all of them rated")
+        from superqt.utils import create_worker
+
+        from masklens.gui.jobs.workers import gui_friendly
+
+        def work() -> str:  # the store's connection is shared under its lock (check_same_thread off)
+            with gui_friendly():
+                return agreement_text(store, bench)
+
+        def done(text: str) -> None:
+            if getattr(self, "_agreement_key", None) == key and shiboken6.isValid(self.agreement):
+                self.agreement.setText(text)
+
+        worker = create_worker(work, _start_thread=False, _ignore_errors=True)
+        worker.returned.connect(done)
+        self._agreement_worker = worker  # kept until the next one
+        worker.start()
+
+
+#: up to this many rows in the store the agreement line is computed at once, beyond on a thread
+INLINE_AGREEMENT_ROWS = 2000
+
+
+def agreement_text(store: ReviewStore, benchmark: str) -> str:
+    """The panel's agreement line over a benchmark's current verdicts (reads the whole store)."""
+    from masklens.core.review.agreement import agreement
+
+    ag = agreement(store.current(benchmark))
+    if len(ag.reviewers) < 2:
+        return f"{ag.items_total} item(s) reviewed" + (f" by {ag.reviewers[0]}" if ag.reviewers else "")
+    k = "undefined" if ag.fleiss is None else f"{ag.fleiss:.3f}"
+    return (f"{len(ag.reviewers)} reviewers; Fleiss' κ = {k} over the "
+            f"{ag.items_complete} item(s) all of them rated")

@@ -61,3 +61,44 @@ def test_the_undone_line_goes_with_its_benchmark(cafe, qtbot):
     open_demo(w, qtbot, "r2sm")
     assert panel.status.text() == ""
     assert panel.title.text() == f"Sample {w.state.sample.id}"
+
+
+def test_a_verdict_reads_back_only_its_samples_rows(cafe, qtbot, monkeypatch):
+    """Recording or undoing a verdict refreshes the list from that sample's rows (not every
+    verdict of the store); a filter that reads verdicts ("unreviewed") still follows at once."""
+    from masklens.core.review.store import ReviewStore
+
+    w = cafe
+    reads = []
+    real = ReviewStore.sample_verdicts
+    monkeypatch.setattr(ReviewStore, "sample_verdicts",
+                        lambda self, *a, **k: reads.append(1) or real(self, *a, **k))
+    combo = w.browser.presets
+    combo.setCurrentIndex(combo.findText("unreviewed"))
+    assert w.browser.count.text() == "18 / 18"
+    focus_list(w, qtbot)
+    row = w.state.index
+    qtbot.keyClick(w.browser.table, Qt.Key.Key_K)
+    assert w.browser.model.value(row, 4) == "Fine"
+    assert w.browser.count.text() == "17 / 18"  # reviewed: out of "unreviewed" (kept while looked at)
+    qtbot.keyClick(w.browser.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert w.browser.model.value(row, 4) == "" and w.browser.count.text() == "18 / 18"
+    assert reads == []
+
+
+def test_on_a_large_store_the_agreement_line_is_read_off_the_gui_thread(cafe, qtbot, monkeypatch):
+    import threading
+
+    from masklens.core.review.store import ReviewStore
+    from masklens.gui.review import panel as panel_mod
+
+    monkeypatch.setattr(panel_mod, "INLINE_AGREEMENT_ROWS", 0)  # as past 2,000 rows
+    threads = []
+    real = ReviewStore.current
+    monkeypatch.setattr(ReviewStore, "current",
+                        lambda self, *a, **k: threads.append(threading.current_thread()) or real(self, *a, **k))
+    w, p = cafe, cafe.review_panel
+    focus_list(w, qtbot)
+    qtbot.keyClick(w.browser.table, Qt.Key.Key_K)
+    qtbot.waitUntil(lambda: p.agreement.text().startswith("1 item(s) reviewed"), timeout=5000)
+    assert threads and threading.main_thread() not in threads
