@@ -115,6 +115,26 @@ class AppState(QObject):
         self.predictionsChanged.emit()
         self.readoutsChanged.emit()
 
+    def set_order(self) -> list[str]:
+        """Set names as the window letters them: A = the active set, then the others in the order
+        they are listed (the toolbar's order, kept over restarts); reports use the same order."""
+        names = list(self.prediction_sets)
+        if self.active in names:
+            names.remove(self.active)
+            names.insert(0, self.active)
+        return names
+
+    def reorder_sets(self, order: list[str]) -> bool:
+        """List the sets in ``order`` (names not in it keep their place after those in it), e.g. a
+        restored session's order whatever order its files finished loading in. True if it moved."""
+        rank = {n: i for i, n in enumerate(order)}
+        names = sorted(self.prediction_sets, key=lambda n: (rank.get(n, len(rank)), 0))
+        if names == list(self.prediction_sets):
+            return False
+        self.prediction_sets = {n: self.prediction_sets[n] for n in names}
+        self.scorers = {n: self.scorers[n] for n in names if n in self.scorers}
+        return True
+
     def set_active(self, name: str | None) -> None:
         if name != self.active and (name is None or name in self.prediction_sets):
             self.active = name

@@ -37,7 +37,8 @@ def review_section(ctx: ReportContext, layout: KindLayout) -> dict[str, Any] | N
             "group": sample.group,
             "verdicts": [
                 {"verdict": VERDICT_TYPES[v.verdict].label if v.verdict in VERDICT_TYPES else v.verdict,
-                 "prompt": v.prompt_id, "reviewer": v.reviewer, "note": v.note}
+                 "prompt": v.prompt_id,
+                 "prompt_text": prompt_words(sample, v.prompt_id), "reviewer": v.reviewer, "note": v.note}
                 for v in vs
             ],
             "failing": failing,
@@ -62,6 +63,18 @@ def review_section(ctx: ReportContext, layout: KindLayout) -> dict[str, Any] | N
         "recomputed_note": note,
         "agreement": ag.to_json() if len(ag.reviewers) >= 2 else None,
     }
+
+
+def prompt_words(sample: Any, prompt_id: str) -> str:
+    """A verdict's prompt as a reader knows it: “text” (role); its id only when the sample no
+    longer has it; "" for a verdict on the whole sample."""
+    if not prompt_id:
+        return ""
+    try:
+        p = sample.prompt(prompt_id)
+    except KeyError:
+        return f"prompt {prompt_id}"
+    return f"“{p.text}” ({p.role.value})"
 
 
 def _counts_table(ctx: ReportContext, verdicts: list[Verdict]) -> Table:

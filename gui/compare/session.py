@@ -38,6 +38,10 @@ class SessionMemory:
         files = dict(entry.get("sets", {}))
         files.update(self.w.state.set_argv)  # the prediction files of the sets attached from files
         entry["sets"] = files
+        names = list(self.w.state.prediction_sets)  # their order: A, B, … mean the same after a restart
+        names += [n for n in entry.get("order", ()) if n not in names]
+        rank = {n: i for i, n in enumerate(self._pending.get("order", ()))}  # still arriving: keep theirs
+        entry["order"] = sorted(names, key=lambda n: rank.get(n, len(rank)))
 
     def _remember(self) -> None:
         key = self._session_key()
@@ -54,7 +58,7 @@ class SessionMemory:
     def _restore_session(self) -> None:
         key = self._session_key()
         entry = self.w.settings.sessions.get(key or "", {})
-        self._pending = {k: entry[k] for k in ("compared", "failure", "active") if k in entry}
+        self._pending = {k: entry[k] for k in ("compared", "failure", "active", "order") if k in entry}
         self._pending["known"] = set(entry.get("sets", {})) | set(entry.get("compared", ()))
         for name, argv in list(entry.get("sets", {}).items()):
             gone = [a for a in argv if not str(a).startswith("-") and not Path(a).exists()]

@@ -156,13 +156,10 @@ class SetComparison(SessionMemory, QObject):
 
     # ------------------------------------------------------------ which sets
     def compared(self) -> list[str]:
-        """Set names in letter order: A = the active set, then the other ticked sets."""
-        names = [n for n in self.ticked if n in self.w.state.prediction_sets]
-        active = self.w.state.active
-        if active in names:
-            names.remove(active)
-            names.insert(0, active)
-        return names[: len(LETTERS)]
+        """Set names in letter order: A = the active set, then the other ticked sets in the sets'
+        order (:meth:`AppState.set_order`, which the report and a restored session share)."""
+        ticked = set(self.ticked)
+        return [n for n in self.w.state.set_order() if n in ticked][: len(LETTERS)]
 
     def tick(self, name: str, on: bool = True) -> None:
         box = self.tab.boxes.get(name)
@@ -174,6 +171,8 @@ class SetComparison(SessionMemory, QObject):
         self._changed()
 
     def _sets_changed(self) -> None:
+        if self._pending.get("order") and self.w.state.reorder_sets(self._pending["order"]):
+            self.w.view_toolbar.set_sets(list(self.w.state.prediction_sets), self.w.state.active)
         names = list(self.w.state.prediction_sets)
         for name in [n for n in self.tab.boxes if n not in names]:
             self.tab.boxes.pop(name).deleteLater()
@@ -186,6 +185,8 @@ class SetComparison(SessionMemory, QObject):
                 known = self._pending.get("known", ())
                 if name in self._pending.get("compared", ()) or name not in known:
                     box.setChecked(True)  # new sets join the comparison; remembered ticks are kept
+        for i, name in enumerate(names):  # the boxes in the sets' order (a session may reorder them)
+            self.tab.sets_row.insertWidget(1 + i, self.tab.boxes[name])
         active = self._pending.get("active")
         if active in names and active != self.w.state.active:
             self._pending.pop("active")

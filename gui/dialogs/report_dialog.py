@@ -40,8 +40,12 @@ class ReportDialog(JobDialog):
         super().__init__(parent, state, "Export report", 560)
         self.written: Path | None = None
         self.models = QListWidget()
-        for name in state.scorers:
+        order = state.set_order() if hasattr(state, "set_order") else list(state.scorers)
+        for i, name in enumerate(n for n in order if n in state.scorers):
             item = QListWidgetItem(name)
+            if i == 0 and len(state.scorers) > 1:  # the report compares the others against it
+                item.setText(f"{name}  (A: the reference, the set shown in the window)")
+            item.setData(Qt.ItemDataRole.UserRole, name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked)
             self.models.addItem(item)
@@ -80,7 +84,7 @@ class ReportDialog(JobDialog):
         lay.addWidget(self.buttons)
 
     def selected(self) -> list[str]:
-        return [self.models.item(i).text() for i in range(self.models.count())
+        return [self.models.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.models.count())
                 if self.models.item(i).checkState() == Qt.CheckState.Checked]
 
     def start(self) -> None:

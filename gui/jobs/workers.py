@@ -9,11 +9,12 @@ other exception becomes "internal error: …" — never a crash.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -75,6 +76,17 @@ def _job_ended() -> None:
         _running = max(_running - 1, 0)
         if _running == 0:
             sys.setswitchinterval(_saved_interval)
+
+
+@contextlib.contextmanager
+def gui_friendly() -> Iterator[None]:
+    """While a thread of our own (not a job) runs Python, hand the GIL back to the GUI thread
+    as soon as a job does (:data:`JOB_SWITCH_INTERVAL`)."""
+    _job_started()
+    try:
+        yield
+    finally:
+        _job_ended()
 
 
 class Job:

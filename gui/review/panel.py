@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from masklens.core.errors import MasklensError
+from masklens.core.review.reading import sample_current, stamp
 from masklens.core.review.store import VERDICT_TYPES, ReviewStore
 from masklens.gui.widgets.elided_label import ElidedLabel
 
@@ -40,6 +41,8 @@ class ReviewPanel(QWidget):
 
     #: emitted with the sample id after a verdict was committed
     verdictRecorded = Signal(str)
+    #: the samples whose verdicts changed (one, or a batch), after ``verdictRecorded``
+    verdictsChanged = Signal(list)
     #: the user asked for the next sample without a verdict of this reviewer (sample id or "")
     nextUnreviewedRequested = Signal(str)
     #: a short confirmation of what was recorded or undone (for the window's message bar)
@@ -51,6 +54,7 @@ class ReviewPanel(QWidget):
         self.benchmark = ""
         self.sample_id = ""
         self.prompt_ids: list[str] = []
+        self.prompt_names: dict[str, str] = {}  # prompt id → what the user reads (“text” (role))
         self.sample_order: list[str] = []  # for "next unreviewed"; set by the window
         self.title = ElidedLabel("No sample")  # a 160-character id never widens the dock
         self.title.setStyleSheet("font-weight: 600")
@@ -65,7 +69,9 @@ class ReviewPanel(QWidget):
         app = QApplication.instance()
         if app is not None:
             app.focusChanged.connect(self._focus_changed)
-        self.undo_stack: list[Any] = []  # verdicts recorded in this session, newest last
+        #: verdicts recorded in this session, newest last: one Verdict, or a tuple (a batch)
+        self.undo_stack: list[Any] = []
+        self._names: dict[tuple[str, str], str] = {}  # (sample, prompt id) → its words, for undo
         form = QFormLayout()
         form.addRow("About", self.target)
         form.addRow("Reviewer", self.reviewer)
@@ -118,24 +124,35 @@ class ReviewPanel(QWidget):
         if store is not self.store:
             self.undo_stack = []  # their rows belong to the previous store
             self.undo_button.setEnabled(False)
+            self.status.setText("")  # "saved: …" / "undone: …" were about the previous benchmark
         self.store = store
         if store is not None and not self.reviewer.text():
             self.reviewer.setText(store.reviewer)
         self._set_enabled(store is not None and bool(self.sample_id))
         self._refresh()
 
-    def set_sample(self, benchmark_key: str, sample_id: str, prompt_ids: list[str]) -> None:
+    def set_sample(self, benchmark_key: str, sample_id: str, prompt_ids: list[str],
+                   prompt_names: dict[str, str] | None = None) -> None:
+        """The sample verdicts are about; ``prompt_names``: prompt id → the words shown for it
+        (its text and role), never the benchmark's internal id."""
+        if benchmark_key != self.benchmark:
+            self.status.setText("")  # a line about another benchmark's sample
         self.benchmark, self.sample_id, self.prompt_ids = benchmark_key, sample_id, list(prompt_ids)
+        self.prompt_names = dict(prompt_names or {})
         self.title.setText(f"Sample {sample_id}")
         self.target.blockSignals(True)
         self.target.clear()
         self.target.addItem("whole sample", "")
         for pid in prompt_ids:
-            self.target.addItem(f"prompt {pid}", pid)
+            self.target.addItem(f"prompt {self.prompt_name(pid)}", pid)
         self.target.blockSignals(False)
         self.note.clear()
         self._set_enabled(self.store is not None)
         self._refresh()
+
+    def prompt_name(self, prompt_id: str) -> str:
+        """What a prompt is called on screen: its text (and role) when known, else its id."""
+        return self.prompt_names.get(prompt_id) or prompt_id
 
     def shortcut_actions(self) -> list[QAction]:
         """One-key actions (verdict shortcuts and N = next unreviewed) for the main window."""
@@ -177,10 +194,13 @@ class ReviewPanel(QWidget):
         self.status.setText(f"saved: {label} ({v.time})")
         self.note.clear()
         self.undo_stack.append(v)
+        if v.prompt_id:
+            self._names[(v.sample_id, v.prompt_id)] = self.prompt_name(v.prompt_id)
         self.undo_button.setEnabled(True)
         self._refresh()
         self.verdictRecorded.emit(self.sample_id)
-        where = f" on {v.prompt_id}" if v.prompt_id else ""
+        self.verdictsChanged.emit([self.sample_id])
+        where = f" on {self._prompt_of(v)}" if v.prompt_id else ""
         self.confirmed.emit(f"{label}{where} recorded for sample {v.sample_id} — Ctrl+Z to undo")
         return v
 
@@ -208,6 +228,8 @@ class ReviewPanel(QWidget):
             self.status.setText("nothing to undo")
             return None
         v = self.undo_stack[-1]
+        if isinstance(v, tuple):
+            return self._undo_batch(v)
         try:
             self.store.retract(v)
         except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
@@ -216,11 +238,58 @@ class ReviewPanel(QWidget):
         self.undo_stack.pop()
         self.undo_button.setEnabled(bool(self.undo_stack))
         label = VERDICT_TYPES[v.verdict].label if v.verdict else "clear"
-        self.status.setText(f"undone: {label} on sample {v.sample_id}")
+        where = f" on {self._prompt_of(v)}" if v.prompt_id else ""
+        self.status.setText(f"undone: {label}{where} on sample {v.sample_id}")
         self._refresh()
         self.verdictRecorded.emit(v.sample_id)
-        self.confirmed.emit(f"undone: {label} on sample {v.sample_id}")
+        self.verdictsChanged.emit([v.sample_id])
+        self.confirmed.emit(f"undone: {label}{where} on sample {v.sample_id}")
         return v
+
+    def record_batch(self, sample_ids: list[str], verdict: str) -> list[Any]:
+        """One verdict on several whole samples (the gallery's selection): one row per sample in
+        the store, as if recorded one by one, in one transaction; one Ctrl+Z undoes the batch."""
+        from masklens.core.review.batch import record_batch
+
+        if self.store is None or not sample_ids:
+            self.status.setText("open a benchmark and select samples first")
+            return []
+        try:
+            done = record_batch(self.store, self.benchmark, sample_ids, verdict,
+                                reviewer=self.reviewer.text().strip() or None)
+        except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
+            self.status.setText(f"not recorded (none of the {len(sample_ids)}): {type(exc).__name__}: {exc}")
+            return []
+        self.undo_stack.append(tuple(done))
+        self.undo_button.setEnabled(True)
+        label = VERDICT_TYPES[verdict].label if verdict else "cleared"
+        text = f"{label} recorded for {len(done)} samples — Ctrl+Z undoes all {len(done)}"
+        self.status.setText(text)
+        self._refresh()
+        self.verdictRecorded.emit(done[-1].sample_id)
+        self.verdictsChanged.emit([v.sample_id for v in done])  # one refresh for the whole batch
+        self.confirmed.emit(text)
+        return done
+
+    def _undo_batch(self, batch: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Take back a whole batch: a retraction row for each, in one transaction."""
+        from masklens.core.review.batch import retract_batch
+
+        try:
+            retract_batch(self.store, batch)
+        except Exception as exc:  # noqa: BLE001 - shown, never a crash; the batch stays to undo
+            self.status.setText(f"not undone: {type(exc).__name__}: {exc}")
+            return ()
+        self.undo_stack.pop()
+        self.undo_button.setEnabled(bool(self.undo_stack))
+        label = VERDICT_TYPES[batch[0].verdict].label if batch[0].verdict else "clear"
+        text = f"undone: {label} on {len(batch)} samples"
+        self.status.setText(text)
+        self._refresh()
+        self.verdictRecorded.emit(batch[0].sample_id)
+        self.verdictsChanged.emit([v.sample_id for v in batch])
+        self.confirmed.emit(text)
+        return batch
 
     def clear(self) -> None:
         self.record("")
@@ -249,6 +318,12 @@ class ReviewPanel(QWidget):
                                   reviewer=self._who())
         return v.verdict if v is not None else None
 
+    def _prompt_of(self, v: Any) -> str:
+        """A verdict's prompt in words (another sample's verdict, e.g. an undo: its id)."""
+        if v.sample_id == self.sample_id:
+            return self.prompt_name(v.prompt_id)
+        return self._names.get((v.sample_id, v.prompt_id), f"prompt {v.prompt_id}")
+
     def _who(self) -> str:
         return self.reviewer.text().strip() or (self.store.reviewer if self.store else "")
 
@@ -261,9 +336,9 @@ class ReviewPanel(QWidget):
         mine = None
         if self.store is not None and self.sample_id:
             pid = self.target.currentData() or ""
-            for v in self.store.sample_verdicts(self.benchmark).get(self.sample_id, []):
+            for v in sample_current(self.store, self.benchmark, self.sample_id):  # this sample's rows only
                 label = VERDICT_TYPES[v.verdict].label if v.verdict in VERDICT_TYPES else v.verdict
-                where = f" on {v.prompt_id}" if v.prompt_id else ""
+                where = f" on {self._prompt_of(v)}" if v.prompt_id else ""
                 note = f" — {v.note}" if v.note else ""
                 self.current.addItem(f"{v.reviewer}: {label}{where}{note}")
                 if v.reviewer == self._who() and v.prompt_id == pid:
@@ -276,13 +351,44 @@ class ReviewPanel(QWidget):
         if self.store is None or not self.benchmark:
             self.agreement.setText("")
             return
-        from masklens.core.review.agreement import agreement
-
-        ag = agreement(self.store.current(self.benchmark))
-        if len(ag.reviewers) < 2:
-            self.agreement.setText(f"{ag.items_total} item(s) reviewed"
-                                   + (f" by {ag.reviewers[0]}" if ag.reviewers else ""))
+        rows = stamp(self.store)
+        key = (id(self.store), self.benchmark, rows)
+        if key == getattr(self, "_agreement_key", None):
+            return  # nothing was recorded since: the whole-store summary stands (sample switches)
+        self._agreement_key = key
+        store, bench = self.store, self.benchmark
+        if rows[0] <= INLINE_AGREEMENT_ROWS:
+            self.agreement.setText(agreement_text(store, bench))
             return
-        k = "undefined" if ag.fleiss is None else f"{ag.fleiss:.3f}"
-        self.agreement.setText(f"{len(ag.reviewers)} reviewers; Fleiss' κ = {k} over the "
-                               f"{ag.items_complete} item(s) all of them rated")
+        from superqt.utils import create_worker
+
+        from masklens.gui.jobs.workers import gui_friendly
+
+        def work() -> str:  # the store's connection is shared under its lock (check_same_thread off)
+            with gui_friendly():
+                return agreement_text(store, bench)
+
+        def done(text: str) -> None:
+            if getattr(self, "_agreement_key", None) == key and shiboken6.isValid(self.agreement):
+                self.agreement.setText(text)
+
+        worker = create_worker(work, _start_thread=False, _ignore_errors=True)
+        worker.returned.connect(done)
+        self._agreement_worker = worker  # kept until the next one
+        worker.start()
+
+
+#: up to this many rows in the store the agreement line is computed at once, beyond on a thread
+INLINE_AGREEMENT_ROWS = 2000
+
+
+def agreement_text(store: ReviewStore, benchmark: str) -> str:
+    """The panel's agreement line over a benchmark's current verdicts (reads the whole store)."""
+    from masklens.core.review.agreement import agreement
+
+    ag = agreement(store.current(benchmark))
+    if len(ag.reviewers) < 2:
+        return f"{ag.items_total} item(s) reviewed" + (f" by {ag.reviewers[0]}" if ag.reviewers else "")
+    k = "undefined" if ag.fleiss is None else f"{ag.fleiss:.3f}"
+    return (f"{len(ag.reviewers)} reviewers; Fleiss' κ = {k} over the "
+            f"{ag.items_complete} item(s) all of them rated")

@@ -30,7 +30,9 @@ def review_panel(window: Any) -> Any:
     except Exception as exc:  # noqa: BLE001 - an optional panel must not stop the window
         log.warning("review panel unavailable: %s", exc)
         return None
-    if hasattr(panel, "verdictRecorded"):
+    if hasattr(panel, "verdictsChanged"):  # only those samples' verdicts are read again
+        panel.verdictsChanged.connect(lambda ids: refresh_verdicts(window, ids))
+    elif hasattr(panel, "verdictRecorded"):
         panel.verdictRecorded.connect(lambda *_: refresh_verdicts(window))
     if hasattr(panel, "nextUnreviewedRequested"):
         panel.nextUnreviewedRequested.connect(lambda sid: _goto_sample(window, sid))
@@ -80,21 +82,54 @@ def attach_review_store(window: Any) -> None:
     refresh_verdicts(window)
 
 
-def refresh_verdicts(window: Any) -> None:
+#: up to this many changed samples are read one by one; beyond, the whole store once
+FEW_SAMPLES = 2000
+
+
+def refresh_verdicts(window: Any, sample_ids: list[str] | None = None) -> None:
+    """Show the store's verdicts in the browser: of ``sample_ids`` only (a verdict just recorded
+    or undone: their rows, not the whole store), or of every sample."""
     store, bench = window.state.review_store, window.state.benchmark
     if store is None or bench is None:
         return
     from masklens.core.review import store as review
     from masklens.core.review.store import benchmark_key
 
-    verdicts = {}
-    for sid, vs in store.sample_verdicts(benchmark_key(bench)).items():
-        verdicts[sid] = ", ".join(sorted({v.verdict for v in vs if v.verdict}))
-    labels = {key: vt.label for key, vt in getattr(review, "VERDICT_TYPES", {}).items()}
-    window.browser.model.verdict_label = lambda key: labels.get(key, key)
-    window.browser.model.set_verdicts(verdicts)
-    window.browser.proxy.refilter()  # e.g. "unreviewed"
+    key = benchmark_key(bench)
+    model = window.browser.model
+    if sample_ids is not None and len(sample_ids) <= FEW_SAMPLES:
+        from masklens.core.review.reading import sample_current
+
+        verdicts = dict(model.verdicts)
+        for sid in dict.fromkeys(sample_ids):
+            keys = ", ".join(sorted({v.verdict for v in sample_current(store, key, sid) if v.verdict}))
+            if keys:
+                verdicts[sid] = keys
+            else:
+                verdicts.pop(sid, None)
+    else:
+        verdicts = {sid: ", ".join(sorted({v.verdict for v in vs if v.verdict}))
+                    for sid, vs in store.sample_verdicts(key).items()}
+    labels = {k: vt.label for k, vt in getattr(review, "VERDICT_TYPES", {}).items()}
+    model.verdict_label = lambda k: labels.get(k, k)
+    model.set_verdicts(verdicts)
+    proxy = window.browser.proxy
+    from masklens.gui.browser.sample_table import FIXED
+
+    if reads_verdicts(proxy.filter) or proxy.sortColumn() == FIXED.index("verdict"):  # e.g. "unreviewed"
+        proxy.refilter()
     window.browser._update_count()
+
+
+def reads_verdicts(f: Any) -> bool:
+    """Whether a filter's matches may change with the verdicts (unknown filters: yes)."""
+    from masklens.gui.browser.filters import Expression, Filter
+
+    if type(f) is Filter:
+        return False
+    if isinstance(f, Expression):
+        return "verdict" in f.keys
+    return True
 
 
 def review_set_sample(window: Any) -> None:
@@ -102,7 +137,12 @@ def review_set_sample(window: Any) -> None:
 
     sample = window.state.sample
     window.review_panel.set_sample(benchmark_key(window.state.benchmark), sample.id,
-                                   [p.id for p in sample.prompts])
+                                   [p.id for p in sample.prompts], prompt_names(sample))
+
+
+def prompt_names(sample: Any) -> dict[str, str]:
+    """Prompt id → “text” (role): how verdicts on a prompt are named on screen."""
+    return {p.id: f"“{p.text}” ({p.role.value})" for p in sample.prompts}
 
 
 def _dialog_action(window: Any, module: str, func: str, text: str, shortcut: str | None) -> QAction | None:

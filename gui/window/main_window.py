@@ -17,6 +17,7 @@ from masklens.gui.canvas.sample_view import LayerToggles, SampleViewWidget
 from masklens.gui.canvas.visual_prompts import VisualPromptTool
 from masklens.gui.compare.sets import SetComparison
 from masklens.gui.dialogs import about
+from masklens.gui.gallery import tab as gallery
 from masklens.gui.jobs.rescoring import Rescoring
 from masklens.gui.jobs.workers import JobRunner
 from masklens.gui.prompts.live_list import LiveList
@@ -61,6 +62,7 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         self._build_menus()
         self._connect()
         self.set_comparison = SetComparison(self)  # the "Compare sets" tab
+        self.gallery = gallery.install(self)  # the "Gallery" tab: the list's rows as thumbnails
         self.visual_tool = VisualPromptTool(self)  # box / point prompts drawn on the canvas
         self.addToolBar(self.visual_tool.toolbar)
         from masklens.gui.correct.tool import CorrectionTool

@@ -41,6 +41,8 @@ class WindowRendering:
                             self._caption(live, prediction, t, view), score_labels=view.score_labels)
         if self.set_comparison.shown():
             self.set_comparison.render(ctx, view)
+        elif self.tabs.currentWidget() is getattr(self, "gallery", None):
+            pass  # the Sample tab is drawn when it is shown again (tabs.currentChanged)
         elif self.tabs.currentIndex() == 1:
             specs = self.live_list.panel_specs(sample)
             self.compare_view.show_panels(specs, ctx, 2 if len(specs) == 4 else min(3, max(1, len(specs))))

@@ -1,8 +1,8 @@
 """A scripted user session on each demo kind (issue 8, "what must hold" 2), with real key and
 mouse events: open the demo from File › Open demo, filter the sample list by typing an
 expression, step with F3, type a prompt with each role the benchmark has, move each slider,
-record and undo a verdict, attach a second prediction set and compare, draw a box prompt and
-run it, export a report. After every step the status bar, the sample list's selection, the
+record and undo a verdict, attach a second prediction set and compare, select a range in the
+Gallery and give it one verdict (undone at once), draw a box prompt and run it, export a report. After every step the status bar, the sample list's selection, the
 readout card and the canvas layers must agree; no exception may reach ``sys.excepthook`` and no
 Qt critical message or "internal error" may be shown (``no_internal_errors``)."""
 
@@ -42,6 +42,8 @@ def consistent(w, qtbot, step: str) -> None:
     shown = b.proxy.mapFromSource(b.model.index(s.index, 0))
     if shown.isValid():  # the sample shown is the one selected in the list
         assert cur.isValid() and b.proxy.mapToSource(cur).row() == s.index, step
+    if w.tabs.currentWidget() is getattr(w, "gallery", None):  # the gallery's current tile is the list's row
+        assert w.gallery.grid.current() == cur.row(), step
     card = w.readout_panel.deck.main_card
     if s.readout() is not None:
         assert card is not None and card.ctx.sample.id == sample.id, step
@@ -184,6 +186,39 @@ def attach_and_compare(w, qtbot) -> None:
     assert w.tabs.currentWidget() is w.sample_view
 
 
+def gallery_and_batch_verdict(w, qtbot) -> None:
+    """The Gallery tab shows the list's rows; a Shift+click selects a range in both views; one
+    key records a verdict for each selected sample; one Ctrl+Z takes all of them back."""
+    bar = w.tabs.tabBar()
+    i = w.tabs.indexOf(w.gallery)
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(i).center())
+    assert w.tabs.currentWidget() is w.gallery
+    grid = w.gallery.grid
+    qtbot.waitUntil(lambda: bool(grid.painted), timeout=5000)
+    rows = list(w.browser.proxy.visible_rows())
+    assert grid.painted == rows[: len(grid.painted)]
+    n = min(3, grid.count())
+    click = lambda k, mods=Qt.KeyboardModifier.NoModifier: qtbot.mouseClick(  # noqa: E731
+        grid.viewport(), Qt.MouseButton.LeftButton, mods, grid.tile_rect(k).center())
+    click(0)
+    click(n - 1, Qt.KeyboardModifier.ShiftModifier)
+    assert grid.selected_rows() == list(range(n)) and w.state.index == rows[n - 1]
+    consistent(w, qtbot, "gallery range")
+    if w.review_panel is not None and n > 1:
+        key = benchmark_key(w.state.benchmark)
+        ids = {w.browser.model.samples[r].id for r in rows[:n]}
+        qtbot.keyClick(grid.viewport(), Qt.Key.Key_K)  # Fine, for every selected sample
+        assert {v.sample_id for v in w.state.review_store.current(key) if v.verdict == "fine"} == ids
+        assert all(w.gallery.tiles.glyphs(r) == [("✓", "#009E73")] for r in rows[:n])
+        qtbot.keyClick(grid.viewport(), Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+        assert w.state.review_store.current(key) == []
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_Left)
+    assert w.state.index == rows[max(0, n - 2)]
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_Return)  # back to the Sample tab, on that sample
+    assert w.tabs.currentWidget() is w.sample_view
+    consistent(w, qtbot, "gallery")
+
+
 def draw_box_and_run(w, qtbot) -> None:
     c = canvas(w)
     qtbot.waitUntil(lambda: c.width() > 100, timeout=3000)
@@ -241,6 +276,7 @@ def test_a_user_session_on_each_demo(window, qtbot, kind, tmp_path, no_internal_
     move_each_slider(w, qtbot)
     verdict_and_undo(w, qtbot)
     attach_and_compare(w, qtbot)
+    gallery_and_batch_verdict(w, qtbot)
     draw_box_and_run(w, qtbot)
     export_report(w, qtbot, tmp_path / "report")
 

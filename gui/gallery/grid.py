@@ -1,0 +1,293 @@
+"""The gallery's grid: a virtualised view of the sample browser's own filter/sort proxy.
+
+Tile ``i`` is proxy row ``i``: the grid shows exactly the list's rows in the list's order (one
+model, two views), and it shares the list's selection model, so the current sample and the
+selected ones are the same in both. Only the tiles inside the viewport are painted, whatever
+the number of samples (a paint costs the visible tiles, never the benchmark); their pictures
+come from a :class:`TileSource` that draws them off the GUI thread.
+
+Keys: arrows move, Shift+arrows extend the selection, Ctrl+arrows move without selecting,
+Ctrl+Space toggles, PgUp/PgDn a page, Home/End, Ctrl+A all, Enter opens the sample, Esc keeps
+only the current one. Mouse: click, Ctrl+click toggles, Shift+click a range, double-click opens.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelection,
+    QItemSelectionModel,
+    QModelIndex,
+    QRect,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QColor, QImage, QKeyEvent, QPainter, QPen
+from PySide6.QtWidgets import QAbstractScrollArea, QWidget
+
+THUMB_W, THUMB_H = 160, 120
+TILE_W, TILE_H = THUMB_W + 12, THUMB_H + 28
+Flag = QItemSelectionModel.SelectionFlag
+_MOVES = {Qt.Key.Key_Left, Qt.Key.Key_Right, Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp,
+          Qt.Key.Key_PageDown, Qt.Key.Key_Home, Qt.Key.Key_End}
+
+
+class TileSource(Protocol):
+    """What the grid draws for source row ``src`` (a sample of the browser's table)."""
+
+    def thumbnail(self, src: int) -> QImage | None: ...
+    def caption(self, src: int) -> str: ...
+    def glyphs(self, src: int) -> list[tuple[str, str]]: ...
+    def visible(self, rows: list[int], ahead: list[int]) -> None: ...
+
+
+class GalleryGrid(QAbstractScrollArea):
+    """Tiles of the proxy's rows, ``columns()`` per line, painted only where visible."""
+
+    activated = Signal(int)  # proxy row: Enter or double-click
+    #: a one-key verdict pressed while several samples are selected (the verdict's shortcut)
+    batchKey = Signal(str)
+
+    def __init__(self, tiles: TileSource, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tiles = tiles
+        self.proxy: Any = None
+        self.selection: QItemSelectionModel | None = None
+        self.batch_keys: set[str] = set()  # lower-case verdict shortcuts ("m", "w", …)
+        self._anchor = 0
+        self.painted: list[int] = []  # source rows of the last paint (tests, benchmarks)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.viewport().setAutoFillBackground(True)
+        self.verticalScrollBar().valueChanged.connect(lambda _: self.viewport().update())
+
+    def set_source(self, proxy: Any, selection: QItemSelectionModel) -> None:
+        self.proxy, self.selection = proxy, selection
+        for sig in (proxy.layoutChanged, proxy.modelReset, proxy.rowsInserted, proxy.rowsRemoved):
+            sig.connect(self.relayout)
+        proxy.dataChanged.connect(lambda *_: self.viewport().update())
+        selection.selectionChanged.connect(lambda *_: self.viewport().update())
+        selection.currentChanged.connect(self._current_moved)
+        self.relayout()
+
+    # ------------------------------------------------------------ geometry
+    def count(self) -> int:
+        return self.proxy.rowCount() if self.proxy is not None else 0
+
+    def columns(self) -> int:
+        return max(1, self.viewport().width() // TILE_W)
+
+    def relayout(self, *_: Any) -> None:
+        lines = -(-self.count() // self.columns())
+        bar = self.verticalScrollBar()
+        bar.setRange(0, max(0, lines * TILE_H - self.viewport().height()))
+        bar.setPageStep(max(1, self.viewport().height()))
+        bar.setSingleStep(TILE_H // 3)
+        self.viewport().update()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self.relayout()
+
+    def tile_rect(self, i: int) -> QRect:
+        cols = self.columns()
+        x0 = max(0, (self.viewport().width() - cols * TILE_W) // 2)
+        return QRect(x0 + (i % cols) * TILE_W, (i // cols) * TILE_H - self.verticalScrollBar().value(),
+                     TILE_W, TILE_H)
+
+    def tile_at(self, x: int, y: int) -> int | None:
+        cols = self.columns()
+        x0 = max(0, (self.viewport().width() - cols * TILE_W) // 2)
+        col, line = (x - x0) // TILE_W, (y + self.verticalScrollBar().value()) // TILE_H
+        i = line * cols + col
+        return i if 0 <= col < cols and 0 <= i < self.count() else None
+
+    def visible_range(self) -> range:
+        """Proxy rows with a tile (partly) inside the viewport."""
+        cols, top = self.columns(), self.verticalScrollBar().value()
+        first = (top // TILE_H) * cols
+        last = ((top + self.viewport().height()) // TILE_H + 1) * cols
+        return range(first, min(last, self.count()))
+
+    def ensure_visible(self, i: int) -> None:
+        bar, y = self.verticalScrollBar(), (i // self.columns()) * TILE_H
+        if y < bar.value():
+            bar.setValue(y)
+        elif y + TILE_H > bar.value() + self.viewport().height():
+            bar.setValue(y + TILE_H - self.viewport().height())
+
+    # ------------------------------------------------------------ painting
+    def paintEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        if self.proxy is None:
+            return
+        p = QPainter(self.viewport())
+        rows = self.proxy.visible_rows()
+        shown = self.visible_range()
+        cur = self.current()
+        picked = self._selected_in(shown)
+        self.painted = []
+        for i in shown:
+            if i >= len(rows):
+                break
+            src = rows[i]
+            self.painted.append(src)
+            self._paint_tile(p, self.tile_rect(i), src, i in picked, i == cur)
+        if self.hasFocus():  # where the keys go (a style sheet would slow every paint down)
+            p.setPen(QPen(QColor("#0072B2"), 2))
+            p.drawRect(self.viewport().rect().adjusted(1, 1, -1, -1))
+        p.end()
+        ahead = range(shown.stop, min(shown.stop + len(shown), len(rows)))
+        self.tiles.visible(list(self.painted), [rows[i] for i in ahead])
+
+    def _paint_tile(self, p: QPainter, rect: QRect, src: int, selected: bool, current: bool) -> None:
+        pal = self.palette()
+        inner = rect.adjusted(3, 3, -3, -3)
+        if selected:
+            p.fillRect(inner, pal.highlight().color().lighter(160))
+        img = self.tiles.thumbnail(src)
+        box = QRect(inner.x() + 3, inner.y() + 3, THUMB_W, THUMB_H)
+        if img is None:
+            p.fillRect(box, QColor("#e4e4e4"))
+        else:
+            p.drawImage(box.x() + (THUMB_W - img.width()) // 2, box.y() + (THUMB_H - img.height()) // 2, img)
+        x = box.right() - 2
+        for glyph, colour in reversed(self.tiles.glyphs(src)):
+            badge = QRect(x - 18, box.y() + 2, 18, 18)
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(QColor(colour))
+            p.drawEllipse(badge)
+            p.setPen(QColor("white"))
+            p.drawText(badge, Qt.AlignmentFlag.AlignCenter, glyph)
+            x -= 20
+        p.setPen(pal.text().color())
+        text_box = QRect(inner.x() + 3, box.bottom() + 2, THUMB_W, inner.bottom() - box.bottom() - 2)
+        caption = p.fontMetrics().elidedText(self.tiles.caption(src), Qt.TextElideMode.ElideMiddle, THUMB_W)
+        p.drawText(text_box, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignVCenter, caption)
+        if current:
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.setPen(QPen(QColor("#0072B2"), 3))
+            p.drawRect(inner.adjusted(1, 1, -1, -1))
+
+    # ------------------------------------------------------------ selection (the list's model)
+    def current(self) -> int:
+        idx = self.selection.currentIndex() if self.selection is not None else QModelIndex()
+        return idx.row() if idx.isValid() else -1
+
+    def _selected_in(self, shown: range) -> set[int]:
+        """Selected proxy rows within ``shown`` (read from the ranges, not asked row by row)."""
+        out: set[int] = set()
+        for rng in self.selection.selection():
+            out.update(range(max(rng.top(), shown.start), min(rng.bottom() + 1, shown.stop)))
+        return out
+
+    def focusInEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().focusInEvent(event)
+        self.viewport().update()
+
+    def focusOutEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().focusOutEvent(event)
+        self.viewport().update()
+
+    def selected_rows(self) -> list[int]:
+        """Selected proxy rows, in order (ranges are read, not one index per cell)."""
+        if self.selection is None:
+            return []
+        rows: set[int] = set()
+        for rng in self.selection.selection():
+            rows.update(range(rng.top(), rng.bottom() + 1))
+        return sorted(r for r in rows if r < self.count())
+
+    def _row_selection(self, a: int, b: int) -> QItemSelection:
+        lo, hi = min(a, b), max(a, b)
+        last = max(0, self.proxy.columnCount() - 1)
+        return QItemSelection(self.proxy.index(lo, 0), self.proxy.index(hi, last))
+
+    def move_to(self, i: int, how: str = "only") -> None:
+        """Make ``i`` current: ``only`` selects just it, ``extend`` the range from the anchor,
+        ``toggle`` flips it, ``keep`` leaves the selection as it is."""
+        n = self.count()
+        if not n or self.selection is None:
+            return
+        i = max(0, min(i, n - 1))
+        idx = self.proxy.index(i, 0)
+        if how == "extend":
+            self.selection.select(self._row_selection(self._anchor, i), Flag.ClearAndSelect)
+            self.selection.setCurrentIndex(idx, Flag.NoUpdate)
+        elif how == "toggle":
+            self._anchor = i
+            self.selection.setCurrentIndex(idx, Flag.NoUpdate)
+            self.selection.select(self._row_selection(i, i), Flag.Toggle)
+        elif how == "keep":
+            self.selection.setCurrentIndex(idx, Flag.NoUpdate)
+        else:
+            self._anchor = i
+            self.selection.setCurrentIndex(idx, Flag.ClearAndSelect | Flag.Rows)
+        self.ensure_visible(i)
+        self.viewport().update()
+
+    def select_all(self) -> None:
+        if self.count():
+            self.selection.select(self._row_selection(0, self.count() - 1), Flag.ClearAndSelect)
+
+    def _current_moved(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            self.ensure_visible(current.row())
+        self.viewport().update()
+
+    # ------------------------------------------------------------ input
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and self._handles(event):
+            event.accept()  # these keys are the grid's, not the window's (PgDn = a page here)
+            return True
+        return super().event(event)
+
+    def _handles(self, e: QKeyEvent) -> bool:
+        ctrl = bool(e.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        if e.key() in _MOVES or e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Escape):
+            return True
+        if ctrl and e.key() in (Qt.Key.Key_A, Qt.Key.Key_Space):
+            return True
+        return (not ctrl and e.text().lower() in self.batch_keys and len(self.selected_rows()) > 1)
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        mods = e.modifiers()
+        shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
+        ctrl = bool(mods & Qt.KeyboardModifier.ControlModifier)
+        cur, cols = max(self.current(), 0), self.columns()
+        page = cols * max(1, self.viewport().height() // TILE_H)
+        step = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1, Qt.Key.Key_Up: -cols, Qt.Key.Key_Down: cols,
+                Qt.Key.Key_PageUp: -page, Qt.Key.Key_PageDown: page}.get(e.key())
+        target = {Qt.Key.Key_Home: 0, Qt.Key.Key_End: self.count() - 1}.get(e.key())
+        if step is not None or target is not None:
+            i = cur + step if step is not None else target
+            self.move_to(i if self.current() >= 0 else 0, "extend" if shift else "keep" if ctrl else "only")
+        elif ctrl and e.key() == Qt.Key.Key_A:
+            self.select_all()
+        elif ctrl and e.key() == Qt.Key.Key_Space:
+            self.move_to(cur, "toggle")
+        elif e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.current() >= 0:
+            self.activated.emit(self.current())
+        elif e.key() == Qt.Key.Key_Escape and self.current() >= 0:
+            self.move_to(self.current())
+        elif not ctrl and e.text().lower() in self.batch_keys and len(self.selected_rows()) > 1:
+            self.batchKey.emit(e.text().lower())
+        else:
+            super().keyPressEvent(e)
+
+    def mousePressEvent(self, e: Any) -> None:  # noqa: N802 - Qt override
+        i = self.tile_at(int(e.position().x()), int(e.position().y()))
+        if i is None or e.button() != Qt.MouseButton.LeftButton:
+            return super().mousePressEvent(e)
+        mods = e.modifiers()
+        how = ("extend" if mods & Qt.KeyboardModifier.ShiftModifier
+               else "toggle" if mods & Qt.KeyboardModifier.ControlModifier else "only")
+        self.setFocus(Qt.FocusReason.MouseFocusReason)
+        self.move_to(i, how)
+
+    def mouseDoubleClickEvent(self, e: Any) -> None:  # noqa: N802 - Qt override
+        i = self.tile_at(int(e.position().x()), int(e.position().y()))
+        if i is not None:
+            self.activated.emit(i)
+
