@@ -113,6 +113,7 @@ class GalleryTab(QWidget):
         legend = QLabel(" ".join(
             f"<span style='background:{QColor(*c).name()}'>&nbsp;&nbsp;&nbsp;</span> {t}"
             for c, t in ((TP, "both"), (FP, "prediction only"), (FN, "ground truth only"))))
+        legend.setMinimumWidth(1)  # clipped rather than widening the centre
         legend.setToolTip("thumbnails: the first panel of each sample, instances scored ≥ t")
         top = QHBoxLayout()
         top.setContentsMargins(4, 2, 4, 2)
@@ -120,7 +121,8 @@ class GalleryTab(QWidget):
         top.addWidget(legend)
         self.batch_row = QHBoxLayout()
         self.batch_row.setContentsMargins(4, 0, 4, 2)
-        self.batch_label = QLabel("Verdict for the selected samples:")
+        self.batch_label = QLabel("Selected:")
+        self.batch_label.setMinimumWidth(1)
         self.batch_row.addWidget(self.batch_label)
         self.batch_buttons: dict[str, QPushButton] = {}
         self._build_batch_buttons()
@@ -158,6 +160,9 @@ class GalleryTab(QWidget):
             b.setToolTip(f"{vt.description} — for every selected sample (one row each; Ctrl+Z undoes all)")
             b.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # a click leaves the keys in the grid
             b.clicked.connect(lambda _=False, k=vt.key: self.batch_verdict(k))
+            # the row may be narrower than its texts: buttons shrink (text clipped, tooltip whole)
+            # instead of widening the centre and squeezing the docks
+            b.setMinimumWidth(b.fontMetrics().horizontalAdvance(f"[{vt.shortcut}]") + 16)
             self.batch_row.addWidget(b)
             self.batch_buttons[vt.key] = b
         self._by_shortcut = {vt.shortcut.lower(): vt.key for vt in VERDICT_TYPES.values()}
