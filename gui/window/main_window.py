@@ -69,6 +69,9 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         from masklens.gui.correct.edit_check import EditCheck
 
         self.edit_check = EditCheck(self)  # image pairs: edit leakage, Edit difference view
+        from masklens.gui.review import window_wiring
+
+        window_wiring.install(self)  # corrections: store, corrected switch, apply/export; team review
         # one-key shortcuts act only with the focus on the canvas or the sample list
         self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table])
         key_scope.show_focus(self.browser.table, "QTableView")
@@ -224,6 +227,10 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
     def _readouts_changed(self) -> None:
         # with two or more sets ticked in "Compare sets", their columns come first
         rows = self.set_comparison.browser_readouts(self.state.readouts.get(self.state.active or ""))
+        if getattr(self, "corrected_view", None) is not None:  # corrected.* and review.* columns
+            from masklens.gui.review.window_wiring import browser_rows
+
+            rows = browser_rows(self, rows)
         self.browser.set_readouts(rows, self.rescoring.prepared_for(rows))
         self.browser.select_source_row(self.state.index)  # a model reset drops the selection
         self.render()
