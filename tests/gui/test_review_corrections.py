@@ -205,3 +205,60 @@ def test_file_apply_corrections_writes_what_review_apply_writes(cafe, qtbot, tmp
     got = json.loads(exported.read_text())
     assert got["benchmark"] == bkey(w) and got["corrections"][0]["mask"] == mask.to_coco()
     assert got["corrections"][0]["instance"] == 0
+
+
+# ------------------------------------------------------------------ team review
+def test_team_queue_merge_and_disagreements(cafe, qtbot, tmp_path):
+    """Assign to three reviewers (CLI); N follows ana's queue with progress; ben's store merged
+    in (CLI), the planted disagreements — a verdict and a correction — are listed side by side,
+    the browser's Disagreements preset shows them, and κ per pair is in the Review dock."""
+    from masklens.core.masks import Mask
+
+    w = cafe
+    ns = demo.demo_namespace("cafe", with_predictions=True)
+    db = str(store_of(w).path)
+    masklens("review", "assign", "cafe", "--ann", str(ns.ann), "--images", str(ns.images), "--store", db,
+             "--reviewers", "ana,ben,eve", "--overlap", "0.2", "--seed", "3")
+    queue = store_of(w).queue(bkey(w), "ana")
+    assert 0 < len(queue) < len(w.state.benchmark.samples)
+    ids = [s.id for s in w.state.benchmark.samples]
+    focus(w, qtbot, canvas(w))
+    qtbot.keyClick(canvas(w), Qt.Key.Key_N)  # next in my queue
+    assert w.state.sample.id == queue[0]
+    assert w.review_panel.next_button.text().startswith("Next in my queue")
+    assert w.team.progress.text() == f"Your queue (ana): 0/{len(queue)} done"
+    qtbot.keyClick(canvas(w), Qt.Key.Key_K)  # Fine
+    qtbot.keyClick(canvas(w), Qt.Key.Key_N)
+    assert w.state.sample.id == queue[1]
+    assert w.team.progress.text() == f"Your queue (ana): 1/{len(queue)} done"
+    agreed, disputed, corrected = queue[0], queue[1], queue[2]
+    qtbot.keyClick(canvas(w), Qt.Key.Key_W)  # ana: Ground truth wrong on `disputed`
+    w.state.set_index(ids.index(corrected))
+    ana_mask = brush_and_accept(w, qtbot)
+    # ben, in his own store: agrees on one sample, disagrees on another, corrects differently
+    ben_db = tmp_path / "ben.sqlite"
+    with ReviewStore(ben_db, reviewer="ben") as ben:
+        ben.record(bkey(w), agreed, "fine")
+        ben.record(bkey(w), disputed, "fine")
+        other = np.zeros(ana_mask.shape, np.uint8)
+        other[100:140, 100:140] = 1
+        ben.add_correction(bkey(w), corrected, w.sample_view.specs[0].gts[0], 0, Mask.from_array(other),
+                           tool="polygon")
+    got = subprocess.run([str(Path(sys.executable).with_name("masklens")), "review", "merge", db, str(ben_db)],
+                         capture_output=True, text=True, timeout=300)
+    assert got.returncode == 1 and "corrected differently" in got.stderr + got.stdout  # a conflict, shown
+    open_demo(w, qtbot, "cafe")  # open again: the merged store is read
+    team = w.team
+    assert set(team.rows) == {disputed, corrected}
+    assert team.rows[disputed] == {"ana": "gt_wrong", "ben": "fine"}
+    assert "polygon" not in team.rows[corrected]["ben"] and "corrected" in team.rows[corrected]["ben"]
+    assert team.tree.topLevelItemCount() == 2 and team.tree.headerItem().text(1) == "ana"
+    assert "ana – ben: κ =" in team.kappas.text()
+    labels = [f.label for f in w.browser._filters]
+    w.browser.presets.setCurrentIndex(labels.index("Disagreements"))
+    shown = {w.browser.model.samples[w.browser.proxy.mapToSource(w.browser.proxy.index(r, 0)).row()].id
+             for r in range(w.browser.proxy.rowCount())}
+    assert shown == {disputed, corrected}
+    item = team.tree.topLevelItem(0)
+    team.tree.itemActivated.emit(item, 0)  # double-click opens the sample
+    assert w.state.sample.id == item.text(0)
