@@ -142,7 +142,7 @@ def disagreements(verdicts: Iterable[Verdict], corrections: Iterable[object] = (
                 said.setdefault(v.reviewer, []).append(f"{v.prompt_id}: {v.verdict}" if v.prompt_id else v.verdict)
         for c in corrections:
             if c.sample_id == sid:
-                what = ("deleted" if c.mask is None else f"area {c.mask.area}")
+                what = ("deleted" if c.mask is None else f"area {c.mask.area}") + (f", {c.tool}" if c.tool else "")
                 inst = "new instance" if c.instance is None else f"instance {c.instance}"
                 said.setdefault(c.reviewer, []).append(f"corrected {c.gt_key} {inst} ({what})")
         out[sid] = {r: "; ".join(parts) for r, parts in sorted(said.items())}

@@ -31,11 +31,16 @@ class SummaryTable(QTableWidget):
         self.setHorizontalHeaderLabels(["metric", "original", "corrected"])
         self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.verticalHeader().setVisible(False)
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
+        self.setToolTip("the active prediction set over all samples; the metrics the corrections "
+                        "changed come first")
         self.values: dict[str, tuple[Any, Any]] = {}
 
     def show_values(self, original: dict[str, Any], corrected: dict[str, Any] | None) -> None:
         keys = [k for k, v in original.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        self.values = {k: (original[k], (corrected or {}).get(k)) for k in keys}
+        values = {k: (original[k], (corrected or {}).get(k)) for k in keys}
+        keys.sort(key=lambda k: corrected is None or values[k][0] == values[k][1])  # what moved first
+        self.values = {k: values[k] for k in keys}
         self.setRowCount(len(keys))
         for i, k in enumerate(keys):
             a, b = self.values[k]
@@ -59,6 +64,7 @@ class CorrectedView(QObject):
         self.originals: dict[str, Any] = {}  # set name -> the original scorer
         self.changed: set[str] = set()  # ids of the corrected samples
         self.summary = SummaryTable()
+        self._original_rows: tuple[Any, Any] = (None, None)  # (scorer id, params) -> original records
         self._busy = False
         self.action = QAction("Corrected ground truth", window, checkable=True)
         self.action.setObjectName("corrected-ground-truth")
@@ -183,7 +189,10 @@ class CorrectedView(QObject):
         sc = self.originals.get(st.active or "")
         if not self.on or rows is None or sc is None:
             return rows
-        originals = sc.readouts(st.params)
+        key = (id(sc), tuple(sorted(st.params.items())))
+        if self._original_rows[0] != key:  # a slider move derives them again, once
+            self._original_rows = (key, sc.readouts(st.params))
+        originals = self._original_rows[1]
         samples = sc.benchmark.samples
         return [{**dict(o), "corrected": {**dict(c), "changed": int(s.id in self.changed)}}
                 for o, c, s in zip(originals, rows, samples, strict=True)]

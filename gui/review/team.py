@@ -8,7 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QLabel,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 
 class TeamView(QObject):
@@ -35,6 +41,9 @@ class TeamView(QObject):
         self.tree.itemActivated.connect(lambda item, _c: self._open(item.text(0)))
         for w in (self.progress, self.kappas, self.title, self.tree):
             lay.addWidget(w)
+        self.tree.setMinimumHeight(110)
+        self.tree.setRootIsDecorated(False)
+        self.box.setVisible(False)  # shown once there is a team (a queue, or two reviewers' verdicts)
         panel = window.review_panel
         if panel is not None:
             panel.layout().addWidget(self.box, 1)
@@ -70,7 +79,7 @@ class TeamView(QObject):
         self.tree.setColumnCount(1 + len(reviewers))
         self.tree.setHeaderLabels(["sample", *reviewers])
         for sid, per in self.rows.items():
-            QTreeWidgetItem(self.tree, [sid, *(per.get(r, "–") for r in reviewers)])
+            QTreeWidgetItem(self.tree, [sid, *(_labelled(per.get(r, "–")) for r in reviewers)])
         for i in range(self.tree.columnCount()):
             self.tree.resizeColumnToContents(i)
         self.title.setText(f"Disagreements ({len(self.rows)})")
@@ -81,7 +90,9 @@ class TeamView(QObject):
 
     def _show_progress(self) -> None:
         panel, store, key = self.window.review_panel, self.window.state.review_store, self._key()
-        if panel is None or store is None or key is None or not panel.my_queue():
+        queued = panel is not None and store is not None and key is not None and bool(panel.my_queue())
+        self.box.setVisible(bool(self.pairs) or queued)
+        if not queued:
             self.progress.setText("")
             return
         done, total = store.progress(key, panel._who())
@@ -99,3 +110,15 @@ class TeamView(QObject):
         ids = [s.id for s in self.window.state.benchmark.samples]
         if sample_id in ids:
             self.window.state.set_index(ids.index(sample_id))
+
+
+def _labelled(text: str) -> str:
+    """A reviewer's verdict keys (``gt_wrong``, ``p1: fine``) in the buttons' words."""
+    from masklens.core.review.store import VERDICT_TYPES
+
+    def one(part: str) -> str:
+        where, _, key = part.rpartition(": ")
+        vt = VERDICT_TYPES.get(key)
+        return part if vt is None else (f"{where}: {vt.label}" if where else vt.label)
+
+    return "; ".join(one(p) for p in text.split("; "))

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from test_correct_mode import at, click, drag, enter_correct_and_select, key
+from test_correct_mode import click, drag, enter_correct_and_select, key
 from test_gui_defects import canvas, focus, open_demo
 
 from masklens.core.review.store import ReviewStore, benchmark_key
@@ -251,8 +251,11 @@ def test_team_queue_merge_and_disagreements(cafe, qtbot, tmp_path):
     team = w.team
     assert set(team.rows) == {disputed, corrected}
     assert team.rows[disputed] == {"ana": "gt_wrong", "ben": "fine"}
-    assert "polygon" not in team.rows[corrected]["ben"] and "corrected" in team.rows[corrected]["ben"]
+    assert team.rows[corrected]["ben"] == "corrected target instance 0 (area 1600, polygon)"
+    assert team.rows[corrected]["ana"].startswith("corrected target instance 0") and "brush" in team.rows[corrected]["ana"]
     assert team.tree.topLevelItemCount() == 2 and team.tree.headerItem().text(1) == "ana"
+    row = next(team.tree.topLevelItem(i) for i in range(2) if team.tree.topLevelItem(i).text(0) == disputed)
+    assert (row.text(1), row.text(2)) == ("Ground truth wrong", "Fine")  # side by side, in the buttons' words
     assert "ana – ben: κ =" in team.kappas.text()
     labels = [f.label for f in w.browser._filters]
     w.browser.presets.setCurrentIndex(labels.index("Disagreements"))
