@@ -265,3 +265,37 @@ def test_team_queue_merge_and_disagreements(cafe, qtbot, tmp_path):
     item = team.tree.topLevelItem(0)
     team.tree.itemActivated.emit(item, 0)  # double-click opens the sample
     assert w.state.sample.id == item.text(0)
+
+
+def test_correcting_while_the_switch_is_on_names_the_loaded_instance(window, qtbot, no_internal_errors):
+    """With the corrected ground truth shown, an edit of an added instance retracts and re-adds
+    it, and an edit of a loaded instance keeps its index in the loaded ground truth."""
+    w = window
+    open_demo(w, qtbot, "pcs")
+    c = w.correction
+    gt_key = w.sample_view.specs[0].gts[0]
+    n = len(w.state.sample.gts[gt_key].masks)
+    assert n >= 1
+    w.corrected_view.action.trigger()
+    w.visual_tool.set_tool("correct")
+    assert c.start(0, gt_key, None)  # a new instance
+    c.session.begin_stroke(20, 20, 6)
+    c.session.end_stroke()
+    c.accept()
+    added = store_of(w).corrections(bkey(w))
+    assert [(r.instance, r.tool) for r in added] == [(None, "new")]
+    assert len(w.state.sample.gts[gt_key].masks) == n + 1  # drawn at once
+    assert c.start(0, gt_key, n)  # the added instance, as the corrected ground truth shows it
+    c.session.begin_stroke(40, 40, 6)
+    c.session.end_stroke()
+    c.accept()
+    rows = store_of(w).corrections(bkey(w))
+    assert len(rows) == 1 and rows[0].instance is None and rows[0].uid != added[0].uid
+    assert rows[0].mask.area > added[0].mask.area
+    assert store_of(w).correction_history(bkey(w))[1].retracts == added[0].uid
+    assert c.start(0, gt_key, 0)
+    c.session.begin_stroke(2, 2, 3)
+    c.session.end_stroke()
+    c.accept()
+    assert {r.instance for r in store_of(w).corrections(bkey(w))} == {None, 0}
+    assert len(w.state.sample.gts[gt_key].masks) == n + 1
