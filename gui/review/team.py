@@ -63,6 +63,7 @@ class TeamView(QObject):
         from masklens.core.review.agreement import agreement, disagreements
 
         store, key = self.window.state.review_store, self._key()
+        had = bool(self.pairs)
         if store is None or key is None:
             self.rows, self.pairs = {}, []
         else:
@@ -71,7 +72,8 @@ class TeamView(QObject):
             self.pairs = agreement(current).pairs
         self._show()
         self._show_progress()
-        self.window._readouts_changed()  # the browser's review.disagree column
+        if had or self.pairs:  # the browser's review.disagree column (none without a team)
+            self.window._readouts_changed()
 
     def _show(self) -> None:
         reviewers = sorted({r for per in self.rows.values() for r in per})
