@@ -166,8 +166,8 @@ class CorrectionsLink(QObject):
         if w.state.benchmark is None or w.state.review_store is None:
             w.message_bar.show_message("open a benchmark first", "warning")
             return False
-        first = next(iter(w.state.benchmark.sources.values()), None)
-        folder = Path(first).parent if first is not None else Path.home()
+        # suggested beside the review store: the data's folder when writable, never the bundled demo
+        folder = Path(w.state.review_store.path).parent
         path = self.ask_path(w, caption, str(folder / name), filters)
         if not path:
             return False
