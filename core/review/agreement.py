@@ -115,3 +115,35 @@ def agreement(verdicts: Iterable[Verdict]) -> Agreement:
         fleiss = fleiss_kappa(m)
         observed = float(np.mean([len(set(it.values())) == 1 for it in complete]))
     return Agreement(reviewers, len(by_item), len(complete), fleiss, observed, pairs)
+
+
+def disagreements(verdicts: Iterable[Verdict], corrections: Iterable[object] = ()) -> dict[str, dict[str, str]]:
+    """Samples where reviewers differ -> reviewer -> what they said, side by side.
+
+    A sample is listed when two reviewers' current verdicts on the same target (the sample or
+    one prompt) differ, or when they corrected one of its instances differently
+    (:func:`~masklens.core.review.corrections.correction_conflicts`). Each reviewer's text
+    names their verdicts (``prompt: verdict`` for a prompt) and corrections of the sample.
+    """
+    from masklens.core.review.corrections import correction_conflicts, effective_corrections
+
+    verdicts = [v for v in verdicts if v.verdict]
+    corrections = effective_corrections(corrections)  # type: ignore[arg-type]
+    by_item: dict[tuple[str, str], dict[str, str]] = {}
+    for v in verdicts:
+        by_item.setdefault((v.sample_id, v.prompt_id), {})[v.reviewer] = v.verdict
+    listed = {sid for (sid, _p), per in by_item.items() if len(set(per.values())) > 1}
+    listed |= {c.sample_id for c in correction_conflicts(corrections)}
+    out: dict[str, dict[str, str]] = {}
+    for sid in sorted(listed):
+        said: dict[str, list[str]] = {}
+        for v in verdicts:
+            if v.sample_id == sid:
+                said.setdefault(v.reviewer, []).append(f"{v.prompt_id}: {v.verdict}" if v.prompt_id else v.verdict)
+        for c in corrections:
+            if c.sample_id == sid:
+                what = ("deleted" if c.mask is None else f"area {c.mask.area}") + (f", {c.tool}" if c.tool else "")
+                inst = "new instance" if c.instance is None else f"instance {c.instance}"
+                said.setdefault(c.reviewer, []).append(f"corrected {c.gt_key} {inst} ({what})")
+        out[sid] = {r: "; ".join(parts) for r, parts in sorted(said.items())}
+    return out

@@ -100,3 +100,26 @@ def apply_corrections(
         "corrections": changelog(original, rows),
     })
     return Applied(written, log, len(rows), len(changed_samples(rows)))
+
+
+def export_review(store: Any, out: str | Path, benchmark: str) -> Path:
+    """Write ``benchmark``'s current verdicts and effective corrections (masks as COCO RLE) of
+    ``store`` as one JSON file, atomically (the window's File › Export verdicts/corrections…)."""
+    from dataclasses import asdict, fields
+
+    from masklens.core.review.store import SCHEMA_VERSION
+
+    out = Path(out)
+    if out.suffix.lower() != ".json":
+        raise MasklensError("the export file must end in .json", path=out)
+    corrections = []
+    for c in store.corrections(benchmark):
+        row = {f.name: getattr(c, f.name) for f in fields(c)}
+        row["mask"] = None if c.mask is None else c.mask.to_coco()
+        corrections.append(row)
+    atomic_write_json(out, {
+        "schema_version": SCHEMA_VERSION, "benchmark": benchmark,
+        "verdicts": [asdict(v) for v in store.current(benchmark)],
+        "corrections": corrections,
+    })
+    return out

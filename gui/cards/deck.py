@@ -38,6 +38,10 @@ class CardDeck(QScrollArea):
         self.typed: list[tuple[Any, ReadoutCard | None, ReadoutCard]] = []
         self._summary_key: Any = None
         self._summary: Any = None
+        #: index -> (original record, original sample) of a corrected sample, or None (the
+        #: corrected-ground-truth switch sets it: gui/review/corrected_view.py)
+        self.original_for: Callable[[int], Any] = lambda index: None
+        self.original_card: ReadoutCard | None = None
         self._pending: Any = None  # key of the summary being computed on the worker pool
         self._key: Any = None
         self._box = QWidget()
@@ -85,10 +89,17 @@ class CardDeck(QScrollArea):
         ctx = CardContext(kind, sample, dict(st.params), self._summary_for,
                           lambda pid: preds.get(pid) if preds is not None else None)
         card_cls = card_for(kind.name)
+        before = self.original_for(st.index) if rec is not None else None
+        self.original_card = None
         if rec is not None:
-            self.main_card = card_cls(rec, ctx, title=f"{kind.title or kind.name} · {st.active}")
+            title = f"{kind.title or kind.name} · {st.active}"
+            self.main_card = card_cls(rec, ctx, title=f"corrected · {title}" if before else title)
             self.main_card.hovered.connect(self._hover_benchmark)
             widgets.append(self.main_card)
+            if before is not None:  # a corrected sample: the original ground truth's card beside it
+                octx = dataclasses.replace(ctx, sample=before[1])
+                self.original_card = card_cls(before[0], octx, title=f"original · {title}")
+                widgets[-1] = _side_by_side([self.original_card, self.main_card])
         else:
             widgets.append(wrapped("No benchmark readout: open predictions (File › Open predictions…) "
                                    "or type a prompt and Run.", muted=True))

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
+from shiboken6 import isValid
 from superqt.utils import create_worker
 
 from masklens.core.errors import Cancelled, MasklensError
@@ -116,6 +117,8 @@ class JobRunner(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.jobs: list[Job] = []
+        jobs = self.jobs  # a window closed while jobs run: they stop at their next check
+        self.destroyed.connect(lambda *_: [job.ctx.cancel() for job in list(jobs)])
 
     @property
     def busy(self) -> bool:
@@ -135,9 +138,11 @@ class JobRunner(QObject):
         ctx = JobContext()
         worker = create_worker(func, ctx, *args, _start_thread=False, _ignore_errors=True)
         job = Job(name, ctx, worker)
-        ctx.progressed.connect(lambda d, t, s: self.progressed.emit(name, d, t, s))
+        ctx.progressed.connect(lambda d, t, s: isValid(self) and self.progressed.emit(name, d, t, s))
 
         def done(value: Any) -> None:
+            if not isValid(self):  # the window (and this runner) went while the job ran
+                return
             if ctx.cancelled:
                 self.cancelled.emit(name)
             elif on_done is not None:
@@ -148,6 +153,8 @@ class JobRunner(QObject):
                     self._fail(name, exc, on_error)
 
         def errored(exc: BaseException) -> None:
+            if not isValid(self):
+                return
             if isinstance(exc, Cancelled) or ctx.cancelled:
                 self.cancelled.emit(name)
                 return
@@ -161,7 +168,8 @@ class JobRunner(QObject):
                 _job_ended()
             if job in self.jobs:
                 self.jobs.remove(job)
-            self.finished.emit(name)
+            if isValid(self):
+                self.finished.emit(name)
 
         worker.returned.connect(done)
         worker.errored.connect(errored)

@@ -3,7 +3,7 @@
 Each verdict is committed to the SQLite store the moment it is recorded. The
 panel shows every reviewer's current verdicts on the sample, and "Next
 unreviewed" asks the window to move on (signal ``nextUnreviewedRequested``).
-Ctrl+Z undoes the verdicts recorded in this session, newest first, by appending a
+Ctrl+Z undoes the verdicts (and ground-truth corrections) recorded in this session, newest first, by appending a
 retraction to the store (nothing is deleted); each verdict and undo is confirmed
 through ``confirmed(text)``. Enter in the Note field records the note with this
 reviewer's current verdict on the target.
@@ -45,6 +45,8 @@ class ReviewPanel(QWidget):
     verdictsChanged = Signal(list)
     #: the user asked for the next sample without a verdict of this reviewer (sample id or "")
     nextUnreviewedRequested = Signal(str)
+    #: a correction recorded in this session was retracted by Undo (its sample id)
+    correctionRetracted = Signal(str)
     #: a short confirmation of what was recorded or undone (for the window's message bar)
     confirmed = Signal(str)
 
@@ -164,6 +166,8 @@ class ReviewPanel(QWidget):
             act.triggered.connect(lambda _=False, k=vt.key: self.record(k))
             actions.append(act)
         nxt = QAction("Next unreviewed sample", self)
+        nxt.setToolTip("the next sample of your queue (when the benchmark is assigned) without your "
+                       "verdict or correction; else the next sample without your verdict")
         nxt.setShortcut(QKeySequence("N"))
         nxt.triggered.connect(self.request_next_unreviewed)
         actions.append(nxt)
@@ -230,13 +234,20 @@ class ReviewPanel(QWidget):
         v = self.undo_stack[-1]
         if isinstance(v, tuple):
             return self._undo_batch(v)
+        correction = hasattr(v, "gt_key")  # a ground-truth correction (gui/review/corrections_link.py)
         try:
-            self.store.retract(v)
+            (self.store.retract_correction if correction else self.store.retract)(v)
         except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
             self.status.setText(f"not undone: {type(exc).__name__}: {exc}")
             return None
         self.undo_stack.pop()
         self.undo_button.setEnabled(bool(self.undo_stack))
+        if correction:
+            what = f"correction of {v.gt_key} on sample {v.sample_id}"
+            self.status.setText(f"undone: {what}")
+            self.correctionRetracted.emit(v.sample_id)
+            self.confirmed.emit(f"undone: {what}")
+            return v
         label = VERDICT_TYPES[v.verdict].label if v.verdict else "clear"
         where = f" on {self._prompt_of(v)}" if v.prompt_id else ""
         self.status.setText(f"undone: {label}{where} on sample {v.sample_id}")
@@ -297,12 +308,24 @@ class ReviewPanel(QWidget):
     def request_next_unreviewed(self) -> None:
         self.nextUnreviewedRequested.emit(self.next_unreviewed() or "")
 
+    def my_queue(self) -> list[str]:
+        """This reviewer's queue of the assignment in force (`masklens review assign`; [] if none)."""
+        if self.store is None or not self.benchmark or not hasattr(self.store, "queue"):
+            return []
+        return self.store.queue(self.benchmark, self._who())
+
     def next_unreviewed(self) -> str | None:
-        """The first sample after the current one (wrapping) this reviewer has not judged."""
-        if self.store is None or not self.sample_order:
+        """The first sample after the current one (wrapping) this reviewer has not judged (nor
+        corrected): in the reviewer's queue when the benchmark is assigned, else in sample order."""
+        if self.store is None:
+            return None
+        queue = self.my_queue()
+        order = queue or self.sample_order
+        if not order:
             return None
         done = self.store.reviewed_samples(self.benchmark, reviewer=self._who())
-        order = self.sample_order
+        if queue:  # as `masklens review queue` counts progress: a correction counts too
+            done |= {c.sample_id for c in self.store.corrections(self.benchmark, reviewer=self._who())}
         start = order.index(self.sample_id) + 1 if self.sample_id in order else 0
         for sid in order[start:] + order[:start]:
             if sid not in done:
@@ -345,6 +368,7 @@ class ReviewPanel(QWidget):
                     mine = v.verdict
         for key, b in self.buttons.items():
             b.setChecked(key == mine)
+        self.next_button.setText("Next in my queue  [N]" if self.my_queue() else "Next unreviewed  [N]")
         self._refresh_agreement()
 
     def _refresh_agreement(self) -> None:

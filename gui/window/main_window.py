@@ -73,6 +73,9 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         from masklens.gui.correct.edit_check import EditCheck
 
         self.edit_check = EditCheck(self)  # image pairs: edit leakage, Edit difference view
+        from masklens.gui.review import window_wiring
+
+        window_wiring.install(self)  # corrections: store, corrected switch, apply/export; team review
         # one-key shortcuts act only with the focus on the canvas or the sample list
         self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table])
         self.resize(*layout_memory.DEFAULT_SIZE)
@@ -228,10 +231,16 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
     def _readouts_changed(self) -> None:
         # with two or more sets ticked in "Compare sets", their columns come first
         rows = self.set_comparison.browser_readouts(self.state.readouts.get(self.state.active or ""))
-        # the metric columns are those of this benchmark and set (a slider step keeps them);
-        # compared sets bring columns of their own
+        if getattr(self, "corrected_view", None) is not None:  # corrected.* and review.* columns
+            from masklens.gui.review.window_wiring import browser_rows
+
+            rows = browser_rows(self, rows)
+        # the metric columns are those of this benchmark and set, with or without the corrected.*
+        # and review.* columns (a slider step keeps them); compared sets bring columns of their own
+        extra = (getattr(getattr(self, "corrected_view", None), "on", False),
+                 bool(getattr(getattr(self, "team", None), "pairs", None)))
         key = (None if getattr(self.set_comparison, "_augmented", False)
-               else (id(self.state.benchmark), self.state.active))
+               else (id(self.state.benchmark), self.state.active, extra))
         self.browser.set_readouts(rows, self.rescoring.prepared_for(rows), columns_key=key)
         self.browser.select_source_row(self.state.index)  # a model reset drops the selection
         if self.rescoring.shown_is_current():  # the first frame drew this sample at these values

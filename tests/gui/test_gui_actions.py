@@ -9,8 +9,10 @@ menu entry is. No exception may escape and no "internal error" may be shown (``n
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -352,6 +354,56 @@ def _docs_opened(w, _):
     QDesktopServices.unsetUrlHandler("file")
     opened = w._url_catcher.urls
     assert len(opened) == 1 and opened[0].endswith("docs/gui.md"), opened
+def _one_correction(w):
+    """The store's corrections retracted, then one recorded (a square added to instance 0)."""
+    from masklens.core.masks import Mask
+    from masklens.core.review.store import benchmark_key
+
+    st = w.state.review_store
+    for c in st.corrections(benchmark_key(w.state.benchmark)):
+        st.retract_correction(c)
+    sample, gt_key = w.state.sample, w.sample_view.specs[0].gts[0]
+    m = sample.gts[gt_key].masks[0].to_array().astype(bool).copy()
+    m[:10, :10] = True
+    return w.corrections_link.persist(sample.id, gt_key, 0, Mask.from_array(m))
+
+
+def _corrected_switch():
+    def before(w):
+        return _one_correction(w), w.corrected_view.on
+
+    def check(w, got):
+        c, was = got
+        view = w.corrected_view
+        assert view.on != was and view.action.isChecked() == view.on
+        if view.on:
+            assert view.changed == {c.sample_id}
+            assert w.state.benchmark.sample(c.sample_id).gts[c.gt_key].masks[0] == c.mask
+        view.action.setChecked(was)
+
+    return Entry(check, before)
+
+
+def _written_by(action: str):
+    """Apply corrections… / Export verdicts/corrections…: the path asked for is written."""
+    def before(w):
+        import tempfile
+
+        c = _one_correction(w)
+        out = Path(tempfile.mkdtemp()) / f"{action}.json"
+        w.corrections_link.ask_path = lambda *_a: str(out)
+        return c, out
+
+    def check(w, got):
+        c, out = got
+        data = json.loads(out.read_text())
+        if action == "apply":
+            log = json.loads(out.with_name(f"{out.stem}.changelog.json").read_text())
+            assert [e["uid"] for e in log["corrections"]] == [c.uid] and data
+        else:
+            assert [e["uid"] for e in data["corrections"]] == [c.uid]
+
+    return Entry(check, before)
 
 
 def table(w) -> dict[str, Entry]:
@@ -422,6 +474,9 @@ def table(w) -> dict[str, Entry]:
         "Filter language…": Entry(check=_reference_shown),
         "Documentation": Entry(before=_catch_urls, check=_docs_opened),
         "Run drawn": Entry(before=lambda w: (w.prompt_bar.select_model("demo"), _drawn_box(w))[1], check=_ran_drawn),
+        "Corrected ground truth": _corrected_switch(),
+        "Apply corrections…": _written_by("apply"),
+        "Export verdicts/corrections…": _written_by("export"),
     }
     for k in demo_kinds():
         t[f"{get_kind(k).title or k} ({k})"] = Entry(

@@ -121,3 +121,56 @@ def test_corrected_scorer_rereads_only_the_corrected_samples(monkeypatch):
     full = Scorer(kind, new.benchmark, preds).rescore().to_json()
     assert new.rescore().to_json() == full
     assert scorer.benchmark is bench and scorer.rescore().to_json() != full
+
+
+def _verdict(bench, sid, verdict, reviewer, prompt=""):
+    from masklens.core.review.store import Verdict
+
+    return Verdict(benchmark=bench, sample_id=sid, prompt_id=prompt, verdict=verdict, note="",
+                   reviewer=reviewer, time="2026-01-01T00:00:00Z", uid=f"{sid}{reviewer}{prompt}")
+
+
+def test_disagreements_lists_differing_verdicts_and_corrections_side_by_side(tmp_path):
+    from masklens.core.review.agreement import disagreements
+
+    b = "cafe:demo"
+    verdicts = [
+        _verdict(b, "s1", "fine", "ana"), _verdict(b, "s1", "fine", "ben"),  # agree
+        _verdict(b, "s2", "gt_wrong", "ana"), _verdict(b, "s2", "fine", "ben"),  # differ
+        _verdict(b, "s3", "fine", "ana", "p1"), _verdict(b, "s3", "model_wrong", "ben", "p2"),  # other targets
+        _verdict(b, "s5", "gt_wrong", "ana"),  # one reviewer only
+    ]
+    a = np.zeros((8, 8), np.uint8)
+    a[:4] = 1
+    c = np.zeros((8, 8), np.uint8)
+    c[:, :4] = 1
+    with ReviewStore(tmp_path / "r.sqlite", reviewer="ana") as st:
+        st.add_correction(b, "s4", "gt", 0, Mask.from_array(a), tool="brush")
+        st.add_correction(b, "s4", "gt", 0, Mask.from_array(c), tool="polygon", reviewer="ben")
+        st.add_correction(b, "s6", "gt", 0, Mask.from_array(a), tool="brush")
+        st.add_correction(b, "s6", "gt", 0, Mask.from_array(a), tool="model", reviewer="ben")  # same mask
+        rows = st.corrections(b)
+    got = disagreements(verdicts, rows)
+    assert set(got) == {"s2", "s4"}
+    assert got["s2"] == {"ana": "gt_wrong", "ben": "fine"}
+    assert got["s4"] == {"ana": "corrected gt instance 0 (area 32, brush)",
+                         "ben": "corrected gt instance 0 (area 32, polygon)"}
+
+
+def test_export_review_writes_verdicts_and_corrections_as_json(tmp_path):
+    from masklens.core.review.apply import export_review
+
+    a = np.zeros((8, 8), np.uint8)
+    a[:4] = 1
+    with ReviewStore(tmp_path / "r.sqlite", reviewer="ana") as st:
+        v = st.record("cafe:demo", "s1", "gt_wrong")
+        c = st.add_correction("cafe:demo", "s1", "gt", 0, Mask.from_array(a), tool="brush", verdict_uid=v.uid)
+        st.add_correction("other:x", "s1", "gt", None, Mask.from_array(a))
+        out = export_review(st, tmp_path / "e.json", "cafe:demo")
+        with pytest.raises(MasklensError, match="must end in .json"):
+            export_review(st, tmp_path / "e.csv", "cafe:demo")
+    got = json.loads(out.read_text())
+    assert [x["uid"] for x in got["verdicts"]] == [v.uid]
+    assert [x["uid"] for x in got["corrections"]] == [c.uid]
+    assert Mask.from_coco(got["corrections"][0]["mask"]) == Mask.from_array(a)
+    assert got["corrections"][0]["verdict_uid"] == v.uid

@@ -1,0 +1,183 @@
+"""Ground-truth corrections from the window into the review store, and out again (docs/gui.md).
+
+:class:`CorrectionsLink` records every edit accepted in Correct mode
+(``window.correction.accepted``) in the benchmark's review store: the reviewer named in the
+Review dock, its Note field, the tool, and the uid of the sample's latest "Ground truth wrong"
+verdict when there is one. Each correction goes on the Review dock's undo stack, so Ctrl+Z
+(outside an edit) retracts it as it retracts a verdict. File › Apply corrections… writes the
+corrected benchmark with :func:`~masklens.core.review.apply.apply_corrections` (the code of
+``masklens review apply``); File › Export verdicts/corrections… writes both as JSON.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog
+
+from masklens.core.errors import MasklensError
+
+log = logging.getLogger(__name__)
+
+#: Correct mode's sub-tool -> the tool a correction names (core.review.corrections.TOOLS)
+TOOL_NAMES = {"brush": "brush", "erase": "eraser", "polygon": "polygon", "model": "model", "select": "brush"}
+
+
+class CorrectionsLink(QObject):
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        self.last: Any = None  # the newest correction recorded here
+        window.correction.accepted.connect(self.persist)
+        self.apply_action = QAction("Apply corrections…", window)
+        self.apply_action.setToolTip("write the benchmark with the ground-truth corrections applied "
+                                     "(as `masklens review apply`), plus a changelog")
+        self.apply_action.triggered.connect(lambda: self.apply_dialog())
+        self.export_action = QAction("Export verdicts/corrections…", window)
+        self.export_action.setToolTip("write this benchmark's verdicts and corrections as JSON")
+        self.export_action.triggered.connect(lambda: self.export_dialog())
+        #: how a path is asked for (tests answer it): (caption, suggested path, filter) -> path or ""
+        self.ask_path = _ask_path
+
+    # ------------------------------------------------------------ recording
+    def reviewer(self) -> str:
+        panel = self.window.review_panel
+        store = self.window.state.review_store
+        name = panel.reviewer.text().strip() if panel is not None else ""
+        return name or (store.reviewer if store is not None else "")
+
+    def persist(self, sample_id: str, gt_key: str, instance: int | None, mask: Any) -> Any:
+        """Record an accepted edit in the review store (committed before this returns)."""
+        from masklens.core.review.store import benchmark_key
+
+        w = self.window
+        store, view = w.state.review_store, w.corrected_view
+        bench = view.original_benchmark or w.state.benchmark
+        if store is None or bench is None:
+            w.message_bar.show_message("correction not recorded: no review store is open", "error")
+            return None
+        key, who = benchmark_key(bench), self.reviewer()
+        retract = None
+        if view.on:  # indices of the corrected ground truth -> the loaded one
+            instance, retract = self._original_instance(key, sample_id, gt_key, instance, who)
+        tool = "delete" if mask is None else "new" if instance is None and retract is None else (
+            TOOL_NAMES.get(w.correction.subtool, w.correction.subtool))
+        panel = w.review_panel
+        note = panel.note.text().strip() if panel is not None else ""
+        try:
+            if retract is not None:
+                store.retract_correction(retract)
+            c = store.add_correction(key, sample_id, gt_key, instance, mask, tool=tool, note=note,
+                                     verdict_uid=self._verdict_uid(key, sample_id), reviewer=who)
+        except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError: shown, never a crash
+            w.message_bar.show_message(f"correction not recorded: {type(exc).__name__}: {exc}", "error")
+            return None
+        self.last = c
+        if panel is not None:
+            panel.note.clear()
+            panel.undo_stack.append(c)
+            panel.undo_button.setEnabled(True)
+            panel.status.setText(f"saved: correction of {gt_key} in sample {sample_id} ({c.time})")
+        self.changed()
+        return c
+
+    def _verdict_uid(self, key: str, sample_id: str) -> str:
+        """The uid of the sample's latest current "Ground truth wrong" verdict ("" for none)."""
+        store = self.window.state.review_store
+        flagged = [v for v in store.sample_verdicts(key).get(sample_id, []) if v.verdict == "gt_wrong"]
+        return max(flagged, key=lambda v: v.time).uid if flagged else ""
+
+    def _original_instance(self, key: str, sample_id: str, gt_key: str, instance: int | None,
+                           who: str) -> tuple[int | None, Any]:
+        """An instance index of the corrected ground truth shown -> (index in the loaded ground
+        truth or None, the correction to retract first when it is an instance a correction added)."""
+        if instance is None:
+            return None, None
+        gt = self.window.state.sample.gts.get(gt_key)
+        origin = (gt.meta.get("corrected_from") if gt is not None else None) or []
+        if instance >= len(origin):
+            return instance, None
+        if origin[instance] is not None:
+            return origin[instance], None
+        nth = sum(1 for o in origin[:instance] if o is None)
+        added = [c for c in self.window.state.review_store.corrections(key)
+                 if c.sample_id == sample_id and c.instance is None and c.target[2] == gt.key]
+        added.sort(key=lambda c: c.time)
+        c = added[nth] if nth < len(added) else None
+        return None, c  # to change an added instance: retract it and add the new one
+
+    def changed(self) -> None:
+        """A correction was recorded or retracted: the corrected view and the team views follow."""
+        w = self.window
+        w.corrected_view.reapply()
+        if getattr(w, "team", None) is not None:
+            w.team.refresh()
+
+    # ------------------------------------------------------------ out
+    def benchmark_files(self) -> dict[str, Any]:
+        """The open benchmark's ground-truth files (the loader's keywords), predictions left out."""
+        from masklens.core.scoring.kind_args import kind_files, kind_parser, prediction_actions
+
+        kind, ns = self.window.state.kind, self.window.state.namespace
+        preds = {a.dest for a in prediction_actions(kind_parser(kind))}
+        return {k: v for k, v in kind_files(kind, ns).items() if k not in preds}
+
+    def apply_to(self, out: str | Path) -> Any:
+        """Write the corrected benchmark at ``out`` (and its changelog); returns what was written."""
+        from masklens.core.review.apply import apply_corrections
+
+        w = self.window
+        store = w.state.review_store
+        if store is None or w.state.kind is None:
+            raise MasklensError("open a benchmark first")
+        done = apply_corrections(w.state.kind, self.benchmark_files(), [store.path], out)
+        w.message_bar.show_message(
+            f"applied {done.corrections} correction(s) to {done.samples} sample(s): wrote "
+            f"{', '.join(map(str, done.written))} and {done.changelog}", "info")
+        return done
+
+    def export_to(self, out: str | Path) -> Path:
+        from masklens.core.review.apply import export_review
+        from masklens.core.review.store import benchmark_key
+
+        w = self.window
+        store = w.state.review_store
+        if store is None or w.state.benchmark is None:
+            raise MasklensError("open a benchmark first")
+        bench = w.corrected_view.original_benchmark or w.state.benchmark
+        path = export_review(store, out, benchmark_key(bench))
+        w.message_bar.show_message(f"wrote {path}", "info")
+        return path
+
+    def apply_dialog(self) -> bool:
+        return self._dialog("Apply corrections: write the corrected benchmark", "corrected.json",
+                            "JSON (*.json);;any (*)", self.apply_to)
+
+    def export_dialog(self) -> bool:
+        return self._dialog("Export verdicts and corrections", "review-export.json", "JSON (*.json)",
+                            self.export_to)
+
+    def _dialog(self, caption: str, name: str, filters: str, do: Any) -> bool:
+        w = self.window
+        if w.state.benchmark is None or w.state.review_store is None:
+            w.message_bar.show_message("open a benchmark first", "warning")
+            return False
+        # suggested beside the review store: the data's folder when writable, never the bundled demo
+        folder = Path(w.state.review_store.path).parent
+        path = self.ask_path(w, caption, str(folder / name), filters)
+        if not path:
+            return False
+        try:
+            do(path)
+        except MasklensError as exc:
+            w.message_bar.show_message(str(exc), "error")
+            return False
+        return True
+
+
+def _ask_path(parent: Any, caption: str, suggested: str, filters: str) -> str:
+    return QFileDialog.getSaveFileName(parent, caption, suggested, filters)[0]

@@ -1,0 +1,126 @@
+"""Review as a team, in the Review dock: the reviewer's queue progress, Cohen's κ per pair of
+reviewers, and the Disagreements view (samples where reviewers' verdicts or corrections differ,
+one column per reviewer, side by side; a double click opens the sample). The browser's
+"Disagreements" preset filters on the ``review.disagree`` column this module adds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import (
+    QLabel,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+class TeamView(QObject):
+    """Built into the window's Review dock (``window.review_panel``)."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        self.rows: dict[str, dict[str, str]] = {}  # sample id -> reviewer -> what they said
+        self.pairs: list[dict[str, Any]] = []
+        self.box = QWidget()
+        lay = QVBoxLayout(self.box)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.progress = QLabel("")
+        self.progress.setToolTip("your queue (masklens review assign): samples with your verdict or "
+                                 "correction / samples assigned to you")
+        self.kappas = QLabel("")
+        self.kappas.setWordWrap(True)
+        self.kappas.setToolTip("Cohen's κ per pair of reviewers, over the items both judged")
+        self.title = QLabel("Disagreements")
+        self.title.setStyleSheet("font-weight: 600")
+        self.tree = QTreeWidget()
+        self.tree.setToolTip("samples where reviewers' verdicts or corrections differ; double-click opens one")
+        self.tree.itemActivated.connect(lambda item, _c: self._open(item.text(0)))
+        for w in (self.progress, self.kappas, self.title, self.tree):
+            lay.addWidget(w)
+        self.tree.setMinimumHeight(110)
+        self.tree.setRootIsDecorated(False)
+        self.box.setVisible(False)  # shown once there is a team (a queue, or two reviewers' verdicts)
+        panel = window.review_panel
+        if panel is not None:
+            panel.layout().addWidget(self.box, 1)
+            panel.verdictRecorded.connect(lambda *_: self.refresh())
+            panel.correctionRetracted.connect(lambda *_: window.corrections_link.changed())
+        window.state.benchmarkChanged.connect(self.refresh)
+        window.state.sampleChanged.connect(lambda *_: self._show_progress())
+
+    def _key(self) -> str | None:
+        from masklens.core.review.store import benchmark_key
+
+        bench = self.window.corrected_view.original_benchmark or self.window.state.benchmark
+        return benchmark_key(bench) if bench is not None else None
+
+    def refresh(self) -> None:
+        """Read the store again: κ per pair, the disagreements, the queue progress."""
+        from masklens.core.review.agreement import agreement, disagreements
+
+        store, key = self.window.state.review_store, self._key()
+        had = bool(self.pairs)
+        if store is None or key is None:
+            self.rows, self.pairs = {}, []
+        else:
+            current = store.current(key)
+            self.rows = disagreements(current, store.corrections(key))
+            self.pairs = agreement(current).pairs
+        self._show()
+        self._show_progress()
+        if had or self.pairs:  # the browser's review.disagree column (none without a team)
+            self.window._readouts_changed()
+
+    def _show(self) -> None:
+        reviewers = sorted({r for per in self.rows.values() for r in per})
+        self.tree.clear()
+        self.tree.setColumnCount(1 + len(reviewers))
+        self.tree.setHeaderLabels(["sample", *reviewers])
+        for sid, per in self.rows.items():
+            QTreeWidgetItem(self.tree, [sid, *(_labelled(per.get(r, "–")) for r in reviewers)])
+        for i in range(self.tree.columnCount()):
+            self.tree.resizeColumnToContents(i)
+        self.title.setText(f"Disagreements ({len(self.rows)})")
+        lines = [f"{p['a']} – {p['b']}: κ = {'undefined' if p['cohen_kappa'] is None else format(p['cohen_kappa'], '.3f')}"
+                 f" over {p['items']} item(s)" for p in self.pairs]
+        self.kappas.setText("\n".join(lines) if lines else "κ per pair: needs two reviewers' verdicts "
+                            "(merge their stores: masklens review merge)")
+
+    def _show_progress(self) -> None:
+        panel, store, key = self.window.review_panel, self.window.state.review_store, self._key()
+        queued = panel is not None and store is not None and key is not None and bool(panel.my_queue())
+        self.box.setVisible(bool(self.pairs) or queued)
+        if not queued:
+            self.progress.setText("")
+            return
+        done, total = store.progress(key, panel._who())
+        self.progress.setText(f"Your queue ({panel._who()}): {done}/{total} done")
+
+    def browser_rows(self, rows: Any) -> Any:
+        """Records with ``review.disagree`` (0/1) when two or more reviewers have judged."""
+        if rows is None or not self.pairs:
+            return rows
+        bench = self.window.state.benchmark
+        return [{**dict(r), "review": {"disagree": int(s.id in self.rows)}}
+                for r, s in zip(rows, bench.samples, strict=True)]
+
+    def _open(self, sample_id: str) -> None:
+        ids = [s.id for s in self.window.state.benchmark.samples]
+        if sample_id in ids:
+            self.window.state.set_index(ids.index(sample_id))
+
+
+def _labelled(text: str) -> str:
+    """A reviewer's verdict keys (``gt_wrong``, ``p1: fine``) in the buttons' words."""
+    from masklens.core.review.store import VERDICT_TYPES
+
+    def one(part: str) -> str:
+        where, _, key = part.rpartition(": ")
+        vt = VERDICT_TYPES.get(key)
+        return part if vt is None else (f"{where}: {vt.label}" if where else vt.label)
+
+    return "; ".join(one(p) for p in text.split("; "))
