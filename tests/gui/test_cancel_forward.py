@@ -82,3 +82,15 @@ def test_status_bar_cancel_interrupts_a_forward_pass(toy_window, qtbot, clipseg_
     qtbot.mouseClick(pb.run, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not w.jobs.busy and len(w.state.live) == 1, timeout=30000)
     assert seg.encodings.stats.entries == 1
+
+
+def test_status_bar_shows_the_process_memory_on_cpu(window, qtbot):
+    from masklens.core.runtime.memory import rss_bytes
+    from masklens.gui.window.status import device_text
+
+    assert device_text(rss=4_600_000_000).endswith("RAM 4.6 GB")
+    window.status.update_device()
+    text = window.status.device.text()
+    shown = float(text.rsplit("RAM ", 1)[1].split()[0])  # the reading, in GB or MB
+    unit = 1e9 if text.endswith("GB") else 1e6
+    assert abs(shown * unit - rss_bytes()) < 0.2 * rss_bytes()
