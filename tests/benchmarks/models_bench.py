@@ -115,10 +115,10 @@ def build(name: str, cache: Path) -> tuple[list[Path], dict[str, Any]]:
 
 def warm_up(name: str, options: dict[str, Any], device: str) -> None:
     """Import what both sides use and run one small op, so neither pays the first import."""
+    import plain_pipelines
     import torch
     import transformers  # noqa: F401
 
-    import plain_pipelines
     from masklens.core.models.registry import create_segmenter
 
     create_segmenter(name, **{**options, "device": device})  # imports the backend module
@@ -128,9 +128,9 @@ def warm_up(name: str, options: dict[str, Any], device: str) -> None:
 
 
 def bench_direct(name: str, folders: list[Path], options: dict[str, Any], device: str) -> dict[str, Any]:
+    import plain_pipelines
     import torch
 
-    import plain_pipelines
     from masklens.core.cache import file_hashes
     from masklens.core.models.base import SegmentRequest
     from masklens.core.models.interrupt import torch_modules
@@ -146,7 +146,7 @@ def bench_direct(name: str, folders: list[Path], options: dict[str, Any], device
     row["plain_first"], _ = timed(lambda: run(images[0], PROMPTS[0]), sync)
     row["plain_further"], _ = timed(lambda: run(images[0], PROMPTS[1]), sync)
     row["plain_5_calls"], _ = timed(lambda: [run(images[1], p) for p in PROMPTS[:5]], sync)
-    del run
+    run = None  # the plain model freed before masklens loads its own
     # masklens: load with the checkpoint hash unknown (first time), then remembered
     opts = {**options, "device": device}
     file_hashes.forget_in_memory()
@@ -189,12 +189,12 @@ def bench_window(name: str, folders: list[Path], options: dict[str, Any], device
                  plain_first: float) -> dict[str, Any]:
     """Stalls and Cancel latency through the real window (its own model manager and load)."""
     import cv2
+    import plain_pipelines
     import pytest
     import toykind
+    from bench_gui import StallMeter
     from PySide6.QtWidgets import QApplication
 
-    import plain_pipelines
-    from bench_gui import StallMeter
     from masklens.core.schema import Role
     from masklens.gui.prompts.prompt_bar import PromptRequest
     from masklens.gui.settings import Settings
@@ -246,7 +246,7 @@ def bench_window(name: str, folders: list[Path], options: dict[str, Any], device
         app.processEvents()
         time.sleep(0.001)
     row["stall_plain_thread"] = meter.stop()
-    del pipeline
+    pipeline = None
     # Cancel part-way into a first prompt on a new image
     w.state.set_index(2)
     settle()

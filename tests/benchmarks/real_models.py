@@ -23,7 +23,12 @@ def _clip_ids(tok) -> dict:
 
 def build_clipseg(folder: Path) -> Path:
     """CIDAS/clipseg-rd64-refined: CLIP ViT-B/16, reduce_dim 64, layers 3/6/9, 352 px input."""
-    from transformers import CLIPSegConfig, CLIPSegForImageSegmentation, CLIPSegProcessor, ViTImageProcessor
+    from transformers import (
+        CLIPSegConfig,
+        CLIPSegForImageSegmentation,
+        CLIPSegProcessor,
+        ViTImageProcessor,
+    )
 
     tok = tiny.clip_tokenizer()
     config = CLIPSegConfig(text_config=_clip_ids(tok), vision_config={"patch_size": 16}, reduce_dim=64,
@@ -90,7 +95,12 @@ def build_grounding_dino(folder: Path) -> Path:
 
 def build_owlv2(folder: Path) -> Path:
     """google/owlv2-large-patch14-ensemble: ViT-L/14 at 960 px, CLIP text encoder, 16 positions."""
-    from transformers import Owlv2Config, Owlv2ForObjectDetection, Owlv2ImageProcessor, Owlv2Processor
+    from transformers import (
+        Owlv2Config,
+        Owlv2ForObjectDetection,
+        Owlv2ImageProcessor,
+        Owlv2Processor,
+    )
 
     tok = tiny.clip_tokenizer()
     config = Owlv2Config(
