@@ -104,7 +104,8 @@ def owlv2_sam2(folders: list[Path], device: str) -> Callable[[np.ndarray, str], 
         with torch.inference_mode():
             outputs = model(**inputs)
         side = max(image.shape[:2])  # OWLv2 pads to a square
-        det = processor.post_process_object_detection(outputs, threshold=0.2, target_sizes=[(side, side)])[0]
+        det = processor.post_process_grounded_object_detection(
+            outputs, threshold=0.2, target_sizes=[(side, side)])[0]
         return masks(image, det["boxes"][:16].cpu().tolist())
 
     return run

@@ -129,19 +129,27 @@ BACKEND_CHECKPOINTS: dict[str, tuple[str, str | None]] = {
 }
 
 
-def checkpoint(name: str, root: Path) -> Path:
+#: the tiny test checkpoints of the same families (``--tiny``: checks the bench script itself)
+TINY: dict[str, Callable[[Path], Path]] = {
+    "clipseg": tiny.build_clipseg, "sam3": tiny.build_sam3, "sam2.1-hiera-large": tiny.build_sam2_hf,
+    "grounding-dino-base": tiny.build_grounding_dino, "owlv2-large": tiny.build_owlv2,
+}
+
+
+def checkpoint(name: str, root: Path, *, tiny_size: bool = False) -> Path:
     """The real-size random checkpoint ``name`` under ``root``, built once (a folder is complete
-    once its ``.complete`` marker exists; an interrupted build is rebuilt)."""
+    once its ``.complete`` marker exists; an interrupted build is rebuilt). ``tiny_size``: the
+    tiny test checkpoint instead."""
     import shutil
 
     import torch
 
-    folder = root / name
+    folder = root / (f"tiny-{name}" if tiny_size else name)
     if (folder / ".complete").is_file():
         return folder
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     torch.manual_seed(0)
-    BUILDERS[name](folder)
+    (TINY if tiny_size else BUILDERS)[name](folder)
     (folder / ".complete").write_text("built by tests/benchmarks/real_models.py\n")
     return folder
