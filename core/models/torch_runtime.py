@@ -8,6 +8,7 @@ Nothing here imports torch at module import time; every function that needs it i
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +157,7 @@ class TorchSegmenter(Segmenter):
         return {}
 
     # ------------------------------------------------------------ shared
-    def ensure_loaded(self, *, available: Any = None) -> None:
+    def ensure_loaded(self, *, available: Callable[[str], int | None] | None = None) -> None:
         """Load the weights unless loaded: first check they fit (``available(device)`` gives the
         free memory, default :func:`~masklens.core.models.memory_fit.device_available`), start
         hashing the checkpoints in the background (the hash is remembered per file, so this is
