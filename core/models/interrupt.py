@@ -50,15 +50,19 @@ def _pre_hook(_module: Any, _args: Any) -> None:
 
 
 def make_interruptible(model: Any) -> int:
-    """Add the cancel pre-hook to every submodule of the torch module ``model`` (once); returns how
-    many modules carry it. Anything that is not a torch module is left alone (returns 0)."""
+    """Add the cancel pre-hook to every submodule of the torch module ``model`` (once; TorchScript
+    modules, which take no hooks, are skipped); returns how many modules carry it. Anything that
+    is not a torch module is left alone (returns 0)."""
     import sys
 
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(model, torch.nn.Module):
         return 0
+    script = torch.jit.ScriptModule
     count = 0
     for module in model.modules():
+        if isinstance(module, script):  # TorchScript takes no hooks (Meta SAM 2's transforms)
+            continue
         if not getattr(module, _MARK, False):
             module.register_forward_pre_hook(_pre_hook)
             object.__setattr__(module, _MARK, True)
