@@ -212,6 +212,8 @@ class TorchSegmenter(Segmenter):
     def cache_identity(self) -> str:
         """Checkpoint content hashes (resolved without loading the model) for the prediction cache."""
         self._resolve()
+        for checkpoint in self._checkpoints():
+            checkpoint.hash_in_background()  # several checkpoints are hashed side by side
         return "+".join(c.sha256 for c in self._checkpoints())
 
     def _resolve(self) -> None:

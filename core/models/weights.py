@@ -43,10 +43,9 @@ class ResolvedWeights:
     def sha256(self) -> str:
         """The content hash; waits for a background hash started by :meth:`hash_in_background`."""
         if self._sha256 is None:
-            if self._hashing is not None:
-                self._sha256 = self._hashing.result()
-            else:
-                self._sha256 = checkpoint_hash(self.path)
+            if self._hashing is None:
+                self.hash_in_background()
+            self._sha256 = _wait(self._hashing)
         return self._sha256
 
     def hash_in_background(self) -> None:
@@ -282,6 +281,22 @@ def safe_torch_load(path: Path, *, backend: str) -> Any:
             path=path,
             hint="the file may be truncated; download it again",
         ) from exc
+
+
+def _wait(future: Any) -> str:
+    """The result of a background hash, waiting in steps so that the running thread's cancel check
+    (:func:`masklens.core.models.interrupt.cancel_check`: Cancel in the window) can stop the wait."""
+    from concurrent.futures import TimeoutError as Pending
+
+    from masklens.core.models.interrupt import current_check
+
+    while True:
+        try:
+            return future.result(timeout=0.05)
+        except Pending:
+            check = current_check()
+            if check is not None:
+                check()
 
 
 def _file_hash(path: Path) -> str:

@@ -138,3 +138,25 @@ def test_load_does_not_wait_for_the_hash_and_provenance_has_it(tiny_clipseg, rgb
     gate.set()
     result = seg.segment(np.asarray(rgb_image), SegmentRequest("red"))
     assert result.provenance["checkpoint_sha256"] == real(tiny_clipseg)
+
+
+def test_cancel_stops_the_wait_for_a_checkpoint_hash(tiny_clipseg, monkeypatch):
+    import threading
+
+    from masklens.core.models import weights
+
+    gate = threading.Event()
+    real = weights.checkpoint_hash
+    monkeypatch.setattr(weights, "checkpoint_hash", lambda path: (gate.wait(30), real(path))[1])
+    seg = create_segmenter("clipseg", weights=str(tiny_clipseg), device="cpu")
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+
+    def check() -> None:
+        if cancel.is_set():
+            raise Cancelled()
+
+    with cancel_check(check), pytest.raises(Cancelled):
+        seg.cache_identity()  # what a live prompt asks first; a new multi-GB file takes seconds
+    gate.set()
+    assert seg.cache_identity() == real(tiny_clipseg)  # the hash finished meanwhile, and is kept
