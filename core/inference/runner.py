@@ -25,6 +25,7 @@ from masklens.core.cache.model_cache import PredictionCache, PredictionKey, imag
 from masklens.core.errors import Cancelled, DataFormatError
 from masklens.core.files.images import DECODER_VERSION
 from masklens.core.models.base import Segmenter, SegmentRequest, SegmentResult
+from masklens.core.models.interrupt import cancel_check
 from masklens.core.schema import Benchmark, ImageRef, Instance, Prediction, PredictionSet, Prompt
 
 #: progress(done_prompts, total_prompts)
@@ -247,7 +248,8 @@ def run_benchmark(
             if image is None:
                 image = _load(image_loader, job)
                 stats.images_read += 1
-            results = segment_image(segmenter, image, [request_for(p) for p in todo], backend=name)
+            with cancel_check(_raiser(cancel, done, total)):  # Cancel acts mid-forward too
+                results = segment_image(segmenter, image, [request_for(p) for p in todo], backend=name)
             stats.model_calls += 1
             store_computed(out, todo, results, cache=cache, keys=cache_keys(
                 todo, backend=name, checkpoint=ckpt, image=ikey, params=params) if cache else None)
@@ -257,6 +259,19 @@ def run_benchmark(
             progress(done, total)
     stats.seconds = time.perf_counter() - t0
     return out
+
+
+def _raiser(cancel: CancelCheck, done: int, total: int) -> Callable[[], None] | None:
+    """A check for :func:`~masklens.core.models.interrupt.cancel_check` that raises Cancelled
+    once ``cancel`` fires (None without a cancel check)."""
+    if cancel is None:
+        return None
+
+    def check() -> None:
+        if is_cancelled(cancel):
+            raise Cancelled(f"cancelled after {done} of {total} prompts")
+
+    return check
 
 
 #: prefix of a remembered file -> image key: a key remembered under another decoding policy

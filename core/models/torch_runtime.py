@@ -8,6 +8,7 @@ Nothing here imports torch at module import time; every function that needs it i
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -156,12 +157,27 @@ class TorchSegmenter(Segmenter):
         return {}
 
     # ------------------------------------------------------------ shared
-    def ensure_loaded(self) -> None:
-        if not self._loaded:
-            self._load()
-            for checkpoint in self._checkpoints():
-                _ = checkpoint.sha256  # hash now (part of loading), not inside the first prompt
-            self._loaded = True
+    def ensure_loaded(self, *, available: Callable[[str], int | None] | None = None) -> None:
+        """Load the weights unless loaded: first check they fit (``available(device)`` gives the
+        free memory, default :func:`~masklens.core.models.memory_fit.device_available`), start
+        hashing the checkpoints in the background (the hash is remembered per file, so this is
+        usually instant), load, then make every model's forward pass interruptible
+        (:mod:`masklens.core.models.interrupt`)."""
+        if self._loaded:
+            return
+        from masklens.core.models.interrupt import make_interruptible, torch_modules
+        from masklens.core.models.memory_fit import check_fits, device_available
+
+        self._resolve()  # a missing checkpoint fails before transformers is imported
+        checkpoints = self._checkpoints()
+        check_fits([c.path for c in checkpoints], self.runtime.device, backend=self.info.name,
+                   available=available or device_available)
+        for checkpoint in checkpoints:
+            checkpoint.hash_in_background()  # off the critical path; provenance waits for it
+        self._load()
+        for module in torch_modules(self, max_depth=3):
+            make_interruptible(module)
+        self._loaded = True
 
     def segment(self, image: np.ndarray | str | Path, request: SegmentRequest) -> SegmentResult:
         rgb = as_rgb_image(image)
@@ -196,6 +212,8 @@ class TorchSegmenter(Segmenter):
     def cache_identity(self) -> str:
         """Checkpoint content hashes (resolved without loading the model) for the prediction cache."""
         self._resolve()
+        for checkpoint in self._checkpoints():
+            checkpoint.hash_in_background()  # several checkpoints are hashed side by side
         return "+".join(c.sha256 for c in self._checkpoints())
 
     def _resolve(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,6 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 #: pickled ``pytorch_model*.bin`` only for repos without safetensors (read with weights_only=True)
 HUB_ALLOW_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken"]
 _HASHED_SUFFIXES = (".safetensors", ".pt", ".pth", ".bin", ".json", ".txt", ".model", ".yaml")
-_HASH_MEMO: dict[tuple[str, int, int], str] = {}
 
 
 @dataclass
@@ -33,6 +33,7 @@ class ResolvedWeights:
     path: Path
     hub_id: str | None = None
     _sha256: str | None = field(default=None, repr=False)
+    _hashing: Any = field(default=None, repr=False)  # a background hash (Future) under way
 
     @property
     def is_dir(self) -> bool:
@@ -40,9 +41,30 @@ class ResolvedWeights:
 
     @property
     def sha256(self) -> str:
+        """The content hash; waits for a background hash started by :meth:`hash_in_background`."""
         if self._sha256 is None:
-            self._sha256 = checkpoint_hash(self.path)
+            if self._hashing is None:
+                self.hash_in_background()
+            self._sha256 = _wait(self._hashing)
         return self._sha256
+
+    def hash_in_background(self) -> None:
+        """Start hashing in a thread (reads and hashing release the GIL) so that loading the
+        weights does not wait for it; :attr:`sha256` waits for it when first needed."""
+        if self._sha256 is not None or self._hashing is not None:
+            return
+        from concurrent.futures import Future
+
+        future: Future[str] = Future()
+
+        def work() -> None:
+            try:
+                future.set_result(checkpoint_hash(self.path))
+            except BaseException as exc:  # noqa: BLE001 - re-raised where the hash is read
+                future.set_exception(exc)
+
+        self._hashing = future
+        threading.Thread(target=work, name=f"hash {self.path.name}", daemon=True).start()
 
     def provenance(self, prefix: str = "checkpoint") -> dict[str, Any]:
         return {prefix: self.spec, f"{prefix}_path": str(self.path), f"{prefix}_sha256": self.sha256}
@@ -261,21 +283,33 @@ def safe_torch_load(path: Path, *, backend: str) -> Any:
         ) from exc
 
 
+def _wait(future: Any) -> str:
+    """The result of a background hash, waiting in steps so that the running thread's cancel check
+    (:func:`masklens.core.models.interrupt.cancel_check`: Cancel in the window) can stop the wait."""
+    from concurrent.futures import TimeoutError as Pending
+
+    from masklens.core.models.interrupt import current_check
+
+    while True:
+        try:
+            return future.result(timeout=0.05)
+        except Pending:
+            check = current_check()
+            if check is not None:
+                check()
+
+
 def _file_hash(path: Path) -> str:
-    """sha256 of a file; for a hub-cache symlink to a sha256-named blob, that name (no re-read)."""
+    """sha256 of a file; for a hub-cache symlink to a sha256-named blob, that name (no re-read);
+    other files are read once per (path, size, mtime, inode), remembered across processes in the
+    cache folder (:mod:`masklens.core.cache.file_hashes`)."""
     if path.is_symlink():
         target = Path(os.path.realpath(path))
         if target.parent.name == "blobs" and re.fullmatch(r"[0-9a-f]{64}", target.name):
             return target.name
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if key not in _HASH_MEMO:
-        digest = hashlib.sha256()
-        with path.open("rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 22), b""):
-                digest.update(chunk)
-        _HASH_MEMO[key] = digest.hexdigest()
-    return _HASH_MEMO[key]
+    from masklens.core.cache.file_hashes import file_sha256
+
+    return file_sha256(path)
 
 
 def checkpoint_hash(path: Path) -> str:

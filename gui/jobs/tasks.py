@@ -114,6 +114,7 @@ def run_prompt(
     text, role, drawn boxes/points, options) is answered from disk: the model is not even
     loaded. ``visual`` holds boxes/points drawn on the canvas (joined to the prompt's meta)."""
     from masklens.core.inference.runner import request_for, segment_cached, to_prediction
+    from masklens.core.models.interrupt import cancel_check
 
     prompt = make_typed_prompt(sample, text, role, level=level, image=image_key,
                                prompt_id=f"live:{serial}", replaces=replaces)
@@ -124,12 +125,14 @@ def run_prompt(
     ctx.progress(0, 2, f"{model}: “{text}”")
     t0 = time.perf_counter()
     request = request_for(prompt)
-    # the manager loads lazily, unloads models that would not fit beside it, retries after OOM
-    result, from_cache = models.call(
-        model,
-        lambda seg: segment_cached(seg, image, request, cache=cache, backend=model, options=options),
-        **options,
-    )
+    # the manager loads lazily, unloads models that would not fit beside it, retries after OOM;
+    # Cancel interrupts the forward pass itself (a hook before every submodule checks the flag)
+    with cancel_check(ctx.check):
+        result, from_cache = models.call(
+            model,
+            lambda seg: segment_cached(seg, image, request, cache=cache, backend=model, options=options),
+            **options,
+        )
     seconds = time.perf_counter() - t0
     ctx.progress(1, 2, "scoring")
     prediction = to_prediction(prompt.id, result)

@@ -1,4 +1,4 @@
-"""The status bar: current sample, job progress with Cancel, device and GPU memory."""
+"""The status bar: current sample, job progress with Cancel, device and memory (RAM, GPU)."""
 
 from __future__ import annotations
 
@@ -11,22 +11,30 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWi
 from masklens.gui.widgets.elided_label import ElidedLabel
 
 
-def device_text() -> str:
-    """"cpu", or the CUDA device with memory in use — without importing torch ourselves."""
+def device_text(rss: int | None = None) -> str:
+    """The device and the memory the process holds: "cpu · RAM 4.6 GB" (resident size, read from
+    the OS), on CUDA also the GPU memory allocated/reserved by torch — without importing torch
+    ourselves. ``rss`` overrides the reading (tests)."""
+    from masklens.core.runtime.memory import human_bytes, rss_bytes
+
+    rss = rss_bytes() if rss is None else rss
+    ram = f" · RAM {human_bytes(rss)}" if rss is not None else ""
     torch = sys.modules.get("torch")
     if torch is None:
-        return "device: cpu (no torch model loaded)"
+        return f"device: cpu (no torch model loaded){ram}"
     try:
         if torch.cuda.is_available():
             i = torch.cuda.current_device()
             used = torch.cuda.memory_allocated(i) / 2**20
+            reserved = torch.cuda.memory_reserved(i) / 2**20
             total = torch.cuda.get_device_properties(i).total_memory / 2**20
-            return f"device: cuda:{i} {torch.cuda.get_device_name(i)} · GPU mem {used:.0f}/{total:.0f} MiB"
+            return (f"device: cuda:{i} {torch.cuda.get_device_name(i)} · GPU mem {used:.0f}/{total:.0f} MiB "
+                    f"(reserved {reserved:.0f}){ram}")
         if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
-            return "device: mps"
+            return f"device: mps{ram}"
     except Exception:  # noqa: BLE001 - a status line must never fail
-        return "device: unknown"
-    return "device: cpu"
+        return f"device: unknown{ram}"
+    return f"device: cpu{ram}"
 
 
 def in_gui_words(message: str) -> str:
