@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import (
     QLabel,
@@ -59,17 +60,40 @@ class TeamView(QObject):
         return benchmark_key(bench) if bench is not None else None
 
     def refresh(self) -> None:
-        """Read the store again: κ per pair, the disagreements, the queue progress."""
-        from masklens.core.review.agreement import agreement, disagreements
+        """Read the store again: κ per pair, the disagreements, the queue progress (on a thread
+        when the store is large, as the panel's agreement line)."""
+        from masklens.core.review.reading import stamp
+        from masklens.gui.review import panel as panel_module
 
         store, key = self.window.state.review_store, self._key()
-        had = bool(self.pairs)
         if store is None or key is None:
-            self.rows, self.pairs = {}, []
-        else:
-            current = store.current(key)
-            self.rows = disagreements(current, store.corrections(key))
-            self.pairs = agreement(current).pairs
+            self._apply({}, [])
+            return
+        if stamp(store)[0] <= panel_module.INLINE_AGREEMENT_ROWS:
+            self._apply(*team_figures(store, key))
+            return
+        from superqt.utils import create_worker
+
+        from masklens.gui.jobs.workers import gui_friendly
+
+        def work() -> tuple[dict[str, dict[str, str]], list[Any]]:
+            with gui_friendly():
+                return team_figures(store, key)
+
+        token = self._token = object()
+
+        def done(figures: tuple[dict[str, dict[str, str]], list[Any]]) -> None:
+            if self._token is token and shiboken6.isValid(self.box):
+                self._apply(*figures)
+
+        worker = create_worker(work, _start_thread=False, _ignore_errors=True)
+        worker.returned.connect(done)
+        self._worker = worker  # kept until the next one
+        worker.start()
+
+    def _apply(self, rows: dict[str, dict[str, str]], pairs: list[Any]) -> None:
+        had = bool(self.pairs)
+        self.rows, self.pairs = rows, pairs
         self._show()
         self._show_progress()
         if had or self.pairs:  # the browser's review.disagree column (none without a team)
@@ -124,3 +148,11 @@ def _labelled(text: str) -> str:
         return part if vt is None else (f"{where}: {vt.label}" if where else vt.label)
 
     return "; ".join(one(p) for p in text.split("; "))
+
+
+def team_figures(store: Any, key: str) -> tuple[dict[str, dict[str, str]], list[Any]]:
+    """The disagreements and κ per pair of a benchmark's current verdicts and corrections."""
+    from masklens.core.review.agreement import agreement, disagreements
+
+    current = store.current(key)
+    return disagreements(current, store.corrections(key)), agreement(current).pairs

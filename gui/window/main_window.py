@@ -238,7 +238,8 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         # the metric columns are those of this benchmark and set, with or without the corrected.*
         # and review.* columns (a slider step keeps them); compared sets bring columns of their own
         extra = (getattr(getattr(self, "corrected_view", None), "on", False),
-                 bool(getattr(getattr(self, "team", None), "pairs", None)))
+                 bool(getattr(getattr(self, "team", None), "pairs", None)),
+                 id(getattr(getattr(self, "edit_check", None), "measured", None)))  # edit leakage
         key = (None if getattr(self.set_comparison, "_augmented", False)
                else (id(self.state.benchmark), self.state.active, extra))
         self.browser.set_readouts(rows, self.rescoring.prepared_for(rows), columns_key=key)

@@ -65,6 +65,7 @@ def test_the_window_offers_it_and_shows_its_card(squares, qtbot, monkeypatch):
     from masklens.gui import cards
     from masklens.gui.dialogs.open_dialog import OpenDialog
 
+    cards.registered_kinds()  # the built-in cards are loaded into the real registry first
     monkeypatch.setattr(cards, "_CARDS", dict(cards._CARDS))
     sys.modules.pop("squares_card", None)
     importlib.import_module("squares_card")  # a card module registers itself on import

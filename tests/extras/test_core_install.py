@@ -43,7 +43,7 @@ def venv(tmp_path_factory) -> Path:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
-    for name in ("core", "gui", "resources", "packaging/entry"):
+    for name in ("core", "gui", "resources", "docs", "packaging/entry"):
         shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
     _checked([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
               "-w", str(tmp / "dist"), str(src)])
