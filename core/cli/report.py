@@ -99,16 +99,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from masklens.core.files.output_dirs import check_replaceable
     from masklens.core.reports import ReportOptions, build_report
+    from masklens.core.reports.build import earlier_report
 
     kind = get_kind(args.kind)
     params = kind.resolve_params({p.name: getattr(args, p.name, None) for p in kind.params})
-    benchmark = api.load_benchmark(kind, **kind_files(kind, args))
+    files = kind_files(kind, args)
+    inputs = [*files.values(), *(getattr(args, d, None) for d in args.prediction_dests),
+              args.reviews, getattr(args, "images", None)]
+    check_replaceable(args.out, inputs=inputs, legacy=earlier_report)  # before loading anything
+    benchmark = api.load_benchmark(kind, **files)
     sets, labels = load_prediction_sets(kind, args, benchmark, args.prediction_dests)
     verdicts = load_verdicts(args.reviews, benchmark)
     opts = ReportOptions(
         title=args.title, images_dir=getattr(args, "images", None), gallery_per_kind=args.gallery,
-        sweep=not args.no_sweep, command="masklens " + shlex.join(sys.argv[1:]),
+        sweep=not args.no_sweep, command="masklens " + shlex.join(sys.argv[1:]), inputs=inputs,
     )
     bar = _StageBar()
     try:
