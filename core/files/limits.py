@@ -26,6 +26,8 @@ class Limits:
     polygon_margin: float = 1.0  # polygon coordinates within [-m·side, (1 + m)·side]
     max_json_bytes: int = 2 << 30  # size of one JSON input file
     max_json_depth: int = 64  # nesting of arrays/objects in one JSON input file
+    #: decoded size of one image (H × W × 3 bytes of RGB): 256 MiB, Pillow's own bomb threshold
+    max_image_bytes: int = 1 << 28
 
 
 #: environment variable -> Limits field
@@ -35,6 +37,7 @@ ENV: dict[str, str] = {
     "MASKLENS_POLYGON_MARGIN": "polygon_margin",
     "MASKLENS_MAX_JSON_BYTES": "max_json_bytes",
     "MASKLENS_MAX_JSON_DEPTH": "max_json_depth",
+    "MASKLENS_MAX_IMAGE_BYTES": "max_image_bytes",
 }
 
 
@@ -157,6 +160,31 @@ def check_image_header(p: Path, *, what: str = "image", path: Any = None, record
         size = _pillow_size(p)
     if size is not None:
         check_mask_size(*size, path=path if path is not None else p, record=record, field=field, what=what)
+
+
+def image_size(p: Path) -> tuple[int, int] | None:
+    """(height, width) an image file declares (PNG header; else Pillow's lazy open), before any
+    pixel is decoded; None when neither can tell."""
+    size = png_size(read_header(p, 24))
+    return size if size is not None else _pillow_size(p)
+
+
+def check_image_budget(p: Path, *, path: Any = None, record: Any = None, field: str | None = None,
+                       what: str = "image") -> tuple[int, int] | None:
+    """The declared (height, width) of the image ``p`` when its decoded RGB pixels fit the
+    budget (MASKLENS_MAX_IMAGE_BYTES); a DataFormatError naming the image and the limit when
+    they do not, before anything is decoded (a 420 KB PNG may declare 12000 × 12000)."""
+    size = image_size(p)
+    if size is None:
+        return None
+    h, w = size
+    budget = current().max_image_bytes
+    if h * w * 3 > budget:
+        raise DataFormatError(
+            f"{what} of {h} × {w} pixels needs {h * w * 3 / 2**20:.0f} MiB decoded, more than the "
+            f"limit of {budget / 2**20:.0f} MiB per image", path=path if path is not None else p,
+            record=record, field=field, hint="raise MASKLENS_MAX_IMAGE_BYTES if this is intended")
+    return size
 
 
 def _pillow_size(p: Path) -> tuple[int, int] | None:
