@@ -62,7 +62,7 @@ def load_verdicts(paths: list[str], benchmark) -> list:
     key = benchmark_key(benchmark)
     out = []
     for p in paths or []:
-        with ReviewStore(p, create=False) as st:  # missing, 0-byte or foreign files are errors
+        with ReviewStore(p, read_only=True) as st:  # missing, 0-byte or foreign files are errors
             vs = st.current(key)
             keys = st.benchmarks()
             if not vs and len(keys) == 1:  # a store of one benchmark under another name

@@ -40,7 +40,7 @@ def load_verdicts(paths: Sequence[str | os.PathLike[str]], benchmark: Benchmark)
     for p in paths:
         if not Path(p).is_file():
             raise MasklensError("review database not found", path=p)
-        with ReviewStore(p) as store:
+        with ReviewStore(p, read_only=True) as store:
             found = store.current(key)
             names = store.benchmarks()
             if not found and len(names) == 1:  # a store of one benchmark under another name
