@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from masklens.core.cli import kind_parsers
+from masklens.core.files.paths import add_flag
 
 FORMATS = ("coco", "fiftyone", "csv")
 
@@ -40,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             g.add_argument("--images", metavar="DIR", help="image folder (FiftyOne's data/)")
         g.add_argument("--copy-images", action="store_true",
                        help="copy the images into a FiftyOne directory (default: symbolic links)")
+        add_flag(p)  # the same image/mask paths as score and report: the same policy
         p.set_defaults(func=run, prediction_dests=dests)
 
 

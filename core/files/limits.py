@@ -150,12 +150,44 @@ def png_size(header: bytes) -> tuple[int, int] | None:
     return height, width
 
 
+#: PNG colour type -> the bit depths it allows (PNG specification, 11.2.2)
+_PNG_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}
+
+
+def png_header_problem(header: bytes) -> str | None:
+    """What is wrong with a PNG's IHDR chunk (the first 33 bytes of the file), None when it is
+    sound or the bytes are not a PNG: checked here so that libpng/OpenCV never print their own
+    lines about it before masklens' one clear error."""
+    if len(header) < 16 or header[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    import zlib
+
+    if len(header) < 33 or header[8:16] != b"\x00\x00\x00\rIHDR":
+        return "the PNG header (IHDR) is missing or truncated"
+    data = header[16:29]
+    if struct.unpack(">I", header[29:33])[0] != zlib.crc32(header[12:29]):
+        return "the PNG header (IHDR) is damaged (CRC error)"
+    width, height, depth, colour, compression, filter_, interlace = struct.unpack(">IIBBBBB", data)
+    if not width or not height:
+        return f"the PNG header declares an empty image ({width} × {height})"
+    if depth not in _PNG_DEPTHS.get(colour, ()) or compression or filter_ or interlace > 1:
+        return (f"the PNG header is invalid (bit depth {depth}, colour type {colour}, "
+                f"compression {compression}, filter {filter_}, interlace {interlace})")
+    return None
+
+
 def check_image_header(p: Path, *, what: str = "image", path: Any = None, record: Any = None,
                        field: str | None = None) -> None:
     """A regular file whose declared size (PNG header; other formats via Pillow's lazy open)
-    is within the mask limits, checked before any pixel is decoded."""
+    is within the mask limits and whose PNG header is sound, checked before any pixel is
+    decoded."""
     check_regular_file(p, what=what, path=path, record=record, field=field)
-    size = png_size(read_header(p, 24))
+    header = read_header(p, 33)
+    problem = png_header_problem(header)
+    if problem is not None:
+        raise DataFormatError(f"cannot decode {what}: {problem}", path=path if path is not None else p,
+                              record=record, field=field)
+    size = png_size(header)
     if size is None:
         size = _pillow_size(p)
     if size is not None:
