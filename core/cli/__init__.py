@@ -143,13 +143,32 @@ def _kind_word(word: str) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; user mistakes print one clear message and exit non-zero, never a traceback.
     Ctrl+C at any moment (building the parser, opening the log included) is "interrupted", 130."""
+    global _sigint_seen
+    _sigint_seen = False
+    previous = signal.getsignal(signal.SIGINT)
+    ours = previous in (_early_interrupt, signal.default_int_handler)
     try:
-        if signal.getsignal(signal.SIGINT) is _early_interrupt:
-            signal.signal(signal.SIGINT, signal.default_int_handler)  # from here: KeyboardInterrupt
+        if ours:  # from here: KeyboardInterrupt, remembered (see _interrupt)
+            signal.signal(signal.SIGINT, _interrupt)
         return _main(argv)
     except KeyboardInterrupt:
         print(_INTERRUPTED, file=sys.stderr)
         return 130
+    finally:
+        if ours:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+#: a SIGINT arrived during this command (a library may have turned it into another exception)
+_sigint_seen = False
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """Python's own Ctrl+C (KeyboardInterrupt), remembered: a library that catches it and fails
+    otherwise (matplotlib's layout: "Invalid bounding box") still ends as "interrupted"."""
+    global _sigint_seen
+    _sigint_seen = True
+    raise KeyboardInterrupt
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -197,6 +216,10 @@ def _main(argv: Sequence[str] | None) -> int:
         print(_INTERRUPTED, file=sys.stderr)
         return 130
     except Exception:  # a bug: keep the traceback in the log file too, say where it is
+        if _sigint_seen:  # Ctrl+C, turned into another error by a library on its way up
+            logs.logger.info("interrupted", exc_info=True)
+            print(_INTERRUPTED, file=sys.stderr)
+            return 130
         logs.logger.exception("internal error in `masklens %s`", args.command)
         print(f"masklens: internal error; the log file is {logs.log_path()}", file=sys.stderr)
         raise

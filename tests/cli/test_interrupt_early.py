@@ -54,3 +54,25 @@ def test_ctrl_c_while_main_builds_the_parser_is_interrupted(monkeypatch, capsys)
     assert rc == 130
     err = capsys.readouterr().err
     assert err.strip() == "masklens: interrupted; finished work is kept, re-run to continue"
+
+
+def test_ctrl_c_that_a_library_turns_into_another_error_is_interrupted(monkeypatch, capsys):
+    """SIGINT during plotting surfaced as "internal error: ValueError: Invalid bounding box"
+    (matplotlib catches the KeyboardInterrupt in its layout and fails on what is left)."""
+    import masklens.core.cli.score as score
+
+    def plotting(args):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        except KeyboardInterrupt:
+            pass  # what the library does with it
+        raise ValueError("Invalid bounding box")
+
+    monkeypatch.setattr(score, "run", plotting)
+    try:
+        rc = main(["score", "cafe", "--ann", "a.json", "--pred", "p.json"])
+    except ValueError:
+        pytest.fail("reported as an internal error")
+    assert rc == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "internal error" not in err
