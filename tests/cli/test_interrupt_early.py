@@ -4,6 +4,7 @@ traceback. Real signals delivered to a real `masklens` process."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -62,10 +63,8 @@ def test_ctrl_c_that_a_library_turns_into_another_error_is_interrupted(monkeypat
     import masklens.core.cli.score as score
 
     def plotting(args):
-        try:
+        with contextlib.suppress(KeyboardInterrupt):  # what the library does with it
             os.kill(os.getpid(), signal.SIGINT)
-        except KeyboardInterrupt:
-            pass  # what the library does with it
         raise ValueError("Invalid bounding box")
 
     monkeypatch.setattr(score, "run", plotting)
