@@ -62,3 +62,25 @@ def test_a_broken_png_header_is_one_clean_error_without_library_lines(broken, tm
     err = capfd.readouterr().err
     assert rc == 2 and "cannot decode mask file" in err and "PNG header" in err and first.name in err
     assert "[ERROR" not in err and "libpng" not in err and "imread" not in err
+
+
+def test_fiftyone_export_keeps_an_image_with_a_255_byte_name(tmp_path, capsys):
+    root = tmp_path / "demo"
+    shutil.copytree(DEMO_DIR / "cafe", root / "cafe")
+    ann = root / "cafe" / "ann.json"
+    data = json.loads(ann.read_text())
+    img = data["images"][0]
+    long_name = "é" * 50 + "x" * (255 - 100 - 4) + ".png"  # 255 bytes, valid on the filesystem
+    assert len(long_name.encode()) == 255
+    (root / "cafe" / "images" / img["file_name"]).rename(root / "cafe" / "images" / long_name)
+    img["file_name"] = long_name
+    ann.write_text(json.dumps(data))
+    out = tmp_path / "fo"
+    rc = main(["export", "cafe", *demo_argv("cafe", root=root), "--to", "fiftyone", "--out", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    names = [p.name for p in (out / "data").iterdir()]
+    long = [n for n in names if "xxxx" in n]
+    assert len(long) == 1 and len(long[0].encode()) <= 255 and long[0].endswith(".png")
+    assert (out / "data" / long[0]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    labels = json.loads((out / "labels.json").read_text())
+    assert long[0] in {i["file_name"] for i in labels["images"]}
