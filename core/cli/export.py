@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                            help="a matched instance is a TP when its IoU is ≥ τ (default 0.5)")
         g.add_argument("--to", required=True, choices=FORMATS, help="what to write")
         g.add_argument("--out", required=True, metavar="DIR",
-                       help="output folder (new, empty, or an earlier export: replaced atomically)")
+                       help="output folder (new, empty, or one masklens wrote: replaced atomically)")
         g.add_argument("--label", action="append", help="name of each prediction set (in order)")
         g.add_argument("--reviews", action="append", metavar="DB",
                        help="review database(s) with the verdicts (default: the benchmark's own)")

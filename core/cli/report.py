@@ -93,7 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         g.add_argument("--gallery", type=int, default=4, metavar="N",
                        help="worst failures shown per failure kind and model (default 4)")
         g.add_argument("--no-sweep", action="store_true", help="skip the threshold sweep")
-        g.add_argument("--out", required=True, metavar="DIR", help="report folder (replaced atomically)")
+        g.add_argument("--out", required=True, metavar="DIR", help="report folder (new, empty, or one masklens wrote: replaced atomically)")
         add_flag(p)
         p.set_defaults(func=run, prediction_dests=dests)
 
