@@ -20,6 +20,7 @@ from pathlib import Path
 
 import fuzz_files as ff
 import fuzz_json as fj
+import fuzz_stores as fs
 from fuzz_cases import KINDS, Workspace, make_workspace, previous_output_intact
 
 MEMORY_CAP = int(os.environ.get("MASKLENS_FUZZ_MEMORY", 3 << 30))  # bytes of address space per run
@@ -74,6 +75,7 @@ def mutation_classes(kind: str, command: str, *, big_mb: int) -> list[tuple[str,
         classes += [("npy", ff.ovs_npy), ("score_map_png", ff.ovs_png), ("path_field", ff.ovs_path_field)]
     if command == "report":
         classes += [("gallery_file_name", ff.gallery_file_name), ("image_png", ff.image_png)]
+        classes += list(fs.STORE_MUTATIONS.items())
     return classes
 
 
