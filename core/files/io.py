@@ -316,13 +316,14 @@ def atomic_write_json_fast(path: str | Path, obj: Any, *, pretty: bool = False) 
 
 @contextlib.contextmanager
 def atomic_directory(path: str | Path, *, what: str = "output", inputs: Iterable[Any] = (),
-                     legacy: Callable[[Path], bool] | None = None) -> Iterator[Path]:
+                     legacy: Callable[[Path], bool] | None = None, marker: bool = True) -> Iterator[Path]:
     """Yield a temp directory beside `path`; on success it replaces `path` atomically.
 
     An existing `path` is replaced only when masklens wrote it (masklens.core.files.output_dirs:
     its marker, or ``legacy``) and it holds none of ``inputs``; else MasklensError before any
-    work. The new folder gets the marker (``what`` wrote it). On any exception the temp
-    directory is removed and `path` is left untouched.
+    work. The new folder gets the marker (``what`` wrote it; ``marker=False``: a folder whose
+    exact file list matters, the bundled demo). On any exception the temp directory is removed
+    and `path` is left untouched.
     """
     from masklens.core.files.output_dirs import check_replaceable, write_marker
 
@@ -331,7 +332,8 @@ def atomic_directory(path: str | Path, *, what: str = "output", inputs: Iterable
     tmp = temp_sibling_dir(target)
     try:
         yield tmp
-        write_marker(tmp, what)
+        if marker:
+            write_marker(tmp, what)
     except MasklensError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise named_after_output(exc, tmp, target) from None
