@@ -206,3 +206,19 @@ def test_score_writes_into_a_fifo(tmp_path, capsys):
     assert rc == 0, capsys.readouterr().err
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # still the pipe, not a file renamed over it
     assert json.loads(bytes(got))["summary"]
+
+
+def test_evaluate_writes_only_into_a_folder_of_its_own(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MASKLENS_CACHE_DIR", str(tmp_path / "cache"))
+    argv = ["evaluate", "cafe", *demo_argv("cafe", with_predictions=False), "--model", "demo", "--quiet"]
+    mine = tmp_path / "mine"
+    before = _user_folder(mine)
+    (mine / "summary.json").write_text('{"mine": true}')
+    before = _snapshot(mine)
+    assert main([*argv, "--out", str(mine)]) != 0
+    assert "not written by masklens" in _err_line(capsys)
+    assert _snapshot(mine) == before
+    out = tmp_path / "ev"
+    assert main([*argv, "--out", str(out)]) == 0, capsys.readouterr().err
+    assert (out / MARKER).is_file() and (out / "summary.json").is_file()
+    assert main([*argv, "--out", str(out)]) == 0, capsys.readouterr().err  # again: its own folder
