@@ -308,22 +308,26 @@ class PredictionCache:
         return None
 
     def _parse(self, text: Any) -> SegmentResult | None:
-        """An entry read as untrusted input (masklens.core.cache.entries): a bad one counts as
-        missing (computed again and replaced), with one warning per cache."""
-        from masklens.core.cache.entries import BadEntry, parse_entry
+        (result,) = self._parse_many([text])
+        return result
 
-        try:
-            if not isinstance(text, str | bytes):
-                raise BadEntry(f"stored as {type(text).__name__}, not text")
-            return parse_entry(text)
-        except BadEntry as exc:
-            self.dropped += 1
-            if self.dropped == 1:
-                msg = (f"masklens: warning: {self.path}: ignoring an invalid prediction cache entry "
-                       f"({exc}); it is computed again (any further ones too)")
-                print(msg, file=sys.stderr)
-                logging.getLogger("masklens").info(msg)
-            return None
+    def _parse_many(self, texts: list[Any]) -> list[SegmentResult | None]:
+        """Entries read as untrusted input (masklens.core.cache.entries, one bulk RLE check): a
+        bad one counts as missing (computed again and replaced), with one warning per cache."""
+        from masklens.core.cache.entries import BadEntry, parse_entries
+
+        out: list[SegmentResult | None] = []
+        for result in parse_entries(texts):
+            if isinstance(result, BadEntry):
+                self.dropped += 1
+                if self.dropped == 1:
+                    msg = (f"masklens: warning: {self.path}: ignoring an invalid prediction cache "
+                           f"entry ({result}); it is computed again (any further ones too)")
+                    print(msg, file=sys.stderr)
+                    logging.getLogger("masklens").info(msg)
+                result = None
+            out.append(result)
+        return out
 
     def get_many(self, keys: Iterable[PredictionKey]) -> dict[str, SegmentResult]:
         """Cached results for several keys in one query: ``{key.digest: result}`` of the hits."""
@@ -337,8 +341,8 @@ class PredictionCache:
                     chunk,
                 ).fetchall()
         out: dict[str, SegmentResult] = {}
-        for digest, text in rows:
-            if (result := self._parse(text)) is not None:
+        for (digest, _), result in zip(rows, self._parse_many([t for _, t in rows]), strict=True):
+            if result is not None:
                 out[digest] = result
         self.hits += len(out)
         self.misses += len(wanted) - len(out)
