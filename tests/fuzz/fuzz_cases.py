@@ -30,6 +30,7 @@ class Workspace:
     outside_root: bool = False  # a mutation pointed an input path outside its root
     use_out: bool = True  # score without --out prints the table on stdout
     expect_error: bool = False  # the mutation must be refused (an exit 0 is a silent misreading)
+    interrupt_after: float | None = None  # seconds after the start to send SIGINT (Ctrl+C)
 
     @property
     def root(self) -> Path:

@@ -69,6 +69,7 @@ def mutation_classes(kind: str, command: str, *, big_mb: int) -> list[tuple[str,
         if name != "unreadable" or os.geteuid() != 0:  # root reads mode-000 files anyway
             classes.append((name, _on_json(fn)))
     classes.append(("argv_path", ff.argv_path))
+    classes += list(fs.SIGNAL_MUTATIONS.items())
     if kind == "hallusegbench":
         classes += [("png", ff.hallu_png), ("png_file_kind", ff.hallu_png_kind), ("path_field", ff.hallu_path_field)]
     if kind == "ovs":
@@ -93,15 +94,22 @@ def cli() -> list[str]:
 
 
 def run_cli(argv: list[str], *, timeout: float = TIME_LIMIT, program: list[str] | None = None,
-            ) -> tuple[int | None, str]:
+            interrupt_after: float | None = None) -> tuple[int | None, str]:
     """(return code or None on a hang, stderr) of ``masklens ARGV`` (or ``program ARGV``) under
-    the memory cap and the time limit."""
+    the memory cap and the time limit; ``interrupt_after``: send SIGINT (Ctrl+C) that many
+    seconds after the start, if it is still running."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                TQDM_DISABLE="1")
     env.pop("PYTHONFAULTHANDLER", None)
     proc = subprocess.Popen([*(program or cli()), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, preexec_fn=_limits, start_new_session=True, env=env)
     try:
+        if interrupt_after is not None:
+            try:
+                _, err = proc.communicate(timeout=interrupt_after)
+                return proc.returncode, err.decode("utf-8", "replace")
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=timeout)  # stdout is a pipe, as `masklens … | less`
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -123,6 +131,8 @@ def classify(rc: int | None, err: str, ws: Workspace) -> str:
         return "lost output"
     if "masklens: error:" in err or "error: argument" in err or "error: the following" in err:
         return "clean error"
+    if rc == 130 and "masklens: interrupted" in err:  # Ctrl+C (the sigint class)
+        return "clean error"
     return "other"
 
 
@@ -138,7 +148,7 @@ def run_case(kind: str, command: str, index: int, *, seed: int, big_mb: int, scr
             detail = mutate(rng, ws)
         except Exception as exc:  # a mutation that does not apply to this file: still run it
             detail = f"{name} (not applied: {type(exc).__name__}: {exc})"
-        rc, err = run_cli(ws.full_argv())
+        rc, err = run_cli(ws.full_argv(), interrupt_after=ws.interrupt_after)
         outcome = classify(rc, err, ws)
         return Outcome(kind, command, index, detail, outcome, rc, err.strip()[-2000:])
     finally:

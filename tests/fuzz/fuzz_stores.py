@@ -1,7 +1,8 @@
-"""Fuzz mutations of what surrounds the inputs (report runs): a hostile review store given with
-``--reviews`` (a BLOB in a TEXT cell, a newer schema, a store without uids, 0 bytes, another
-program's SQLite file) and an existing ``--out`` folder that masklens did not write. Each must
-end in a clean error or a valid run that leaves the store and the folder unchanged."""
+"""Fuzz mutations of what surrounds the inputs: a hostile review store given with ``--reviews``
+(report runs: a BLOB in a TEXT cell, a newer schema, a store without uids, 0 bytes, another
+program's SQLite file), an existing ``--out`` folder that masklens did not write (report runs),
+and a Ctrl+C at a random moment (every run). Each must end in a clean error (or "interrupted")
+or a valid run, with the previous output intact."""
 
 from __future__ import annotations
 
@@ -65,4 +66,13 @@ def out_not_ours(rng: random.Random, ws: Workspace) -> str:
     return "--out: a folder masklens did not write"
 
 
+def sigint(rng: random.Random, ws: Workspace) -> str:
+    """Ctrl+C at a random moment of a valid run (loading, scoring, plotting, writing): the run
+    ends as "masklens: interrupted" (exit 130) or finishes; the previous --out survives either
+    way. (From 1 s on: earlier, Python itself may still be starting, before masklens runs.)"""
+    ws.interrupt_after = round(rng.uniform(1.0, 4.0), 2)
+    return f"SIGINT after {ws.interrupt_after} s"
+
+
 STORE_MUTATIONS = {"review_store": review_store, "out_not_ours": out_not_ours}
+SIGNAL_MUTATIONS = {"sigint": sigint}
