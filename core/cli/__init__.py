@@ -25,9 +25,15 @@ def _install_early_handler() -> None:
         or getattr(main_module, "name", "") in ("masklens", "masklens.__main__", "masklens.core.__main__")
     import threading
 
+    global _program
     if program and threading.current_thread() is threading.main_thread() \
             and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        _program = True
         signal.signal(signal.SIGINT, _early_interrupt)
+
+
+#: this process is the ``masklens`` program (not a library user's or a test's process)
+_program = False
 
 
 _install_early_handler()
@@ -155,8 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_INTERRUPTED, file=sys.stderr)
         return 130
     finally:
-        if ours:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        if ours:  # the program only exits now: a late Ctrl+C must not turn its status into -SIGINT
+            signal.signal(signal.SIGINT, signal.SIG_IGN if _program else signal.default_int_handler)
 
 
 #: a SIGINT arrived during this command (a library may have turned it into another exception)

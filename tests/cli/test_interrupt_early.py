@@ -75,3 +75,15 @@ def test_ctrl_c_that_a_library_turns_into_another_error_is_interrupted(monkeypat
     assert rc == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and "internal error" not in err
+
+
+def test_a_sigint_after_the_work_is_done_keeps_the_exit_status():
+    """Ctrl+C as the command finishes (the fuzzer's SIGINT class found rc -2 after 'wrote …')."""
+    r = _run("import sys; sys.argv[0] = '/usr/bin/masklens'\n"
+             "import os, signal\n"
+             "from masklens.core.cli import main\n"
+             "rc = main(['models'])\n"
+             "os.kill(os.getpid(), signal.SIGINT)\n"
+             "sys.exit(rc)\n")
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
