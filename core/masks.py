@@ -9,6 +9,7 @@ truth's is resized with nearest neighbour (see :func:`resize_nearest`).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,7 @@ class Mask:
 
         p = Path(path)
         check_image_header(p, what="mask file")
+        quiet_opencv(cv2)
         try:
             arr = cv2.imread(str(p), cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_UNCHANGED)
         except cv2.error:
@@ -296,3 +298,16 @@ def resize_nearest_floor(mask: Mask, height: int, width: int) -> Mask:
     size matches.
     """
     return _resize(mask, height, width, "INTER_NEAREST")
+
+
+def quiet_opencv(cv2: Any) -> None:
+    """OpenCV's own log lines ("[ERROR:0@…] imread_…" for a broken PNG header) off: masklens
+    reports every undecodable file itself, in one clear line."""
+    global _opencv_quiet
+    if not _opencv_quiet:
+        _opencv_quiet = True
+        with contextlib.suppress(AttributeError, cv2.error):
+            cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+
+
+_opencv_quiet = False

@@ -7,6 +7,7 @@ import os
 import sys
 
 from masklens.core.errors import MasklensError
+from masklens.core.files import limits
 from masklens.core.runtime import logs
 
 _NOISE = ("This plugin does not support propagateSizeHints()",)
@@ -103,6 +104,12 @@ def parse_size(text: str) -> tuple[int, int]:
         raise MasklensError(f"--size must look like 1600x1000, got '{text}'") from None
     if w < 1400 or h < 900:
         raise MasklensError(f"--size must be at least 1400x900, got '{text}'")
+    lim = limits.current()  # the image limits: a window is rendered into an image of 4 bytes a pixel
+    if max(w, h) > lim.max_mask_side or w * h * 4 > lim.max_image_bytes:
+        raise MasklensError(
+            f"--size {w}x{h} is larger than the image limits ({lim.max_mask_side} px a side, "
+            f"{lim.max_image_bytes // 2**20} MiB a screenshot)",
+            hint="raise MASKLENS_MAX_MASK_SIDE / MASKLENS_MAX_IMAGE_BYTES if this is intended")
     return w, h
 
 

@@ -43,6 +43,11 @@ def _generator(name: str) -> Callable[..., None]:
     return getattr(importlib.import_module(module), func)
 
 
+def _is_demo(folder: Path) -> bool:
+    """A demo folder this script wrote (it holds the kind's first file), replaced on regeneration."""
+    return any((folder / f).is_file() for f in ("ann.json", "data.json", "gold_annotator_1.json"))
+
+
 def make_demo(out: Path = DEMO_DIR, seed: int = SEED, only: list[str] | None = None) -> list[str]:
     """Write every demo benchmark under ``out``; returns the folders written."""
     out = Path(out)
@@ -51,7 +56,8 @@ def make_demo(out: Path = DEMO_DIR, seed: int = SEED, only: list[str] | None = N
     for offset, name in enumerate(GENERATORS):
         if only and name not in only:
             continue
-        with atomic_directory(out / name) as tmp:
+        # the demo's own folders (no marker: the file list is the committed demo's)
+        with atomic_directory(out / name, what="demo", legacy=_is_demo, marker=False) as tmp:
             _generator(name)(tmp, seed + offset, DemoSegmenter(score_threshold=DEMO_FLOOR))
         written.append(name)
     for name in written:  # temp files/dirs are created private; the demo is for everyone to read

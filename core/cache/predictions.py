@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import sys
@@ -175,6 +176,8 @@ class PredictionCache:
         self._lock = threading.RLock()
         self.hits = 0
         self.misses = 0
+        #: entries found invalid in this run (ignored and computed again)
+        self.dropped = 0
         #: why the cache was switched off for this run (None while it works)
         self.disabled: str | None = None
         self._errors = StoreErrors(self.path, "prediction cache", "delete it to start a new cache")
@@ -297,15 +300,34 @@ class PredictionCache:
             if db is not None:
                 row = db.execute(f"SELECT result FROM {self._table} WHERE key = ?", (key.digest,)).fetchone()
         if row is not None:
-            try:
-                result = result_from_json(json.loads(row[0]))
-            except (ValueError, KeyError, TypeError, AttributeError, MasklensError):
-                result = None
+            result = self._parse(row[0])
             if result is not None:
                 self.hits += 1
                 return result
         self.misses += 1
         return None
+
+    def _parse(self, text: Any) -> SegmentResult | None:
+        (result,) = self._parse_many([text])
+        return result
+
+    def _parse_many(self, texts: list[Any]) -> list[SegmentResult | None]:
+        """Entries read as untrusted input (masklens.core.cache.entries, one bulk RLE check): a
+        bad one counts as missing (computed again and replaced), with one warning per cache."""
+        from masklens.core.cache.entries import BadEntry, parse_entries
+
+        out: list[SegmentResult | None] = []
+        for result in parse_entries(texts):
+            if isinstance(result, BadEntry):
+                self.dropped += 1
+                if self.dropped == 1:
+                    msg = (f"masklens: warning: {self.path}: ignoring an invalid prediction cache "
+                           f"entry ({result}); it is computed again (any further ones too)")
+                    print(msg, file=sys.stderr)
+                    logging.getLogger("masklens").info(msg)
+                result = None
+            out.append(result)
+        return out
 
     def get_many(self, keys: Iterable[PredictionKey]) -> dict[str, SegmentResult]:
         """Cached results for several keys in one query: ``{key.digest: result}`` of the hits."""
@@ -319,11 +341,9 @@ class PredictionCache:
                     chunk,
                 ).fetchall()
         out: dict[str, SegmentResult] = {}
-        for digest, text in rows:
-            try:
-                out[digest] = result_from_json(json.loads(text))
-            except (ValueError, KeyError, TypeError, AttributeError, MasklensError):
-                continue
+        for (digest, _), result in zip(rows, self._parse_many([t for _, t in rows]), strict=True):
+            if result is not None:
+                out[digest] = result
         self.hits += len(out)
         self.misses += len(wanted) - len(out)
         return out

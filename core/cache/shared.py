@@ -131,6 +131,7 @@ def merge_parts(root: Path, filename: str, schema: str, parts: list[Path]) -> in
             dst.execute("PRAGMA journal_mode=DELETE")
             dst.executescript(schema)
             for part in parts:
+                _roll_back_hot_journal(part)
                 dst.execute("ATTACH DATABASE ? AS part", (f"file:{part}?mode=ro",))
                 dst.execute("BEGIN")
                 merged += dst.execute("INSERT OR REPLACE INTO main.predictions SELECT * FROM part.predictions").rowcount
@@ -146,15 +147,39 @@ def merge_parts(root: Path, filename: str, schema: str, parts: list[Path]) -> in
             with contextlib.suppress(OSError):
                 tmp.unlink()
         for part in parts:
-            with contextlib.suppress(OSError):
-                part.unlink()
+            for leftover in (part, Path(f"{part}-journal")):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
     return merged
+
+
+def _roll_back_hot_journal(part: Path) -> None:
+    """A part whose writer was killed mid-transaction has a hot ``-journal``: opening it for
+    writing makes SQLite roll the transaction back and delete the journal (a read-only attach
+    cannot), so the merge reads the part's committed rows and no journal is left behind."""
+    if not Path(f"{part}-journal").exists():
+        return
+    conn = sqlite3.connect(part, isolation_level=None)
+    try:
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    finally:
+        conn.close()
+
+
+def orphan_journals(root: Path) -> list[Path]:
+    """``parts/*.sqlite3-journal`` whose part file is gone (a merge that removed the part but
+    not its journal, in an older masklens)."""
+    return [j for j in sorted((root / PARTS).glob("*.sqlite3-journal"))
+            if not Path(str(j)[: -len("-journal")]).exists()]
 
 
 def connect_part(root: Path, filename: str, schema: str) -> tuple[sqlite3.Connection, Path]:
     """This process's part file (written) with the merged database attached read-only and
     immutable as ``shared``; temp views ``all_predictions``/``all_image_files`` read both."""
     merge_parts(root, filename, schema, orphan_parts(root))
+    for journal in orphan_journals(root):
+        with contextlib.suppress(OSError):
+            journal.unlink()
     (root / PARTS).mkdir(parents=True, exist_ok=True)
     part = root / PARTS / f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}.sqlite3"
     conn = sqlite3.connect(f"file:{part}", uri=True, timeout=30.0, check_same_thread=False,

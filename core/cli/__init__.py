@@ -2,15 +2,49 @@
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
+import signal
 import sys
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
-from masklens.core import __version__
-from masklens.core.errors import Cancelled, MasklensError
+_INTERRUPTED = "masklens: interrupted; finished work is kept, re-run to continue"
+
+
+def _early_interrupt(signum: int, frame: object) -> None:  # pragma: no cover - timing
+    """Ctrl+C before :func:`main` took over (while Python imports): the same line, exit 130."""
+    sys.stderr.write(_INTERRUPTED + "\n")
+    sys.stderr.flush()
+    os._exit(130)
+
+
+def _install_early_handler() -> None:
+    """The first thing the ``masklens`` program does: Ctrl+C while it starts says "interrupted"
+    (not a KeyboardInterrupt traceback). Only for the program itself (not a library user's or
+    a test's process), only from the main thread, only over Python's default handler."""
+    main_module = getattr(sys.modules.get("__main__"), "__spec__", None)
+    program = os.path.basename(sys.argv[0] if sys.argv else "").removesuffix(".exe") == "masklens" \
+        or getattr(main_module, "name", "") in ("masklens", "masklens.__main__", "masklens.core.__main__")
+    import threading
+
+    global _program
+    if program and threading.current_thread() is threading.main_thread() \
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        _program = True
+        signal.signal(signal.SIGINT, _early_interrupt)
+
+
+#: this process is the ``masklens`` program (not a library user's or a test's process)
+_program = False
+
+
+_install_early_handler()
+
+import argparse  # noqa: E402 - after the handler: these imports take time
+import importlib  # noqa: E402
+from collections.abc import Iterator, Sequence  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
+
+from masklens.core import __version__  # noqa: E402
+from masklens.core.errors import Cancelled, MasklensError  # noqa: E402
 
 if TYPE_CHECKING:
     from masklens.core.scoring.contract import BenchmarkKind
@@ -116,7 +150,37 @@ def _kind_word(word: str) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; user mistakes print one clear message and exit non-zero, never a traceback."""
+    """Entry point; user mistakes print one clear message and exit non-zero, never a traceback.
+    Ctrl+C at any moment (building the parser, opening the log included) is "interrupted", 130."""
+    global _sigint_seen
+    _sigint_seen = False
+    previous = signal.getsignal(signal.SIGINT)
+    ours = previous in (_early_interrupt, signal.default_int_handler)
+    try:
+        if ours:  # from here: KeyboardInterrupt, remembered (see _interrupt)
+            signal.signal(signal.SIGINT, _interrupt)
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(_INTERRUPTED, file=sys.stderr)
+        return 130
+    finally:
+        if ours:  # the program only exits now: a late Ctrl+C must not turn its status into -SIGINT
+            signal.signal(signal.SIGINT, signal.SIG_IGN if _program else signal.default_int_handler)
+
+
+#: a SIGINT arrived during this command (a library may have turned it into another exception)
+_sigint_seen = False
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """Python's own Ctrl+C (KeyboardInterrupt), remembered: a library that catches it and fails
+    otherwise (matplotlib's layout: "Invalid bounding box") still ends as "interrupted"."""
+    global _sigint_seen
+    _sigint_seen = True
+    raise KeyboardInterrupt
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from masklens.core.runtime import logs
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -159,9 +223,13 @@ def main(argv: Sequence[str] | None = None) -> int:
               "docs/reliability.md, Limits)", file=sys.stderr)
         return 2
     except (KeyboardInterrupt, Cancelled):
-        print("masklens: interrupted; finished work is kept, re-run to continue", file=sys.stderr)
+        print(_INTERRUPTED, file=sys.stderr)
         return 130
     except Exception:  # a bug: keep the traceback in the log file too, say where it is
+        if _sigint_seen:  # Ctrl+C, turned into another error by a library on its way up
+            logs.logger.info("interrupted", exc_info=True)
+            print(_INTERRUPTED, file=sys.stderr)
+            return 130
         logs.logger.exception("internal error in `masklens %s`", args.command)
         print(f"masklens: internal error; the log file is {logs.log_path()}", file=sys.stderr)
         raise

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from masklens.core.cli import kind_parsers
+from masklens.core.files.paths import add_flag
 
 FORMATS = ("coco", "fiftyone", "csv")
 
@@ -32,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                            help="a matched instance is a TP when its IoU is ≥ τ (default 0.5)")
         g.add_argument("--to", required=True, choices=FORMATS, help="what to write")
         g.add_argument("--out", required=True, metavar="DIR",
-                       help="output folder (new, empty, or an earlier export: replaced atomically)")
+                       help="output folder (new, empty, or one masklens wrote: replaced atomically)")
         g.add_argument("--label", action="append", help="name of each prediction set (in order)")
         g.add_argument("--reviews", action="append", metavar="DB",
                        help="review database(s) with the verdicts (default: the benchmark's own)")
@@ -43,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             g.add_argument("--images", metavar="DIR", help="image folder (FiftyOne's data/)")
         g.add_argument("--copy-images", action="store_true",
                        help="copy the images into a FiftyOne directory (default: symbolic links)")
+        add_flag(p)  # the same image/mask paths as score and report: the same policy
         p.set_defaults(func=run, prediction_dests=dests)
 
 

@@ -32,6 +32,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from masklens.core.runtime.extras import EXTRA_MODULES, check
 
+    if args.kind is not None:  # refused before any window opens
+        from masklens.core.scoring.contract import get_kind
+
+        get_kind(args.kind)  # an unknown kind: MasklensError listing the kinds
+
     check("masklens gui", EXTRA_MODULES["gui"])
     from masklens.gui.app import run_app
 

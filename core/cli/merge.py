@@ -45,15 +45,17 @@ def _drop(parser: argparse.ArgumentParser, action: argparse.Action) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from masklens.core import api
-    from masklens.core.inference.prediction_io import write_atomically
+    from masklens.core.inference.prediction_io import check_output, write_atomically
     from masklens.core.inference.shards import merge_shards
     from masklens.core.scoring.kind_args import kind_files
 
     kind = get_kind(args.kind)
     files = {k: v for k, v in kind_files(kind, args).items() if not k.startswith("pred")}
+    inputs = [*files.values(), args.merge_preds]
+    check_output(Path(args.out), inputs)  # before reading the shards
     benchmark = api.load_benchmark(kind, **files)
     merged = merge_shards(kind, benchmark, args.merge_preds)
-    written = write_atomically(kind, benchmark, merged, Path(args.out))
+    written = write_atomically(kind, benchmark, merged, Path(args.out), inputs)
     where = ", ".join(map(str, written)) if len(written) <= 3 else f"{args.out} ({len(written)} files)"
     print(f"wrote {where}: {len(args.merge_preds)} shards, {len(benchmark.samples)} samples, "
           f"{len(merged.by_prompt)} predictions, {len(merged.missing)} missing", file=sys.stderr)

@@ -22,7 +22,11 @@ from masklens.core.cli import kind_parsers
 from masklens.core.cli.scale import add_scale_arguments, apply_shard, runner_of, write_shard_record
 from masklens.core.errors import MasklensError, ModelError
 from masklens.core.files.paths import add_flag
-from masklens.core.inference.prediction_io import keep_scored, write_atomically  # noqa: F401 - re-exported
+from masklens.core.inference.prediction_io import (  # noqa: F401 - re-exported
+    check_output,
+    keep_scored,
+    write_atomically,
+)
 from masklens.core.scoring.contract import BenchmarkKind, get_kind
 
 _REPLAY_ONLY = "(predict: read only with --model replay, as the file to replay)"
@@ -170,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
     check_device(args.device)
     runner = runner_of(args)
     files = kind_files(kind, args)  # --pred…: read by --model replay only (it has them in options)
+    inputs = [*files.values(), args.images]
+    check_output(Path(args.out), inputs)  # before any model runs
     benchmark = apply_shard(api.load_benchmark(kind, **files), args)
     segmenter = ModelManager().get(args.model, **options)
     stats = RunStats()
@@ -185,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     out = Path(args.out)
-    written = write_atomically(kind, benchmark, predictions, out)
+    written = write_atomically(kind, benchmark, predictions, out, inputs)
     write_shard_record(kind, benchmark, predictions, out)
     where = ", ".join(map(str, written)) if len(written) <= 3 else f"{out} ({len(written)} files)"
     print(

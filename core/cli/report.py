@@ -62,7 +62,7 @@ def load_verdicts(paths: list[str], benchmark) -> list:
     key = benchmark_key(benchmark)
     out = []
     for p in paths or []:
-        with ReviewStore(p, create=False) as st:  # missing, 0-byte or foreign files are errors
+        with ReviewStore(p, read_only=True) as st:  # missing, 0-byte or foreign files are errors
             vs = st.current(key)
             keys = st.benchmarks()
             if not vs and len(keys) == 1:  # a store of one benchmark under another name
@@ -102,23 +102,29 @@ def register(sub: argparse._SubParsersAction) -> None:
         g.add_argument("--gallery", type=int, default=4, metavar="N",
                        help="worst failures shown per failure kind and model (default 4)")
         g.add_argument("--no-sweep", action="store_true", help="skip the threshold sweep")
-        g.add_argument("--out", required=True, metavar="DIR", help="report folder (replaced atomically)")
+        g.add_argument("--out", required=True, metavar="DIR", help="report folder (new, empty, or one masklens wrote: replaced atomically)")
         add_flag(p)
         p.set_defaults(func=run, prediction_dests=dests)
 
 
 def run(args: argparse.Namespace) -> int:
+    from masklens.core.files.output_dirs import check_replaceable
     from masklens.core.reports import ReportOptions, build_report
+    from masklens.core.reports.build import earlier_report
 
     kind = get_kind(args.kind)
     params = kind.resolve_params({p.name: getattr(args, p.name, None) for p in kind.params})
-    benchmark = api.load_benchmark(kind, **kind_files(kind, args))
+    files = kind_files(kind, args)
+    inputs = [*files.values(), *(getattr(args, d, None) for d in args.prediction_dests),
+              args.reviews, getattr(args, "images", None)]
+    check_replaceable(args.out, inputs=inputs, legacy=earlier_report)  # before loading anything
+    benchmark = api.load_benchmark(kind, **files)
     sets, labels = load_prediction_sets(kind, args, benchmark, args.prediction_dests)
     verdicts = load_verdicts(args.reviews, benchmark)
     corrections = load_corrections(args.reviews, benchmark)
     opts = ReportOptions(
         title=args.title, images_dir=getattr(args, "images", None), gallery_per_kind=args.gallery,
-        sweep=not args.no_sweep, command="masklens " + shlex.join(sys.argv[1:]),
+        sweep=not args.no_sweep, command="masklens " + shlex.join(sys.argv[1:]), inputs=inputs,
     )
     bar = _StageBar()
     try:

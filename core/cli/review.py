@@ -46,7 +46,8 @@ def _open(path: str):
 
     from masklens.core.review.store import ReviewStore
 
-    return ReviewStore(path, create=False)  # missing, 0-byte or foreign files are errors
+    # missing, 0-byte or foreign files are errors; the file is never changed (no upgrade, no WAL)
+    return ReviewStore(path, read_only=True)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -68,6 +69,9 @@ def _merge(args: argparse.Namespace) -> int:
         conflicts = correction_conflicts(st.corrections())
     print(f"merged {added} new verdict and correction row(s) into {args.db} ({total} in all)",
           file=sys.stderr)
+    for other, n in st.merge_skipped.items():
+        print(f"masklens: warning: {other}: {n} row(s) not merged: a required field (benchmark, "
+              "sample, verdict, reviewer, time …) is empty", file=sys.stderr)
     for c in conflicts:
         print(f"conflict: {c.benchmark}: {c.describe()}")
     if conflicts:
@@ -128,12 +132,18 @@ def _summary(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from masklens.core.review.check import check_review_db
+    from masklens.core.review.store import SCHEMA_VERSION
 
-    damaged = 0
+    damaged = newer = 0
     for db in args.db:
         res = check_review_db(db)
         if res.ok:
             print(f"{db}: ok (schema version {res.schema_version}, {res.rows} verdict rows)")
+            continue
+        if res.newer:
+            newer += 1
+            print(f"{db}: made by a newer masklens (schema version {res.schema_version}; this "
+                  f"masklens reads up to {SCHEMA_VERSION}): not checked; upgrade masklens to read it")
             continue
         damaged += 1
         print(f"{db}: DAMAGED")
@@ -142,7 +152,7 @@ def _check(args: argparse.Namespace) -> int:
     if damaged:
         print("masklens: a damaged review database can often be rescued with "
               "`sqlite3 FILE .recover | sqlite3 NEW.sqlite`; keep the original", file=sys.stderr)
-    return 1 if damaged else 0
+    return 1 if damaged or newer else 0
 
 
 def _f(v: float | None) -> str:

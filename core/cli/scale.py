@@ -58,8 +58,11 @@ def runner_of(args: argparse.Namespace) -> Callable[..., Any] | None:
 def write_shard_record(kind: Any, benchmark: Any, predictions: Any, out: Any) -> None:
     """The sidecar `masklens merge` reads, when the benchmark is a shard (an unsharded output
     removes a stale one, so that merge never trusts it)."""
+    from masklens.core.files.io import is_special_file
     from masklens.core.inference.shards import sidecar_path, write_sidecar
 
+    if is_special_file(out):  # --out /dev/null: no record beside a device
+        return
     if "shard" in benchmark.meta:
         write_sidecar(out, kind.name, benchmark, predictions)
     else:

@@ -18,11 +18,13 @@ Policy (docs/images.md says why):
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from masklens.core.errors import DataFormatError
+from masklens.core.files import limits
 
 #: bumped whenever the decoding policy changes the pixels of some file (joins cached file keys)
 DECODER_VERSION = 2
@@ -73,11 +75,14 @@ def to_rgb(image, *, path: Path | None = None) -> np.ndarray:
 
 
 def _open(path: Path):
-    """The decoded image as stored in the file (no orientation applied yet)."""
+    """The decoded image as stored in the file (no orientation applied yet), after its declared
+    size was checked against the decoded-size budget (core/files/limits.py)."""
     from PIL import Image, UnidentifiedImageError
 
     if not path.is_file():
         raise DataFormatError("image file not found", path=path, hint="check --images / the benchmark's image root")
+    limits.check_image_budget(path)
+    _quiet_pillow(Image)
     try:
         with Image.open(path) as im:
             im.load()  # the pixels stay usable after the with-block closes the file
@@ -88,6 +93,21 @@ def _open(path: Path):
             path=path,
             hint="re-export it as PNG or JPEG; the file may be truncated or not an image",
         ) from exc
+
+
+def _quiet_pillow(image_module) -> None:
+    """Pillow's decompression-bomb guard follows masklens' budget (checked before decoding), and
+    its DecompressionBombWarning goes to the log, never to the terminal."""
+    pixels = limits.current().max_image_bytes // 3
+    if pixels != image_module.MAX_IMAGE_PIXELS:
+        image_module.MAX_IMAGE_PIXELS = pixels
+    global _warnings_routed
+    if not _warnings_routed:
+        _warnings_routed = True
+        warnings.filterwarnings("ignore", category=image_module.DecompressionBombWarning)
+
+
+_warnings_routed = False
 
 
 __all__ = ["DECODER_VERSION", "read_image", "to_rgb"]

@@ -9,9 +9,10 @@ import json
 import math
 import os
 import shutil
+import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -233,12 +234,39 @@ def named_after_output(exc: MasklensError, tmp: Path, target: Path) -> MasklensE
     return type(exc)(detail, path=target, record=exc.record, field=exc.field, hint=exc.hint)
 
 
+def is_special_file(path: str | Path) -> bool:
+    """Whether ``path`` (links followed) is a device node, FIFO or socket (``/dev/null``,
+    ``/dev/stdout``): an output there is written to, never renamed over."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def write_into_special(path: str | Path, data: bytes) -> None:
+    """Write ``data`` into the device or pipe ``path`` as it is (no temp file, no rename)."""
+    p = Path(path)
+    if stat.S_ISBLK(os.stat(p).st_mode) or stat.S_ISSOCK(os.stat(p).st_mode):
+        raise MasklensError("is a block device or socket; not writing an output there", path=p,
+                            hint="give a regular file (or /dev/null, /dev/stdout)")
+    try:
+        with open(p, "wb") as fh:  # a FIFO blocks here until a reader opens it
+            fh.write(data)
+    except OSError as exc:
+        raise _cannot_write(p, exc) from None
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write `data` to `path` via a temp file in the same directory and an atomic rename.
 
     An unwritable destination raises MasklensError naming it; nothing partial is left behind.
+    A device or pipe (``/dev/null``) is written to directly (:func:`write_into_special`).
     """
     p = Path(path)
+    if is_special_file(p):
+        write_into_special(p, data)
+        return
     if p.is_dir():
         raise _cannot_write(p, IsADirectoryError())
     try:
@@ -287,15 +315,25 @@ def atomic_write_json_fast(path: str | Path, obj: Any, *, pretty: bool = False) 
 
 
 @contextlib.contextmanager
-def atomic_directory(path: str | Path) -> Iterator[Path]:
+def atomic_directory(path: str | Path, *, what: str = "output", inputs: Iterable[Any] = (),
+                     legacy: Callable[[Path], bool] | None = None, marker: bool = True) -> Iterator[Path]:
     """Yield a temp directory beside `path`; on success it replaces `path` atomically.
 
-    On any exception the temp directory is removed and `path` is left untouched.
+    An existing `path` is replaced only when masklens wrote it (masklens.core.files.output_dirs:
+    its marker, or ``legacy``) and it holds none of ``inputs``; else MasklensError before any
+    work. The new folder gets the marker (``what`` wrote it; ``marker=False``: a folder whose
+    exact file list matters, the bundled demo). On any exception the temp directory is removed
+    and `path` is left untouched.
     """
+    from masklens.core.files.output_dirs import check_replaceable, write_marker
+
     target = Path(path)
+    check_replaceable(target, inputs=inputs, legacy=legacy)
     tmp = temp_sibling_dir(target)
     try:
         yield tmp
+        if marker:
+            write_marker(tmp, what)
     except MasklensError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise named_after_output(exc, tmp, target) from None

@@ -26,6 +26,8 @@ class Limits:
     polygon_margin: float = 1.0  # polygon coordinates within [-m·side, (1 + m)·side]
     max_json_bytes: int = 2 << 30  # size of one JSON input file
     max_json_depth: int = 64  # nesting of arrays/objects in one JSON input file
+    #: decoded size of one image (H × W × 3 bytes of RGB): 256 MiB, Pillow's own bomb threshold
+    max_image_bytes: int = 1 << 28
 
 
 #: environment variable -> Limits field
@@ -35,6 +37,7 @@ ENV: dict[str, str] = {
     "MASKLENS_POLYGON_MARGIN": "polygon_margin",
     "MASKLENS_MAX_JSON_BYTES": "max_json_bytes",
     "MASKLENS_MAX_JSON_DEPTH": "max_json_depth",
+    "MASKLENS_MAX_IMAGE_BYTES": "max_image_bytes",
 }
 
 
@@ -147,16 +150,73 @@ def png_size(header: bytes) -> tuple[int, int] | None:
     return height, width
 
 
+#: PNG colour type -> the bit depths it allows (PNG specification, 11.2.2)
+_PNG_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}
+
+
+def png_header_problem(header: bytes) -> str | None:
+    """What is wrong with a PNG's IHDR chunk (the first 33 bytes of the file), None when it is
+    sound or the bytes are not a PNG: checked here so that libpng/OpenCV never print their own
+    lines about it before masklens' one clear error."""
+    if len(header) < 16 or header[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    import zlib
+
+    if len(header) < 33 or header[8:16] != b"\x00\x00\x00\rIHDR":
+        return "the PNG header (IHDR) is missing or truncated"
+    data = header[16:29]
+    if struct.unpack(">I", header[29:33])[0] != zlib.crc32(header[12:29]):
+        return "the PNG header (IHDR) is damaged (CRC error)"
+    width, height, depth, colour, compression, filter_, interlace = struct.unpack(">IIBBBBB", data)
+    if not width or not height:
+        return f"the PNG header declares an empty image ({width} × {height})"
+    if depth not in _PNG_DEPTHS.get(colour, ()) or compression or filter_ or interlace > 1:
+        return (f"the PNG header is invalid (bit depth {depth}, colour type {colour}, "
+                f"compression {compression}, filter {filter_}, interlace {interlace})")
+    return None
+
+
 def check_image_header(p: Path, *, what: str = "image", path: Any = None, record: Any = None,
                        field: str | None = None) -> None:
     """A regular file whose declared size (PNG header; other formats via Pillow's lazy open)
-    is within the mask limits, checked before any pixel is decoded."""
+    is within the mask limits and whose PNG header is sound, checked before any pixel is
+    decoded."""
     check_regular_file(p, what=what, path=path, record=record, field=field)
-    size = png_size(read_header(p, 24))
+    header = read_header(p, 33)
+    problem = png_header_problem(header)
+    if problem is not None:
+        raise DataFormatError(f"cannot decode {what}: {problem}", path=path if path is not None else p,
+                              record=record, field=field)
+    size = png_size(header)
     if size is None:
         size = _pillow_size(p)
     if size is not None:
         check_mask_size(*size, path=path if path is not None else p, record=record, field=field, what=what)
+
+
+def image_size(p: Path) -> tuple[int, int] | None:
+    """(height, width) an image file declares (PNG header; else Pillow's lazy open), before any
+    pixel is decoded; None when neither can tell."""
+    size = png_size(read_header(p, 24))
+    return size if size is not None else _pillow_size(p)
+
+
+def check_image_budget(p: Path, *, path: Any = None, record: Any = None, field: str | None = None,
+                       what: str = "image") -> tuple[int, int] | None:
+    """The declared (height, width) of the image ``p`` when its decoded RGB pixels fit the
+    budget (MASKLENS_MAX_IMAGE_BYTES); a DataFormatError naming the image and the limit when
+    they do not, before anything is decoded (a 420 KB PNG may declare 12000 × 12000)."""
+    size = image_size(p)
+    if size is None:
+        return None
+    h, w = size
+    budget = current().max_image_bytes
+    if h * w * 3 > budget:
+        raise DataFormatError(
+            f"{what} of {h} × {w} pixels needs {h * w * 3 / 2**20:.0f} MiB decoded, more than the "
+            f"limit of {budget / 2**20:.0f} MiB per image", path=path if path is not None else p,
+            record=record, field=field, hint="raise MASKLENS_MAX_IMAGE_BYTES if this is intended")
+    return size
 
 
 def _pillow_size(p: Path) -> tuple[int, int] | None:

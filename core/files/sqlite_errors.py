@@ -68,7 +68,12 @@ def rollback_quietly(db: sqlite3.Connection) -> None:
 
 
 def keep_copy(path: Path) -> Path | None:
-    """Copy a damaged database (and its -wal) to ``NAME.damaged-<time>``; None if that fails."""
+    """Copy a damaged database (and its -wal) to ``NAME.damaged-<time>``; None if that fails.
+    A copy of the same bytes kept by an earlier failing read is reused (one copy, not one per
+    read)."""
+    same = _same_copy(path)
+    if same is not None:
+        return same
     stamp = time.strftime("%Y%m%d-%H%M%S")
     copy = path.with_name(f"{path.name}.damaged-{stamp}")
     try:
@@ -79,6 +84,26 @@ def keep_copy(path: Path) -> Path | None:
     except OSError:
         return None
     return copy
+
+
+def _same_copy(path: Path) -> Path | None:
+    """An existing ``NAME.damaged-*`` copy holding exactly the bytes of ``path`` (and its -wal)."""
+    import filecmp
+    import glob
+
+    try:
+        size = path.stat().st_size
+        wal = Path(f"{path}-wal")
+        for c in sorted(path.parent.glob(f"{glob.escape(path.name)}.damaged-*")):
+            if c.name.endswith("-wal") or c.stat().st_size != size:
+                continue
+            cwal = Path(f"{c}-wal")
+            if filecmp.cmp(path, c, shallow=False) and wal.exists() == cwal.exists() \
+                    and (not wal.exists() or filecmp.cmp(wal, cwal, shallow=False)):
+                return c
+    except OSError:
+        return None
+    return None
 
 
 def is_sqlite_file(path: Path) -> bool:

@@ -130,6 +130,8 @@ def evaluate(
         labels = [f"{x} ({i + 1})" for i, x in enumerate(labels)]
     result = EvaluateResult([])
     root = Path(out) if out is not None else None
+    if root is not None:
+        claim_output_folder(root, [*benchmark.sources.values(), images_dir])
     for spec, label in zip(models, labels, strict=True):
         segmenter = manager.get(spec.name, **spec.create_options())
         stats = RunStats()
@@ -171,6 +173,30 @@ def evaluate(
             },
         })
     return result
+
+
+#: what an evaluation folder holds at its top (one written before folders carried the marker)
+_EVALUATION = ("predictions", "scores", "summary.json", "report")
+
+
+def _earlier_evaluation(folder: Path) -> bool:
+    try:
+        names = {p.name for p in folder.iterdir()}
+    except OSError:
+        return False
+    return bool(names) and names <= set(_EVALUATION) and bool(names & {"predictions", "summary.json"})
+
+
+def claim_output_folder(root: Path, inputs: Sequence[Any]) -> None:
+    """``--out`` of an evaluation is written into, file by file: it must be new, empty or a
+    folder masklens wrote, holding none of the inputs (masklens.core.files.output_dirs), so
+    that `evaluate --out ~` cannot overwrite a user's own ``summary.json``; it gets the marker."""
+    from masklens.core.files.io import atomic_write_text
+    from masklens.core.files.output_dirs import MARKER, check_replaceable, marker_text
+
+    check_replaceable(root, inputs=inputs, legacy=_earlier_evaluation)
+    if not (root / MARKER).is_file():
+        atomic_write_text(root / MARKER, marker_text("evaluation"))
 
 
 def _segmenter_provenance(segmenter: Any) -> dict[str, Any]:

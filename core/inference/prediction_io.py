@@ -3,6 +3,7 @@ format atomically (shared by `masklens predict` and the Python API)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +23,53 @@ def keep_scored(predictions: Any, threshold: float) -> Any:
     return out
 
 
-def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out: Path) -> list[Path]:
+def check_output(out: Path, inputs: Iterable[Any] = ()) -> None:
+    """Refuse, before any work, an existing folder ``out`` that masklens did not write or that
+    holds ``inputs`` (masklens.core.files.output_dirs); a file or device is checked on writing."""
+    from masklens.core.files.output_dirs import check_replaceable, holds_inputs
+
+    if Path(out).is_dir():
+        check_replaceable(out, inputs=inputs)
+    elif (held := holds_inputs(out, inputs)) is not None:
+        raise MasklensError(f"is this run's input {held}; not writing over it", path=out,
+                            hint="write the output to another file")
+
+
+def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out: Path,
+                     inputs: Iterable[Any] = ()) -> list[Path]:
     """``kind.write_predictions`` into a temporary sibling, then moved onto ``out`` in one step
     (a file or a whole folder), so an interrupted write never leaves a half-written output.
-    Staging folders left beside ``out`` by a killed run are removed first; errors name ``out``."""
+    An existing folder is replaced only when masklens wrote it and it holds none of ``inputs``
+    (nor the benchmark's files); a device or pipe ``out`` (``/dev/null``) is written to, not
+    renamed over. Staging folders left beside ``out`` by a killed run are removed first; errors
+    name ``out``."""
     import os
     import shutil
 
-    from masklens.core.files.io import _cannot_write, named_after_output, temp_sibling_dir
+    from masklens.core.files.io import (
+        _cannot_write,
+        is_special_file,
+        named_after_output,
+        temp_sibling_dir,
+        write_into_special,
+    )
+    from masklens.core.files.output_dirs import write_marker
 
     out = out.absolute()
+    inputs = [*inputs, *getattr(benchmark, "sources", {}).values()]
+    check_output(out, inputs)
     tmp = temp_sibling_dir(out)
     try:
         staged = tmp / out.name
         written = kind.write_predictions(benchmark, predictions, staged)
+        if staged.is_dir():
+            write_marker(staged, "predictions")
+        if is_special_file(out):
+            if staged.is_dir():
+                raise MasklensError("is a device or pipe, not a folder; not writing a folder there",
+                                    path=out)
+            write_into_special(out, staged.read_bytes())
+            return [out]
         if staged.is_dir() and out.is_dir():
             old = tmp / ".previous"
             os.replace(out, old)

@@ -12,6 +12,8 @@ the cache, and a re-run continues where it stopped.
 
 from __future__ import annotations
 
+import logging
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -290,7 +292,25 @@ def remember_image_key(cache: PredictionCache, path: str | Path, key: str) -> No
 
 
 def _load(image_loader: Callable[[Path], np.ndarray] | None, job: _ImageJob) -> np.ndarray:
-    return load_image(job.path, job.size) if image_loader is None else image_loader(job.path)
+    image = load_image(job.path, job.size) if image_loader is None else image_loader(job.path)
+    if job.size is not None and tuple(image.shape[:2]) != tuple(job.size):
+        warn_size_differs(job.path, tuple(image.shape[:2]), tuple(job.size))
+    return image
+
+
+_size_warned = False
+
+
+def warn_size_differs(path: Path, got: tuple[int, ...], want: tuple[int, ...]) -> None:
+    """Say (on stderr once per process, in the log each time) that an image's pixels differ in
+    size from what the annotation records: its masks will not line up with the predictions."""
+    global _size_warned
+    msg = (f"{path}: the image is {got[0]} × {got[1]} pixels but the annotation records "
+           f"{want[0]} × {want[1]}; predictions are made at the image's size")
+    logging.getLogger("masklens").info(msg)
+    if not _size_warned:
+        _size_warned = True
+        print(f"masklens: warning: {msg} (further such images: in the log)", file=sys.stderr)
 
 
 def cache_keys(

@@ -79,9 +79,14 @@ def image_groups(benchmark: Benchmark, images_dir: str | Path | None = None) -> 
     return list(groups.values())
 
 
-def partition(benchmark: Benchmark, count: int, images_dir: str | Path | None = None) -> list[list[int]]:
-    """The sample indices of each of ``count`` shards (each list in benchmark order)."""
-    groups = image_groups(benchmark, images_dir)
+def partition(benchmark: Benchmark, count: int, images_dir: str | Path | None = None,
+              groups: list[list[int]] | None = None) -> list[list[int]]:
+    """The sample indices of each of ``count`` shards (each list in benchmark order);
+    ``groups``: :func:`image_groups` when already computed."""
+    groups = image_groups(benchmark, images_dir) if groups is None else groups
+    if count > max(len(groups), 1):  # more shards than groups: some would be empty
+        raise MasklensError(f"{count} shards of {len(groups)} image group(s): at most {len(groups)}",
+                            field="--shard", hint="use fewer shards")
     weight = [sum(len(benchmark.samples[i].prompts) for i in g) for g in groups]
     order = sorted(range(len(groups)), key=lambda g: (-weight[g], groups[g][0]))
     load = [0] * count
@@ -106,13 +111,12 @@ def fingerprint(benchmark: Benchmark) -> str:
 
 def shard_benchmark(benchmark: Benchmark, shard: Shard, images_dir: str | Path | None = None) -> Benchmark:
     """The samples of ``shard`` as a benchmark (meta ``shard`` records which and of what)."""
-    indices = partition(benchmark, shard.count, images_dir)[shard.index]
-    if not indices:
+    groups = image_groups(benchmark, images_dir)
+    if shard.count > len(groups):  # checked before anything is sized by N (N may be 10**20)
         raise MasklensError(
-            f"shard {shard} holds no images: the benchmark has only "
-            f"{len(image_groups(benchmark, images_dir))} image group(s)",
-            field="--shard", hint="use fewer shards",
-        )
+            f"shard {shard} holds no images: the benchmark has only {len(groups)} image group(s), "
+            f"so N may be at most {len(groups)}", field="--shard", hint="use fewer shards")
+    indices = partition(benchmark, shard.count, images_dir, groups)[shard.index]
     keep = [benchmark.samples[i] for i in indices]
     meta = {**benchmark.meta, "shard": {"index": shard.index, "count": shard.count,
                                         "benchmark": fingerprint(benchmark)}}
@@ -126,7 +130,7 @@ def sidecar_path(out: str | Path) -> Path:
 
 def write_sidecar(out: str | Path, kind: str, shard_bench: Benchmark, predictions: PredictionSet) -> Path:
     """Record beside a shard's output which shard it is and which samples it answers."""
-    from masklens.core.files.io import atomic_write_json
+    from masklens.core.files.io import atomic_write_json, json_safe
 
     info = shard_bench.meta["shard"]
     target = sidecar_path(out)
@@ -134,12 +138,45 @@ def write_sidecar(out: str | Path, kind: str, shard_bench: Benchmark, prediction
         "format": _FORMAT, "kind": kind, "shard": [info["index"], info["count"]],
         "benchmark": info["benchmark"], "samples": [s.id for s in shard_bench.samples],
         "missing": sorted(predictions.missing),
+        "digest": output_digest(out),
+        "settings": json_safe(settings(predictions)),
     })
     return target
 
 
+def output_digest(out: str | Path) -> str | None:
+    """A hash of what the output ``out`` holds (a file's bytes; a folder's files by relative
+    path, masklens' marker left out), so that merge notices an output changed after its shard
+    ran (e.g. a ``[]`` put in its place); None when it cannot be read."""
+    from masklens.core.files.output_dirs import MARKER
+
+    p = Path(out)
+    h = hashlib.blake2b(digest_size=16)
+    try:
+        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file() and f.name != MARKER)
+        for f in files:
+            h.update(f.relative_to(p).as_posix().encode("utf-8", "surrogateescape") + b"\0")
+            with f.open("rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    h.update(chunk)
+            h.update(b"\1")
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+#: provenance entries that may differ between shards of one run (where each shard ran)
+_PER_PROCESS = ("device",)
+
+
+def settings(predictions: PredictionSet) -> dict[str, Any]:
+    """What made the predictions (model, checkpoint, thresholds, options): shards that merge
+    must agree on it."""
+    return {str(k): v for k, v in predictions.provenance.items() if k not in _PER_PROCESS}
+
+
 def _read_sidecar(pred: Path, kind: str) -> dict[str, Any]:
-    import json
+    from masklens.core.files.io import read_json
 
     side = sidecar_path(pred)
     if not side.is_file() and pred.is_file():  # a file inside an output folder (evaluate's)
@@ -149,18 +186,28 @@ def _read_sidecar(pred: Path, kind: str) -> dict[str, Any]:
             f"no shard record beside the prediction output ({side.name})", path=pred,
             hint="merge reads outputs of `masklens predict … --shard I/N`, which writes OUT" + SIDECAR_SUFFIX,
         )
+    data = read_json(side)  # within the JSON limits (size, depth): a DataFormatError naming it
     try:
-        data = json.loads(side.read_text(encoding="utf-8"))
         shard = Shard(*(int(v) for v in data["shard"]))
         samples = [str(s) for s in data["samples"]]
         missing = [str(s) for s in data.get("missing", [])]
         bench = str(data["benchmark"])
         k = str(data["kind"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        digest = data.get("digest")
+        settings = data.get("settings")
+        if not (0 <= shard.index < shard.count) or not isinstance(digest, str | None) \
+                or not isinstance(settings, dict | None):
+            raise ValueError("fields out of range")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise DataFormatError(f"unreadable shard record ({exc})", path=side) from None
     if k != kind:
         raise DataFormatError(f"this is a shard of a {k} run, not {kind}", path=side, field="kind")
-    return {"shard": shard, "samples": samples, "missing": missing, "benchmark": bench, "file": side}
+    return {"shard": shard, "samples": samples, "missing": missing, "benchmark": bench, "file": side,
+            "digest": digest, "settings": settings, "subject": side.with_name(side.name[:-len(SIDECAR_SUFFIX)])}
+
+
+def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
 
 
 def merge_shards(kind: Any, benchmark: Benchmark, preds: Sequence[str | Path]) -> PredictionSet:
@@ -174,11 +221,22 @@ def merge_shards(kind: Any, benchmark: Benchmark, preds: Sequence[str | Path]) -
     owner: dict[str, Path] = {}
     merged = PredictionSet(name="merged", provenance={"merged_from": [str(p) for p in preds]})
     seen_shards: dict[Shard, Path] = {}
+    first: dict[str, Any] | None = None
     for pred in map(Path, preds):
         side = _read_sidecar(pred, kind.name)
         if side["benchmark"] != fp:
             raise DataFormatError("this shard was made from another benchmark (its samples or prompts differ)",
                                   path=side["file"], field="benchmark")
+        if side["shard"].count > len(benchmark.samples):
+            raise DataFormatError(f"shard {side['shard']}: more shards than the benchmark's "
+                                  f"{len(benchmark.samples)} samples", path=side["file"], field="shard")
+        if first is None:
+            first = side
+        elif (diff := _differences(first["settings"] or {}, side["settings"] or {})):
+            raise DataFormatError(
+                f"this shard was made with other model settings than {first['file']} "
+                f"({', '.join(diff[:5])} differ)", path=side["file"], field="settings",
+                hint="merge only the shards of one run (same model, checkpoint and options)")
         if side["shard"] in seen_shards:
             raise MasklensError(f"shard {side['shard']} given twice: {seen_shards[side['shard']]} and {pred}")
         seen_shards[side["shard"]] = pred
@@ -189,6 +247,11 @@ def merge_shards(kind: Any, benchmark: Benchmark, preds: Sequence[str | Path]) -
                 f"e.g. {', '.join(twice[:3])}", hint="give each shard's output once")
         owner.update(dict.fromkeys(side["samples"], pred))
         part = subset(benchmark, samples=side["samples"])
+        if side["digest"] is not None and output_digest(side["subject"]) != side["digest"]:
+            raise DataFormatError(
+                "this prediction output is not the one its shard record was written for (it was "
+                "changed or replaced after the shard ran)", path=side["subject"],
+                hint=f"run shard {side['shard']} again")
         loaded = kind.load_predictions(part, **{_pred_dest(kind): str(pred)})
         missing = set(side["missing"])
         for sample in part.samples:

@@ -10,6 +10,7 @@ from typing import Any
 
 from masklens.core.errors import MasklensError
 from masklens.core.files.io import atomic_directory, atomic_write_json
+from masklens.core.files.output_dirs import check_replaceable
 from masklens.core.interop.coco import write_coco
 from masklens.core.interop.csv_export import write_csv
 from masklens.core.interop.fiftyone import write_fiftyone
@@ -39,7 +40,7 @@ def load_verdicts(paths: Sequence[str | os.PathLike[str]], benchmark: Benchmark)
     for p in paths:
         if not Path(p).is_file():
             raise MasklensError("review database not found", path=p)
-        with ReviewStore(p) as store:
+        with ReviewStore(p, read_only=True) as store:
             found = store.current(key)
             names = store.benchmarks()
             if not found and len(names) == 1:  # a store of one benchmark under another name
@@ -59,10 +60,9 @@ def default_reviews(benchmark: Benchmark) -> list[Path]:
     return [path] if path.is_file() else []
 
 
-def _check_target(out: Path) -> None:
-    if out.exists() and not (out.is_dir() and (not any(out.iterdir()) or (out / MANIFEST).is_file())):
-        raise MasklensError("exists and is not an earlier masklens export; not replacing it",
-                            path=out, hint="give a new or empty folder with --out")
+def _earlier_export(out: Path) -> bool:
+    """An export written before folders carried masklens' marker (it has the manifest)."""
+    return (out / MANIFEST).is_file()
 
 
 def _prediction_sets(kind: Any, benchmark: Benchmark, files: dict[str, Any],
@@ -133,7 +133,8 @@ def export(
         if not 0.0 <= value <= 1.0:
             raise MasklensError(f"{name} must be a number in [0, 1], got {value}")
     target = Path(out)
-    _check_target(target)
+    inputs = [*kwargs.values(), reviews]
+    check_replaceable(target, inputs=inputs, legacy=_earlier_export)
     files = dict(kwargs)
     if benchmark is None:
         benchmark = api.load_benchmark(k, **files)
@@ -151,7 +152,8 @@ def export(
     if verdicts is None:
         verdicts = load_verdicts(list(reviews) if reviews else default_reviews(benchmark), benchmark)
     table = build_table(k, benchmark, sets, params, t, tau, verdicts)
-    with atomic_directory(target) as tmp:
+    inputs += list(benchmark.sources.values())
+    with atomic_directory(target, what="export", inputs=inputs, legacy=_earlier_export) as tmp:
         written = FORMATS[to](table, tmp, copy_images)
         atomic_write_json(tmp / MANIFEST, {
             "format": to, "kind": k.name, "benchmark": benchmark.name,

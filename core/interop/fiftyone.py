@@ -40,10 +40,22 @@ DATA = "data"
 PLACEHOLDER_GREY = 128
 
 
+#: bytes in one file name (ext4, xfs, btrfs, tmpfs, APFS)
+_NAME_MAX = 255
+
+
 def data_name(entry: ImageEntry) -> str:
-    """The image's unique name in ``data/``: its entry id and its own file name."""
+    """The image's unique name in ``data/``: its entry id and its own file name, the name's
+    stem shortened (its suffix kept) where the two together would pass the filesystem's 255
+    bytes (a valid 255-byte image name)."""
     base = Path(entry.ref.path).name if entry.ref.path is not None else f"{entry.ref.key}.png"
-    return f"{entry.id:06d}_{base}"
+    name = f"{entry.id:06d}_{base}"
+    raw = name.encode("utf-8", "surrogateescape")
+    if len(raw) <= _NAME_MAX:
+        return name
+    suffix = Path(base).suffix.encode("utf-8", "surrogateescape")[:16]
+    keep = raw[: _NAME_MAX - len(suffix) - 1].decode("utf-8", "ignore")  # never half a character
+    return f"{keep}~{suffix.decode('utf-8', 'ignore')}"  # the id prefix keeps it unique
 
 
 def placeholder_png(width: int, height: int) -> bytes:

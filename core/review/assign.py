@@ -79,12 +79,16 @@ class QueueRows:
             " shared, seed, time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def _assignment_rows(self) -> list[tuple]:
+        if not self._has_table("assignments"):
+            return []
         with self._lock, self._guard("reading"):
             return self._db.execute(
                 "SELECT batch, benchmark, reviewer, position, sample_id, shared, seed, time"
                 " FROM assignments ORDER BY id").fetchall()
 
     def _batch(self, benchmark: str) -> str | None:
+        if not self._has_table("assignments"):
+            return None
         with self._lock, self._guard("reading"):
             row = self._db.execute(
                 "SELECT batch FROM assignments WHERE benchmark = ? ORDER BY time DESC, id DESC"
@@ -94,6 +98,8 @@ class QueueRows:
     def assigned_reviewers(self, benchmark: str) -> list[str]:
         """The reviewers of the benchmark's assignment in force (none when not assigned)."""
         batch = self._batch(benchmark)
+        if batch is None:
+            return []
         with self._lock, self._guard("reading"):
             return [r[0] for r in self._db.execute(
                 "SELECT DISTINCT reviewer FROM assignments WHERE batch = ? ORDER BY reviewer",
@@ -105,6 +111,8 @@ class QueueRows:
 
     def queue_items(self, benchmark: str, reviewer: str | None = None) -> list[QueueItem]:
         batch = self._batch(benchmark)
+        if batch is None:
+            return []
         with self._lock, self._guard("reading"):
             rows = self._db.execute(
                 "SELECT sample_id, shared FROM assignments WHERE batch = ? AND reviewer = ?"

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from masklens.core.files.sqlite_errors import is_sqlite_file, require_existing
+from masklens.core.review.reading import ADDED_LATER, blob_cells, connect_read_only
 from masklens.core.review.store import FIELDS, SCHEMA_VERSION
 
 
@@ -18,6 +19,8 @@ class CheckResult:
     problems: list[str] = field(default_factory=list)
     schema_version: int | None = None
     rows: int | None = None
+    #: written by a newer masklens (its schema is not this one's to judge)
+    newer: bool = False
 
     @property
     def ok(self) -> bool:
@@ -34,7 +37,7 @@ def check_review_db(path: str | Path) -> CheckResult:
         out.problems.append("not an SQLite file (its header is not 'SQLite format 3')")
         return out
     try:
-        db = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+        db = connect_read_only(p, 5.0)
     except sqlite3.Error as exc:
         out.problems.append(f"cannot open: {exc}")
         return out
@@ -62,12 +65,16 @@ def _run(out: CheckResult, db: sqlite3.Connection) -> None:
     if not cols:
         out.problems.append("the 'verdicts' table is missing")
         return
-    missing = [f for f in FIELDS if f not in cols]
+    older = out.schema_version is not None and out.schema_version < SCHEMA_VERSION
+    missing = [f for f in FIELDS if f not in cols and not (older and f in ADDED_LATER)]
     if missing:
         out.problems.append(f"the 'verdicts' table lacks column(s) {', '.join(missing)}")
     if out.schema_version is not None and out.schema_version > SCHEMA_VERSION:
+        if rows == ["ok"]:  # sound as SQLite: only this masklens is too old for it
+            out.newer = True
         out.problems.append(f"schema version {out.schema_version} is newer than this masklens "
                             f"({SCHEMA_VERSION})")
+        return
     if (out.schema_version or 0) >= 4:  # v4: corrections and assignments (core/review/corrections.py)
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         out.problems += [f"the '{t}' table is missing" for t in ("corrections", "assignments")
@@ -76,5 +83,6 @@ def _run(out: CheckResult, db: sqlite3.Connection) -> None:
         out.rows = int(db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0])
         for _ in db.execute(f"SELECT {', '.join(c for c in FIELDS if c in cols)} FROM verdicts"):
             pass  # every row readable
+        out.problems += blob_cells(db, [c for c in FIELDS if c in cols])
     except sqlite3.Error as exc:
         out.problems.append(f"cannot read every verdict: {exc}")

@@ -1,28 +1,102 @@
-"""Reads the window needs on every sample switch, sized by the sample, not by the store: one
-sample's current verdicts (the store's index on benchmark and sample), and a stamp that changes
-whenever a row is added (so a summary over the whole store is computed again only then)."""
+"""Reading a review store without changing it, and reading its rows as untrusted input.
+
+- :func:`connect_read_only`: SQLite's read-only mode; a store in a folder the user cannot write
+  (shared, archived: SQLite cannot make the WAL index there) is opened as immutable.
+- :func:`select_columns`: an older schema (no ``uid``, no ``retracts``) is read as it is.
+- :func:`as_text`: a cell that should hold text but holds a BLOB (an edited store) is decoded
+  when it is UTF-8, else a DataFormatError naming the file, the row and the field.
+- :func:`content_uid` / :func:`missing_required`: what ``merge`` needs to stay idempotent and to
+  count the rows it cannot copy.
+"""
 
 from __future__ import annotations
 
-from masklens.core.review.store import FIELDS, ReviewStore, Verdict, effective
+import hashlib
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from masklens.core.errors import DataFormatError
+
+#: columns an older schema may lack -> the SQL value read in their place
+_DEFAULTS = {"uid": "NULL", "retracts": "''", "prompt_id": "''", "note": "''"}
+#: columns later schema versions added (an older store lacks them and is still sound)
+ADDED_LATER = frozenset({"uid", "retracts"})
+#: fields that may be empty (NULL) in a stored row
+_OPTIONAL = {"uid"}
 
 
-def sample_current(store: ReviewStore, benchmark: str, sample_id: str) -> list[Verdict]:
-    """The current verdicts on one sample (all reviewers, sample- and prompt-level), as
-    ``store.sample_verdicts(benchmark).get(sample_id, [])`` gives them."""
-    with store._lock, store._guard("reading"):  # noqa: SLF001 - the store's own connection and guard
-        rows = store._db.execute(  # noqa: SLF001
-            f"SELECT {', '.join(FIELDS)} FROM verdicts WHERE benchmark = ? AND sample_id = ?"
-            " ORDER BY time, id", (benchmark, sample_id)).fetchall()
-    latest: dict[tuple[str, str, str, str], Verdict] = {}
-    for v in effective(Verdict(*r) for r in rows):
-        latest[v.key] = v
-    return [v for v in latest.values() if v.verdict]
+def connect_read_only(path: Path, timeout: float) -> sqlite3.Connection:
+    """A connection that cannot change ``path`` (``mode=ro``); where even that needs a write
+    (the WAL index of a WAL store in a read-only folder) the file is opened ``immutable``."""
+    uri = path.resolve().as_uri()
+    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=timeout, check_same_thread=False,
+                         isolation_level=None)
+    try:
+        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError as exc:
+        db.close()
+        if "unable to open" not in str(exc) and "readonly" not in str(exc).replace("-", ""):
+            raise
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=timeout,
+                           check_same_thread=False, isolation_level=None)
 
 
-def stamp(store: ReviewStore) -> tuple[int, int]:
-    """(rows, largest row id): changes whenever a verdict, a clear or a retraction is added,
-    by this window or another process."""
-    with store._lock, store._guard("reading"):  # noqa: SLF001
-        n, top = store._db.execute("SELECT COUNT(*), MAX(id) FROM verdicts").fetchone()  # noqa: SLF001
-    return int(n), int(top or 0)
+def select_columns(present: Iterable[str], fields: Sequence[str], *, path: Path | None = None) -> str:
+    """The SELECT list reading ``fields`` from a verdicts table that has the columns ``present``."""
+    have = set(present)
+    missing = [f for f in fields if f not in have and f not in _DEFAULTS]
+    if missing:
+        raise DataFormatError(f"the 'verdicts' table lacks column(s) {', '.join(missing)}", path=path,
+                              hint="run `masklens review check` on it")
+    return ", ".join(f if f in have else f"{_DEFAULTS[f]} AS {f}" for f in fields)
+
+
+def as_text(path: Path, row_id: Any, values: Sequence[Any], fields: Sequence[str]) -> list[Any]:
+    """The row's values as text (a BLOB holding UTF-8 decoded; NULL kept for the caller to judge);
+    anything else is a DataFormatError naming the file, the row and the field."""
+    out: list[Any] = []
+    for name, v in zip(fields, values, strict=True):
+        if isinstance(v, bytes):
+            try:
+                v = v.decode("utf-8")
+            except UnicodeDecodeError:
+                raise DataFormatError("holds binary data where text is expected", path=path,
+                                      record=f"row id {row_id}", field=name,
+                                      hint="the store was edited outside masklens; "
+                                      "`masklens review check` lists every such cell") from None
+        elif v is not None and not isinstance(v, str):
+            v = str(v)  # a number stored in a TEXT column of a hand-edited store
+        out.append(v)
+    return out
+
+
+def missing_required(verdict: Any) -> list[str]:
+    """The required fields (all but ``uid``) that are NULL in a row read back."""
+    from dataclasses import fields
+
+    return [f.name for f in fields(verdict) if f.name not in _OPTIONAL and getattr(verdict, f.name) is None]
+
+
+def content_uid(verdict: Any) -> str:
+    """A uid for a row that has none, derived from its content (the same row: the same uid)."""
+    h = hashlib.blake2b(digest_size=16)
+    for part in (verdict.benchmark, verdict.sample_id, verdict.prompt_id, verdict.verdict,
+                 verdict.note, verdict.reviewer, verdict.time, verdict.retracts):
+        h.update(str(part).encode("utf-8", "surrogatepass") + b"\x00")
+    return "c" + h.hexdigest()
+
+
+def blob_cells(db: sqlite3.Connection, columns: Iterable[str], limit: int = 20) -> list[str]:
+    """Cells of the verdicts table holding a BLOB (or NULL where text is required), for
+    ``review check``: "row id N: field 'x' holds …"."""
+    problems: list[str] = []
+    for col in columns:
+        null_bad = col not in _OPTIONAL
+        cond = f"typeof({col}) = 'blob'" + (f" OR {col} IS NULL" if null_bad else "")
+        for rid, kind in db.execute(f"SELECT id, typeof({col}) FROM verdicts WHERE {cond} LIMIT ?", (limit,)):
+            problems.append(f"row id {rid}: field '{col}' holds {'binary data' if kind == 'blob' else 'NULL'}"
+                            " where text is expected")
+    return problems[:limit]

@@ -25,7 +25,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -163,17 +163,24 @@ class ReviewStore(CorrectionRows, QueueRows):
 
     def __init__(
         self, path: str | Path, *, reviewer: str | None = None, timeout: float = 15.0,
-        create: bool = True,
+        create: bool = True, read_only: bool = False,
     ) -> None:
         """Open (with ``create``: create or upgrade) the store at ``path``. With
-        ``create=False`` (read-only commands) a missing, empty (0-byte) or non-masklens file is
-        an error, never silently turned into a new database. SQLite errors become clear
-        messages (:class:`~masklens.core.files.sqlite_errors.StoreErrors`)."""
+        ``create=False`` a missing, empty (0-byte) or non-masklens file is an error, never
+        silently turned into a new database. ``read_only=True`` (what reading commands use)
+        opens it without changing it in any way (no upgrade, no WAL switch; a file the user may
+        read but not write is fine; an older schema is read as it is). SQLite errors become
+        clear messages (:class:`~masklens.core.files.sqlite_errors.StoreErrors`)."""
         self.path = Path(path)
         self.reviewer = reviewer or _default_reviewer()
         self._lock = threading.RLock()
         self._error = StoreErrors(self.path, "review database",
                                   f"run `masklens review check {self.path}`")
+        self.read_only = read_only
+        self._columns = ", ".join(FIELDS)
+        if read_only:
+            self._open_read_only(timeout)
+            return
         if not create:
             require_existing(self.path, "review database")
         try:
@@ -209,6 +216,33 @@ class ReviewStore(CorrectionRows, QueueRows):
             raise
         self.journal_mode = str(mode).lower()
 
+    def _open_read_only(self, timeout: float) -> None:
+        from masklens.core.review.reading import connect_read_only, select_columns
+
+        require_existing(self.path, "review database")
+        if not is_sqlite_file(self.path):
+            raise DataFormatError("not a usable review database (not an SQLite file)", path=self.path,
+                                  hint="verdicts are stored in SQLite files written by masklens")
+        try:
+            self._db = connect_read_only(self.path, timeout)
+            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+            if version == 0:
+                raise DataFormatError("not a masklens review database (no verdicts schema)", path=self.path,
+                                      hint="verdicts are stored in SQLite files written by masklens")
+            if version > SCHEMA_VERSION:
+                raise newer_schema(self.path, version)
+            cols = {r[1] for r in self._db.execute("PRAGMA table_info(verdicts)")}
+            if cols:  # no table at all: reading reports the damage
+                self._columns = select_columns(cols, FIELDS, path=self.path)
+            self.journal_mode = str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise self._error(exc, "opening") from None
+        except BaseException:
+            if hasattr(self, "_db"):
+                self._db.close()
+            raise
+
     @contextlib.contextmanager
     def _guard(self, action: str) -> Iterator[None]:
         """sqlite3 errors inside become clear messages (disk full, damaged, locked …)."""
@@ -224,12 +258,7 @@ class ReviewStore(CorrectionRows, QueueRows):
             try:
                 version = self._db.execute("PRAGMA user_version").fetchone()[0]
                 if version > SCHEMA_VERSION:
-                    raise MasklensError(
-                        f"review database has schema version {version}, this masklens knows "
-                        f"up to {SCHEMA_VERSION}",
-                        path=self.path,
-                        hint="upgrade masklens to open it",
-                    )
+                    raise newer_schema(self.path, version)
                 for step in range(version, SCHEMA_VERSION):
                     MIGRATIONS[step](self._db)
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -304,6 +333,8 @@ class ReviewStore(CorrectionRows, QueueRows):
         return r
 
     def _insert(self, rows: Iterable[Verdict]) -> int:
+        if self.read_only:
+            raise MasklensError("this review database was opened read-only", path=self.path)
         sql = (
             "INSERT OR IGNORE INTO verdicts (benchmark, sample_id, prompt_id, verdict, note,"
             " reviewer, time, uid, retracts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -324,27 +355,50 @@ class ReviewStore(CorrectionRows, QueueRows):
             return self._db.total_changes - before
 
     def merge(self, *others: str | Path) -> int:
-        """Copy every verdict, correction and assignment of other stores into this one
-        (idempotent); returns the verdict and correction rows added."""
+        """Copy every verdict, correction and assignment of other stores (opened read-only, never
+        changed) into this one; returns the verdict and correction rows added. Idempotent: a
+        verdict row without a uid (an edited or foreign store) gets one derived from its content.
+        Verdict rows with an empty required field are not copied: they are counted per store in
+        :attr:`merge_skipped`."""
+        from masklens.core.review.reading import content_uid, missing_required
+
         added = 0
+        self.merge_skipped: dict[str, int] = {}
         for other in others:
-            with ReviewStore(other, reviewer=self.reviewer, create=False) as src:
-                added += self._insert(src.history())
+            with ReviewStore(other, reviewer=self.reviewer, read_only=True) as src:
+                rows, skipped = [], 0
+                for v in src.history():
+                    if missing_required(v):
+                        skipped += 1
+                        continue
+                    rows.append(v if v.uid else replace(v, uid=content_uid(v)))
+                added += self._insert(rows)
+                if skipped:
+                    self.merge_skipped[str(other)] = skipped
                 added += self._insert_corrections(src.correction_history())
                 self._insert_assignments(src._assignment_rows())
         return added
 
     # -------------------------------------------------------------- reading
+    def _has_table(self, name: str) -> bool:
+        """Whether the file has the table: a store of an older schema opened read-only (never
+        upgraded) has no corrections or assignments, and reads as having none."""
+        with self._lock, self._guard("reading"):
+            return self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                    (name,)).fetchone() is not None
+
     def history(
         self, benchmark: str | None = None, *, reviewer: str | None = None
     ) -> list[Verdict]:
         """Every row, oldest first (optionally of one benchmark / reviewer)."""
+        from masklens.core.review.reading import as_text
+
         where, args = _where(benchmark=benchmark, reviewer=reviewer)
         with self._lock, self._guard("reading"):
             rows = self._db.execute(
-                f"SELECT {', '.join(FIELDS)} FROM verdicts {where} ORDER BY time, id", args
+                f"SELECT id, {self._columns} FROM verdicts {where} ORDER BY time, id", args
             ).fetchall()
-        return [Verdict(*r) for r in rows]
+        return [Verdict(*as_text(self.path, r[0], r[1:], FIELDS)) for r in rows]
 
     def current(
         self, benchmark: str | None = None, *, reviewer: str | None = None
@@ -388,8 +442,7 @@ class ReviewStore(CorrectionRows, QueueRows):
         return sorted({v.reviewer for v in self.current(benchmark)})
 
     def benchmarks(self) -> list[str]:
-        with self._lock, self._guard("reading"):
-            return [r[0] for r in self._db.execute("SELECT DISTINCT benchmark FROM verdicts")]
+        return sorted({v.benchmark for v in self.history()})
 
     # -------------------------------------------------------------- export
     def export(
@@ -406,6 +459,13 @@ class ReviewStore(CorrectionRows, QueueRows):
         else:
             raise MasklensError("export file must end in .csv or .json", path=p)
         return p
+
+
+def newer_schema(path: Path, version: int) -> MasklensError:
+    """The error for a store written by a newer masklens (not damaged: this one cannot read it)."""
+    return MasklensError(
+        f"made by a newer masklens (review schema version {version}; this masklens reads up to "
+        f"{SCHEMA_VERSION})", path=path, hint="upgrade masklens to open it; the file was left as it is")
 
 
 def effective(rows: Iterable[Verdict]) -> list[Verdict]:

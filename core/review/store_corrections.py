@@ -88,6 +88,8 @@ class CorrectionRows:
         """Every correction row (retractions included), oldest first."""
         from masklens.core.review.store import _where
 
+        if not self._has_table("corrections"):
+            return []
         where, args = _where(benchmark=benchmark, reviewer=reviewer)
         with self._lock, self._guard("reading"):
             rows = self._db.execute(

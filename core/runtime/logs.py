@@ -7,6 +7,7 @@ old files kept. A folder that cannot be written only loses the log, never the co
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
 import os
@@ -35,6 +36,34 @@ def log_path() -> Path:
     return log_dir() / FILENAME
 
 
+class _LogFile(logging.handlers.RotatingFileHandler):
+    """The rotating log file; when it cannot be written (disk full, a folder in its place,
+    another owner's file) it says so once, in one line on stderr, and writes nothing more,
+    instead of Python's "--- Logging error ---" traceback on every record."""
+
+    broken = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.broken:
+            super().emit(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        import sys
+
+        if self.broken:
+            return
+        self.broken = True
+        exc = sys.exc_info()[1]
+        reason = getattr(exc, "strerror", None) or exc or "unknown error"
+        with contextlib.suppress(Exception):  # stderr gone too: nothing left to tell
+            sys.stderr.write(f"masklens: warning: cannot write the log file {self.baseFilename} "
+                             f"({reason}); logging is off for this run\n")
+        with contextlib.suppress(Exception):
+            if self.stream is not None:
+                self.stream.close()
+        self.stream = None  # type: ignore[assignment]
+
+
 def _handler() -> logging.handlers.RotatingFileHandler | None:
     for h in logger.handlers:
         if isinstance(h, logging.handlers.RotatingFileHandler):
@@ -54,8 +83,8 @@ def configure(level: int = logging.INFO) -> Path | None:
         current.close()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
-                                                       encoding="utf-8", errors="backslashreplace", delay=True)
+        handler = _LogFile(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
+                           encoding="utf-8", errors="backslashreplace", delay=True)
     except OSError:
         if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
             logger.addHandler(logging.NullHandler())  # Python's last-resort stderr echo stays off

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from masklens.core.errors import MasklensError
-from masklens.core.review.reading import sample_current, stamp
+from masklens.core.review.queries import sample_current, stamp
 from masklens.core.review.store import VERDICT_TYPES, ReviewStore
 from masklens.gui.widgets.elided_label import ElidedLabel
 

@@ -62,7 +62,7 @@ class TeamView(QObject):
     def refresh(self) -> None:
         """Read the store again: κ per pair, the disagreements, the queue progress (on a thread
         when the store is large, as the panel's agreement line)."""
-        from masklens.core.review.reading import stamp
+        from masklens.core.review.queries import stamp
         from masklens.gui.review import panel as panel_module
 
         store, key = self.window.state.review_store, self._key()

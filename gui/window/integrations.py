@@ -98,7 +98,7 @@ def refresh_verdicts(window: Any, sample_ids: list[str] | None = None) -> None:
     key = benchmark_key(bench)
     model = window.browser.model
     if sample_ids is not None and len(sample_ids) <= FEW_SAMPLES:
-        from masklens.core.review.reading import sample_current
+        from masklens.core.review.queries import sample_current
 
         verdicts = dict(model.verdicts)
         for sid in dict.fromkeys(sample_ids):

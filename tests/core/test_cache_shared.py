@@ -121,3 +121,35 @@ def test_parts_of_other_hosts_are_merged_only_when_old(tmp_path):
     os.utime(old, (past, past))
     assert cache_shared._part_owner(fresh) == ("node-7", 1234)
     assert cache_shared.orphan_parts(tmp_path) == [old]
+
+
+_MID_TRANSACTION = textwrap.dedent("""
+    import os, signal, sys
+    sys.path.insert(0, {here!r})
+    from test_cache_shared import _key, _result
+    from masklens.core.cache.model_cache import PredictionCache, result_to_json
+    import json
+    cache = PredictionCache({root!r})
+    for i in range(3):
+        cache.put(_key(i), _result(i))  # committed
+    db = cache._conn
+    db.execute("BEGIN IMMEDIATE")
+    for i in range(3, 400):  # enough pages that the journal is written
+        db.execute("INSERT OR REPLACE INTO predictions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (f"k{{i}}", "demo", "", "img", "p", "", "", "x" * 2000, 0.0))
+    os.kill(os.getpid(), signal.SIGKILL)  # killed mid-transaction: a hot journal stays
+""")
+
+
+def test_a_process_killed_mid_transaction_leaves_no_journal_behind(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache_shared.MODE_ENV, "files")
+    root = tmp_path / "cache"
+    code = _MID_TRANSACTION.format(here=str(Path(__file__).parent), root=str(root))
+    proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, cache_shared.MODE_ENV: "files"})
+    assert proc.wait(120) == -9
+    assert len(list((root / "parts").glob("*.sqlite3-journal"))) == 1
+    stray = root / "parts" / "gone-1-abc.sqlite3-journal"  # an older masklens removed the part only
+    stray.write_bytes(b"x")
+    with PredictionCache(root) as cache:  # merges the dead process's committed rows, rolls back the rest
+        assert len(cache.get_many(_key(i) for i in range(3))) == 3 and len(cache) == 3
+    assert list((root / "parts").glob("*-journal")) == []

@@ -143,3 +143,55 @@ def test_evaluate_shards_merge_into_the_predict_output(kind, tmp_path, capsys):
     assert predict(kind, tmp_path / "full") == 0
     assert main(["merge", kind, *argv, *parts, "--out", str(tmp_path / "merged")]) == 0
     assert tree(tmp_path / "merged") == tree(tmp_path / "full")
+
+
+@pytest.mark.parametrize("n", ["100000000000000000000", "1000000000", "19"])
+def test_a_shard_count_beyond_the_image_groups_is_refused_at_once(n, tmp_path, capsys):
+    """N = 10²⁰ was an OverflowError traceback, 10⁹ allocated until the memory cap."""
+    assert predict("cafe", tmp_path / "x.json", "--shard", f"0/{n}") == 2
+    err = capsys.readouterr().err
+    assert "holds no images" in err and "N may be at most" in err and "Traceback" not in err
+    assert not (tmp_path / "x.json").exists()
+
+
+def _two_shards(tmp_path, *extra_b: str) -> tuple[list[str], Path, Path]:
+    a, b = tmp_path / "A.json", tmp_path / "B.json"
+    assert predict("cafe", a, "--shard", "0/2") == 0 and predict("cafe", b, "--shard", "1/2", *extra_b) == 0
+    return demo.demo_argv("cafe", with_predictions=False), a, b
+
+
+def _merge(argv, a, b, out) -> int:
+    return main(["merge", "cafe", *argv, "--pred", str(a), "--pred", str(b), "--out", str(out)])
+
+
+def test_merge_refuses_shards_made_with_other_model_settings(tmp_path, capsys):
+    argv, a, b = _two_shards(tmp_path, "--score-threshold", "0.9")
+    capsys.readouterr()
+    assert _merge(argv, a, b, tmp_path / "OUT.json") == 2
+    err = capsys.readouterr().err
+    assert "other model settings" in err and "score_threshold" in err and str(b) in err
+    assert not (tmp_path / "OUT.json").exists()
+
+
+def test_merge_refuses_an_output_replaced_after_its_shard_ran(tmp_path, capsys):
+    argv, a, b = _two_shards(tmp_path)
+    b.write_text("[]")  # a valid record, an empty prediction file: was "0 missing"
+    capsys.readouterr()
+    assert _merge(argv, a, b, tmp_path / "OUT.json") == 2
+    err = capsys.readouterr().err
+    assert "not the one its shard record was written for" in err and "run shard 1/2 again" in err
+
+
+def test_a_deep_or_huge_shard_record_is_a_clean_error(tmp_path, capsys):
+    argv, a, b = _two_shards(tmp_path)
+    record = json.loads((tmp_path / "B.json.shard.json").read_text())
+    (tmp_path / "B.json.shard.json").write_text('{"kind": "cafe", "x": ' + "[" * 100000 + "]" * 100000 + "}")
+    capsys.readouterr()
+    assert _merge(argv, a, b, tmp_path / "OUT.json") == 2
+    err = capsys.readouterr().err
+    assert "B.json.shard.json" in err and "nest deeper than the limit" in err and "Traceback" not in err
+    record["shard"] = [0, 10 ** 20]
+    (tmp_path / "B.json.shard.json").write_text(json.dumps(record))
+    assert _merge(argv, a, b, tmp_path / "OUT.json") == 2
+    err = capsys.readouterr().err
+    assert "more shards than" in err and "Traceback" not in err

@@ -9,6 +9,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from masklens.core.files.output_dirs import MARKER
 from masklens.core.kinds.demo import DEMO_DIR, demo_argv
 
 KINDS = ("cafe", "pcs", "hallusegbench", "cgebench", "r2sm", "ovs")
@@ -29,6 +30,7 @@ class Workspace:
     outside_root: bool = False  # a mutation pointed an input path outside its root
     use_out: bool = True  # score without --out prints the table on stdout
     expect_error: bool = False  # the mutation must be refused (an exit 0 is a silent misreading)
+    interrupt_after: float | None = None  # seconds after the start to send SIGINT (Ctrl+C)
 
     @property
     def root(self) -> Path:
@@ -80,6 +82,7 @@ def make_workspace(base: Path, kind: str, command: str = "score") -> Workspace:
     if command == "report":
         ws.out.mkdir()
         (ws.out / "report.html").write_bytes(SENTINEL)
+        (ws.out / MARKER).write_text("{}")  # an earlier masklens report: replaced by a valid run
         ws.argv += ["--gallery", "1", "--no-sweep"]
     else:
         ws.out.write_bytes(SENTINEL)

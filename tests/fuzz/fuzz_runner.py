@@ -20,6 +20,7 @@ from pathlib import Path
 
 import fuzz_files as ff
 import fuzz_json as fj
+import fuzz_stores as fs
 from fuzz_cases import KINDS, Workspace, make_workspace, previous_output_intact
 
 MEMORY_CAP = int(os.environ.get("MASKLENS_FUZZ_MEMORY", 3 << 30))  # bytes of address space per run
@@ -68,12 +69,14 @@ def mutation_classes(kind: str, command: str, *, big_mb: int) -> list[tuple[str,
         if name != "unreadable" or os.geteuid() != 0:  # root reads mode-000 files anyway
             classes.append((name, _on_json(fn)))
     classes.append(("argv_path", ff.argv_path))
+    classes += list(fs.SIGNAL_MUTATIONS.items())
     if kind == "hallusegbench":
         classes += [("png", ff.hallu_png), ("png_file_kind", ff.hallu_png_kind), ("path_field", ff.hallu_path_field)]
     if kind == "ovs":
         classes += [("npy", ff.ovs_npy), ("score_map_png", ff.ovs_png), ("path_field", ff.ovs_path_field)]
     if command == "report":
         classes += [("gallery_file_name", ff.gallery_file_name), ("image_png", ff.image_png)]
+        classes += list(fs.STORE_MUTATIONS.items())
     return classes
 
 
@@ -91,15 +94,22 @@ def cli() -> list[str]:
 
 
 def run_cli(argv: list[str], *, timeout: float = TIME_LIMIT, program: list[str] | None = None,
-            ) -> tuple[int | None, str]:
+            interrupt_after: float | None = None) -> tuple[int | None, str]:
     """(return code or None on a hang, stderr) of ``masklens ARGV`` (or ``program ARGV``) under
-    the memory cap and the time limit."""
+    the memory cap and the time limit; ``interrupt_after``: send SIGINT (Ctrl+C) that many
+    seconds after the start, if it is still running."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                TQDM_DISABLE="1")
     env.pop("PYTHONFAULTHANDLER", None)
     proc = subprocess.Popen([*(program or cli()), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, preexec_fn=_limits, start_new_session=True, env=env)
     try:
+        if interrupt_after is not None:
+            try:
+                _, err = proc.communicate(timeout=interrupt_after)
+                return proc.returncode, err.decode("utf-8", "replace")
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=timeout)  # stdout is a pipe, as `masklens … | less`
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -121,6 +131,8 @@ def classify(rc: int | None, err: str, ws: Workspace) -> str:
         return "lost output"
     if "masklens: error:" in err or "error: argument" in err or "error: the following" in err:
         return "clean error"
+    if rc == 130 and "masklens: interrupted" in err:  # Ctrl+C (the sigint class)
+        return "clean error"
     return "other"
 
 
@@ -136,7 +148,7 @@ def run_case(kind: str, command: str, index: int, *, seed: int, big_mb: int, scr
             detail = mutate(rng, ws)
         except Exception as exc:  # a mutation that does not apply to this file: still run it
             detail = f"{name} (not applied: {type(exc).__name__}: {exc})"
-        rc, err = run_cli(ws.full_argv())
+        rc, err = run_cli(ws.full_argv(), interrupt_after=ws.interrupt_after)
         outcome = classify(rc, err, ws)
         return Outcome(kind, command, index, detail, outcome, rc, err.strip()[-2000:])
     finally:

@@ -16,6 +16,7 @@ from pycocotools.cocoeval import COCOeval
 import masklens.core as ml
 from masklens.core.cli import main
 from masklens.core.errors import MasklensError
+from masklens.core.files.output_dirs import MARKER
 from masklens.core.interop.export import MANIFEST, export
 from masklens.core.interop.outcomes import gt_masks
 from masklens.core.review.store import ReviewStore, benchmark_key
@@ -182,16 +183,16 @@ def test_the_output_folder_is_replaced_only_when_it_is_an_earlier_export(tmp_pat
     keep = tmp_path / "mine"
     keep.mkdir()
     (keep / "thesis.tex").write_text("precious")
-    with pytest.raises(MasklensError, match="not an earlier masklens export"):
+    with pytest.raises(MasklensError, match="not written by masklens"):
         export("cafe", "csv", keep, **FILES["cafe"])
     assert (keep / "thesis.tex").read_text() == "precious"
     out = tmp_path / "exp"
     export("cafe", "coco", out, **FILES["cafe"])
     export("cafe", "csv", out, **FILES["cafe"])  # an earlier export: replaced whole
-    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "samples.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, MANIFEST, "samples.csv"]
     with pytest.raises(MasklensError, match="file not found"):  # a bad file: nothing written
         export("cafe", "coco", out, ann=FILES["cafe"]["ann"], pred=str(tmp_path / "none.json"))
-    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "samples.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, MANIFEST, "samples.csv"]
 
 
 def test_cli_export_is_a_thin_layer(tmp_path, capsys):

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from masklens.core.errors import Cancelled
+from masklens.core.files.output_dirs import MARKER
 from masklens.core.masks import Mask
 from masklens.core.reports import FILES, ReportOptions, build_report
 from masklens.core.review.store import ReviewStore, benchmark_key
@@ -37,7 +38,7 @@ def _summary_csv(path):
 def test_report_files_and_numbers_match_the_scorer(toy, tmp_path):
     kind, bench, preds, _ = toy
     out = build_report(kind, bench, preds[:1], tmp_path / "rep", names=["A"])
-    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, MARKER])
     expected = Scorer(kind, bench, preds[0]).rescore().summary
     got = _summary_csv(out / "summary.csv")
     for g, metrics in expected.items():

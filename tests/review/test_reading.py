@@ -3,7 +3,7 @@ thousands of rows): one sample's current verdicts, equal to what the whole-store
 and a stamp that changes with every row added."""
 
 from masklens.core.review.batch import record_batch, retract_batch
-from masklens.core.review.reading import sample_current, stamp
+from masklens.core.review.queries import sample_current, stamp
 from masklens.core.review.store import ReviewStore
 
 B = "toy:t"

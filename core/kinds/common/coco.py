@@ -90,10 +90,10 @@ def load_coco(path: str | Path) -> CocoDataset:
     images: dict[int | str, CocoImage] = {}
     for i, img in enumerate(images_raw):
         if type(img) is dict:  # the common, well-formed record: no per-field calls
-            img_id, h, w = img.get("id"), img.get("height"), img.get("width")
+            img_id, h, w, fn = img.get("id"), img.get("height"), img.get("width"), img.get("file_name")
             if (type(img_id) is int or type(img_id) is str) and type(h) is int and type(w) is int \
-                    and img_id not in images:  # fmt: skip
-                images[img_id] = CocoImage(img_id, img.get("file_name"), h, w, img)
+                    and (fn is None or type(fn) is str) and img_id not in images:  # fmt: skip
+                images[img_id] = CocoImage(img_id, fn, h, w, img)
                 continue
         rec = f"images[{i}]"
         if not isinstance(img, dict):

@@ -113,7 +113,10 @@ def _read_score_map(f: Path, *, path: Path, rec: str) -> np.ndarray:
         return arr.astype(np.float64)
     import cv2
 
+    from masklens.core.masks import quiet_opencv
+
     check_image_header(f, what="score map", **where)
+    quiet_opencv(cv2)
     try:
         arr = cv2.imread(str(f), cv2.IMREAD_UNCHANGED)
     except cv2.error:
