@@ -190,3 +190,19 @@ def test_a_damaged_correction_row_is_a_clear_error(tmp_path):
     with ReviewStore(path) as st, pytest.raises(MasklensError) as err:
         st.corrections("k:b")
     assert str(err.value).startswith(f"{path}, record correction {c.uid}, field 'mask': corrupt RLE")
+
+
+@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
+def test_an_earlier_store_read_only_has_no_corrections_and_merges_unchanged(tmp_path, version):
+    """Reading never upgrades (issue 23 item 10): an older store opened read-only reads as having
+    no corrections or queues, and merging it leaves it at its version."""
+    old = tmp_path / f"v{version}.sqlite"
+    _store_at(old, version)
+    before = old.read_bytes()
+    with ReviewStore(old, read_only=True) as st:
+        assert st.correction_history() == [] and st.corrections("k:b") == []
+        assert st.queue("k:b", "ana") == [] and st.assigned_reviewers("k:b") == []
+    with ReviewStore(tmp_path / "mine.sqlite", reviewer="ben") as mine:
+        assert mine.merge(old) == 1
+        assert [v.note for v in mine.current("k:b")] == ["old"]
+    assert old.read_bytes() == before
