@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.masklens-installed
 
-.PHONY: setup run test bench bench-gpu lint fuzz demo clean
+.PHONY: setup run test bench bench-gpu bench-models lint fuzz demo clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,13 @@ bench: setup
 
 bench-gpu: setup
 	$(BIN)/python tests/benchmarks/gpu_models.py
+	$(BIN)/python tests/benchmarks/models_bench.py --device cuda --no-gui --backends $(BACKENDS)
+
+# the model backends at real size (random weights built once) on the CPU; not part of `make bench`
+# (a real-size SAM 3 prompt takes minutes on 2 cores): BACKENDS=clipseg,owlv2-sam2 make bench-models
+BACKENDS ?= clipseg,owlv2-sam2,grounded-sam2,sam3
+bench-models: setup
+	$(BIN)/python tests/benchmarks/models_bench.py --device cpu --backends $(BACKENDS)
 
 # the full mutation fuzzer (tests/fuzz/); `make test` runs a fixed-seed subset of it
 fuzz: setup
