@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
+from shiboken6 import isValid
 from superqt.utils import create_worker
 
 from masklens.core.errors import Cancelled, MasklensError
@@ -126,6 +127,8 @@ class JobRunner(QObject):
         ctx.progressed.connect(lambda d, t, s: self.progressed.emit(name, d, t, s))
 
         def done(value: Any) -> None:
+            if not isValid(self):  # the window (and this runner) closed while the job ran
+                return
             if ctx.cancelled:
                 self.cancelled.emit(name)
             elif on_done is not None:
@@ -136,6 +139,8 @@ class JobRunner(QObject):
                     self._fail(name, exc, on_error)
 
         def errored(exc: BaseException) -> None:
+            if not isValid(self):
+                return
             if isinstance(exc, Cancelled) or ctx.cancelled:
                 self.cancelled.emit(name)
                 return
@@ -149,7 +154,8 @@ class JobRunner(QObject):
                 _job_ended()
             if job in self.jobs:
                 self.jobs.remove(job)
-            self.finished.emit(name)
+            if isValid(self):
+                self.finished.emit(name)
 
         worker.returned.connect(done)
         worker.errored.connect(errored)

@@ -105,3 +105,36 @@ def test_a_new_sample_or_another_structure_builds_the_card_anew(window, qtbot):
     assert any(w.text().startswith("99 accepted") for w in card.findChildren(QLabel))
     again = card_for("pcs")(rec, card.ctx, title=card._title.text())
     assert shown(card) == shown(again)
+
+
+def test_a_slider_step_keeps_the_details_tree_items_and_shows_the_new_values(window, qtbot):
+    from masklens.gui.window.readout_panel import _rows
+
+    assert window.open_demo("cafe", sync=True)
+    qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
+    panel = window.readout_panel
+    qtbot.mouseClick(panel.details, Qt.MouseButton.LeftButton)  # Details expanded, as a user does
+    rows = window.state.readouts[window.state.active]
+    # a pair whose p⁻ class changes while t climbs from 0.5 by three steps
+    window.state.set_index(next(i for i, r in enumerate(rows) if 0.52 < r["neg_max_score"] < 0.75))
+    top = panel.tree.topLevelItem(0)
+    values = [[top.child(i).text(1) for i in range(top.childCount())]]
+    for key in (Qt.Key.Key_PageUp, Qt.Key.Key_PageUp, Qt.Key.Key_PageUp):
+        key_step(window, qtbot, "score_threshold", key)
+        assert panel.tree.topLevelItem(0) is top  # the same items …
+        title = f"{window.state.kind.title} · {window.state.active}"
+        want = _rows([(title, window.state.readout())], panel.help, {})
+        items = [top]
+        while len(items) < len(want):  # depth first, as the rows are
+            it = items[-1]
+            nxt = it.child(0) if it.childCount() else None
+            while nxt is None:
+                parent = it.parent() or panel.tree.invisibleRootItem()
+                i = parent.indexOfChild(it)
+                nxt = parent.child(i + 1) if i + 1 < parent.childCount() else None
+                it = parent
+            items.append(nxt)
+        assert [(i.text(0), i.text(1)) for i in items] == [(k, v) for _p, k, v, _t in want]  # … new values
+        assert panel.value_of(title, "pos_class") == window.state.readout()["pos_class"]
+        values.append([top.child(i).text(1) for i in range(top.childCount())])
+    assert len({tuple(v) for v in values}) > 1, "the steps changed no value: the test proves nothing"
