@@ -99,9 +99,10 @@ class WindowRendering:
         if sample is None or self.state.benchmark is None:
             return
         n = len(self.state.benchmark.samples)
-        self.status.set_sample(f"sample {self.state.index + 1}/{n}: {sample.id}"
-                               + (f" · {sample.group}" if sample.group else "")
-                               + (" · outside the filter" if self.browser.current_outside() else ""))
+        text = (f"sample {self.state.index + 1}/{n}: {sample.id}" + (f" · {sample.group}" if sample.group else "")
+                + (" · outside the filter" if self.browser.current_outside() else ""))
+        if self.status.sample.text() != text:  # a new text re-lays out the status bar and window
+            self.status.set_sample(text)
 
     def _caption(self, live: dict, prediction, t: float, view=None):
         from masklens.core.scoring.readout import generic_readout
