@@ -40,7 +40,7 @@ class CardDeck(QScrollArea):
         self._summary: Any = None
         self._pending: Any = None  # key of the summary being computed on the worker pool
         self._key: Any = None
-        self._shape: Any = None  # the sample and the cards' classes and roles last built
+        self._shape: Any = None  # the cards' classes and roles last built
         #: how many refreshes kept the cards and updated their numbers (tests read it)
         self.updated_in_place = 0
         self._box = QWidget()
@@ -84,7 +84,7 @@ class CardDeck(QScrollArea):
             self._show([])
             return
         plan = self._plan(sample, kind, rec, live)
-        shape = (id(sample), tuple(_shape_of(entry) for entry in plan))
+        shape = tuple(_shape_of(entry) for entry in plan)  # any sample: the cards check their widgets
         if shape == self._shape and self._update_in_place(plan):
             self.updated_in_place += 1
             return
@@ -124,8 +124,9 @@ class CardDeck(QScrollArea):
         return plan
 
     def _update_in_place(self, plan: list[Any]) -> bool:
-        """Same sample, same cards: each card shows its new record on its own widgets (a slider
-        step); False when one of them needs other widgets (the deck is then rebuilt)."""
+        """The same cards (a slider step, or another sample of the same shape): each card shows
+        its new record on its own widgets; False when one of them needs other widgets (the
+        deck is then rebuilt)."""
         cards = iter(self.cards)
         typed: list[tuple[Any, ReadoutCard | None, ReadoutCard]] = []
         for entry in plan:

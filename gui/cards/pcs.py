@@ -90,16 +90,17 @@ class PcsCard(ReadoutCard):
             table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
             table.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
             table.setMouseTracking(True)
-            if prompt is not None:
-                table.cellEntered.connect(lambda r, _c: self.hovered.emit(prompt, r))
-                frame.left.connect(lambda: self.hovered.emit(prompt, -1))
+            # the prompt is read when hovered: another entry's card may reuse this table
+            table.cellEntered.connect(lambda r, _c: frame.prompt is not None and self.hovered.emit(frame.prompt, r))
+            frame.left.connect(lambda: frame.prompt is not None and self.hovered.emit(frame.prompt, -1))
             lay = QVBoxLayout(frame)
             lay.setContentsMargins(0, 0, 0, 0)
             lay.addWidget(table)
             return frame, table
 
         # a slider step refills the same table (its header names t)
-        _frame, table = self.table(("pcs", len(insts), len(heads), prompt), make)
+        frame, table = self.table(("pcs", len(insts), len(heads)), make)
+        frame.prompt = prompt
         table.setHorizontalHeaderLabels(heads)
         for c, tip in enumerate(tips):
             table.horizontalHeaderItem(c).setToolTip(tip)

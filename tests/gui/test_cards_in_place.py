@@ -1,5 +1,5 @@
-"""A slider step updates the readout card in place (issue 21): the same widgets show the new
-record's numbers, and they read exactly as a card built afresh for that record; a new sample or
+"""A slider step or a sample switch updates the readout card in place (issue 21): the same widgets
+show the new record's numbers, and they read exactly as a card built afresh for that record;
 another structure (another number of instances, a typed prompt) builds the card anew."""
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def test_a_slider_step_updates_the_card_in_place_with_the_same_numbers(window, q
         assert changed, f"{kind}: no step changed what the card shows: the test proves nothing"
 
 
-def test_a_new_sample_or_another_structure_builds_the_card_anew(window, qtbot):
+def test_another_structure_builds_the_card_anew(window, qtbot):
     assert window.open_demo("pcs", sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     deck = window.readout_panel.deck
@@ -93,7 +93,7 @@ def test_a_new_sample_or_another_structure_builds_the_card_anew(window, qtbot):
     st.set_index(a)
     card = deck.main_card
     st.set_index(b)
-    assert deck.main_card is not card  # another sample: built anew
+    assert deck.main_card is not card  # another number of instances: built anew
     # another number of instances on the same card: it cannot be updated in place
     rec_a = st.readouts[st.active][a]
     assert not deck.main_card.update_record(rec_a, deck.main_card.ctx, deck.main_card._title.text())
@@ -138,3 +138,25 @@ def test_a_slider_step_keeps_the_details_tree_items_and_shows_the_new_values(win
         assert panel.value_of(title, "pos_class") == window.state.readout()["pos_class"]
         values.append([top.child(i).text(1) for i in range(top.childCount())])
     assert len({tuple(v) for v in values}) > 1, "the steps changed no value: the test proves nothing"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_sample_switch_reuses_the_card_and_shows_the_new_samples_numbers(window, qtbot, kind,
+                                                                           no_internal_errors):
+    assert window.open_demo(kind, sync=True)
+    qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
+    qtbot.waitUntil(lambda: not window.jobs.busy, timeout=20000)
+    deck, table = window.readout_panel.deck, window.browser.table
+    rect = table.visualRect(table.model().index(0, 1))
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    reused = 0
+    for _ in range(min(12, len(window.state.benchmark.samples) - 1)):
+        card, index = deck.main_card, window.state.index
+        qtbot.keyClick(table, Qt.Key.Key_Down)
+        assert window.state.index != index
+        new = fresh(window, deck)
+        assert shown(deck.main_card) == shown(new)  # reused or not, it reads as a fresh card
+        reused += deck.main_card is card
+        new.deleteLater()
+    if kind in ("cafe", "pcs", "r2sm"):  # cards of one shape across most samples
+        assert reused, f"{kind}: no switch reused the card"
