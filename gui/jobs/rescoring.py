@@ -40,6 +40,9 @@ def _derive(ctx: Any, scorer: Any, params: dict[str, float], prepare: Any) -> tu
     gc.disable()
     try:
         readouts = scorer.readouts(params)
+        view = getattr(readouts, "view", None)
+        if view is not None:  # records built lazily (SA-Co/Gold's): here, not in the first filter
+            view()
         ctx.check()
         return readouts, prepare(readouts, ctx.check)
     finally:
