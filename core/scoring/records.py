@@ -104,6 +104,11 @@ class Records(Sequence[Record]):
                           for r, t in zip(own, self._templates, strict=True)]
             self._unowned = 0
 
+    def view(self) -> Sequence[Record]:
+        """Every record's current value without copying any, to read only (a filter reading
+        whole columns): iterating the records copies each one not read yet (~0.3 s at 20,000)."""
+        return self._current()
+
     def _current(self) -> list[Record]:
         """Every record's current value without copying any (for comparing and printing)."""
         own = self._own

@@ -77,9 +77,15 @@ class BulkColumns:
         return got
 
     def records(self) -> Sequence[Mapping[str, Any]]:
-        """The readouts as a plain list (a :class:`Records` copies them out in one pass)."""
-        return self._kept(("readouts",), lambda: self.readouts if isinstance(self.readouts, list)
-                          else list(self.readouts))
+        """The readouts as a plain list, to read (a :class:`Records` gives its current values
+        without copying them: copying 20,000 on the first filter after a re-score took ~0.3 s)."""
+        def plain() -> Sequence[Mapping[str, Any]]:
+            if isinstance(self.readouts, list):
+                return self.readouts
+            view = getattr(self.readouts, "view", None)
+            return view() if view is not None else list(self.readouts)
+
+        return self._kept(("readouts",), plain)
 
     def key_column(self, key: str) -> list[Any]:
         """Every row's value of a filter key: sample, group, verdict or a flattened readout key."""

@@ -1,8 +1,10 @@
-"""Lazy image and mask decoding with byte-bounded LRU caches (nothing is loaded up front)."""
+"""Lazy image and mask decoding with byte-bounded LRU caches (nothing is loaded up front); the
+caches are shared with the image prefetcher's thread (:mod:`masklens.gui.jobs.prefetch`)."""
 
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from pathlib import Path
@@ -16,33 +18,68 @@ from masklens.core.schema import ImageRef
 
 
 class ByteLRU:
-    """An LRU of numpy arrays bounded by total bytes."""
+    """An LRU of numpy arrays bounded by total bytes, safe to share between threads.
+
+    A value is made outside the lock (decoding releases the GIL); a thread that asks for a key
+    another thread is making waits for that value instead of making it again (the GUI thread
+    takes an image the prefetcher is decoding when it is done, never decodes it a second time).
+    """
 
     def __init__(self, budget_bytes: int) -> None:
         self.budget = budget_bytes
         self._items: OrderedDict[Hashable, np.ndarray] = OrderedDict()
         self._bytes = 0
+        self._lock = threading.Lock()
+        self._making: dict[Hashable, threading.Event] = {}  # keys being made, by any thread
         self.loads = 0  # how many times a value had to be computed (tests and benchmarks read it)
 
     def get(self, key: Hashable, make: Callable[[], np.ndarray]) -> np.ndarray:
-        if key in self._items:
-            self._items.move_to_end(key)
-            return self._items[key]
-        value = make()
-        self.loads += 1
-        self._items[key] = value
-        self._bytes += value.nbytes
-        while self._bytes > self.budget and len(self._items) > 1:
-            _, old = self._items.popitem(last=False)
-            self._bytes -= old.nbytes
+        while True:
+            with self._lock:
+                if key in self._items:
+                    self._items.move_to_end(key)
+                    return self._items[key]
+                made_elsewhere = self._making.get(key)
+                if made_elsewhere is None:
+                    done = self._making[key] = threading.Event()
+                    break
+            made_elsewhere.wait()  # then take it (or, if making it failed there, make it here)
+        try:
+            value = make()
+        except BaseException:
+            with self._lock:
+                del self._making[key]
+            done.set()
+            raise
+        with self._lock:
+            del self._making[key]
+            self.loads += 1
+            self._items[key] = value
+            self._bytes += value.nbytes
+            while self._bytes > self.budget and len(self._items) > 1:
+                _, old = self._items.popitem(last=False)
+                self._bytes -= old.nbytes
+        done.set()
         return value
 
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._items
+
     def __len__(self) -> int:
-        return len(self._items)
+        with self._lock:
+            return len(self._items)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes held now (at most the budget, or one value larger than it)."""
+        with self._lock:
+            return self._bytes
 
     def clear(self) -> None:
-        self._items.clear()
-        self._bytes = 0
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
 
 
 def read_rgb(path: Path, expected_size: tuple[int, int] | None = None) -> np.ndarray:
@@ -84,7 +121,15 @@ class ImageStore:
                 self.missing[str(ref.path)] = str(exc)
                 return placeholder(ref.height, ref.width)
 
-        return self.images.get(("img", ref.key, str(ref.path), ref.height, ref.width), make)
+        return self.images.get(self.image_key(ref), make)
+
+    @staticmethod
+    def image_key(ref: ImageRef) -> tuple[Any, ...]:
+        return ("img", ref.key, str(ref.path), ref.height, ref.width)
+
+    def has_image(self, ref: ImageRef) -> bool:
+        """Whether ``ref``'s pixels (or its placeholder) are decoded already."""
+        return self.image_key(ref) in self.images
 
     def why_missing(self, ref: ImageRef, sample_id: str = "") -> str | None:
         """Why ``ref`` is drawn as a placeholder, naming the file (None when its pixels were read):
@@ -114,8 +159,7 @@ class ImageStore:
         if str(ref.path) in self.missing:
             raise DataFormatError(self.missing[str(ref.path)])
         path = Path(ref.path)
-        return self.images.get(("img", ref.key, str(ref.path), ref.height, ref.width),
-                               lambda: read_rgb(path, (ref.height, ref.width)))
+        return self.images.get(self.image_key(ref), lambda: read_rgb(path, (ref.height, ref.width)))
 
     def mask(self, mask: Mask, height: int | None = None, width: int | None = None) -> np.ndarray:
         """A mask decoded to bool at (height, width) (nearest-neighbour resized when it differs)."""

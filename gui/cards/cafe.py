@@ -13,7 +13,7 @@ from typing import Any
 
 from masklens.core.schema import Role
 from masklens.gui.cards import ReadoutCard, register_card
-from masklens.gui.cards.widgets import Tone, chip, fmt, fmt_pair, row_of
+from masklens.gui.cards.widgets import Tone, fmt, fmt_pair
 
 _CLASS_KEY = {"TA-TP": "TA_TP", "UA-P": "UA_P", "TA-FN": "TA_FN_paper", "UA-FN": "UA_FN",
               "TA-FP": "TA_FP", "UA-FP": "UA_FP", "TN": "TN"}
@@ -162,7 +162,7 @@ class CafeCard(ReadoutCard):
 
     def _flags(self) -> None:
         rec = self.record
-        chips = []
+        chips: list[tuple[str, Tone, str]] = []
         for key in ("SoftSwap", "ACS", "UCS"):
             on = bool(rec.get(key))
             extra = ""
@@ -170,7 +170,7 @@ class CafeCard(ReadoutCard):
                 extra = (f"\nmax s(p⁻) {fmt(rec.get('neg_max_score'), 2)} vs max s(p⁺) "
                          f"{fmt(rec.get('pos_max_score'), 2)}")
             text = f"{key}" if on else f"no {key}"
-            chips.append(chip(text, Tone.FAIL if on else Tone.PASS, self.tip(key) + extra))
+            chips.append((text, Tone.FAIL if on else Tone.PASS, self.tip(key) + extra))
             self.numbers[key] = rec.get(key)
             self.texts[key] = text
-        self.lay.addWidget(row_of(*chips))
+        self.chips(chips)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from masklens.gui.cards import ReadoutCard, register_card
-from masklens.gui.cards.widgets import Tone, fmt, wrapped
+from masklens.gui.cards.widgets import Tone, fmt
 
 _OUTCOME = {"full": Tone.PASS, "partial": Tone.PARTIAL, "zero": Tone.FAIL}
 
@@ -56,7 +56,7 @@ class CgeCard(ReadoutCard):
                         tooltip=self.tip("cumulative"))
         if self.focus is None and levels:
             line = " → ".join(f"{fmt(lv.get('cumulative'), 2)}" for lv in levels)
-            self.lay.addWidget(wrapped(f"c(i): {line}", self.tip("cumulative"), monospace=True))
+            self.line(f"c(i): {line}", self.tip("cumulative"), monospace=True)
             self.texts["c_line"] = line
 
 

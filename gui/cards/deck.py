@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
@@ -38,12 +38,16 @@ class CardDeck(QScrollArea):
         self.typed: list[tuple[Any, ReadoutCard | None, ReadoutCard]] = []
         self._summary_key: Any = None
         self._summary: Any = None
+        self._pending: Any = None  # key of the summary being computed on the worker pool
+        self._key: Any = None
+        self._shape: Any = None  # the cards' classes and roles last built
         #: index -> (original record, original sample) of a corrected sample, or None (the
         #: corrected-ground-truth switch sets it: gui/review/corrected_view.py)
         self.original_for: Callable[[int], Any] = lambda index: None
         self.original_card: ReadoutCard | None = None
-        self._pending: Any = None  # key of the summary being computed on the worker pool
-        self._key: Any = None
+        self._before: Any = None  # the shown sample's (original record, original sample), if corrected
+        #: how many refreshes kept the cards and updated their numbers (tests read it)
+        self.updated_in_place = 0
         self._box = QWidget()
         self._rows = QVBoxLayout(self._box)
         self._rows.setContentsMargins(2, 2, 2, 2)
@@ -74,55 +78,116 @@ class CardDeck(QScrollArea):
         sample, kind = st.sample, st.kind
         rec = st.readout() if sample is not None else None
         live = st.live_for_sample() if sample is not None else []
+        before = self.original_for(st.index) if rec is not None else None
         key = (id(sample), id(rec), st.active, tuple(sorted(st.params.items())),
-               tuple((r.id, id(r.benchmark), id(r.generic)) for r in live))
+               tuple((r.id, id(r.benchmark), id(r.generic)) for r in live),
+               None if before is None else id(before[0]))
         if key == self._key:
             return  # same records: keep the cards (and a hover in progress)
         self._key = key
         clear_highlight(self.views())
-        self.main_card, self.typed = None, []
-        widgets: list[QWidget] = []
         if sample is None or kind is None:
+            self.main_card, self.typed, self._shape = None, [], None
             self._show([])
             return
+        plan = self._plan(sample, kind, rec, live, corrected=before is not None)
+        shape = tuple(_shape_of(entry) for entry in plan)  # any sample: the cards check their widgets
+        self._before = before
+        if before is None and self.original_card is None and shape == self._shape and self._update_in_place(plan):
+            self.updated_in_place += 1
+            return
+        self._shape = shape
+        self._build(plan)
+
+    def _plan(self, sample: Any, kind: Any, rec: Any, live: list[Any], *, corrected: bool = False) -> list[Any]:
+        """What the deck shows, in order: a card is (class, record, context, focus, title), a
+        line of text a :class:`_Text`, a row of typed cards is (result, original card or None, typed card)."""
+        st = self.state
         preds = st.predictions()
         ctx = CardContext(kind, sample, dict(st.params), self._summary_for,
                           lambda pid: preds.get(pid) if preds is not None else None)
         card_cls = card_for(kind.name)
-        before = self.original_for(st.index) if rec is not None else None
-        self.original_card = None
+        plan: list[Any] = []
         if rec is not None:
             title = f"{kind.title or kind.name} · {st.active}"
-            self.main_card = card_cls(rec, ctx, title=f"corrected · {title}" if before else title)
-            self.main_card.hovered.connect(self._hover_benchmark)
-            widgets.append(self.main_card)
-            if before is not None:  # a corrected sample: the original ground truth's card beside it
-                octx = dataclasses.replace(ctx, sample=before[1])
-                self.original_card = card_cls(before[0], octx, title=f"original · {title}")
-                widgets[-1] = _side_by_side([self.original_card, self.main_card])
+            plan.append((card_cls, rec, ctx, None, f"corrected · {title}" if corrected else title))
         else:
-            widgets.append(wrapped("No benchmark readout: open predictions (File › Open predictions…) "
-                                   "or type a prompt and Run.", muted=True))
+            plan.append(_Text("No benchmark readout: open predictions (File › Open predictions…) "
+                              "or type a prompt and Run.", bold=False))
         for r in live:
-            widgets.append(wrapped(f"typed #{r.id} {r.label}", bold=True))
+            plan.append(_Text(f"typed #{r.id} {r.label}", bold=True))
             original = typed = None
             if r.benchmark is not None and r.replaced is not None:
                 if rec is not None:
                     base = next((p for p in sample.prompts if p.id == r.replaced), None)
-                    original = card_cls(rec, ctx, focus=r.replaced,
-                                        title=f"original “{base.text if base else r.replaced}”")
-                    original.hovered.connect(self._hover_benchmark)
+                    original = (card_cls, rec, ctx, r.replaced,
+                                f"original “{base.text if base else r.replaced}”")
                 typed_ctx = CardContext(kind, _with_text(sample, r.replaced, r.prompt.text), ctx.params,
                                         self._summary_for,
                                         lambda pid, r=r: r.prediction if pid == r.replaced else ctx.prediction(pid))
-                typed = card_cls(r.benchmark, typed_ctx, focus=r.replaced, title=f"typed “{r.prompt.text}”")
+                typed = (card_cls, r.benchmark, typed_ctx, r.replaced, f"typed “{r.prompt.text}”")
             else:
-                typed = GenericReadoutCard(r.generic, ctx, title=f"typed “{r.prompt.text}” (no "
-                                                               f"{r.prompt.role.value} prompt to replace)")
-            typed.hovered.connect(lambda pid, i, r=r: self._hover_typed(r, pid, i))
+                typed = (GenericReadoutCard, r.generic, ctx, None,
+                         f"typed “{r.prompt.text}” (no {r.prompt.role.value} prompt to replace)")
+            plan.append((r, original, typed))
+        return plan
+
+    def _update_in_place(self, plan: list[Any]) -> bool:
+        """The same cards (a slider step, or another sample of the same shape): each card shows
+        its new record on its own widgets; False when one of them needs other widgets (the
+        deck is then rebuilt)."""
+        cards = iter(self.cards)
+        typed: list[tuple[Any, ReadoutCard | None, ReadoutCard]] = []
+        for entry in plan:
+            if isinstance(entry, _Text):
+                continue
+            if len(entry) == 5:  # the main card
+                if not next(cards).update_record(entry[1], entry[2], entry[4]):
+                    return False
+                continue
+            r, original, spec = entry
+            shown = []
+            for spec_ in (original, spec):
+                if spec_ is not None:
+                    card = next(cards)
+                    if not card.update_record(spec_[1], spec_[2], spec_[4]):
+                        return False
+                    shown.append(card)
+            typed.append((r, shown[0] if original is not None else None, shown[-1]))
+        self.typed = typed  # the same cards, now for the new results
+        return True
+
+    def _build(self, plan: list[Any]) -> None:
+        self.main_card, self.typed, self.original_card = None, [], None
+        widgets: list[QWidget] = []
+        for entry in plan:
+            if isinstance(entry, _Text):
+                widgets.append(wrapped(entry.text, bold=entry.bold, muted=not entry.bold))
+                continue
+            if len(entry) == 5:
+                self.main_card = _make(entry)
+                self.main_card.hovered.connect(self._hover_benchmark)
+                widgets.append(self.main_card)
+                if self._before is not None:  # a corrected sample: the original ground truth's card beside it
+                    cls, _rec, ctx, focus, title = entry
+                    octx = dataclasses.replace(ctx, sample=self._before[1])
+                    self.original_card = cls(self._before[0], octx, focus=focus,
+                                             title="original · " + title.removeprefix("corrected · "))
+                    widgets[-1] = _side_by_side([self.original_card, self.main_card])
+                continue
+            r, original_spec, typed_spec = entry
+            original = _make(original_spec) if original_spec is not None else None
+            if original is not None:
+                original.hovered.connect(self._hover_benchmark)
+            typed = _make(typed_spec)
+            # the result is looked up when hovered: an in-place update brings a newer one
+            typed.hovered.connect(lambda pid, i, rid=r.id: self._hover_typed(self._result(rid), pid, i))
             self.typed.append((r, original, typed))
             widgets.append(_side_by_side([c for c in (original, typed) if c is not None]))
         self._show(widgets)
+
+    def _result(self, result_id: Any) -> Any:
+        return next((r for r, _o, _t in self.typed if r.id == result_id), None)
 
     def _show(self, widgets: list[QWidget]) -> None:
         """Swap the rows in place (the old ones are deleted later: deleting and re-polishing a
@@ -182,6 +247,8 @@ class CardDeck(QScrollArea):
         self._highlight(prompt_id, pred, index)
 
     def _hover_typed(self, result: Any, prompt_id: str, index: int) -> None:
+        if result is None:
+            return
         if prompt_id == result.replaced or result.replaced is None:
             self._highlight(f"live:{result.id}", result.prediction, index)
         else:
@@ -199,6 +266,26 @@ def _with_text(sample: Any, prompt_id: str, text: str) -> Any:
     """The sample as the typed record was scored: the replaced prompt carries the typed text."""
     prompts = [dataclasses.replace(p, text=text) if p.id == prompt_id else p for p in sample.prompts]
     return dataclasses.replace(sample, prompts=prompts)
+
+
+class _Text(NamedTuple):
+    text: str
+    bold: bool
+
+
+def _shape_of(entry: Any) -> Any:
+    """What must stay equal for a refresh to keep an entry's widgets."""
+    if isinstance(entry, _Text):
+        return entry
+    if len(entry) == 5:
+        return (entry[0], entry[3])
+    r, original, typed = entry
+    return (r.id, None if original is None else (original[0], original[3]), (typed[0], typed[3]))
+
+
+def _make(spec: tuple[Any, ...]) -> ReadoutCard:
+    cls, record, ctx, focus, title = spec
+    return cls(record, ctx, focus=focus, title=title)
 
 
 def _side_by_side(cards: list[ReadoutCard]) -> QWidget:

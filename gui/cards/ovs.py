@@ -11,7 +11,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 
 from masklens.gui.cards import ReadoutCard, register_card
-from masklens.gui.cards.widgets import Tone, fmt, wrapped
+from masklens.gui.cards.widgets import Tone, fmt
 
 
 @register_card("ovs")
@@ -50,8 +50,8 @@ class OvsCard(ReadoutCard):
             pairs = at.get("outmatched", [])
             if pairs:  # ambiguous, not wrong: the partial tone, and a text that wraps in a narrow dock
                 text = " · ".join(f"{gt}→{pred} {float(iou):.2f}" for gt, pred, iou in pairs)
-                self.lay.addWidget(wrapped(f"{Tone.PARTIAL.glyph} out-matched: {text}", self.tip("outmatched"),
-                                           bold=True, colour=Tone.PARTIAL.colour))
+                self.line(f"{Tone.PARTIAL.glyph} out-matched: {text}", self.tip("outmatched"),
+                          bold=True, colour=Tone.PARTIAL.colour)
             self.numbers["outmatched_tau_star"] = len(pairs)
         else:
             self.note("τ* not known yet (the benchmark summary is being computed): every τ below",
@@ -60,11 +60,15 @@ class OvsCard(ReadoutCard):
         self._table(per, key)
 
     def _table(self, per: dict[str, dict[str, Any]], star: str | None) -> None:
-        table = QTableWidget(len(per), 4)
-        table.setHorizontalHeaderLabels(["τ", "front", "err", "out-m."])
-        table.verticalHeader().setVisible(False)
-        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        table.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
+        def make() -> QTableWidget:
+            table = QTableWidget(len(per), 4)
+            table.setHorizontalHeaderLabels(["τ", "front", "err", "out-m."])
+            table.verticalHeader().setVisible(False)
+            table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+            table.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
+            return table
+
+        table = self.table(("ovs", len(per)), make)  # a slider step refills the same table
         tips = ["threshold τ: B(τ) = {score ≥ τ}", self.tip("front"), self.tip("err"), self.tip("outmatched")]
         for c, tip in enumerate(tips):
             table.horizontalHeaderItem(c).setToolTip(tip)
@@ -84,5 +88,4 @@ class OvsCard(ReadoutCard):
         table.resizeColumnsToContents()
         table.setFixedHeight(len(per) * table.verticalHeader().defaultSectionSize()
                              + table.horizontalHeader().height() + 4)
-        self.lay.addWidget(table)
         self.threshold_table = table

@@ -77,18 +77,31 @@ class PcsCard(ReadoutCard):
 
     def _table(self, insts: list[dict[str, Any]], prompt: str | None, t: float) -> None:
         matches = self._matches(prompt)
-        frame = HoverFrame()
         heads = ["#", "s", f"s ≥ {t:.2f}"] + (["GT", "IoU"] if matches else []) + ["best"]
         tips = ["instance index in the prediction", "score s", "accepted: s ≥ t"]
         if matches:
             tips += [self.tip("match_gt"), self.tip("match_iou")]
         tips.append(self.tip("instance_iou"))
-        table = QTableWidget(len(insts), len(heads), frame)
+
+        def make() -> tuple[HoverFrame, QTableWidget]:
+            frame = HoverFrame()
+            table = QTableWidget(len(insts), len(heads), frame)
+            table.verticalHeader().setVisible(False)
+            table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+            table.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
+            table.setMouseTracking(True)
+            # the prompt is read when hovered: another entry's card may reuse this table
+            table.cellEntered.connect(lambda r, _c: frame.prompt is not None and self.hovered.emit(frame.prompt, r))
+            frame.left.connect(lambda: frame.prompt is not None and self.hovered.emit(frame.prompt, -1))
+            lay = QVBoxLayout(frame)
+            lay.setContentsMargins(0, 0, 0, 0)
+            lay.addWidget(table)
+            return frame, table
+
+        # a slider step refills the same table (its header names t)
+        frame, table = self.table(("pcs", len(insts), len(heads)), make)
+        frame.prompt = prompt
         table.setHorizontalHeaderLabels(heads)
-        table.verticalHeader().setVisible(False)
-        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        table.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
-        table.setMouseTracking(True)
         for c, tip in enumerate(tips):
             table.horizontalHeaderItem(c).setToolTip(tip)
         for r, inst in enumerate(insts):
@@ -116,13 +129,6 @@ class PcsCard(ReadoutCard):
         table.resizeColumnsToContents()
         table.setFixedHeight(min(8, len(insts)) * table.verticalHeader().defaultSectionSize()
                              + table.horizontalHeader().height() + 4)
-        if prompt is not None:
-            table.cellEntered.connect(lambda r, _c: self.hovered.emit(prompt, r))
-            frame.left.connect(lambda: self.hovered.emit(prompt, -1))
-        lay = QVBoxLayout(frame)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(table)
-        self.lay.addWidget(frame)
         self.instance_table = table
         self.matches = matches
         self.numbers["instances"] = len(insts)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 # No per-widget style sheets: a card is rebuilt on every sample switch, and style-sheet polishing
 # of its dozens of widgets cost more than building them. Fonts and palettes are set directly.
+# On a slider step the card keeps its widgets: each shows its new values (``show_*`` below).
 
 
 class Tone(Enum):
@@ -82,6 +83,15 @@ class Pill(QLabel):
         if tooltip:
             self.setToolTip(tooltip)
 
+    def show_verdict(self, text: str, tone: Tone, tooltip: str = "") -> None:
+        """Show another verdict on the same pill (a card updated in place)."""
+        shown = f"{tone.glyph} {text}"
+        if (text, tone) != (self.verdict, self.tone) or self.text() != shown:
+            self.verdict, self.tone = text, tone
+            self.setText(shown)  # repaints, and re-sizes when the text's width changes
+        if self.toolTip() != tooltip:
+            self.setToolTip(tooltip)
+
     def ink(self) -> QColor:
         if not self.filled:
             return QColor(self.tone.colour)
@@ -118,6 +128,14 @@ class Bar(QWidget):
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
         return QSize(80, 10)
+
+    def show_value(self, value: float | None, tone: Tone, lo: float = 0.0, hi: float = 1.0,
+                   tick: float | None = None) -> None:
+        """Draw other values on the same bar (repainted only when something changed)."""
+        new = (value, tone, lo, hi, tick)
+        if new != (self.value, self.tone, self.lo, self.hi, self.tick):
+            self.value, self.tone, self.lo, self.hi, self.tick = new
+            self.update()
 
     def _x(self, v: float, width: float) -> float:
         return (min(max(v, self.lo), self.hi) - self.lo) / (self.hi - self.lo) * width
@@ -200,11 +218,12 @@ class MetricGrid(QGridLayout):
         self.setColumnStretch(2, 1)
 
     def add(self, symbol: str, text: str, tooltip: str, bar: Bar | None = None,
-            tone: Tone = Tone.NEUTRAL) -> QLabel:
+            tone: Tone = Tone.NEUTRAL) -> MetricRow:
         row = self.rowCount()
         name = QLabel(symbol)
         value = QLabel(text)
         value.setFont(mono())
+        plain = value.palette()
         if tone is not Tone.NEUTRAL:
             tint(value, tone.colour)
         value.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -212,7 +231,30 @@ class MetricGrid(QGridLayout):
         for col, w in enumerate(cells):
             w.setToolTip(tooltip)
             self.addWidget(w, row, col)
-        return value
+        return MetricRow(name, value, bar, tone, plain)
+
+
+class MetricRow:
+    """The widgets of one metric row, updated in place by :meth:`show`."""
+
+    def __init__(self, name: QLabel, value: QLabel, bar: Bar | None, tone: Tone, plain: QPalette) -> None:
+        self.name, self.value, self.bar, self.tone, self._plain = name, value, bar, tone, plain
+
+    def show(self, symbol: str, text: str, tooltip: str, tone: Tone) -> None:
+        if self.name.text() != symbol:
+            self.name.setText(symbol)
+        if self.value.text() != text:
+            self.value.setText(text)
+        if tone is not self.tone:
+            self.tone = tone
+            if tone is Tone.NEUTRAL:
+                self.value.setPalette(self._plain)
+            else:
+                tint(self.value, tone.colour)
+        if self.value.toolTip() != tooltip:
+            for w in (self.name, self.value, self.bar):
+                if w is not None:
+                    w.setToolTip(tooltip)
 
 
 def chip(text: str, tone: Tone, tooltip: str) -> Pill:
@@ -228,6 +270,14 @@ def tint(label: QLabel, colour: str) -> None:
     pal = label.palette()
     pal.setColor(QPalette.ColorRole.WindowText, QColor(colour))
     label.setPalette(pal)
+
+
+def set_label(label: QLabel, text: str, tooltip: str) -> None:
+    """A label's new text and tooltip (untouched when equal: no re-layout)."""
+    if label.text() != text:
+        label.setText(text)
+    if label.toolTip() != tooltip:
+        label.setToolTip(tooltip)
 
 
 def row_of(*widgets: QWidget, stretch: bool = True) -> QWidget:

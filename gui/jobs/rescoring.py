@@ -16,6 +16,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from masklens.core.runtime import gc_pause
 from masklens.gui.jobs.workers import JobRunner
 
 #: benchmarks with at least this many samples are re-scored in the worker pool
@@ -39,13 +40,16 @@ def _derive(ctx: Any, scorer: Any, params: dict[str, float], prepare: Any) -> tu
     gc.disable()
     try:
         readouts = scorer.readouts(params)
+        view = getattr(readouts, "view", None)
+        if view is not None:  # records built lazily (SA-Co/Gold's): here, not in the first filter
+            view()
         ctx.check()
         return readouts, prepare(readouts, ctx.check)
     finally:
         # what survives is long-lived (readouts, flattened rows): out of the collector's scans, or
         # the next full collection would walk all of it with the GIL held (~0.2 s at 100,000);
         # frozen objects are still freed by reference counting when dropped
-        gc.freeze()
+        gc_pause.freeze()
         if collecting:
             gc.enable()
         sys.setswitchinterval(previous)
@@ -107,7 +111,7 @@ class Rescoring(QObject):
         """After a prediction set is scored: its millions of long-lived objects leave the cyclic
         collector's scans (``gc.freeze``), so no later collection walks them with the GIL held in
         the middle of a slider move. Reference counting still frees them when they are dropped."""
-        gc.freeze()
+        gc_pause.freeze()
 
     def shown_is_current(self) -> bool:
         """While a worker's readouts are installed: whether the sample shown was already drawn

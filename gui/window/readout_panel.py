@@ -59,21 +59,33 @@ class ParamSliders(QGroupBox):
             self.paramsChanged.emit(self.values())
 
 
-def _fill(parent: QTreeWidgetItem, value: Any, help_: dict[str, str], path: str) -> None:
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            item = QTreeWidgetItem(parent, [str(k), "" if isinstance(v, (Mapping, list)) else _fmt(v)])
-            tip = metric_tooltip(f"{path}{k}", help_) or metric_tooltip(str(k), help_)
-            if tip:
-                item.setToolTip(0, tip)
-                item.setToolTip(1, tip)
-            if isinstance(v, (Mapping, list)):
-                _fill(item, v, help_, f"{path}{k}.")
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            item = QTreeWidgetItem(parent, [f"[{i}]", "" if isinstance(v, (Mapping, list)) else _fmt(v)])
-            if isinstance(v, (Mapping, list)):
-                _fill(item, v, help_, f"{path}")
+def _rows(sections: list[tuple[str, Any]], help_: dict[str, str],
+          tips: dict[tuple[str, Any], str]) -> list[tuple[int, str, str, str]]:
+    """The tree as rows (parent row or −1 for a section, key, value text, tooltip), depth first;
+    ``tips`` memoises the tooltips of ``help_`` by path."""
+    out: list[tuple[int, str, str, str]] = []
+
+    def fill(parent: int, value: Any, path: str) -> None:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                tip = tips.get((path, k))
+                if tip is None:
+                    tip = tips[(path, k)] = (metric_tooltip(f"{path}{k}", help_)
+                                             or metric_tooltip(str(k), help_) or "")
+                out.append((parent, str(k), "" if isinstance(v, (Mapping, list)) else _fmt(v), tip))
+                if isinstance(v, (Mapping, list)):
+                    fill(len(out) - 1, v, f"{path}{k}.")
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                out.append((parent, f"[{i}]", "" if isinstance(v, (Mapping, list)) else _fmt(v), ""))
+                if isinstance(v, (Mapping, list)):
+                    fill(len(out) - 1, v, path)
+
+    for title, record in sections:
+        out.append((-1, title, "" if isinstance(record, Mapping) else _fmt(record), ""))
+        if isinstance(record, (Mapping, list)):
+            fill(len(out) - 1, record, "")
+    return out
 
 
 class ReadoutPanel(QWidget):
@@ -103,6 +115,9 @@ class ReadoutPanel(QWidget):
         lay.addWidget(self.details)
         lay.addWidget(self.tree, 2)
         self.help: dict[str, str] = {}
+        self._items: list[QTreeWidgetItem] = []  # the tree's items in row order
+        self._shape: list[tuple[int, str, str]] | None = None
+        self._tips: tuple[dict[str, str], dict[tuple[str, Any], str]] = (self.help, {})
 
     def bind(self, state: Any, views: Callable[[], list[Any]]) -> None:
         """Show the cards of ``state`` (an AppState; they follow its signals); hovering a card's
@@ -114,17 +129,36 @@ class ReadoutPanel(QWidget):
         self.details.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
 
     def show_readouts(self, sections: list[tuple[str, Any]]) -> None:
-        """Sections of (title, record); records are nested dicts shown as a tree."""
-        self.tree.clear()
-        for title, record in sections:
-            top = QTreeWidgetItem(self.tree, [title, "" if isinstance(record, Mapping) else _fmt(record)])
-            f = top.font(0)
-            f.setBold(True)
-            top.setFont(0, f)
-            if isinstance(record, (Mapping, list)):
-                _fill(top, record, self.help, "")
-        self.tree.expandAll()
+        """Sections of (title, record); records are nested dicts shown as a tree. A tree of the
+        same shape (a slider step) keeps its items and only changes texts."""
+        if self._tips[0] is not self.help:  # another benchmark's definitions
+            self._tips = (self.help, {})
+        rows = _rows(sections, self.help, self._tips[1])
+        shape = [(parent, key, tip) for parent, key, _v, tip in rows]
+        if shape == self._shape and len(self._items) == len(rows):
+            for item, (_p, _k, value, _tip) in zip(self._items, rows, strict=True):
+                if item.text(1) != value:
+                    item.setText(1, value)
+        else:
+            self._build_tree(rows)
+            self._shape = shape
         self.deck.refresh()
+
+    def _build_tree(self, rows: list[tuple[int, str, str, str]]) -> None:
+        self.tree.clear()
+        items: list[QTreeWidgetItem] = []
+        for parent, key, value, tip in rows:
+            item = QTreeWidgetItem(self.tree if parent < 0 else items[parent], [key, value])
+            if parent < 0:
+                f = item.font(0)
+                f.setBold(True)
+                item.setFont(0, f)
+            if tip:
+                item.setToolTip(0, tip)
+                item.setToolTip(1, tip)
+            items.append(item)
+        self._items = items
+        self.tree.expandAll()
 
     def value_of(self, section: str, *path: str) -> str | None:
         """Displayed text of a metric (tests and accessibility): section title, then keys."""

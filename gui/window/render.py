@@ -1,13 +1,20 @@
 """Drawing the window (a mixin of :class:`~masklens.gui.window.main_window.MainWindow`): the visible
 view's panels for the current sample with their captions, the readout tree, the status bar's
-sample line and the missing-image warning."""
+sample line and the missing-image warning; then the neighbouring samples' images are decoded
+off the GUI thread (:mod:`masklens.gui.jobs.prefetch`) for the next switch."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QTimer
+
 from masklens.gui.canvas.sample_view import RenderContext, SampleViewWidget
+from masklens.gui.jobs.prefetch import ImagePrefetcher
 from masklens.gui.views import view_for
+
+#: the neighbours' images are queued this long after a sample is drawn (its paint goes first)
+PREFETCH_DELAY_MS = 20
 
 
 class WindowRendering:
@@ -55,6 +62,38 @@ class WindowRendering:
         if note and note != self.message_bar.text:
             self.message_bar.show_message(note, "warning")
         self.show_status()
+        if getattr(self, "_prefetched_around", None) != (id(sample), self.state.index):
+            self._prefetched_around = (id(sample), self.state.index)
+            QTimer.singleShot(PREFETCH_DELAY_MS, self, self._prefetch_neighbours)  # dropped with the window
+
+    @property
+    def prefetcher(self) -> ImagePrefetcher:
+        """Decodes the neighbouring samples' images into the window's image store."""
+        if getattr(self, "_prefetcher", None) is None:
+            self._prefetcher = ImagePrefetcher(self.store)
+        return self._prefetcher
+
+    def neighbours(self) -> list[int]:
+        """The samples after and before the current one in the list's order (the filter and
+        sort shown; the benchmark's order when the current sample is not in the list)."""
+        st = self.state
+        if st.benchmark is None or st.sample is None:
+            return []
+        n, i = len(st.benchmark.samples), st.index
+        proxy = self.browser.proxy
+        pos = proxy.mapFromSource(self.browser.model.index(i, 0)).row()
+        if pos < 0:
+            return [j for j in (i + 1, i - 1) if 0 <= j < n]
+        rows = proxy.visible_rows()
+        return [rows[p] for p in (pos + 1, pos - 1) if 0 <= p < len(rows)]
+
+    def _prefetch_neighbours(self) -> None:
+        st = self.state
+        if st.benchmark is None:
+            return
+        samples = st.benchmark.samples
+        self.prefetcher.request([ref for j in self.neighbours() if j < len(samples)
+                                 for ref in samples[j].images.values()])
 
     def show_status(self) -> None:
         """The status bar's sample line (which sample, its group, whether the filter keeps it)."""
@@ -62,9 +101,10 @@ class WindowRendering:
         if sample is None or self.state.benchmark is None:
             return
         n = len(self.state.benchmark.samples)
-        self.status.set_sample(f"sample {self.state.index + 1}/{n}: {sample.id}"
-                               + (f" · {sample.group}" if sample.group else "")
-                               + (" · outside the filter" if self.browser.current_outside() else ""))
+        text = (f"sample {self.state.index + 1}/{n}: {sample.id}" + (f" · {sample.group}" if sample.group else "")
+                + (" · outside the filter" if self.browser.current_outside() else ""))
+        if self.status.sample.text() != text:  # a new text re-lays out the status bar and window
+            self.status.set_sample(text)
 
     def _caption(self, live: dict, prediction, t: float, view=None):
         from masklens.core.scoring.readout import generic_readout

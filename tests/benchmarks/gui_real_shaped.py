@@ -46,15 +46,19 @@ def settle(w: Any) -> None:
     QApplication.processEvents()
 
 
-def measure(w: Any, meter: Any, act: Callable[[int], None],
-            repeat: int) -> tuple[list[float], list[float], list[float]]:
+def measure(w: Any, meter: Any, act: Callable[[int], None], repeat: int,
+            prepare: Callable[[], None] | None = None) -> tuple[list[float], list[float], list[float]]:
     """(times until settled, GUI stalls, GUI-thread CPU times) in ms of ``act(i)`` for i in
-    range(repeat), after one warm-up call. The CPU time is what the GUI thread itself spent:
-    on a loaded machine the wall times grow with the load, it much less."""
+    range(repeat), after one warm-up call (``prepare()`` before each, untimed). The CPU time is
+    what the GUI thread itself spent: on a loaded machine the wall times grow with the load, it
+    much less."""
     act(-1)
     settle(w)
     times, stalls, cpu = [], [], []
     for i in range(repeat):
+        if prepare is not None:
+            prepare()
+            settle(w)
         meter.start()
         t0, c0 = time.perf_counter(), time.thread_time()
         act(i)
@@ -98,6 +102,7 @@ def interactions(w: Any, meter: Any, params: dict[str, tuple[float, float]], exp
         QTest.keyClick(table, key)
 
     out.append(line("sample switch", *measure(w, meter, switch, repeat), None))
+    out += cold_switches(w, meter, switch, repeat)
     presets = [b.presets.itemText(i) for i in range(b.presets.count())]
     pick = [presets.index(p) for p in presets[2:4]] or [0]
 
@@ -120,6 +125,34 @@ def interactions(w: Any, meter: Any, params: dict[str, tuple[float, float]], exp
     out.append(line(f"sort ({sort_column})", *measure(w, meter, sort, repeat), None))
     table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
     return out
+
+
+def cold_switches(w: Any, meter: Any, switch: Callable[[int], None], repeat: int) -> list[str]:
+    """A sample switch with every image cold (as on a set with one image per entry), the user
+    pausing between presses: with the neighbours prefetched (issue 21), and without (GUI decode)."""
+    prefetcher = getattr(w, "prefetcher", None)  # builds before issue 21 have none
+
+    def cold(prefetch: bool) -> Callable[[], None]:
+        def prepare() -> None:  # untimed: the pause between two presses
+            w.store.images.clear()
+            if prefetch:
+                w._prefetch_neighbours()
+                prefetcher.wait_idle(5)
+        return prepare
+
+    lines = []
+    for prefetch in ((False, True) if prefetcher is not None else (False,)):
+        if prefetcher is not None:
+            request = prefetcher.request
+            if not prefetch:
+                prefetcher.request = lambda refs: 0
+        try:
+            name = "switch, cold+pref." if prefetch else "switch, cold image"
+            lines.append(line(name, *measure(w, meter, switch, repeat, cold(prefetch)), None))
+        finally:
+            if prefetcher is not None:
+                prefetcher.request = request
+    return lines
 
 
 def column_named(browser: Any, name: str) -> int:

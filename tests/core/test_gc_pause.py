@@ -8,15 +8,31 @@ import weakref
 
 import pytest
 
+from masklens.core.runtime import gc_pause
 from masklens.core.runtime.gc_pause import gc_paused
 
 
 @pytest.fixture(autouse=True)
-def _nothing_frozen() -> None:
+def _nothing_frozen(monkeypatch) -> None:
     """Earlier tests in the process may have frozen objects (the GUI's settle_heap): thaw them,
     so the pause's own rule (promote only when nothing is frozen) is what is tested."""
     gc.unfreeze()
+    monkeypatch.setattr(gc_pause, "_frozen", False)  # what the module remembers of freezes
     assert gc.isenabled()
+
+
+@pytest.fixture
+def freeze_counts(monkeypatch) -> list[int]:
+    """Every call of gc.get_freeze_count (it walks the frozen objects one by one)."""
+    calls: list[int] = []
+    real = gc.get_freeze_count
+
+    def counted() -> int:
+        calls.append(real())
+        return calls[-1]
+
+    monkeypatch.setattr(gc, "get_freeze_count", counted)
+    return calls
 
 
 class _Node:
@@ -87,3 +103,36 @@ def test_nested_pauses_reenable_once() -> None:
             pass
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+def test_frozen_objects_are_not_counted_after_a_freeze(freeze_counts) -> None:
+    """The window freezes its heap after scoring (a million objects at 20,000 entries): a pause
+    ending on the GUI thread then must not count them (~0.1 s, the first filter's stall)."""
+    keep = [_Node() for _ in range(10)]
+    gc_pause.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        freeze_counts.clear()
+        for _ in range(2):
+            with gc_paused():
+                data = _bulk_load()
+            del data
+        assert freeze_counts == []
+        assert gc.isenabled() and gc.get_freeze_count() == frozen  # the freeze kept
+    finally:
+        gc.unfreeze()
+    del keep
+
+
+def test_someone_elses_freeze_is_counted_once(freeze_counts) -> None:
+    keep = [_Node() for _ in range(10)]
+    gc.freeze()
+    try:
+        for _ in range(3):
+            with gc_paused():
+                data = _bulk_load()
+            del data
+        assert len(freeze_counts) == 1 and freeze_counts[0] > 0
+    finally:
+        gc.unfreeze()
+    del keep

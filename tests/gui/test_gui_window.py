@@ -223,9 +223,15 @@ def test_lazy_loading_of_a_large_benchmark(window, qtbot, tmp_path):
     window.open_benchmark("toy", ["--ann", str(files["ann"])])
     qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=20000)
     assert window.browser.model.rowCount() == 2000
-    assert window.store.images.loads == 1  # only the first sample's image was decoded
-    window.state.set_index(1500)
+    qtbot.wait(60)  # the neighbours' images are queued one short timer after the sample is drawn
+    assert window.prefetcher.wait_idle(20)
+    # only the first sample's image was decoded, and its one neighbour's (off the GUI thread)
     assert window.store.images.loads == 2
+    window.state.set_index(1500)
+    assert window.store.images.loads == 3
+    qtbot.wait(60)
+    assert window.prefetcher.wait_idle(20)
+    assert window.store.images.loads == 5  # samples 1501 and 1499 prefetched
 
 
 def test_masks_are_decoded_once_per_sample_switch(toy_window):

@@ -1,0 +1,70 @@
+"""A preset filter reads the re-scored records without copying them (issue 21: at 20,000 entries
+the first filter after a t step copied every record, a 0.3–0.8 s stall), and lists exactly the
+samples the preset names."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from masklens.core.scoring.records import Records
+
+
+def test_a_preset_after_a_t_step_lists_its_samples_without_copying_the_records(window, qtbot,
+                                                                                no_internal_errors):
+    w = window
+    assert w.open_demo("pcs", sync=True)
+    qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=20000)
+    slider = w.readout_panel.sliders.sliders["score_threshold"]._slider
+    before = w.state.params["score_threshold"]
+    slider.setFocus(Qt.FocusReason.OtherFocusReason)
+    qtbot.keyClick(slider, Qt.Key.Key_PageDown)  # a t step: new records
+    qtbot.waitUntil(lambda: w.state.params["score_threshold"] != before, timeout=5000)
+    qtbot.waitUntil(lambda: not w.rescoring.pending, timeout=20000)
+    rows = w.state.readouts[w.state.active]
+    assert isinstance(rows, Records)
+    unowned = rows._unowned
+    assert unowned > 0  # records not read yet: a copying read would own them all
+    box = w.browser.presets
+    target = next(i for i in range(box.count()) if box.itemText(i) == "image-level false positive")
+    box.setFocus(Qt.FocusReason.OtherFocusReason)
+    while box.currentIndex() != target:  # chosen with the keyboard, as a user does
+        qtbot.keyClick(box, Qt.Key.Key_Down)
+    listed = set(w.browser.proxy.visible_rows()) - {w.state.index}
+    want = {i for i, r in enumerate(rows.view()) if r["IL"] == "FP"}
+    assert want and listed <= want and want - listed <= {w.state.index}
+    assert rows._unowned >= unowned - 1 - len(listed)  # at most the rows looked at were copied, not all
+
+
+def test_records_built_lazily_are_built_by_the_rescoring_worker_not_by_the_first_filter(
+        window, qtbot, tmp_path, monkeypatch, no_internal_errors):
+    import threading
+
+    from test_rescoring_frames import open_async
+
+    from masklens.core.kinds.pcs import records as pcs_records
+
+    w = window
+    open_async(w, qtbot, tmp_path, monkeypatch)  # 60 entries, re-scored in the worker pool
+    built_on: list[str] = []
+    real = pcs_records.EntryRecords._build
+
+    def build(self, rows):
+        built_on.append(threading.current_thread().name)
+        return real(self, rows)
+
+    monkeypatch.setattr(pcs_records.EntryRecords, "_build", build)
+    slider = w.readout_panel.sliders.sliders["score_threshold"]._slider
+    before = w.state.params["score_threshold"]
+    slider.setFocus(Qt.FocusReason.OtherFocusReason)
+    qtbot.keyClick(slider, Qt.Key.Key_PageDown)
+    qtbot.waitUntil(lambda: w.state.params["score_threshold"] != before, timeout=5000)
+    qtbot.waitUntil(lambda: not w.rescoring.pending, timeout=20000)
+    main = threading.main_thread().name
+    shown = built_on.count(main)  # the first frame builds the sample shown, at once
+    assert len(built_on) > shown  # the rest were built in the worker
+    box = w.browser.presets
+    box.setFocus(Qt.FocusReason.OtherFocusReason)
+    qtbot.keyClick(box, Qt.Key.Key_Down)
+    qtbot.keyClick(box, Qt.Key.Key_Down)
+    assert box.currentIndex() == 2
+    assert built_on.count(main) == shown, "the filter built records on the GUI thread"
