@@ -172,5 +172,17 @@ def screenshot(app, window, path: str, size: tuple[int, int] = (1600, 1000)) -> 
     if not window.grab().save(path):
         raise MasklensError("cannot write the screenshot", path=path)
     print(f"wrote {path}", file=sys.stderr)
+    _finish_jobs(app, window)
     window.close()
     return 0
+
+
+def _finish_jobs(app, window, timeout_s: float = 20.0) -> None:
+    """Cancel the window's background jobs (e.g. the edit-leakage measure a benchmark starts) and
+    let them end before the process does, so no thread outlives the objects it reports to."""
+    from PySide6.QtCore import QThreadPool
+
+    window.jobs.cancel_all()
+    window.rescoring.runner.cancel_all()
+    QThreadPool.globalInstance().waitForDone(int(timeout_s * 1000))
+    app.processEvents()
