@@ -19,7 +19,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from masklens.gui.correct.assist import AssistPrompt, fit_to, propose
 from masklens.gui.correct.overlay import MaskItem, brush_item, polyline_item
 from masklens.gui.correct.session import EditSession
-from masklens.gui.correct.toolbar import CorrectionToolbar
+from masklens.gui.correct.toolbar import COMMANDS, CorrectionToolbar
 
 MIN_RADIUS, MAX_RADIUS = 1, 256
 EDIT_COLOUR, PROPOSAL_COLOUR = "#F0E442", "#56B4E9"
@@ -29,6 +29,8 @@ class CorrectionTool(QObject):
     """The correction tools of a window (``window.sample_view``'s panels)."""
 
     accepted = Signal(str, str, object, object)
+    #: (sample_id, gt_key, instance index, new category id): a category change, mask unchanged
+    recategorized = Signal(str, str, int, object)
     changed = Signal()
 
     def __init__(self, window: Any) -> None:
@@ -69,6 +71,9 @@ class CorrectionTool(QObject):
             c[mode].triggered.connect(lambda _=False, m=mode: self.use_proposal(m))
         c["new"].triggered.connect(self.new_instance)
         c["delete"].triggered.connect(self.delete_instance)
+        c["category"].triggered.connect(self.change_category)
+        #: how the new category is asked for (tests answer it): (parent, current, [(id, label)]) -> id or None
+        self.ask_category = ask_category
         c["undo"].triggered.connect(lambda: self._apply(lambda s: s.undo()))
         c["redo"].triggered.connect(lambda: self._apply(lambda s: s.redo()))
         c["accept"].triggered.connect(self.accept)
@@ -114,6 +119,9 @@ class CorrectionTool(QObject):
         c["redo"].setEnabled(editing and bool(s.redo_stack))
         for name in ("add", "subtract", "replace"):
             c[name].setEnabled(editing and self.proposal is not None)
+        why = self._no_category_why()
+        c["category"].setEnabled(not why)
+        c["category"].setToolTip(f"{COMMANDS['category'][2]} (Shift+C)" + (f": unavailable, {why}" if why else ""))
         self.changed.emit()
 
     def _canvas(self, panel: int | None = None) -> Any:
@@ -197,6 +205,49 @@ class CorrectionTool(QObject):
         self.end()  # quietly: the deletion is the decision
         self.accepted.emit(sample_id, gt_key, instance, None)
         self._say(f"deletion accepted: {gt_key} instance {instance + 1} of {sample_id}")
+
+    # ------------------------------------------------------------ category
+    def _no_category_why(self) -> str:
+        """Why Change category is unavailable now ("" when it is available)."""
+        s, sample = self.session, self.window.state.sample
+        if s is None or s.instance is None:
+            return "select a loaded ground-truth instance first"
+        gt = sample.gts.get(s.gt_key) if sample is not None else None
+        if gt is None or not category_ids(gt):
+            kind = getattr(self.window.state.kind, "name", "this kind")
+            return f"{kind}'s ground truth carries no categories"
+        return ""
+
+    def category_choices(self) -> list[tuple[Any, str]]:
+        """The benchmark's categories as (id, label): every id its ground truths carry, with the
+        names the file gives (``category_names`` of a ground truth's meta) where it has them."""
+        names: dict[Any, str] = {}
+        bench = self.window.state.benchmark
+        for sample in bench.samples if bench is not None else []:
+            for gt in sample.gts.values():
+                given = gt.meta.get("category_names") or {}
+                for cid in category_ids(gt):
+                    if cid is not None and cid not in names:
+                        names[cid] = str(given.get(cid, given.get(str(cid), "")) if isinstance(given, dict) else "")
+        return [(cid, f"{cid} {name}".strip() if name else str(cid))
+                for cid, name in sorted(names.items(), key=lambda kv: str(kv[0]))]
+
+    def change_category(self) -> None:
+        """Shift+C: ask for another category of the instance edited; recorded at once, mask unchanged."""
+        why = self._no_category_why()
+        if why:
+            self._say(f"Change category: {why}", "warning")
+            return
+        s = self.session
+        current = category_ids(self.window.state.sample.gts[s.gt_key])[s.instance]
+        chosen = self.ask_category(self.window, current, self.category_choices())
+        if chosen is None or chosen == current:
+            return
+        sample_id, gt_key, instance = s.sample_id, s.gt_key, s.instance
+        self.end()
+        self.recategorized.emit(sample_id, gt_key, instance, chosen)
+        self._say(f"category change accepted: {gt_key} instance {instance + 1} of {sample_id}: "
+                  f"{current} → {chosen}")
 
     def _first_panel_with_gt(self) -> int | None:
         return next((i for i, spec in enumerate(self.view.specs) if spec.gts), None)
@@ -374,6 +425,22 @@ class CorrectionTool(QObject):
         if kind == QEvent.Type.KeyPress:
             self.toolbar.commands["redo" if redo else "undo"].trigger()
         return True
+
+
+def category_ids(gt: Any) -> list[Any]:
+    """A ground truth's per-instance category ids ([] when its kind carries none)."""
+    cats = list(gt.meta.get("category_ids") or [])
+    return cats if any(c is not None for c in cats) else []
+
+
+def ask_category(parent: Any, current: Any, choices: list[tuple[Any, str]]) -> Any:
+    """A combo of the benchmark's categories; the id chosen, None when cancelled."""
+    from PySide6.QtWidgets import QInputDialog
+
+    labels = [label for _, label in choices]
+    at = next((i for i, (cid, _) in enumerate(choices) if cid == current), 0)
+    label, ok = QInputDialog.getItem(parent, "Change category", f"category (now {current}):", labels, at, False)
+    return next((cid for cid, lab in choices if lab == label), None) if ok else None
 
 
 def _is(event: Any, text: str) -> bool:

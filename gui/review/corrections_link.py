@@ -33,6 +33,7 @@ class CorrectionsLink(QObject):
         self.window = window
         self.last: Any = None  # the newest correction recorded here
         window.correction.accepted.connect(self.persist)
+        window.correction.recategorized.connect(self.persist_category)
         self.apply_action = QAction("Apply corrections…", window)
         self.apply_action.setToolTip("write the benchmark with the ground-truth corrections applied "
                                      "(as `masklens review apply`), plus a changelog")
@@ -50,7 +51,13 @@ class CorrectionsLink(QObject):
         name = panel.reviewer.text().strip() if panel is not None else ""
         return name or (store.reviewer if store is not None else "")
 
-    def persist(self, sample_id: str, gt_key: str, instance: int | None, mask: Any) -> Any:
+    def persist_category(self, sample_id: str, gt_key: str, instance: int, category: Any) -> Any:
+        """Record a category change: the instance's current mask with the new category."""
+        gt = self.window.state.sample.gts[gt_key]
+        return self.persist(sample_id, gt_key, instance, gt.masks[instance], category=category)
+
+    def persist(self, sample_id: str, gt_key: str, instance: int | None, mask: Any,
+                category: Any = None) -> Any:
         """Record an accepted edit in the review store (committed before this returns)."""
         from masklens.core.review.store import benchmark_key
 
@@ -65,14 +72,15 @@ class CorrectionsLink(QObject):
         if view.on:  # indices of the corrected ground truth -> the loaded one
             instance, retract = self._original_instance(key, sample_id, gt_key, instance, who)
         tool = "delete" if mask is None else "new" if instance is None and retract is None else (
-            TOOL_NAMES.get(w.correction.subtool, w.correction.subtool))
+            "category" if category is not None else TOOL_NAMES.get(w.correction.subtool, w.correction.subtool))
         panel = w.review_panel
         note = panel.note.text().strip() if panel is not None else ""
         try:
             if retract is not None:
                 store.retract_correction(retract)
             c = store.add_correction(key, sample_id, gt_key, instance, mask, tool=tool, note=note,
-                                     verdict_uid=self._verdict_uid(key, sample_id), reviewer=who)
+                                     verdict_uid=self._verdict_uid(key, sample_id), reviewer=who,
+                                     category=category)
         except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError: shown, never a crash
             w.message_bar.show_message(f"correction not recorded: {type(exc).__name__}: {exc}", "error")
             return None
