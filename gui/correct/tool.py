@@ -17,6 +17,7 @@ from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 
 from masklens.gui.correct.assist import AssistPrompt, fit_to, propose
+from masklens.gui.correct.category import ask_category, benchmark_categories, category_ids
 from masklens.gui.correct.overlay import MaskItem, brush_item, polyline_item
 from masklens.gui.correct.session import EditSession
 from masklens.gui.correct.toolbar import COMMANDS, CorrectionToolbar
@@ -215,22 +216,15 @@ class CorrectionTool(QObject):
         gt = sample.gts.get(s.gt_key) if sample is not None else None
         if gt is None or not category_ids(gt):
             kind = getattr(self.window.state.kind, "name", "this kind")
+            if kind == "ovs":
+                return ("in OVS the class is the ground truth: delete the instance and add it to "
+                        "the other class's ground truth")
             return f"{kind}'s ground truth carries no categories"
         return ""
 
     def category_choices(self) -> list[tuple[Any, str]]:
-        """The benchmark's categories as (id, label): every id its ground truths carry, with the
-        names the file gives (``category_names`` of a ground truth's meta) where it has them."""
-        names: dict[Any, str] = {}
-        bench = self.window.state.benchmark
-        for sample in bench.samples if bench is not None else []:
-            for gt in sample.gts.values():
-                given = gt.meta.get("category_names") or {}
-                for cid in category_ids(gt):
-                    if cid is not None and cid not in names:
-                        names[cid] = str(given.get(cid, given.get(str(cid), "")) if isinstance(given, dict) else "")
-        return [(cid, f"{cid} {name}".strip() if name else str(cid))
-                for cid, name in sorted(names.items(), key=lambda kv: str(kv[0]))]
+        """The benchmark's categories as (id, label) (:func:`~.category.benchmark_categories`)."""
+        return benchmark_categories(self.window.state.benchmark)
 
     def change_category(self) -> None:
         """Shift+C: ask for another category of the instance edited; recorded at once, mask unchanged."""
@@ -425,22 +419,6 @@ class CorrectionTool(QObject):
         if kind == QEvent.Type.KeyPress:
             self.toolbar.commands["redo" if redo else "undo"].trigger()
         return True
-
-
-def category_ids(gt: Any) -> list[Any]:
-    """A ground truth's per-instance category ids ([] when its kind carries none)."""
-    cats = list(gt.meta.get("category_ids") or [])
-    return cats if any(c is not None for c in cats) else []
-
-
-def ask_category(parent: Any, current: Any, choices: list[tuple[Any, str]]) -> Any:
-    """A combo of the benchmark's categories; the id chosen, None when cancelled."""
-    from PySide6.QtWidgets import QInputDialog
-
-    labels = [label for _, label in choices]
-    at = next((i for i, (cid, _) in enumerate(choices) if cid == current), 0)
-    label, ok = QInputDialog.getItem(parent, "Change category", f"category (now {current}):", labels, at, False)
-    return next((cid for cid, lab in choices if lab == label), None) if ok else None
 
 
 def _is(event: Any, text: str) -> bool:
