@@ -56,6 +56,11 @@ def benchmark_categories(bench: Any) -> list[tuple[Any, str]]:
     return [(cid, f"{cid} {name}".strip()) for cid, name in sorted(names.items(), key=lambda kv: str(kv[0]))]
 
 
+def category_label(bench: Any, cid: Any) -> str:
+    """``cid`` with its name where the files give one ("2 circle")."""
+    return next((label for c, label in benchmark_categories(bench) if c == cid), str(cid))
+
+
 def ask_category(parent: Any, current: Any, choices: list[tuple[Any, str]]) -> Any:
     """A combo of the benchmark's categories; the id chosen, None when cancelled."""
     from PySide6.QtWidgets import QInputDialog

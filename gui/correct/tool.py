@@ -17,7 +17,12 @@ from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 
 from masklens.gui.correct.assist import AssistPrompt, fit_to, propose
-from masklens.gui.correct.category import ask_category, benchmark_categories, category_ids
+from masklens.gui.correct.category import (
+    ask_category,
+    benchmark_categories,
+    category_ids,
+    category_label,
+)
 from masklens.gui.correct.overlay import MaskItem, brush_item, polyline_item
 from masklens.gui.correct.session import EditSession
 from masklens.gui.correct.toolbar import COMMANDS, CorrectionToolbar
@@ -49,6 +54,7 @@ class CorrectionTool(QObject):
         self._items: dict[str, Any] = {}
         self._painting = False
         self._drag: tuple[float, float] | None = None
+        self._category_label = ""  # " · category 2 circle" for the instance edited
         vt = window.visual_tool  # "Correct" joins Pan / Box / Points
         act = QAction("Correct", vt.toolbar, checkable=True)
         act.setShortcut("C")
@@ -109,7 +115,7 @@ class CorrectionTool(QObject):
         s = self.session
         what = "no instance selected" if s is None else (
             f"{s.gt_key} {'new instance' if s.instance is None else f'instance {s.instance + 1}'}"
-            f" · {s.area} px · {len(s.undo_stack)} step{'s' * (len(s.undo_stack) != 1)}")
+            f"{self._category_label} · {s.area} px · {len(s.undo_stack)} step{'s' * (len(s.undo_stack) != 1)}")
         self.toolbar.info.setText(f" {what} · brush {self.radius:g} px"
                                   + (" · proposal ready" if self.proposal is not None else ""))
         editing = s is not None
@@ -150,6 +156,9 @@ class CorrectionTool(QObject):
         mask = (gt.masks[instance].to_array().astype(bool) if instance is not None
                 else np.zeros((gt.height, gt.width), bool))
         self.session = EditSession(mask, sample_id=sample.id, gt_key=gt_key, instance=instance)
+        cats = category_ids(gt) if instance is not None else []
+        self._category_label = (f" · category {category_label(self.window.state.benchmark, cats[instance])}"
+                                if cats else "")
         self.panel, self.image_key = panel, self.view.specs[panel].image
         canvas = self._canvas()
         item = MaskItem(self.session.mask, canvas.image_size(), EDIT_COLOUR, 0.5, original=self.session.original)

@@ -54,11 +54,13 @@ class CorrectionsLink(QObject):
     def persist_category(self, sample_id: str, gt_key: str, instance: int, category: Any) -> Any:
         """Record a category change: the instance's current mask with the new category."""
         gt = self.window.state.sample.gts[gt_key]
-        return self.persist(sample_id, gt_key, instance, gt.masks[instance], category=category)
+        return self.persist(sample_id, gt_key, instance, gt.masks[instance], category=category, keep_mask=True)
 
     def persist(self, sample_id: str, gt_key: str, instance: int | None, mask: Any,
-                category: Any = None) -> Any:
-        """Record an accepted edit in the review store (committed before this returns)."""
+                category: Any = None, *, keep_mask: bool = False) -> Any:
+        """Record an accepted edit in the review store (committed before this returns). A
+        correction replaces this reviewer's earlier one of the instance, so a new mask keeps its
+        category change and a category change (``keep_mask``) keeps its corrected mask."""
         from masklens.core.review.store import benchmark_key
 
         w = self.window
@@ -73,6 +75,10 @@ class CorrectionsLink(QObject):
             instance, retract = self._original_instance(key, sample_id, gt_key, instance, who)
         tool = "delete" if mask is None else "new" if instance is None and retract is None else (
             "category" if category is not None else TOOL_NAMES.get(w.correction.subtool, w.correction.subtool))
+        prior = self._prior(key, sample_id, gt_key, instance, who) if retract is None else None
+        if prior is not None and mask is not None:
+            category = prior.category if category is None else category
+            mask = prior.mask if keep_mask and prior.mask is not None else mask
         panel = w.review_panel
         note = panel.note.text().strip() if panel is not None else ""
         try:
@@ -92,6 +98,14 @@ class CorrectionsLink(QObject):
             panel.status.setText(f"saved: correction of {gt_key} in sample {sample_id} ({c.time})")
         self.changed()
         return c
+
+    def _prior(self, key: str, sample_id: str, gt_key: str, instance: int | None, who: str) -> Any:
+        """This reviewer's current correction of a loaded instance (None for none)."""
+        if instance is None:
+            return None
+        store = self.window.state.review_store
+        return next((c for c in reversed(store.corrections(key, reviewer=who))
+                     if (c.sample_id, c.gt_key, c.instance) == (sample_id, gt_key, instance)), None)
 
     def _verdict_uid(self, key: str, sample_id: str) -> str:
         """The uid of the sample's latest current "Ground truth wrong" verdict ("" for none)."""

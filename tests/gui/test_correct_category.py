@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from test_correct_mode import enter_correct_and_select, key
 from test_gui_defects import canvas, focus, open_demo
-from test_review_corrections import bkey, masklens, store_of
+from test_review_corrections import bkey, brush_and_accept, masklens, store_of
 
 demo = pytest.importorskip("masklens.core.kinds.demo")
 
@@ -51,6 +51,7 @@ def test_change_category_recorded_undone_applied_and_rescored(window, qtbot, no_
     gt_key = w.correction.session.gt_key
     gt = w.state.sample.gts[gt_key]
     assert gt.meta["category_ids"][0] == 1
+    assert " · category 1 object · " in w.correction.toolbar.info.text()
     choices = w.correction.category_choices()
     assert choices == [(1, "1 object"), (2, "2 circle")]  # every category of the files, named
     asked = []
@@ -74,6 +75,12 @@ def test_change_category_recorded_undone_applied_and_rescored(window, qtbot, no_
     w.correction.ask_category = lambda parent, current, ch: 2
     key(w, qtbot, Qt.Key.Key_C, SHIFT)
     assert [r.category for r in store_of(w).corrections(bkey(w))] == [2]
+    # the corrected ground truth shows it: the instance's label names the new category
+    w.corrected_view.action.trigger()
+    enter_correct_and_select(w, qtbot)
+    assert w.state.sample.gts[gt_key].meta["category_ids"][0] == 2
+    assert " · category 2 circle · " in w.correction.toolbar.info.text()
+    w.correction.end()
     out = tmp_path / "applied"
     masklens("review", "apply", "pcs", *gt_args(files["gt"]), "--images", str(files["images"]),
              "--store", str(store_of(w).path), "--out", str(out))
@@ -99,3 +106,23 @@ def test_change_category_disabled_with_the_reason_on_ovs(window, qtbot, no_inter
     assert not act.isEnabled() and "in OVS the class is the ground truth" in act.toolTip()
     key(w, qtbot, Qt.Key.Key_C, SHIFT)  # a disabled action: nothing happens, nothing recorded
     assert w.correction.session is not None and store_of(w).corrections(bkey(w)) == []
+
+
+def test_a_brushed_mask_and_a_category_change_of_one_instance_both_stay(window, qtbot, no_internal_errors,
+                                                                        tmp_path):
+    """A correction replaces the reviewer's earlier one of the instance: the category change
+    after a brush edit keeps the brushed mask, a brush edit after it keeps the category."""
+    w = window
+    files = pcs_with_two_categories(tmp_path)
+    assert w.open_benchmark("pcs", [*gt_args(files["gt"]), "--pred", str(files["pred"])])
+    qtbot.waitUntil(lambda: bool(w.state.readouts) and not w.jobs.busy, timeout=20000)
+    focus(w, qtbot, canvas(w))
+    w.correction.ask_category = lambda parent, current, ch: 2
+    brushed = brush_and_accept(w, qtbot)
+    enter_correct_and_select(w, qtbot)  # the switch is off: the loaded mask is edited
+    key(w, qtbot, Qt.Key.Key_C, SHIFT)
+    (c,) = store_of(w).corrections(bkey(w))
+    assert (c.mask, c.category, c.tool) == (brushed, 2, "category")
+    again = brush_and_accept(w, qtbot)
+    (c,) = store_of(w).corrections(bkey(w))
+    assert (c.mask, c.category, c.tool) == (again, 2, "brush")
