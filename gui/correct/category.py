@@ -1,7 +1,7 @@
 """Change category… in Correct mode: the benchmark's categories and the combo that picks one.
 
 A kind has categories when its loader keeps each instance's COCO ``category_id`` in the ground
-truth's ``meta["category_ids"]`` (the SA-Co/Gold-style kinds: ``pcs``, ``cafe``, ``cgebench``).
+truth's ``meta["category_ids"]`` (today SA-Co/Gold, ``pcs``).
 The choices are every id the ground truths carry plus the ``categories`` list of the files they
 were read from (``meta["file"]``), named as the file names them.
 """
