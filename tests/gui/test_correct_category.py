@@ -126,3 +126,27 @@ def test_a_brushed_mask_and_a_category_change_of_one_instance_both_stay(window, 
     again = brush_and_accept(w, qtbot)
     (c,) = store_of(w).corrections(bkey(w))
     assert (c.mask, c.category, c.tool) == (again, 2, "brush")
+
+
+def test_the_category_combo_picks_by_keys_and_cancel_picks_nothing(qtbot):
+    """The real dialog: the current category preselected, Down + Enter picks the next one."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QComboBox, QInputDialog
+
+    from masklens.gui.correct.category import ask_category
+
+    choices = [(1, "1 object"), (2, "2 circle"), (7, "7")]
+
+    def answer(keys):
+        def go():
+            dlg = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QInputDialog) and w.isVisible())
+            combo = dlg.findChild(QComboBox)
+            assert combo.currentText() == "2 circle"  # the current category preselected
+            for k in keys:
+                qtbot.keyClick(combo, k)
+        QTimer.singleShot(50, go)
+
+    answer([Qt.Key.Key_Down, Qt.Key.Key_Return])
+    assert ask_category(None, 2, choices) == 7
+    answer([Qt.Key.Key_Escape])
+    assert ask_category(None, 2, choices) is None
