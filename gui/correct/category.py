@@ -21,6 +21,19 @@ def category_ids(gt: Any) -> list[Any]:
     return cats if any(c is not None for c in cats) else []
 
 
+def no_category_reason(session: Any, sample: Any, kind: Any) -> str:
+    """Why Change category is unavailable for the edit ``session`` ("" when it is available)."""
+    if session is None or session.instance is None:
+        return "select a loaded ground-truth instance first"
+    gt = sample.gts.get(session.gt_key) if sample is not None else None
+    if gt is not None and category_ids(gt):
+        return ""
+    name = getattr(kind, "name", "this kind")
+    if name == "ovs":
+        return "in OVS the class is the ground truth: delete the instance and add it to the other class's ground truth"
+    return f"{name}'s ground truth carries no categories"
+
+
 def file_categories(path: str | Path) -> dict[Any, str]:
     """id -> name of a COCO file's ``categories`` ({} when it has none or cannot be read)."""
     p = Path(path)

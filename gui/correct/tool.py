@@ -22,6 +22,7 @@ from masklens.gui.correct.category import (
     benchmark_categories,
     category_ids,
     category_label,
+    no_category_reason,
 )
 from masklens.gui.correct.overlay import MaskItem, brush_item, polyline_item
 from masklens.gui.correct.session import EditSession
@@ -219,17 +220,7 @@ class CorrectionTool(QObject):
     # ------------------------------------------------------------ category
     def _no_category_why(self) -> str:
         """Why Change category is unavailable now ("" when it is available)."""
-        s, sample = self.session, self.window.state.sample
-        if s is None or s.instance is None:
-            return "select a loaded ground-truth instance first"
-        gt = sample.gts.get(s.gt_key) if sample is not None else None
-        if gt is None or not category_ids(gt):
-            kind = getattr(self.window.state.kind, "name", "this kind")
-            if kind == "ovs":
-                return ("in OVS the class is the ground truth: delete the instance and add it to "
-                        "the other class's ground truth")
-            return f"{kind}'s ground truth carries no categories"
-        return ""
+        return no_category_reason(self.session, self.window.state.sample, self.window.state.kind)
 
     def category_choices(self) -> list[tuple[Any, str]]:
         """The benchmark's categories as (id, label) (:func:`~.category.benchmark_categories`)."""
