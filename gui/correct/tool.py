@@ -17,9 +17,16 @@ from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 
 from masklens.gui.correct.assist import AssistPrompt, fit_to, propose
+from masklens.gui.correct.category import (
+    ask_category,
+    benchmark_categories,
+    category_ids,
+    category_label,
+    no_category_reason,
+)
 from masklens.gui.correct.overlay import MaskItem, brush_item, polyline_item
 from masklens.gui.correct.session import EditSession
-from masklens.gui.correct.toolbar import CorrectionToolbar
+from masklens.gui.correct.toolbar import COMMANDS, CorrectionToolbar
 
 MIN_RADIUS, MAX_RADIUS = 1, 256
 EDIT_COLOUR, PROPOSAL_COLOUR = "#F0E442", "#56B4E9"
@@ -29,6 +36,8 @@ class CorrectionTool(QObject):
     """The correction tools of a window (``window.sample_view``'s panels)."""
 
     accepted = Signal(str, str, object, object)
+    #: (sample_id, gt_key, instance index, new category id): a category change, mask unchanged
+    recategorized = Signal(str, str, int, object)
     changed = Signal()
 
     def __init__(self, window: Any) -> None:
@@ -46,6 +55,7 @@ class CorrectionTool(QObject):
         self._items: dict[str, Any] = {}
         self._painting = False
         self._drag: tuple[float, float] | None = None
+        self._category_label = ""  # " · category 2 circle" for the instance edited
         vt = window.visual_tool  # "Correct" joins Pan / Box / Points
         act = QAction("Correct", vt.toolbar, checkable=True)
         act.setShortcut("C")
@@ -69,6 +79,9 @@ class CorrectionTool(QObject):
             c[mode].triggered.connect(lambda _=False, m=mode: self.use_proposal(m))
         c["new"].triggered.connect(self.new_instance)
         c["delete"].triggered.connect(self.delete_instance)
+        c["category"].triggered.connect(self.change_category)
+        #: how the new category is asked for (tests answer it): (parent, current, [(id, label)]) -> id or None
+        self.ask_category = ask_category
         c["undo"].triggered.connect(lambda: self._apply(lambda s: s.undo()))
         c["redo"].triggered.connect(lambda: self._apply(lambda s: s.redo()))
         c["accept"].triggered.connect(self.accept)
@@ -103,7 +116,7 @@ class CorrectionTool(QObject):
         s = self.session
         what = "no instance selected" if s is None else (
             f"{s.gt_key} {'new instance' if s.instance is None else f'instance {s.instance + 1}'}"
-            f" · {s.area} px · {len(s.undo_stack)} step{'s' * (len(s.undo_stack) != 1)}")
+            f"{self._category_label} · {s.area} px · {len(s.undo_stack)} step{'s' * (len(s.undo_stack) != 1)}")
         self.toolbar.info.setText(f" {what} · brush {self.radius:g} px"
                                   + (" · proposal ready" if self.proposal is not None else ""))
         editing = s is not None
@@ -114,6 +127,9 @@ class CorrectionTool(QObject):
         c["redo"].setEnabled(editing and bool(s.redo_stack))
         for name in ("add", "subtract", "replace"):
             c[name].setEnabled(editing and self.proposal is not None)
+        why = self._no_category_why()
+        c["category"].setEnabled(not why)
+        c["category"].setToolTip(f"{COMMANDS['category'][2]} (Shift+C)" + (f": unavailable, {why}" if why else ""))
         self.changed.emit()
 
     def _canvas(self, panel: int | None = None) -> Any:
@@ -141,6 +157,9 @@ class CorrectionTool(QObject):
         mask = (gt.masks[instance].to_array().astype(bool) if instance is not None
                 else np.zeros((gt.height, gt.width), bool))
         self.session = EditSession(mask, sample_id=sample.id, gt_key=gt_key, instance=instance)
+        cats = category_ids(gt) if instance is not None else []
+        self._category_label = (f" · category {category_label(self.window.state.benchmark, cats[instance])}"
+                                if cats else "")
         self.panel, self.image_key = panel, self.view.specs[panel].image
         canvas = self._canvas()
         item = MaskItem(self.session.mask, canvas.image_size(), EDIT_COLOUR, 0.5, original=self.session.original)
@@ -197,6 +216,32 @@ class CorrectionTool(QObject):
         self.end()  # quietly: the deletion is the decision
         self.accepted.emit(sample_id, gt_key, instance, None)
         self._say(f"deletion accepted: {gt_key} instance {instance + 1} of {sample_id}")
+
+    # ------------------------------------------------------------ category
+    def _no_category_why(self) -> str:
+        """Why Change category is unavailable now ("" when it is available)."""
+        return no_category_reason(self.session, self.window.state.sample, self.window.state.kind)
+
+    def category_choices(self) -> list[tuple[Any, str]]:
+        """The benchmark's categories as (id, label) (:func:`~.category.benchmark_categories`)."""
+        return benchmark_categories(self.window.state.benchmark)
+
+    def change_category(self) -> None:
+        """Shift+C: ask for another category of the instance edited; recorded at once, mask unchanged."""
+        why = self._no_category_why()
+        if why:
+            self._say(f"Change category: {why}", "warning")
+            return
+        s = self.session
+        current = category_ids(self.window.state.sample.gts[s.gt_key])[s.instance]
+        chosen = self.ask_category(self.window, current, self.category_choices())
+        if chosen is None or chosen == current:
+            return
+        sample_id, gt_key, instance = s.sample_id, s.gt_key, s.instance
+        self.end()
+        self.recategorized.emit(sample_id, gt_key, instance, chosen)
+        self._say(f"category change accepted: {gt_key} instance {instance + 1} of {sample_id}: "
+                  f"{current} → {chosen}")
 
     def _first_panel_with_gt(self) -> int | None:
         return next((i for i, spec in enumerate(self.view.specs) if spec.gts), None)

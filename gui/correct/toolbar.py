@@ -27,6 +27,8 @@ COMMANDS = {
     "replace": ("Replace by proposal", "Shift+R", "the instance becomes the model's proposal"),
     "new": ("New instance", "Shift+N", "start a new, empty instance of the panel's ground truth"),
     "delete": ("Delete instance", "Delete", "delete the selected instance (accepted as a deletion)"),
+    "category": ("Change category…", "Shift+C", "give the selected instance another of the benchmark's "
+                 "categories; the mask stays (accepted at once)"),
     "undo": ("Undo edit", "", "undo the last stroke of the edit (Ctrl+Z on the canvas while editing)"),
     "redo": ("Redo edit", "", "redo the stroke undone (Ctrl+Shift+Z on the canvas while editing)"),
     "accept": ("Accept edit", "Shift+Return", "accept the corrected instance"),
@@ -58,7 +60,7 @@ class CorrectionToolbar(QToolBar):
                 act.setShortcut(key)
             act.setToolTip(f"{tip} ({key})" if key else tip)
             self.commands[name] = act
-            if name in ("larger", "fill", "replace", "delete", "redo"):
+            if name in ("larger", "fill", "replace", "category", "redo"):
                 self.addAction(act)
                 self.addSeparator()
             else:

@@ -33,6 +33,7 @@ class CorrectionsLink(QObject):
         self.window = window
         self.last: Any = None  # the newest correction recorded here
         window.correction.accepted.connect(self.persist)
+        window.correction.recategorized.connect(self.persist_category)
         self.apply_action = QAction("Apply corrections…", window)
         self.apply_action.setToolTip("write the benchmark with the ground-truth corrections applied "
                                      "(as `masklens review apply`), plus a changelog")
@@ -50,8 +51,16 @@ class CorrectionsLink(QObject):
         name = panel.reviewer.text().strip() if panel is not None else ""
         return name or (store.reviewer if store is not None else "")
 
-    def persist(self, sample_id: str, gt_key: str, instance: int | None, mask: Any) -> Any:
-        """Record an accepted edit in the review store (committed before this returns)."""
+    def persist_category(self, sample_id: str, gt_key: str, instance: int, category: Any) -> Any:
+        """Record a category change: the instance's current mask with the new category."""
+        gt = self.window.state.sample.gts[gt_key]
+        return self.persist(sample_id, gt_key, instance, gt.masks[instance], category=category, keep_mask=True)
+
+    def persist(self, sample_id: str, gt_key: str, instance: int | None, mask: Any,
+                category: Any = None, *, keep_mask: bool = False) -> Any:
+        """Record an accepted edit in the review store (committed before this returns). A
+        correction replaces this reviewer's earlier one of the instance, so a new mask keeps its
+        category change and a category change (``keep_mask``) keeps its corrected mask."""
         from masklens.core.review.store import benchmark_key
 
         w = self.window
@@ -65,14 +74,19 @@ class CorrectionsLink(QObject):
         if view.on:  # indices of the corrected ground truth -> the loaded one
             instance, retract = self._original_instance(key, sample_id, gt_key, instance, who)
         tool = "delete" if mask is None else "new" if instance is None and retract is None else (
-            TOOL_NAMES.get(w.correction.subtool, w.correction.subtool))
+            "category" if category is not None else TOOL_NAMES.get(w.correction.subtool, w.correction.subtool))
+        prior = self._prior(key, sample_id, gt_key, instance, who) if retract is None else None
+        if prior is not None and mask is not None:
+            category = prior.category if category is None else category
+            mask = prior.mask if keep_mask and prior.mask is not None else mask
         panel = w.review_panel
         note = panel.note.text().strip() if panel is not None else ""
         try:
             if retract is not None:
                 store.retract_correction(retract)
             c = store.add_correction(key, sample_id, gt_key, instance, mask, tool=tool, note=note,
-                                     verdict_uid=self._verdict_uid(key, sample_id), reviewer=who)
+                                     verdict_uid=self._verdict_uid(key, sample_id), reviewer=who,
+                                     category=category)
         except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError: shown, never a crash
             w.message_bar.show_message(f"correction not recorded: {type(exc).__name__}: {exc}", "error")
             return None
@@ -84,6 +98,14 @@ class CorrectionsLink(QObject):
             panel.status.setText(f"saved: correction of {gt_key} in sample {sample_id} ({c.time})")
         self.changed()
         return c
+
+    def _prior(self, key: str, sample_id: str, gt_key: str, instance: int | None, who: str) -> Any:
+        """This reviewer's current correction of a loaded instance (None for none)."""
+        if instance is None:
+            return None
+        store = self.window.state.review_store
+        return next((c for c in reversed(store.corrections(key, reviewer=who))
+                     if (c.sample_id, c.gt_key, c.instance) == (sample_id, gt_key, instance)), None)
 
     def _verdict_uid(self, key: str, sample_id: str) -> str:
         """The uid of the sample's latest current "Ground truth wrong" verdict ("" for none)."""

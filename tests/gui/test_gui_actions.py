@@ -273,6 +273,13 @@ def _stroked(w, s):
     s.end_stroke()
 
 
+def _no_category_change(w, s, before):
+    """CAFE's ground truth carries no categories: the action is disabled, says why, does nothing."""
+    act = w.correction.toolbar.commands["category"]
+    assert not act.isEnabled() and "cafe's ground truth carries no categories" in act.toolTip()
+    assert w.correction.session is s and not w._accepted and np.array_equal(s.mask, before)
+
+
 def _accepted(mask_expected: bool, instance: int | None = 0):
     def check(w, s, before):
         assert w.correction.session is None and len(w._accepted) == 1, w._accepted
@@ -462,6 +469,7 @@ def table(w) -> dict[str, Entry]:
                               check=lambda w, _: (w.correction.session is not None and w.correction.session.instance
                                                   is None and _done_editing(w) is None) or pytest.fail("no new instance")),
         "Delete instance": _edit_entry(lambda w, s: None, _accepted(False)),
+        "Change category…": _edit_entry(lambda w, s: None, _no_category_change),
         "Undo edit": _edit_entry(_stroked, lambda w, s, before: (not s.undo_stack and s.area < before.sum())
                                  or pytest.fail("not undone")),
         "Redo edit": _edit_entry(lambda w, s: (_stroked(w, s), s.undo()),
