@@ -10,7 +10,6 @@ finished entry readable and no half-written one. Import it from
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -18,11 +17,15 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from masklens.core.cache.prediction_entries import (  # noqa: F401 - importable from here, as before
+    PredictionKey,
+    result_from_json,
+    result_to_json,
+)
 from masklens.core.errors import MasklensError
 from masklens.core.files.sqlite_errors import (
     CORRUPT,
@@ -34,7 +37,7 @@ from masklens.core.files.sqlite_errors import (
 )
 
 if TYPE_CHECKING:
-    from masklens.core.models.base import SegmentRequest, SegmentResult
+    from masklens.core.models.base import SegmentResult
 
 #: environment variable that overrides the default cache directory
 CACHE_DIR_ENV = "MASKLENS_CACHE_DIR"
@@ -48,59 +51,6 @@ def default_cache_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("masklens", appauthor=False))
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-
-
-@dataclass(frozen=True)
-class PredictionKey:
-    """What a cached prediction depends on. ``params`` is canonical JSON."""
-
-    backend: str
-    checkpoint: str
-    image: str
-    prompt: str
-    role: str = ""
-    params: str = "{}"
-
-    @classmethod
-    def make(
-        cls,
-        backend: str,
-        checkpoint: str | None,
-        image: str,
-        prompt: str,
-        role: str | None = None,
-        params: Mapping[str, Any] | None = None,
-    ) -> PredictionKey:
-        return cls(backend, checkpoint or "", image, prompt, role or "", _canonical(dict(params or {})))
-
-    @classmethod
-    def for_request(
-        cls,
-        backend: str,
-        checkpoint: str | None,
-        image: str,
-        request: SegmentRequest,
-        params: Mapping[str, Any] | None = None,
-    ) -> PredictionKey:
-        """Key for a :class:`SegmentRequest` (its boxes/points join the parameters)."""
-        p = dict(params or {})
-        if request.boxes:
-            p["_boxes"] = [list(map(float, b)) for b in request.boxes]
-        if request.points:
-            p["_points"] = [list(map(float, q)) for q in request.points]
-        return cls.make(backend, checkpoint, image, request.text, request.role, p)
-
-    @property
-    def digest(self) -> str:
-        h = hashlib.blake2b(digest_size=20)
-        for part in (self.backend, self.checkpoint, self.image, self.prompt, self.role, self.params):
-            h.update(part.encode("utf-8"))
-            h.update(b"\x00")
-        return h.hexdigest()
 
 
 _SCHEMA = """
@@ -123,38 +73,6 @@ CREATE TABLE IF NOT EXISTS image_files (
     image TEXT NOT NULL
 );
 """
-_FORMAT = 1
-
-
-def result_to_json(result: SegmentResult) -> dict[str, Any]:
-    """A SegmentResult as JSON-ready data (masks as compressed RLE strings)."""
-    from masklens.core.files.io import json_safe
-
-    return {
-        "v": _FORMAT,
-        "masks": [m.to_coco() for m in result.masks],
-        "scores": [float(s) for s in result.scores],
-        "presence": None if result.presence is None else float(result.presence),
-        "provenance": json_safe(result.provenance),
-    }
-
-
-def result_from_json(data: Mapping[str, Any]) -> SegmentResult:
-    from masklens.core.masks import Mask
-    from masklens.core.models.base import SegmentResult
-
-    masks = []
-    for m in data["masks"]:  # written by result_to_json: trusted, no re-validation
-        h, w = (int(v) for v in m["size"])
-        masks.append(Mask({"size": [h, w], "counts": m["counts"].encode("ascii")}))
-    return SegmentResult(
-        masks=masks,
-        scores=[float(s) for s in data["scores"]],
-        presence=data.get("presence"),
-        provenance=dict(data.get("provenance") or {}),
-    )
-
-
 class PredictionCache:
     """On-disk cache of SegmentResults in one SQLite database (WAL mode) under ``root``.
 

@@ -20,12 +20,11 @@ Qt-free; the GUI's review panel and ``masklens review`` both use this module.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -39,7 +38,12 @@ from masklens.core.files.sqlite_errors import (
     rollback_quietly,
 )
 from masklens.core.review.assign import QueueRows
-from masklens.core.review.corrections import create_tables
+from masklens.core.review.locations import (  # noqa: F401 - importable from here, as before
+    benchmark_key,
+    default_store_path,
+    is_bundled,
+)
+from masklens.core.review.migrations import MIGRATIONS, SCHEMA_VERSION
 from masklens.core.review.store_corrections import CorrectionRows
 
 # the verdict types live in their own module (re-exported: the GUI, reports and tests read them here)
@@ -50,105 +54,7 @@ from masklens.core.review.verdict_types import (  # noqa: F401
     register_verdict_type,
     verdict_type,
 )
-
-
-# ------------------------------------------------------------------ records
-@dataclass(frozen=True)
-class Verdict:
-    """One recorded verdict. ``prompt_id`` is "" for a verdict on the whole sample;
-    ``verdict`` is "" for a cleared verdict; ``time`` is ISO 8601 UTC."""
-
-    benchmark: str
-    sample_id: str
-    prompt_id: str
-    verdict: str
-    note: str
-    reviewer: str
-    time: str
-    uid: str
-    #: uid of the row this one retracts (an undo); "" for an ordinary verdict
-    retracts: str = ""
-
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        return (self.benchmark, self.sample_id, self.prompt_id, self.reviewer)
-
-
-FIELDS = ("benchmark", "sample_id", "prompt_id", "verdict", "note", "reviewer", "time", "uid", "retracts")
-
-
-def benchmark_key(benchmark: object) -> str:
-    """A stable key for a loaded Benchmark: ``kind:name``."""
-    return f"{getattr(benchmark, 'kind', '')}:{getattr(benchmark, 'name', '')}"
-
-
-def default_store_path(benchmark_sources: Mapping[str, Path] | Iterable[str | Path]) -> Path:
-    """Where a benchmark's verdicts live: beside its first source file (e.g. the annotation
-    file), as ``<stem>.masklens-reviews.sqlite``. When that folder is not writable, there is
-    no source, or the source is a file bundled with masklens (the demo), the store goes to
-    the user data dir (``$MASKLENS_DATA_DIR`` overrides it), named after the source's path."""
-    import os
-
-    sources = list(benchmark_sources.values() if isinstance(benchmark_sources, Mapping)
-                   else benchmark_sources)
-    first = Path(sources[0]) if sources else None
-    if first is not None and not is_bundled(first):
-        folder = first if first.is_dir() else first.parent
-        stem = first.name if first.is_dir() else first.stem
-        if folder.is_dir() and os.access(folder, os.W_OK):
-            return folder / f"{stem}.masklens-reviews.sqlite"
-    digest = hashlib.sha256(str(first.resolve() if first else "").encode()).hexdigest()[:16]
-    base = os.environ.get("MASKLENS_DATA_DIR")
-    if not base:
-        import platformdirs
-
-        base = platformdirs.user_data_dir("masklens")
-    return Path(base) / "reviews" / f"{(first.stem if first else 'unsaved')}-{digest}.sqlite"
-
-
-def is_bundled(path: Path) -> bool:
-    """Whether ``path`` is inside the installed masklens resources (never written to)."""
-    import masklens.resources as res
-
-    try:
-        return path.resolve().is_relative_to(Path(res.__file__).resolve().parent)
-    except OSError:
-        return False
-
-
-# ------------------------------------------------------------------ schema
-def _v1(db: sqlite3.Connection) -> None:
-    db.execute(
-        "CREATE TABLE verdicts ("
-        " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-        " benchmark TEXT NOT NULL, sample_id TEXT NOT NULL, prompt_id TEXT NOT NULL DEFAULT '',"
-        " verdict TEXT NOT NULL, note TEXT NOT NULL DEFAULT '', reviewer TEXT NOT NULL,"
-        " time TEXT NOT NULL)"
-    )
-
-
-def _v2(db: sqlite3.Connection) -> None:
-    # v2: a random uid per row (idempotent merges) and an index for "current verdict" queries
-    db.execute("ALTER TABLE verdicts ADD COLUMN uid TEXT")
-    for (rowid,) in db.execute("SELECT id FROM verdicts WHERE uid IS NULL").fetchall():
-        db.execute("UPDATE verdicts SET uid = ? WHERE id = ?", (uuid.uuid4().hex, rowid))
-    db.execute("CREATE UNIQUE INDEX verdicts_uid ON verdicts(uid)")
-    db.execute("CREATE INDEX verdicts_key ON verdicts(benchmark, sample_id, prompt_id, reviewer)")
-
-
-def _v3(db: sqlite3.Connection) -> None:
-    # v3: retraction rows (undo): ``retracts`` holds the uid of the row they take back
-    db.execute("ALTER TABLE verdicts ADD COLUMN retracts TEXT NOT NULL DEFAULT ''")
-
-
-def _v4(db: sqlite3.Connection) -> None:
-    # v4: ground-truth corrections and reviewers' queues (core/review/corrections.py, assign.py)
-    create_tables(db)
-
-
-#: MIGRATIONS[i] upgrades a store from user_version i to i + 1
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
-SCHEMA_VERSION = len(MIGRATIONS)
+from masklens.core.review.verdicts import FIELDS, Verdict, _where, effective  # noqa: F401 - as before
 
 
 def _utc_now() -> str:
@@ -466,20 +372,6 @@ def newer_schema(path: Path, version: int) -> MasklensError:
     return MasklensError(
         f"made by a newer masklens (review schema version {version}; this masklens reads up to "
         f"{SCHEMA_VERSION})", path=path, hint="upgrade masklens to open it; the file was left as it is")
-
-
-def effective(rows: Iterable[Verdict]) -> list[Verdict]:
-    """``rows`` without retraction rows and the rows they retract (order kept)."""
-    rows = list(rows)
-    retracted = {v.retracts for v in rows if v.retracts}
-    return [v for v in rows if not v.retracts and v.uid not in retracted]
-
-
-def _where(**conds: str | None) -> tuple[str, tuple[str, ...]]:
-    parts = [(f"{k} = ?", v) for k, v in conds.items() if v is not None]
-    if not parts:
-        return "", ()
-    return "WHERE " + " AND ".join(p for p, _ in parts), tuple(v for _, v in parts)
 
 
 def _default_reviewer() -> str:

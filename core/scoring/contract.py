@@ -21,13 +21,13 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import is_
 from pathlib import Path
 from typing import Any, TypeVar
 
 from masklens.core.errors import MasklensError, argument_name
 from masklens.core.runtime.gc_pause import gc_paused
 from masklens.core.schema import Benchmark, PredictionSet, Sample
+from masklens.core.scoring.overlaps_cache import OverlapsCache  # noqa: F401 - importable from here, as before
 from masklens.core.scoring.records import Records
 
 Value = float | int | None
@@ -234,37 +234,6 @@ class BenchmarkKind(ABC):
     ) -> dict[str, Any]:
         """Optional JSON-ready structured results (written under "extras"); none by default."""
         return {}
-
-
-class OverlapsCache:
-    """Something derived from a whole overlaps list (stacks, AP, confusion scores), remembered
-    for the last ``size`` lists seen. Lists match by the identity of their elements (overlaps
-    never change; a replaced sample is a new object, so it rebuilds), so re-scoring at new
-    parameters does not derive it again. For :meth:`BenchmarkKind.summarize` and friends."""
-
-    def __init__(self, size: int = 4, *, identity_eq: bool = False) -> None:
-        """``identity_eq``: the overlaps compare equal only when identical (object's own
-        ``__eq__``, e.g. a dataclass with ``eq=False``), so list equality — a C loop that
-        takes ``is`` first — is the identity check (much faster on 100k entries)."""
-        self._size = size
-        self._identity_eq = identity_eq
-        self._entries: list[tuple[list[Any], Any]] = []
-
-    def _same(self, seen: list[Any], overlaps: Sequence[Any]) -> bool:
-        if len(seen) != len(overlaps):
-            return False
-        if self._identity_eq and isinstance(overlaps, list):
-            return seen == overlaps
-        return all(map(is_, overlaps, seen))
-
-    def get(self, overlaps: Sequence[Any], build: Callable[[], T]) -> T:
-        for i, (seen, value) in enumerate(self._entries):
-            if self._same(seen, overlaps):
-                self._entries.insert(0, self._entries.pop(i))
-                return value
-        value = build()
-        self._entries = [(list(overlaps), value), *self._entries[: self._size - 1]]
-        return value
 
 
 #: samples per :meth:`BenchmarkKind.all_overlaps` call when progress is reported

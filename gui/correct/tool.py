@@ -18,11 +18,10 @@ from PySide6.QtGui import QAction, QKeySequence
 
 from masklens.gui.correct.assist import AssistPrompt, fit_to, propose
 from masklens.gui.correct.category import (
+    CategoryChange,
     ask_category,
-    benchmark_categories,
     category_ids,
     category_label,
-    no_category_reason,
 )
 from masklens.gui.correct.overlay import MaskItem, brush_item, polyline_item
 from masklens.gui.correct.session import EditSession
@@ -32,7 +31,7 @@ MIN_RADIUS, MAX_RADIUS = 1, 256
 EDIT_COLOUR, PROPOSAL_COLOUR = "#F0E442", "#56B4E9"
 
 
-class CorrectionTool(QObject):
+class CorrectionTool(CategoryChange, QObject):
     """The correction tools of a window (``window.sample_view``'s panels)."""
 
     accepted = Signal(str, str, object, object)
@@ -216,32 +215,6 @@ class CorrectionTool(QObject):
         self.end()  # quietly: the deletion is the decision
         self.accepted.emit(sample_id, gt_key, instance, None)
         self._say(f"deletion accepted: {gt_key} instance {instance + 1} of {sample_id}")
-
-    # ------------------------------------------------------------ category
-    def _no_category_why(self) -> str:
-        """Why Change category is unavailable now ("" when it is available)."""
-        return no_category_reason(self.session, self.window.state.sample, self.window.state.kind)
-
-    def category_choices(self) -> list[tuple[Any, str]]:
-        """The benchmark's categories as (id, label) (:func:`~.category.benchmark_categories`)."""
-        return benchmark_categories(self.window.state.benchmark)
-
-    def change_category(self) -> None:
-        """Shift+C: ask for another category of the instance edited; recorded at once, mask unchanged."""
-        why = self._no_category_why()
-        if why:
-            self._say(f"Change category: {why}", "warning")
-            return
-        s = self.session
-        current = category_ids(self.window.state.sample.gts[s.gt_key])[s.instance]
-        chosen = self.ask_category(self.window, current, self.category_choices())
-        if chosen is None or chosen == current:
-            return
-        sample_id, gt_key, instance = s.sample_id, s.gt_key, s.instance
-        self.end()
-        self.recategorized.emit(sample_id, gt_key, instance, chosen)
-        self._say(f"category change accepted: {gt_key} instance {instance + 1} of {sample_id}: "
-                  f"{current} → {chosen}")
 
     def _first_panel_with_gt(self) -> int | None:
         return next((i for i, spec in enumerate(self.view.specs) if spec.gts), None)
