@@ -57,7 +57,11 @@ class GalleryGrid(QAbstractScrollArea):
         self.selection: QItemSelectionModel | None = None
         self.batch_keys: set[str] = set()  # lower-case verdict shortcuts ("m", "w", …)
         self._anchor = 0
-        self.painted: list[int] = []  # source rows of the last paint (tests, benchmarks)
+        self.painted: list[int] = []  # source rows of the tiles shown at the last paint (tests, benchmarks)
+        self.drawn = 0  # tiles the last paint drew (those in its exposed region)
+        self.drawn_without_picture = 0  # of them, drawn grey: their thumbnail not made yet
+        self._shown: dict[int, int] = {}  # source row -> proxy row, of the tiles shown
+        self._captions: dict[str, str] = {}  # caption -> its elided text
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.viewport().setAutoFillBackground(True)
@@ -120,20 +124,25 @@ class GalleryGrid(QAbstractScrollArea):
 
     # ------------------------------------------------------------ painting
     def paintEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        """Draw the tiles inside the exposed region only (a thumbnail that arrives repaints its
+        own tile); ask the tile source for the pictures of every tile shown and the next page."""
         if self.proxy is None:
             return
         p = QPainter(self.viewport())
         rows = self.proxy.visible_rows()
-        shown = self.visible_range()
+        shown = range(self.visible_range().start, min(self.visible_range().stop, len(rows)))
+        region = event.region()
         cur = self.current()
         picked = self._selected_in(shown)
-        self.painted = []
-        for i in shown:
-            if i >= len(rows):
-                break
-            src = rows[i]
-            self.painted.append(src)
-            self._paint_tile(p, self.tile_rect(i), src, i in picked, i == cur)
+        cols, top = self.columns(), self.verticalScrollBar().value()
+        x0 = max(0, (self.viewport().width() - cols * TILE_W) // 2)
+        self.painted = [rows[i] for i in shown]
+        self._shown = {src: i for i, src in zip(shown, self.painted, strict=True)}
+        self.drawn = self.drawn_without_picture = 0
+        for i, src in zip(shown, self.painted, strict=True):
+            rect = QRect(x0 + (i % cols) * TILE_W, (i // cols) * TILE_H - top, TILE_W, TILE_H)
+            if region.intersects(rect):
+                self._paint_tile(p, rect, src, i in picked, i == cur)
         if self.hasFocus():  # where the keys go (a style sheet would slow every paint down)
             p.setPen(QPen(QColor("#0072B2"), 2))
             p.drawRect(self.viewport().rect().adjusted(1, 1, -1, -1))
@@ -141,7 +150,23 @@ class GalleryGrid(QAbstractScrollArea):
         ahead = range(shown.stop, min(shown.stop + len(shown), len(rows)))
         self.tiles.visible(list(self.painted), [rows[i] for i in ahead])
 
+    def update_source_row(self, src: int) -> None:
+        """Repaint the tile of source row ``src`` if it is shown (its thumbnail arrived)."""
+        i = self._shown.get(src)
+        if i is not None:
+            self.viewport().update(self.tile_rect(i))
+
+    def _caption(self, src: int, fm: Any) -> str:
+        text = self.tiles.caption(src)
+        out = self._captions.get(text)
+        if out is None:
+            if len(self._captions) > 4096:  # ids seen while scrolling: a bounded memo
+                self._captions.clear()
+            out = self._captions[text] = fm.elidedText(text, Qt.TextElideMode.ElideMiddle, THUMB_W)
+        return out
+
     def _paint_tile(self, p: QPainter, rect: QRect, src: int, selected: bool, current: bool) -> None:
+        self.drawn += 1
         pal = self.palette()
         inner = rect.adjusted(3, 3, -3, -3)
         if selected:
@@ -149,6 +174,7 @@ class GalleryGrid(QAbstractScrollArea):
         img = self.tiles.thumbnail(src)
         box = QRect(inner.x() + 3, inner.y() + 3, THUMB_W, THUMB_H)
         if img is None:
+            self.drawn_without_picture += 1
             p.fillRect(box, QColor("#e4e4e4"))
         else:
             p.drawImage(box.x() + (THUMB_W - img.width()) // 2, box.y() + (THUMB_H - img.height()) // 2, img)
@@ -163,8 +189,8 @@ class GalleryGrid(QAbstractScrollArea):
             x -= 20
         p.setPen(pal.text().color())
         text_box = QRect(inner.x() + 3, box.bottom() + 2, THUMB_W, inner.bottom() - box.bottom() - 2)
-        caption = p.fontMetrics().elidedText(self.tiles.caption(src), Qt.TextElideMode.ElideMiddle, THUMB_W)
-        p.drawText(text_box, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignVCenter, caption)
+        p.drawText(text_box, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignVCenter,
+                   self._caption(src, p.fontMetrics()))
         if current:
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.setPen(QPen(QColor("#0072B2"), 3))
@@ -190,14 +216,28 @@ class GalleryGrid(QAbstractScrollArea):
         super().focusOutEvent(event)
         self.viewport().update()
 
-    def selected_rows(self) -> list[int]:
-        """Selected proxy rows, in order (ranges are read, not one index per cell)."""
+    def selected_spans(self) -> list[tuple[int, int]]:
+        """The selected proxy rows as sorted, disjoint ``(first, stop)`` spans, merged from the
+        selection's ranges: its cost is the number of ranges (one after Ctrl+A), not of rows."""
         if self.selection is None:
             return []
-        rows: set[int] = set()
-        for rng in self.selection.selection():
-            rows.update(range(rng.top(), rng.bottom() + 1))
-        return sorted(r for r in rows if r < self.count())
+        n = self.count()
+        spans: list[tuple[int, int]] = []
+        for lo, hi in sorted((r.top(), min(r.bottom() + 1, n)) for r in self.selection.selection()):
+            if lo >= hi:
+                continue
+            if spans and lo <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(spans[-1][1], hi))
+            else:
+                spans.append((lo, hi))
+        return spans
+
+    def selected_count(self) -> int:
+        return sum(hi - lo for lo, hi in self.selected_spans())
+
+    def selected_rows(self) -> list[int]:
+        """Selected proxy rows, in order (from the merged spans, not one index per cell)."""
+        return [r for lo, hi in self.selected_spans() for r in range(lo, hi)]
 
     def _row_selection(self, a: int, b: int) -> QItemSelection:
         lo, hi = min(a, b), max(a, b)
@@ -249,7 +289,7 @@ class GalleryGrid(QAbstractScrollArea):
             return True
         if ctrl and e.key() in (Qt.Key.Key_A, Qt.Key.Key_Space):
             return True
-        return (not ctrl and e.text().lower() in self.batch_keys and len(self.selected_rows()) > 1)
+        return (not ctrl and e.text().lower() in self.batch_keys and self.selected_count() > 1)
 
     def keyPressEvent(self, e: QKeyEvent) -> None:  # noqa: N802 - Qt override
         mods = e.modifiers()
@@ -271,7 +311,7 @@ class GalleryGrid(QAbstractScrollArea):
             self.activated.emit(self.current())
         elif e.key() == Qt.Key.Key_Escape and self.current() >= 0:
             self.move_to(self.current())
-        elif not ctrl and e.text().lower() in self.batch_keys and len(self.selected_rows()) > 1:
+        elif not ctrl and e.text().lower() in self.batch_keys and self.selected_count() > 1:
             self.batchKey.emit(e.text().lower())
         else:
             super().keyPressEvent(e)
