@@ -9,6 +9,8 @@ come from a :class:`TileSource` that draws them off the GUI thread.
 Keys: arrows move, Shift+arrows extend the selection, Ctrl+arrows move without selecting,
 Ctrl+Space toggles, PgUp/PgDn a page, Home/End, Ctrl+A all, Enter opens the sample, Esc keeps
 only the current one. Mouse: click, Ctrl+click toggles, Shift+click a range, double-click opens.
+A move key held down moves the frame at each repeat and the list's current sample once, at
+the end (:mod:`masklens.gui.gallery.held_keys`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor, QImage, QKeyEvent, QPainter, QPen
 from PySide6.QtWidgets import QAbstractScrollArea, QWidget
+
+from masklens.gui.gallery.held_keys import HeldMove
 
 THUMB_W, THUMB_H = 160, 120
 TILE_W, TILE_H = THUMB_W + 12, THUMB_H + 28
@@ -62,6 +66,7 @@ class GalleryGrid(QAbstractScrollArea):
         self.drawn_without_picture = 0  # of them, drawn grey: their thumbnail not made yet
         self._shown: dict[int, int] = {}  # source row -> proxy row, of the tiles shown
         self._captions: dict[str, str] = {}  # caption -> its elided text
+        self.held = HeldMove(self.move_to, self)  # a held move key: the list follows at the end
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.viewport().setAutoFillBackground(True)
@@ -133,7 +138,7 @@ class GalleryGrid(QAbstractScrollArea):
         shown = range(self.visible_range().start, min(self.visible_range().stop, len(rows)))
         region = event.region()
         cur = self.current()
-        picked = self._selected_in(shown)
+        picked = self._selected_in(shown) if self.held.row is None else self._held_selection(shown)
         cols, top = self.columns(), self.verticalScrollBar().value()
         x0 = max(0, (self.viewport().width() - cols * TILE_W) // 2)
         self.painted = [rows[i] for i in shown]
@@ -198,8 +203,21 @@ class GalleryGrid(QAbstractScrollArea):
 
     # ------------------------------------------------------------ selection (the list's model)
     def current(self) -> int:
+        """The tile with the frame: the list's current row, or where a held key has got to."""
+        if self.held.row is not None:
+            return self.held.row
         idx = self.selection.currentIndex() if self.selection is not None else QModelIndex()
         return idx.row() if idx.isValid() else -1
+
+    def _held_selection(self, shown: range) -> set[int]:
+        """What the selection will be once the held move is committed (as drawn meanwhile)."""
+        row = self.held.row if self.held.row is not None else -1
+        if self.held.how == "only":
+            return {row}
+        if self.held.how == "extend":
+            lo, hi = min(self._anchor, row), max(self._anchor, row)
+            return set(range(max(lo, shown.start), min(hi + 1, shown.stop)))
+        return self._selected_in(shown)
 
     def _selected_in(self, shown: range) -> set[int]:
         """Selected proxy rows within ``shown`` (read from the ranges, not asked row by row)."""
@@ -213,6 +231,7 @@ class GalleryGrid(QAbstractScrollArea):
         self.viewport().update()
 
     def focusOutEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        self.held.flush()
         super().focusOutEvent(event)
         self.viewport().update()
 
@@ -278,9 +297,14 @@ class GalleryGrid(QAbstractScrollArea):
 
     # ------------------------------------------------------------ input
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ShortcutOverride and self._handles(event):
-            event.accept()  # these keys are the grid's, not the window's (PgDn = a page here)
-            return True
+        if event.type() == QEvent.Type.ShortcutOverride:
+            if not (event.isAutoRepeat() and event.key() in _MOVES):
+                self.held.flush()  # e.g. a verdict key: it acts on the sample the frame is on
+            if self._handles(event):
+                event.accept()  # these keys are the grid's, not the window's (PgDn = a page here)
+                return True
+        elif event.type() == QEvent.Type.Hide:
+            self.held.flush()
         return super().event(event)
 
     def _handles(self, e: QKeyEvent) -> bool:
@@ -302,8 +326,18 @@ class GalleryGrid(QAbstractScrollArea):
         target = {Qt.Key.Key_Home: 0, Qt.Key.Key_End: self.count() - 1}.get(e.key())
         if step is not None or target is not None:
             i = cur + step if step is not None else target
-            self.move_to(i if self.current() >= 0 else 0, "extend" if shift else "keep" if ctrl else "only")
-        elif ctrl and e.key() == Qt.Key.Key_A:
+            i, how = (i if self.current() >= 0 else 0), "extend" if shift else "keep" if ctrl else "only"
+            if e.isAutoRepeat():  # held down: the frame moves now, the list when it is let go
+                i = max(0, min(i, self.count() - 1))
+                self.held.hold(i, how)
+                self.ensure_visible(i)
+                self.viewport().update()
+            else:
+                self.held.flush()
+                self.move_to(i, how)
+            return
+        self.held.flush()
+        if ctrl and e.key() == Qt.Key.Key_A:
             self.select_all()
         elif ctrl and e.key() == Qt.Key.Key_Space:
             self.move_to(cur, "toggle")
@@ -316,7 +350,13 @@ class GalleryGrid(QAbstractScrollArea):
         else:
             super().keyPressEvent(e)
 
+    def keyReleaseEvent(self, e: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        if not e.isAutoRepeat():
+            self.held.flush()  # the held key let go: the list, readout and Review dock follow
+        super().keyReleaseEvent(e)
+
     def mousePressEvent(self, e: Any) -> None:  # noqa: N802 - Qt override
+        self.held.flush()
         i = self.tile_at(int(e.position().x()), int(e.position().y()))
         if i is None or e.button() != Qt.MouseButton.LeftButton:
             return super().mousePressEvent(e)

@@ -160,3 +160,58 @@ def test_only_exposed_tiles_are_drawn_and_a_thumbnail_repaints_its_own_tile(big,
     last = grid.count() - 1
     grid.viewport().repaint(grid.tile_rect(last))  # one tile exposed: one tile drawn
     assert grid.drawn == 1 and grid.painted[-1] == w.browser.proxy.visible_rows()[last]
+
+
+def held(grid, key, *, repeat=True, release=False):
+    """A key event as the keyboard sends it while a key is held down (auto-repeat), or its release."""
+    from PySide6.QtGui import QKeyEvent
+    from PySide6.QtWidgets import QApplication
+
+    kind = QKeyEvent.Type.KeyRelease if release else QKeyEvent.Type.KeyPress
+    for event_kind in ((QKeyEvent.Type.ShortcutOverride, kind) if not release else (kind,)):
+        QApplication.sendEvent(grid.viewport(), QKeyEvent(event_kind, key, Qt.KeyboardModifier.NoModifier, "",
+                                                          repeat))
+
+
+def test_a_held_page_down_moves_the_frame_at_once_and_the_window_when_let_go(big, qtbot):
+    w = big
+    grid = w.gallery.grid
+    switches = []
+    w.state.sampleChanged.connect(lambda *_: switches.append(w.state.index))
+    page = grid.columns() * max(1, grid.viewport().height() // grid.tile_rect(0).height())
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_PageDown)  # one press: a sample switch, as before
+    assert w.state.index == page and switches == [page]
+    for _ in range(6):  # held down: six repeats
+        held(grid, Qt.Key.Key_PageDown)
+        grid.viewport().repaint()
+        assert grid.current() in grid.visible_range()  # the frame is on screen at each repeat
+    assert grid.current() == 7 * page
+    assert w.state.index == page and switches == [page]  # the window has not switched six times
+    assert w.browser.table.currentIndex().row() == page
+    held(grid, Qt.Key.Key_PageDown, repeat=False, release=True)  # let go
+    assert w.state.index == 7 * page and switches == [page, 7 * page]
+    assert grid.selected_rows() == [7 * page] and w.browser.table.currentIndex().row() == 7 * page
+
+    for _ in range(3):  # held again, then the repeats pause: the window follows by itself
+        held(grid, Qt.Key.Key_Down)
+    target = 7 * page + 3 * grid.columns()
+    assert w.state.index == 7 * page
+    qtbot.waitUntil(lambda: w.state.index == target, timeout=3000)
+    assert switches[-1] == target
+
+
+def test_a_verdict_key_after_a_held_move_goes_to_the_sample_with_the_frame(big, qtbot):
+    w = big
+    if w.review_panel is None:
+        pytest.skip("no review panel")
+    from masklens.core.review.store import benchmark_key
+
+    grid = w.gallery.grid
+    for _ in range(4):
+        held(grid, Qt.Key.Key_Right)
+    assert grid.current() == 4 and w.state.index == 0
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_M)  # Model wrong: on tile 4, not on sample 0
+    store, key = w.state.review_store, benchmark_key(w.state.benchmark)
+    assert [(v.sample_id, v.verdict) for v in store.current(key)] == [(w.browser.model.samples[4].id,
+                                                                       "model_wrong")]
+    assert w.state.index == 4
