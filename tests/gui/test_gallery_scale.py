@@ -156,7 +156,6 @@ def test_only_exposed_tiles_are_drawn_and_a_thumbnail_repaints_its_own_tile(big,
     full = grid.viewport().rect()
     assert regions.seen  # the arrivals were painted, each as its tiles' rectangles, not the page
     assert all(r.boundingRect() != full or r.rectCount() > 1 for r in regions.seen)
-    assert sum(r.rectCount() for r in regions.seen) >= 1
     last = grid.count() - 1
     grid.viewport().repaint(grid.tile_rect(last))  # one tile exposed: one tile drawn
     assert grid.drawn == 1 and grid.painted[-1] == w.browser.proxy.visible_rows()[last]
