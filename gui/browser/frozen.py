@@ -15,6 +15,8 @@ from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QHeaderView, QTableView
 
+from masklens.gui.browser.headers import detach_header_selection
+
 
 class FrozenColumns(QTableView):
     """The first ``count`` columns of ``table``, drawn over it and kept there."""
@@ -44,6 +46,7 @@ class FrozenColumns(QTableView):
         header.setTextElideMode(Qt.TextElideMode.ElideRight)
         header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         header.sectionClicked.connect(self._sort)
+        detach_header_selection(self)  # as the table's: the selection is never read a paint
         main = table.horizontalHeader()
         main.sectionResized.connect(lambda *_: self._layout())
         main.sortIndicatorChanged.connect(self._show_sort)

@@ -31,6 +31,7 @@ from masklens.gui.browser.filters import (
 )
 from masklens.gui.browser.focus_ring import FocusRing
 from masklens.gui.browser.frozen import FrozenColumns
+from masklens.gui.browser.headers import detach_header_selection
 from masklens.gui.browser.row_proxy import SampleFilterProxy, plan_rows
 from masklens.gui.browser.sample_table import (  # noqa: F401 - re-exported (readout panel, tests)
     COLUMN_MAX,
@@ -86,6 +87,7 @@ class SampleBrowser(QWidget):
         self.table.setWordWrap(False)
         self.table.setItemDelegate(CellPainter(self.model, self.proxy, self.table))  # one call a cell
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        detach_header_selection(self.table)  # Ctrl+A: no per-row query a header paint
         self.frozen = FrozenColumns(self.table, FIXED.index("sample") + 1)  # "#" and the id stay in view
         self.focus_ring = FocusRing(self.table)  # where the one-key shortcuts go (no style sheet)
         self._filters: list[Filter] = []

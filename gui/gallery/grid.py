@@ -9,6 +9,8 @@ come from a :class:`TileSource` that draws them off the GUI thread.
 Keys: arrows move, Shift+arrows extend the selection, Ctrl+arrows move without selecting,
 Ctrl+Space toggles, PgUp/PgDn a page, Home/End, Ctrl+A all, Enter opens the sample, Esc keeps
 only the current one. Mouse: click, Ctrl+click toggles, Shift+click a range, double-click opens.
+A move key held down moves the frame at each repeat and the list's current sample once, at
+the end (:mod:`masklens.gui.gallery.held_keys`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor, QImage, QKeyEvent, QPainter, QPen
 from PySide6.QtWidgets import QAbstractScrollArea, QWidget
+
+from masklens.gui.gallery.held_keys import HeldMove
 
 THUMB_W, THUMB_H = 160, 120
 TILE_W, TILE_H = THUMB_W + 12, THUMB_H + 28
@@ -57,7 +61,12 @@ class GalleryGrid(QAbstractScrollArea):
         self.selection: QItemSelectionModel | None = None
         self.batch_keys: set[str] = set()  # lower-case verdict shortcuts ("m", "w", …)
         self._anchor = 0
-        self.painted: list[int] = []  # source rows of the last paint (tests, benchmarks)
+        self.painted: list[int] = []  # source rows of the tiles shown at the last paint (tests, benchmarks)
+        self.drawn = 0  # tiles the last paint drew (those in its exposed region)
+        self.drawn_without_picture = 0  # of them, drawn grey: their thumbnail not made yet
+        self._shown: dict[int, int] = {}  # source row -> proxy row, of the tiles shown
+        self._captions: dict[str, str] = {}  # caption -> its elided text
+        self.held = HeldMove(self.move_to, self)  # a held move key: the list follows at the end
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.viewport().setAutoFillBackground(True)
@@ -120,20 +129,25 @@ class GalleryGrid(QAbstractScrollArea):
 
     # ------------------------------------------------------------ painting
     def paintEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        """Draw the tiles inside the exposed region only (a thumbnail that arrives repaints its
+        own tile); ask the tile source for the pictures of every tile shown and the next page."""
         if self.proxy is None:
             return
         p = QPainter(self.viewport())
         rows = self.proxy.visible_rows()
-        shown = self.visible_range()
+        shown = range(self.visible_range().start, min(self.visible_range().stop, len(rows)))
+        region = event.region()
         cur = self.current()
-        picked = self._selected_in(shown)
-        self.painted = []
-        for i in shown:
-            if i >= len(rows):
-                break
-            src = rows[i]
-            self.painted.append(src)
-            self._paint_tile(p, self.tile_rect(i), src, i in picked, i == cur)
+        picked = self._selected_in(shown) if self.held.row is None else self._held_selection(shown)
+        cols, top = self.columns(), self.verticalScrollBar().value()
+        x0 = max(0, (self.viewport().width() - cols * TILE_W) // 2)
+        self.painted = [rows[i] for i in shown]
+        self._shown = {src: i for i, src in zip(shown, self.painted, strict=True)}
+        self.drawn = self.drawn_without_picture = 0
+        for i, src in zip(shown, self.painted, strict=True):
+            rect = QRect(x0 + (i % cols) * TILE_W, (i // cols) * TILE_H - top, TILE_W, TILE_H)
+            if region.intersects(rect):
+                self._paint_tile(p, rect, src, i in picked, i == cur)
         if self.hasFocus():  # where the keys go (a style sheet would slow every paint down)
             p.setPen(QPen(QColor("#0072B2"), 2))
             p.drawRect(self.viewport().rect().adjusted(1, 1, -1, -1))
@@ -141,7 +155,23 @@ class GalleryGrid(QAbstractScrollArea):
         ahead = range(shown.stop, min(shown.stop + len(shown), len(rows)))
         self.tiles.visible(list(self.painted), [rows[i] for i in ahead])
 
+    def update_source_row(self, src: int) -> None:
+        """Repaint the tile of source row ``src`` if it is shown (its thumbnail arrived)."""
+        i = self._shown.get(src)
+        if i is not None:
+            self.viewport().update(self.tile_rect(i))
+
+    def _caption(self, src: int, fm: Any) -> str:
+        text = self.tiles.caption(src)
+        out = self._captions.get(text)
+        if out is None:
+            if len(self._captions) > 4096:  # ids seen while scrolling: a bounded memo
+                self._captions.clear()
+            out = self._captions[text] = fm.elidedText(text, Qt.TextElideMode.ElideMiddle, THUMB_W)
+        return out
+
     def _paint_tile(self, p: QPainter, rect: QRect, src: int, selected: bool, current: bool) -> None:
+        self.drawn += 1
         pal = self.palette()
         inner = rect.adjusted(3, 3, -3, -3)
         if selected:
@@ -149,6 +179,7 @@ class GalleryGrid(QAbstractScrollArea):
         img = self.tiles.thumbnail(src)
         box = QRect(inner.x() + 3, inner.y() + 3, THUMB_W, THUMB_H)
         if img is None:
+            self.drawn_without_picture += 1
             p.fillRect(box, QColor("#e4e4e4"))
         else:
             p.drawImage(box.x() + (THUMB_W - img.width()) // 2, box.y() + (THUMB_H - img.height()) // 2, img)
@@ -163,8 +194,8 @@ class GalleryGrid(QAbstractScrollArea):
             x -= 20
         p.setPen(pal.text().color())
         text_box = QRect(inner.x() + 3, box.bottom() + 2, THUMB_W, inner.bottom() - box.bottom() - 2)
-        caption = p.fontMetrics().elidedText(self.tiles.caption(src), Qt.TextElideMode.ElideMiddle, THUMB_W)
-        p.drawText(text_box, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignVCenter, caption)
+        p.drawText(text_box, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignVCenter,
+                   self._caption(src, p.fontMetrics()))
         if current:
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.setPen(QPen(QColor("#0072B2"), 3))
@@ -172,8 +203,21 @@ class GalleryGrid(QAbstractScrollArea):
 
     # ------------------------------------------------------------ selection (the list's model)
     def current(self) -> int:
+        """The tile with the frame: the list's current row, or where a held key has got to."""
+        if self.held.row is not None:
+            return self.held.row
         idx = self.selection.currentIndex() if self.selection is not None else QModelIndex()
         return idx.row() if idx.isValid() else -1
+
+    def _held_selection(self, shown: range) -> set[int]:
+        """What the selection will be once the held move is committed (as drawn meanwhile)."""
+        row = self.held.row if self.held.row is not None else -1
+        if self.held.how == "only":
+            return {row}
+        if self.held.how == "extend":
+            lo, hi = min(self._anchor, row), max(self._anchor, row)
+            return set(range(max(lo, shown.start), min(hi + 1, shown.stop)))
+        return self._selected_in(shown)
 
     def _selected_in(self, shown: range) -> set[int]:
         """Selected proxy rows within ``shown`` (read from the ranges, not asked row by row)."""
@@ -187,17 +231,32 @@ class GalleryGrid(QAbstractScrollArea):
         self.viewport().update()
 
     def focusOutEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        self.held.flush()
         super().focusOutEvent(event)
         self.viewport().update()
 
-    def selected_rows(self) -> list[int]:
-        """Selected proxy rows, in order (ranges are read, not one index per cell)."""
+    def selected_spans(self) -> list[tuple[int, int]]:
+        """The selected proxy rows as sorted, disjoint ``(first, stop)`` spans, merged from the
+        selection's ranges: its cost is the number of ranges (one after Ctrl+A), not of rows."""
         if self.selection is None:
             return []
-        rows: set[int] = set()
-        for rng in self.selection.selection():
-            rows.update(range(rng.top(), rng.bottom() + 1))
-        return sorted(r for r in rows if r < self.count())
+        n = self.count()
+        spans: list[tuple[int, int]] = []
+        for lo, hi in sorted((r.top(), min(r.bottom() + 1, n)) for r in self.selection.selection()):
+            if lo >= hi:
+                continue
+            if spans and lo <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(spans[-1][1], hi))
+            else:
+                spans.append((lo, hi))
+        return spans
+
+    def selected_count(self) -> int:
+        return sum(hi - lo for lo, hi in self.selected_spans())
+
+    def selected_rows(self) -> list[int]:
+        """Selected proxy rows, in order (from the merged spans, not one index per cell)."""
+        return [r for lo, hi in self.selected_spans() for r in range(lo, hi)]
 
     def _row_selection(self, a: int, b: int) -> QItemSelection:
         lo, hi = min(a, b), max(a, b)
@@ -238,9 +297,14 @@ class GalleryGrid(QAbstractScrollArea):
 
     # ------------------------------------------------------------ input
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ShortcutOverride and self._handles(event):
-            event.accept()  # these keys are the grid's, not the window's (PgDn = a page here)
-            return True
+        if event.type() == QEvent.Type.ShortcutOverride:
+            if not (event.isAutoRepeat() and event.key() in _MOVES):
+                self.held.flush()  # e.g. a verdict key: it acts on the sample the frame is on
+            if self._handles(event):
+                event.accept()  # these keys are the grid's, not the window's (PgDn = a page here)
+                return True
+        elif event.type() == QEvent.Type.Hide:
+            self.held.flush()
         return super().event(event)
 
     def _handles(self, e: QKeyEvent) -> bool:
@@ -249,7 +313,7 @@ class GalleryGrid(QAbstractScrollArea):
             return True
         if ctrl and e.key() in (Qt.Key.Key_A, Qt.Key.Key_Space):
             return True
-        return (not ctrl and e.text().lower() in self.batch_keys and len(self.selected_rows()) > 1)
+        return (not ctrl and e.text().lower() in self.batch_keys and self.selected_count() > 1)
 
     def keyPressEvent(self, e: QKeyEvent) -> None:  # noqa: N802 - Qt override
         mods = e.modifiers()
@@ -262,8 +326,18 @@ class GalleryGrid(QAbstractScrollArea):
         target = {Qt.Key.Key_Home: 0, Qt.Key.Key_End: self.count() - 1}.get(e.key())
         if step is not None or target is not None:
             i = cur + step if step is not None else target
-            self.move_to(i if self.current() >= 0 else 0, "extend" if shift else "keep" if ctrl else "only")
-        elif ctrl and e.key() == Qt.Key.Key_A:
+            i, how = (i if self.current() >= 0 else 0), "extend" if shift else "keep" if ctrl else "only"
+            if e.isAutoRepeat():  # held down: the frame moves now, the list when it is let go
+                i = max(0, min(i, self.count() - 1))
+                self.held.hold(i, how)
+                self.ensure_visible(i)
+                self.viewport().update()
+            else:
+                self.held.flush()
+                self.move_to(i, how)
+            return
+        self.held.flush()
+        if ctrl and e.key() == Qt.Key.Key_A:
             self.select_all()
         elif ctrl and e.key() == Qt.Key.Key_Space:
             self.move_to(cur, "toggle")
@@ -271,12 +345,18 @@ class GalleryGrid(QAbstractScrollArea):
             self.activated.emit(self.current())
         elif e.key() == Qt.Key.Key_Escape and self.current() >= 0:
             self.move_to(self.current())
-        elif not ctrl and e.text().lower() in self.batch_keys and len(self.selected_rows()) > 1:
+        elif not ctrl and e.text().lower() in self.batch_keys and self.selected_count() > 1:
             self.batchKey.emit(e.text().lower())
         else:
             super().keyPressEvent(e)
 
+    def keyReleaseEvent(self, e: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        if not e.isAutoRepeat():
+            self.held.flush()  # the held key let go: the list, readout and Review dock follow
+        super().keyReleaseEvent(e)
+
     def mousePressEvent(self, e: Any) -> None:  # noqa: N802 - Qt override
+        self.held.flush()
         i = self.tile_at(int(e.position().x()), int(e.position().y()))
         if i is None or e.button() != Qt.MouseButton.LeftButton:
             return super().mousePressEvent(e)

@@ -61,6 +61,8 @@ class GalleryTiles:
 
     def __init__(self, window: Any, loader: ThumbLoader, cache: ThumbCache) -> None:
         self.w, self.loader, self.cache = window, loader, cache
+        self.rows_of: dict[str, int] = {}  # sample id -> source row, of the tiles asked for
+        self._asked: list[tuple[str, Any]] = []  # the loader's last wish list (not repeated)
 
     def variant(self) -> tuple[Any, ...]:
         """What a thumbnail depends on besides its sample: the set drawn and t."""
@@ -91,12 +93,16 @@ class GalleryTiles:
         s, variant = self.w.state, self.variant()
         kind = s.kind.name if s.kind is not None else None
         preds, t = s.predictions(), s.score_threshold
-        jobs = {}
+        jobs, self.rows_of = {}, {}
         for src in [*rows, *ahead]:
             sample = self._sample(src)
+            self.rows_of[sample.id] = src
             if self.cache.get(sample.id, variant) is None:
                 jobs[(sample.id, variant)] = partial(draw_tile, kind, sample, preds, t)
-        self.loader.want(jobs)
+        asked = list(jobs)
+        if asked != self._asked or not asked:  # a repaint of the same page: the loader has them
+            self._asked = asked
+            self.loader.want(jobs)
 
 
 class GalleryTab(QWidget):
@@ -194,12 +200,14 @@ class GalleryTab(QWidget):
         if variant[0] != id(self.w.state.benchmark):  # drawn for the benchmark open before
             return
         self.cache.put(sid, variant, img if img is not None else _failed_tile())
-        if variant == self.tiles.variant():
-            self.grid.viewport().update()
+        src = self.tiles.rows_of.get(sid)
+        if variant == self.tiles.variant() and src is not None:
+            self.grid.update_source_row(src)  # its own tile, not the page
 
     def hideEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().hideEvent(event)
         self.loader.want({})  # another tab: nothing more is drawn for tiles no one sees
+        self.tiles._asked = []
 
     def _benchmark_changed(self) -> None:
         self.cache.clear()
@@ -212,7 +220,7 @@ class GalleryTab(QWidget):
 
     def _update_summary(self) -> None:
         n = self.grid.count()
-        k = len(self.grid.selected_rows())
+        k = self.grid.selected_count()
         total = self.w.browser.model.rowCount()
         proxy = self.w.browser.proxy
         parts = [f"{n} of {total} samples"]

@@ -1,16 +1,27 @@
-"""Gallery scroll benchmark (plain script, run by `make bench`; offscreen Qt).
+"""Gallery benchmark (plain script, run by `make bench`; offscreen Qt): scrolling 100,000
+samples and selecting all of them.
 
 A 100,000-sample scored toy benchmark (masks from boxes, no image files: grey tiles with the
-overlays) in the real window, the Gallery tab shown at 1600 × 1000. Three ways to scroll, each
-step timed from the input until the viewport has painted, while the thumbnail thread draws
-the tiles that come into view:
+overlays) in the real window at 1600 × 1000 with the Gallery tab shown, the thumbnail thread
+drawing the tiles that come into view meanwhile. Each way to scroll, ``STEPS`` times, each step
+timed from the input until the window has painted (then a user's 4 ms pause):
 
-* wheel steps (the scroll bar's single step), PgDn key presses, and jumps to random places
-  (a drag of the scroll bar's handle across 100,000 samples);
-* per way: the median step, the worst step and the longest GUI-thread stall (the longest
-  gap between ticks of a 2 ms timer, :class:`bench_gui.StallMeter`), target ≤ 50 ms;
-* baseline, same process, same rows: the same steps on the sample list (a QTableView over
-  the same proxy), printed as the ratio gallery / list.
+* wheel (the scroll bar's single step × 3), a drag of the scroll bar's handle to a random place
+  ("jump"), End / Home (alternating), PgDn pressed once per step (it moves the current sample:
+  a sample switch of the whole window), and PgDn held down (auto-repeated presses, then the
+  release: the window switches sample once, at the end — that last step counted too);
+* per way: the median and the worst GUI stall of a step (the longest gap between ticks of a
+  2 ms timer, :class:`bench_gui.StallMeter`, i.e. how long the window froze) and the median and
+  worst GUI-thread CPU time of a step (``time.thread_time``: on a shared machine wall times
+  include waiting for a core); target: no stall over 50 ms;
+* baseline, same process, same steps: a plain ``QListView`` in icon mode (uniform item sizes,
+  the same grid size) over the same 100,000 ids in a ``QStringListModel`` (Qt's C++ view and
+  model: no thumbnails, no window around it);
+* Ctrl+A at 100,000 and at 3,000 samples (a second benchmark opened in the same window), and at
+  3,000 one verdict key for all selected samples and its Ctrl+Z; baseline: ``selectAll()`` of
+  the plain list. Target for Ctrl+A at 3,000: ≤ 50 ms.
+
+``BENCH_GALLERY_N`` changes the number of samples (e.g. 20000 for a quicker run).
 """
 
 from __future__ import annotations
@@ -25,15 +36,18 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("MASKLENS_CONFIG_DIR", tempfile.mkdtemp(prefix="masklens-bench-"))
+os.environ.setdefault("XDG_DATA_HOME", tempfile.mkdtemp(prefix="masklens-bench-data-"))  # review store
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gui"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import QSize, QStringListModel, Qt  # noqa: E402
 from PySide6.QtGui import QKeyEvent  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication, QListView  # noqa: E402
 
 N = int(os.environ.get("BENCH_GALLERY_N", "100000"))
-STEPS = 60
+SMALL = 3000
+STEPS = 40
+TARGET_MS = 50.0
 
 
 def settle(app: QApplication) -> None:
@@ -41,43 +55,124 @@ def settle(app: QApplication) -> None:
         app.processEvents()
 
 
-def step_times(app: QApplication, view, steps: list, meter) -> tuple[float, ...]:
-    """(median step, worst step, longest stall, median and worst GUI-thread CPU per step) in ms
-    over ``steps`` (callables on ``view``). The CPU time is the GUI thread's own
-    (``time.thread_time``): on a shared machine the wall times include waiting for a core."""
-    times, cpu = [], []
-    meter.start()
-    for step in steps:
-        t0, c0 = time.perf_counter(), time.thread_time()
-        step(view)
-        view.viewport().repaint()  # the paint the step asked for, now
-        app.processEvents()  # and the thumbnails that arrived meanwhile
-        times.append((time.perf_counter() - t0) * 1000)
-        cpu.append((time.thread_time() - c0) * 1000)
-        time.sleep(0.004)  # a user's pace: the thumbnail thread runs between steps
-        app.processEvents()
-    stall = meter.stop()
-    return statistics.median(times), max(times), stall, statistics.median(cpu), max(cpu)
+def key(view, k, mods=Qt.KeyboardModifier.NoModifier, text: str = "", repeat: bool = False,
+        release: bool = False) -> None:
+    """A key as the keyboard sends it (QTest: shortcuts included); an auto-repeated press or a
+    release as a QKeyEvent of its own (QTest has no auto-repeat): ShortcutOverride, then the press."""
+    target = view.viewport() if hasattr(view, "tiles") else view
+    if not repeat and not release:
+        from PySide6.QtTest import QTest
+
+        QTest.keyPress(target, k, mods)  # no release: a release ends a held key's move early
+        return
+    if not release:
+        QApplication.sendEvent(target, QKeyEvent(QKeyEvent.Type.ShortcutOverride, k, mods, text, repeat))
+    QApplication.sendEvent(target, QKeyEvent(QKeyEvent.Type.KeyRelease if release else QKeyEvent.Type.KeyPress,
+                                             k, mods, text, repeat))
 
 
-def wheel(view) -> None:
-    bar = view.verticalScrollBar()
-    bar.setValue(bar.value() + 3 * bar.singleStep())
+def steps_of(way: str, n: int):
+    """``STEPS`` callables ``step(view)`` for one way to scroll."""
+    rng = random.Random(1)
 
-
-def page_down(view) -> None:
-    key = QKeyEvent(QKeyEvent.Type.KeyPress, Qt.Key.Key_PageDown, Qt.KeyboardModifier.NoModifier)
-    QApplication.sendEvent(view.viewport() if hasattr(view, "tiles") else view, key)
-
-
-def jumper(seed: int):
-    rng = random.Random(seed)
+    def wheel(view) -> None:
+        bar = view.verticalScrollBar()
+        bar.setValue(bar.value() + 3 * bar.singleStep())
 
     def jump(view) -> None:
         bar = view.verticalScrollBar()
         bar.setValue(rng.randint(bar.minimum(), bar.maximum()))
 
-    return jump
+    def end_home(i: int):
+        return lambda view: key(view, Qt.Key.Key_End if i % 2 == 0 else Qt.Key.Key_Home)
+
+    def pgdn(view) -> None:
+        key(view, Qt.Key.Key_PageDown)
+
+    def held(view) -> None:
+        key(view, Qt.Key.Key_PageDown, repeat=True)
+
+    def release(view) -> None:
+        key(view, Qt.Key.Key_PageDown, release=True)
+
+    return {"wheel (3 lines)": [wheel] * STEPS, "jump (drag handle)": [jump] * STEPS,
+            "End / Home": [end_home(i) for i in range(STEPS)], "PgDn pressed": [pgdn] * STEPS,
+            "PgDn held": [pgdn] + [held] * (STEPS - 2) + [release]}[way]
+
+
+def run_steps(app: QApplication, view, steps: list, meter) -> dict[str, float]:
+    """Median / worst stall and GUI-thread CPU (ms) of ``steps`` on ``view``."""
+    stalls, cpu = [], []
+    for step in steps:
+        c0 = time.thread_time()
+        meter.start()
+        step(view)
+        view.viewport().repaint()  # the paint the step asked for, now
+        app.processEvents()  # and whatever it posted (the thumbnails that arrived meanwhile)
+        cpu.append((time.thread_time() - c0) * 1000)
+        time.sleep(0.004)  # a user's pace: the thumbnail thread runs between steps
+        app.processEvents()
+        stalls.append(meter.stop())
+    return {"stall": statistics.median(stalls), "stall_max": max(stalls),
+            "cpu": statistics.median(cpu), "cpu_max": max(cpu)}
+
+
+def plain_list(ids: list[str], size: QSize) -> QListView:
+    """The baseline: Qt's own icon view over the same ids, tiles of the gallery's size."""
+    from masklens.gui.gallery.grid import TILE_H, TILE_W
+
+    view = QListView()
+    view.setViewMode(QListView.ViewMode.IconMode)
+    view.setUniformItemSizes(True)
+    view.setGridSize(QSize(TILE_W, TILE_H))
+    view.setResizeMode(QListView.ResizeMode.Adjust)
+    view.setMovement(QListView.Movement.Static)
+    view.setSelectionMode(QListView.SelectionMode.ExtendedSelection)
+    model = QStringListModel(ids, view)
+    view.setModel(model)
+    view.resize(size)
+    view.show()
+    view.setCurrentIndex(model.index(0, 0))
+    return view
+
+
+def timed(app: QApplication, w, action) -> tuple[float, float]:
+    """(wall, GUI-thread CPU) in ms of ``action()`` until the window has painted."""
+    t0, c0 = time.perf_counter(), time.thread_time()
+    action()
+    settle(app)  # the layout and paint requests it posted (what changed is painted, not all)
+    return (time.perf_counter() - t0) * 1000, (time.thread_time() - c0) * 1000
+
+
+def select_all_times(app: QApplication, w, grid, repeat: int = 5) -> tuple[float, float]:
+    """Median (wall, CPU) of Ctrl+A in the gallery (Esc between: only the current one)."""
+    wall, cpu = [], []
+    for _ in range(repeat):
+        key(grid, Qt.Key.Key_Escape)
+        settle(app)
+        a, b = timed(app, w, lambda: key(grid, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier))
+        assert grid.selected_count() == grid.count()
+        wall.append(a)
+        cpu.append(b)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def open_toy(app: QApplication, w, files: dict) -> float:
+    t0 = time.perf_counter()
+    w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
+    settle(app)
+    return time.perf_counter() - t0
+
+
+def show_gallery(app: QApplication, w):
+    w.tabs.setCurrentWidget(w.gallery)
+    w.message_bar.hide()
+    settle(app)
+    grid = w.gallery.grid
+    grid.setFocus()
+    grid.move_to(0)
+    settle(app)
+    return grid
 
 
 def main() -> int:
@@ -91,40 +186,70 @@ def main() -> int:
     from masklens.gui.window.main_window import MainWindow
 
     tmp = Path(tempfile.mkdtemp(prefix="masklens-bench-gallery-"))
-    files = toykind.write_toy(tmp / "toy", n=N, images=False)
     w = MainWindow(Settings(), persist=False)
     w.resize(1600, 1000)
     w.show()
-    t0 = time.perf_counter()
-    w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
-    settle(app)
-    print(f"gallery scroll on {N:,} scored samples at 1600 × 1000 (opened and scored in "
-          f"{time.perf_counter() - t0:.1f} s); {STEPS} steps per way")
-    w.tabs.setCurrentWidget(w.gallery)
-    settle(app)
-    grid, table = w.gallery.grid, w.browser.table
+    opened = open_toy(app, w, toykind.write_toy(tmp / "toy", n=N, images=False))
+    grid = show_gallery(app, w)
+    ids = [s.id for s in w.browser.model.samples]
+    base = plain_list(ids, grid.viewport().size())
+    w.activateWindow()
     grid.setFocus()
+    settle(app)
     meter = StallMeter()
-    ways = [("wheel (3 lines)", [wheel] * STEPS), ("PgDn key", [page_down] * STEPS),
-            ("jump anywhere", [jumper(1)] * STEPS)]
+    print(f"gallery on {N:,} scored samples, window 1600 × 1000 ({len(grid.visible_range())} tiles on "
+          f"screen; opened and scored in {opened:.1f} s); {STEPS} steps per way; target: no GUI stall "
+          f"over {TARGET_MS:.0f} ms")
+    print("  baseline: a plain QListView (icon mode, uniform sizes, same grid) over the same ids")
     worst = 0.0
-    for name, steps in ways:
+    for way in ("wheel (3 lines)", "jump (drag handle)", "End / Home", "PgDn pressed", "PgDn held"):
         grid.verticalScrollBar().setValue(0)
-        table.verticalScrollBar().setValue(0)
-        g_med, g_max, g_stall, g_cpu, g_cpu_max = step_times(app, grid, steps, meter)
-        table.setFocus()
-        t_med, t_max, t_stall, t_cpu, _ = step_times(
-            app, table, [jumper(1)] * STEPS if name.startswith("jump") else steps, meter)
-        grid.setFocus()
-        worst = max(worst, g_stall)
-        print(f"  {name:16s} gallery: median {g_med:5.1f} ms, worst step {g_max:5.1f} ms, longest stall "
-              f"{g_stall:5.1f} ms (target ≤ 50); GUI-thread CPU median {g_cpu:5.1f} ms, worst {g_cpu_max:5.1f} ms"
-              f" | sample list: median {t_med:5.1f} ms (CPU {t_cpu:5.1f}), worst {t_max:5.1f} ms, "
-              f"stall {t_stall:5.1f} ms | gallery/list median {g_med / max(t_med, 1e-3):.2f}x")
+        grid.move_to(0)
+        base.verticalScrollBar().setValue(0)
+        base.setCurrentIndex(base.model().index(0, 0))
+        settle(app)
+        g = run_steps(app, grid, steps_of(way, N), meter)
+        b = run_steps(app, base, steps_of(way, N), meter)
+        worst = max(worst, g["stall_max"])
+        print(f"  {way:19s} gallery: stall median {g['stall']:5.1f} ms, worst {g['stall_max']:5.1f} ms; "
+              f"GUI CPU median {g['cpu']:5.1f}, worst {g['cpu_max']:5.1f} ms | QListView: stall median "
+              f"{b['stall']:5.1f}, worst {b['stall_max']:5.1f} ms; CPU median {b['cpu']:5.1f} ms | "
+              f"CPU gallery / QListView {g['cpu'] / max(b['cpu'], 1e-3):.1f}x")
     loader, cache = w.gallery.loader, w.gallery.cache
-    print(f"  tiles painted per frame {len(grid.painted)}, thumbnails drawn {loader.made} "
-          f"(of {N:,} samples), cached {len(cache)} = {cache.bytes / 2**20:.1f} MiB "
-          f"(bound {cache.budget / 2**20:.0f} MiB); worst stall {worst:.1f} ms")
+    print(f"  thumbnails drawn {loader.made:,} (of {N:,} samples), cached {len(cache)} = "
+          f"{cache.bytes / 2**20:.1f} MiB (bound {cache.budget / 2**20:.0f} MiB); worst gallery stall "
+          f"{worst:.1f} ms ({'within' if worst <= TARGET_MS else 'OVER'} the {TARGET_MS:.0f} ms target)")
+
+    big_wall, big_cpu = select_all_times(app, w, grid)
+    b_wall, b_cpu = timed(app, base, base.selectAll)
+    print(f"  Ctrl+A at {N:,}: {big_wall:.1f} ms wall, {big_cpu:.1f} ms GUI CPU (median of 5) | "
+          f"QListView.selectAll {b_wall:.1f} ms wall, {b_cpu:.1f} ms CPU")
+    base.close()
+
+    open_toy(app, w, toykind.write_toy(tmp / "small", n=SMALL, images=False))
+    grid = show_gallery(app, w)
+    small_base = plain_list([s.id for s in w.browser.model.samples], grid.viewport().size())
+    w.activateWindow()  # the keys (and the window's shortcuts: Ctrl+Z) go to the window again
+    grid.setFocus()
+    settle(app)
+    s_wall, s_cpu = select_all_times(app, w, grid)
+    sb_wall, sb_cpu = timed(app, small_base, small_base.selectAll)
+    print(f"  Ctrl+A at {SMALL:,}: {s_wall:.1f} ms wall, {s_cpu:.1f} ms GUI CPU (median of 5; target ≤ "
+          f"{TARGET_MS:.0f} ms) | QListView.selectAll {sb_wall:.1f} ms wall, {sb_cpu:.1f} ms CPU")
+    if w.review_panel is not None:
+        from masklens.core.review.store import benchmark_key
+
+        store, bench = w.state.review_store, benchmark_key(w.state.benchmark)
+        v_wall, v_cpu = timed(app, w, lambda: key(grid, Qt.Key.Key_K, text="k"))
+        recorded = len(store.current(bench))
+        u_wall, u_cpu = timed(app, w, lambda: key(grid, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier))
+        print(f"  at {SMALL:,} selected: one verdict key for all {v_wall:.0f} ms wall ({v_cpu:.0f} ms CPU; "
+              f"{recorded:,} current verdicts after it), its Ctrl+Z {u_wall:.0f} ms wall ({u_cpu:.0f} ms CPU; "
+              f"{len(store.current(bench)):,} after it)")
+    small_base.close()
+    from masklens.gui.app import _finish_jobs
+
+    _finish_jobs(app, w)
     w.close()
     return 0
 
