@@ -121,3 +121,24 @@ def test_which_runs_get_the_floor(kind, backend, expected):
     from masklens.core.scoring.contract import get_kind
 
     assert default_output_threshold(get_kind(kind), backend) == expected
+
+
+def test_a_plugin_backend_without_a_score_threshold_option_keeps_its_own(monkeypatch):
+    """A registered backend whose factory takes no score_threshold is not handed one."""
+    from masklens.core.inference.prediction_io import default_output_threshold
+    from masklens.core.models import registry
+    from masklens.core.models.base import BackendInfo
+    from masklens.core.scoring.contract import get_kind
+
+    info = BackendInfo("fixed-plugin", "plugin", None, 0.5, needs_weights=False)
+
+    def fixed(*, device=None):  # noqa: ANN202 - a plugin's factory
+        raise AssertionError("not created here")
+
+    def flexible(**options):  # noqa: ANN202
+        raise AssertionError("not created here")
+
+    monkeypatch.setitem(registry._FACTORIES, "fixed-plugin", (info, fixed))
+    assert default_output_threshold(get_kind("cafe"), "fixed-plugin") is None
+    monkeypatch.setitem(registry._FACTORIES, "fixed-plugin", (info, flexible))
+    assert default_output_threshold(get_kind("cafe"), "fixed-plugin") == 0.05
