@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import fuzz_files as ff
-import fuzz_hub as fh
 import fuzz_json as fj
+import fuzz_names as fh
 import fuzz_stores as fs
 from fuzz_cases import KINDS, Workspace, make_workspace, previous_output_intact
 

@@ -1,4 +1,4 @@
-"""The name classes of the fuzzer (tests/fuzz/fuzz_hub.py), one short seeded round: every hostile
+"""The name classes of the fuzzer (tests/fuzz/fuzz_names.py), one short seeded round: every hostile
 ``hf://`` form once against a REAL offline Hugging Face cache (kinds and arguments in turn), and
 every hostile image name once through `masklens predict KIND --model demo` (the command that
 decodes every image), each a real subprocess under the fuzzer's memory cap and time limit.
@@ -12,7 +12,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import fuzz_hub as fh
+import fuzz_names as fh
 import pytest
 from fuzz_cases import KINDS, make_workspace
 from fuzz_runner import FAILING, classify, run_cli
