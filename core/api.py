@@ -191,14 +191,20 @@ def predict(
     ``model`` is a backend name (created with ``weights``/``device``/``option``) or a segmenter
     from :func:`segmenter`. The benchmark is given loaded or by its files (``ann=``…). Finished
     images go to the prediction cache (``cache_dir``; ``no_cache=True`` to skip it), so a re-run
-    is fast. ``score_threshold`` keeps instances scored at least that; ``out=`` writes the kind's
+    is fast. ``score_threshold`` keeps instances scored at least that (default: 0.05, or the
+    backend's own where lower, so files keep low-scored instances for the scorer's t; the
+    backend's own on HalluSegBench, whose masks carry no score); ``out=`` writes the kind's
     own prediction format atomically (what :func:`load_predictions` reads back). ``progress(done,
     total)`` is called per image; ``stats`` (a ``runner.RunStats``) collects counts and times.
     ``runner`` replaces ``runner.run_benchmark`` (same arguments), e.g. a bound
     ``ray_runner.run_benchmark_ray`` to run on Ray.
     """
     from masklens.core.cache.model_cache import PredictionCache
-    from masklens.core.inference.prediction_io import keep_scored, write_atomically
+    from masklens.core.inference.prediction_io import (
+        default_output_threshold,
+        keep_scored,
+        write_atomically,
+    )
     from masklens.core.inference.runner import run_benchmark
 
     k = get_kind(kind)
@@ -208,6 +214,8 @@ def predict(
     options: dict[str, Any] = dict(option or {})  # what the model was made with: the cache key
     given = {"weights": str(weights) if weights is not None else None, "device": device,
              "score_threshold": score_threshold}
+    if isinstance(model, str) and score_threshold is None and "score_threshold" not in options:
+        given["score_threshold"] = default_output_threshold(k, model)
     options.update({key: v for key, v in given.items() if v is not None})
     if isinstance(model, str):
         name, seg = model, segmenter(model, **options)

@@ -24,6 +24,7 @@ from masklens.core.errors import MasklensError, ModelError
 from masklens.core.files.paths import add_flag
 from masklens.core.inference.prediction_io import (  # noqa: F401 - re-exported
     check_output,
+    default_output_threshold,
     keep_scored,
     write_atomically,
 )
@@ -47,7 +48,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                    help="where to run (default: auto = cuda, then mps, then cpu)")
     if not _has_flag(parser, "--score-threshold"):
         g.add_argument("--score-threshold", dest="model_score_threshold", type=float, default=None,
-                       metavar="T", help="keep instances scored >= T (default: the backend's calibrated value)")
+                       metavar="T", help="keep instances scored >= T (default: 0.05, or the backend's own "
+                       "threshold where lower; the scorer applies its t; HalluSegBench's masks: "
+                       "the backend's calibrated value)")
     g.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="backend-specific option (repeatable; VALUE is parsed as JSON when it can be)")
     c = parser.add_argument_group("cache and output")
@@ -114,6 +117,8 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         "device": args.device,
         "score_threshold": getattr(args, "model_score_threshold", None),
     }
+    if given["score_threshold"] is None and "score_threshold" not in opts:
+        given["score_threshold"] = default_output_threshold(get_kind(args.kind), args.model)
     opts.update({k: v for k, v in given.items() if v is not None})
     params = inspect.signature(_resolve(args.model)[1]).parameters
     if args.weights is not None and not info.needs_weights and "weights" not in params:

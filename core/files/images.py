@@ -97,17 +97,37 @@ def _open(path: Path):
 
 def _quiet_pillow(image_module) -> None:
     """Pillow's decompression-bomb guard follows masklens' budget (checked before decoding), and
-    its DecompressionBombWarning goes to the log, never to the terminal."""
+    Pillow's warnings (DecompressionBombWarning, "Palette images with Transparency …") go to the
+    log, never to the terminal."""
     pixels = limits.current().max_image_bytes // 3
     if pixels != image_module.MAX_IMAGE_PIXELS:
         image_module.MAX_IMAGE_PIXELS = pixels
     global _warnings_routed
     if not _warnings_routed:
         _warnings_routed = True
-        warnings.filterwarnings("ignore", category=image_module.DecompressionBombWarning)
+        _route_warnings(Path(image_module.__file__).parent)
 
 
 _warnings_routed = False
+
+
+def _route_warnings(library: Path) -> None:
+    """Warnings raised inside ``library`` (a package folder) are written to the masklens log
+    instead of stderr; others are shown as before. Installed once (warnings.showwarning is
+    process-wide; the decoding threads of the window share it)."""
+    import logging
+
+    shown = warnings.showwarning
+    prefix = str(library)
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202
+        if str(filename).startswith(prefix):
+            logging.getLogger("masklens").info("%s (%s:%s): %s", category.__name__, filename, lineno, message)
+            return
+        shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    warnings.filterwarnings("always", module=r"PIL\.")  # each one logged, not only the first
 
 
 __all__ = ["DECODER_VERSION", "read_image", "to_rgb"]

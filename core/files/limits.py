@@ -28,6 +28,8 @@ class Limits:
     max_json_depth: int = 64  # nesting of arrays/objects in one JSON input file
     #: decoded size of one image (H × W × 3 bytes of RGB): 256 MiB, Pillow's own bomb threshold
     max_image_bytes: int = 1 << 28
+    #: decoded size of the images decoded together (one batch): 1 GiB (core/files/image_batches.py)
+    max_batch_bytes: int = 1 << 30
 
 
 #: environment variable -> Limits field
@@ -38,6 +40,7 @@ ENV: dict[str, str] = {
     "MASKLENS_MAX_JSON_BYTES": "max_json_bytes",
     "MASKLENS_MAX_JSON_DEPTH": "max_json_depth",
     "MASKLENS_MAX_IMAGE_BYTES": "max_image_bytes",
+    "MASKLENS_MAX_BATCH_BYTES": "max_batch_bytes",
 }
 
 

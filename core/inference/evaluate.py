@@ -118,6 +118,7 @@ def evaluate(
     when None); ``runner`` replaces ``run_benchmark`` (e.g. the Ray runner). Raises :class:`Cancelled` when ``cancel`` fires; what finished is
     in the cache and a re-run continues.
     """
+    from masklens.core.inference.prediction_io import default_output_threshold
     from masklens.core.inference.runner import RunStats, is_cancelled, run_benchmark
     from masklens.core.models.manager import ModelManager
 
@@ -133,11 +134,15 @@ def evaluate(
     if root is not None:
         claim_output_folder(root, [*benchmark.sources.values(), images_dir])
     for spec, label in zip(models, labels, strict=True):
-        segmenter = manager.get(spec.name, **spec.create_options())
+        options = spec.create_options()
+        if "score_threshold" not in options:  # as `predict`: files keep low-scored instances
+            floor = default_output_threshold(kind, spec.name)
+            options.update({} if floor is None else {"score_threshold": floor})
+        segmenter = manager.get(spec.name, **options)
         stats = RunStats()
         cb = (lambda d, n, _l=label: progress(_l, d, n)) if progress else None
         predictions = (runner or run_benchmark)(
-            segmenter, benchmark, backend=spec.name, options=spec.create_options(), cache=cache,
+            segmenter, benchmark, backend=spec.name, options=options, cache=cache,
             images_dir=images_dir, progress=cb, cancel=cancel, stats=stats,
         )
         predictions.name = label

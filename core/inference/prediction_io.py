@@ -10,6 +10,30 @@ from typing import Any
 from masklens.core.errors import MasklensError
 from masklens.core.scoring.contract import BenchmarkKind
 
+#: the lowest score a prediction file keeps when no threshold is given: files keep low-scored
+#: instances, and the scorer's t (and the window's slider) applies the threshold — as SA-Co's
+#: own evaluation keeps every scored instance. The shipped demo predictions are made this way.
+PREDICTION_SCORE_FLOOR = 0.05
+
+
+def default_output_threshold(kind: BenchmarkKind, backend: str) -> float | None:
+    """The score threshold `predict` and `evaluate` give backend ``backend`` when none is
+    given: the floor, where the kind's files keep scores and the backend's own default is
+    higher; None (the backend's default) otherwise: HalluSegBench's plain masks, replay (0),
+    CLIPSeg (its mask threshold follows the score threshold), a backend whose factory takes
+    no ``score_threshold``."""
+    import inspect
+
+    from masklens.core.models.registry import _resolve
+
+    info, factory = _resolve(backend)
+    params = inspect.signature(factory).parameters
+    takes = "score_threshold" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    if not kind.scored_predictions or not info.threshold_only_filters or not takes:
+        return None
+    default = info.default_score_threshold
+    return PREDICTION_SCORE_FLOOR if default > PREDICTION_SCORE_FLOOR else None
+
 
 def keep_scored(predictions: Any, threshold: float) -> Any:
     """A copy of a PredictionSet keeping only instances scored >= threshold (inclusive)."""

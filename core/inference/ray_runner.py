@@ -28,6 +28,7 @@ from masklens.core.cache.model_cache import (
     result_to_json,
 )
 from masklens.core.errors import Cancelled, MasklensError
+from masklens.core.files.image_batches import plan_batches
 from masklens.core.inference.runner import (
     CancelCheck,
     Progress,
@@ -75,7 +76,9 @@ def import_ray() -> Any:
 
 
 class SegmenterActor:
-    """A Ray Data actor: one segmenter per actor, one ``segment_many`` per image."""
+    """A Ray Data actor: one segmenter per actor, one ``segment_many`` per image. Each row is
+    one planned batch of images (core/files/image_batches.py: within the decoded-size budget),
+    decoded one after the other."""
 
     def __init__(self, factory: Callable[[], Segmenter], backend: str) -> None:
         self.segmenter = factory()
@@ -84,17 +87,21 @@ class SegmenterActor:
     def __call__(self, batch: Mapping[str, np.ndarray]) -> dict[str, list[Any]]:
         import orjson
 
-        keys, answers, seconds = [], [], []
-        for path, size, requests in zip(batch["path"], batch["size"], batch["requests"], strict=True):
-            t0 = time.perf_counter()
-            h, w = (int(v) for v in size)
-            image = load_image(str(path), (h, w) if h > 0 else None)  # the one decoder, as the driver's
-            reqs = [_request(r) for r in orjson.loads(requests)]
-            results = segment_image(self.segmenter, image, reqs, backend=self.backend)
-            keys.append(image_key(image))
-            answers.append(orjson.dumps([result_to_json(r) for r in results]).decode())
-            seconds.append(time.perf_counter() - t0)
-        return {"item": list(batch["item"]), "image_key": keys, "results": answers, "seconds": seconds}
+        out = []
+        for text in batch["images"]:
+            answers = []
+            for entry in orjson.loads(text):
+                t0 = time.perf_counter()
+                h, w = (int(v) for v in entry["size"])
+                image = load_image(entry["path"], (h, w) if h > 0 else None)  # the one decoder
+                results = segment_image(self.segmenter, image, [_request(r) for r in entry["requests"]],
+                                        backend=self.backend)
+                answers.append({"item": entry["item"], "image_key": image_key(image),
+                                "results": [result_to_json(r) for r in results],
+                                "seconds": time.perf_counter() - t0})
+                del image  # one decoded image at a time
+            out.append(orjson.dumps(answers).decode())
+        return {"answers": out}
 
 
 def _request(r: Mapping[str, Any]) -> SegmentRequest:
@@ -173,6 +180,9 @@ def run_benchmark_ray(
     if progress is not None:
         progress(done, total)
     if todo:
+        order = list(todo)  # batches within the decoded-size budget, planned before Ray starts
+        plan = plan_batches([jobs[i].path for i in order], max(1, config.batch_size), what="Ray batch")
+        batches = [[order[k] for k in b] for b in plan.batches]
         started = connect(ray, config.address)
         try:
             workers, resources = actor_resources(ray, config.workers, opts.get("device"))
@@ -180,7 +190,7 @@ def run_benchmark_ray(
             if "num_gpus" in resources and str(opts.get("device") or "").startswith("cuda:"):
                 actor_opts["device"] = "cuda"  # an actor sees only the GPU Ray gave it
             factory = config.factory or functools.partial(_create, name, actor_opts)
-            for item, ikey, results, busy in _stream(ray, jobs, todo, factory, name, config.batch_size,
+            for item, ikey, results, busy in _stream(ray, jobs, todo, factory, name, batches,
                                                      workers, resources):
                 if is_cancelled(cancel):
                     raise Cancelled(f"cancelled after {done} of {total} prompts")
@@ -212,30 +222,31 @@ def _create(name: str, options: Mapping[str, Any]) -> Segmenter:
 
 
 def _stream(ray: Any, jobs: list[Any], todo: Mapping[int, list[Any]], factory: Callable[[], Segmenter],
-            name: str, batch_size: int, workers: int, resources: Mapping[str, float]):
+            name: str, batches: list[list[int]], workers: int, resources: Mapping[str, float]):
     """Yield (item, image key, results, worker seconds) as the actors finish them; each item at
-    most once."""
+    most once. ``batches``: the items of each actor call."""
     import orjson
 
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # its INFO lines would break the bar
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = False  # the driver shows one bar, fed by the results
     ctx.print_on_execution_start = False
-    items = [{"item": i, "path": str(jobs[i].path), "size": list(jobs[i].size or (0, 0)),
-              "requests": orjson.dumps([asdict(request_for(p)) for p in prompts]).decode()}
-             for i, prompts in todo.items()]
-    batch = max(1, batch_size)
-    ds = ray.data.from_items(items, override_num_blocks=max(1, min(len(items), -(-len(items) // batch))))
+    rows = [{"images": orjson.dumps([
+        {"item": i, "path": str(jobs[i].path), "size": list(jobs[i].size or (0, 0)),
+         "requests": [asdict(request_for(p)) for p in todo[i]]} for i in batch]).decode()}
+        for batch in batches]
+    ds = ray.data.from_items(rows, override_num_blocks=len(rows))
     mapped = ds.map_batches(
-        SegmenterActor, fn_constructor_args=(factory, name), batch_size=batch,
+        SegmenterActor, fn_constructor_args=(factory, name), batch_size=1,
         compute=ray.data.ActorPoolStrategy(size=workers), **resources,
     )
     seen: set[int] = set()
     for out in mapped.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=0):
-        for item, ikey, text, busy in zip(out["item"], out["image_key"], out["results"], out["seconds"],
-                                          strict=True):
-            item = int(item)
-            if item in seen:  # a retried batch whose first answer already came back
-                continue
-            seen.add(item)
-            yield item, str(ikey), [result_from_json(r) for r in orjson.loads(text)], float(busy)
+        for text in out["answers"]:
+            for answer in orjson.loads(text):
+                item = int(answer["item"])
+                if item in seen:  # a retried batch whose first answer already came back
+                    continue
+                seen.add(item)
+                yield (item, str(answer["image_key"]), [result_from_json(r) for r in answer["results"]],
+                       float(answer["seconds"]))

@@ -18,6 +18,7 @@ snapshot (:func:`masklens.core.files.paths.inside_root`).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +59,8 @@ def refuse_dot_segments(url: str) -> None:
     """A ``..`` or ``.`` segment anywhere in an ``hf://`` path is an error (it would leave the
     snapshot, or name one file twice)."""
     body = url[len(PREFIX):].split("?", 1)[0]
-    bad = next((seg for seg in body.split("/") if seg in ("..", ".")), None)
+    # a backslash too: huggingface_hub's own file-name check splits on both (a traceback before)
+    bad = next((seg for seg in re.split(r"[/\\]", body) if seg in ("..", ".")), None)
     if bad is not None:
         raise MasklensError(f"'{bad}' in a Hugging Face path", path=url,
                             hint="name the file by its path inside the repository, without '.' or '..'")
@@ -148,6 +150,16 @@ def resolve(url: str, *, folder: bool = False) -> Path:
         raise MasklensError(f"no file {hub.path} in {hub.repo_id}", path=url) from None
     except errors.HfHubHTTPError as exc:
         raise MasklensError(f"the Hugging Face Hub answered: {exc}", path=url) from None
+    except ValueError as exc:  # huggingface_hub's own checks (HFValidationError: repo id, file name)
+        raise MasklensError(f"not a valid Hugging Face path: {_first_line(exc)}", path=url,
+                            hint=_SYNTAX) from None
+    except OSError as exc:  # e.g. a name too long for the cache's file system
+        raise MasklensError(f"cannot read it from the Hugging Face cache: {exc.strerror or exc}",
+                            path=url) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 #: the kinds' arguments that name folders (others with metavar DIR count too)

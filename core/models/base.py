@@ -47,6 +47,9 @@ class BackendInfo:
     needs_weights: bool = True
     #: the pip extra whose libraries the backend needs (None: the core install suffices)
     extra: str | None = None
+    #: the score threshold only drops instances (never shapes a mask), so `predict` may keep
+    #: low-scored ones for the scorer (False for CLIPSeg, whose mask threshold follows it)
+    threshold_only_filters: bool = True
 
 
 class Segmenter(ABC):

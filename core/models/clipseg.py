@@ -33,6 +33,7 @@ INFO = BackendInfo(
     "maximum probability (no presence head). Threshold 0.4 by default; calibrate it on "
     "labelled data with clipseg.calibrate_threshold.",
     extra="models",
+    threshold_only_filters=False,  # mask_threshold defaults to the score threshold
 )
 
 

@@ -119,6 +119,10 @@ class BenchmarkKind(ABC):
     #: fields that mark a result record as this kind's (besides image_id), e.g. CGEBench's
     #: "level": another kind reading such a file says so (core/scoring/prediction_check.py)
     result_keys: tuple[str, ...] = ()
+    #: whether the kind's prediction files keep each instance's score (the scorer applies the
+    #: threshold), so `predict` keeps low-scored instances by default; False for a format of
+    #: plain masks (HalluSegBench's PNGs), where the model's own threshold decides
+    scored_predictions: bool = True
 
     # ------------------------------------------------------------ loading
     @abstractmethod

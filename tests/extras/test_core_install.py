@@ -7,62 +7,28 @@ with one line naming it."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+from venvs import PYPROJECT, checked, pip, run, user_env
 
 import masklens.core as ml
 from masklens.core.kinds.demo import demo_files
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
-PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
-
-def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kw)
-
-
-def _checked(cmd: list[str], **kw) -> subprocess.CompletedProcess:
-    out = _run(cmd, **kw)
-    assert out.returncode == 0, f"{cmd}\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}"
-    return out
+_run, _checked, _pip = run, checked, pip
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory) -> Path:
-    """A fresh venv holding the wheel (no deps) and the core dependencies only; its bin folder."""
-    tmp = tmp_path_factory.mktemp("core-install")
-    src = tmp / "src"  # build from a copy: nothing is written into the working tree
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, src / name)
-    for name in ("core", "gui", "resources", "docs", "packaging/entry"):
-        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
-    _checked([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-              "-w", str(tmp / "dist"), str(src)])
-    (wheel,) = (tmp / "dist").glob("masklens-*.whl")
-    # a venv without its own pip, filled by this pip (--python): saves ensurepip and byte-compiling
-    _checked([sys.executable, "-m", "venv", "--without-pip", str(tmp / "venv")])
-    bin_dir = tmp / "venv" / "bin"
-    pip = [*_pip(bin_dir), "install", "-q", "--no-compile"]
-    _checked([*pip, "--no-deps", str(wheel)])
-    _checked([*pip, *PYPROJECT["project"]["dependencies"]])
-    return bin_dir
-
-
-def _pip(bin_dir: Path) -> list[str]:
-    return [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", str(bin_dir / "python")]
+def venv(core_venv) -> Path:
+    """The core venv (tests/extras/conftest.py: built once per session, shared)."""
+    return core_venv
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "MASKLENS_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
+    return {**user_env(), "MASKLENS_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
             "MPLBACKEND": "Agg", "QT_QPA_PLATFORM": "offscreen"}
 
 

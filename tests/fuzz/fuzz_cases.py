@@ -24,13 +24,15 @@ class Workspace:
 
     kind: str
     base: Path
-    command: str = "score"  # or "report"
+    command: str = "score"  # or "report", or "predict" (--model demo)
     argv: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     outside_root: bool = False  # a mutation pointed an input path outside its root
     use_out: bool = True  # score without --out prints the table on stdout
     expect_error: bool = False  # the mutation must be refused (an exit 0 is a silent misreading)
     interrupt_after: float | None = None  # seconds after the start to send SIGINT (Ctrl+C)
+    expect_valid: bool = False  # the mutation keeps the input valid (a refusal is a wrong result)
+    env: dict[str, str] = field(default_factory=dict)  # added to the run's environment
 
     @property
     def root(self) -> Path:
@@ -78,7 +80,9 @@ def make_workspace(base: Path, kind: str, command: str = "score") -> Workspace:
     src = next(iter(ws.pngs()), None) or next(iter(ws.images()))
     shutil.copy(src, ws.outside / "outside.png")
     (ws.outside / "outside.json").write_text("[]")
-    ws.argv = demo_argv(kind, root=base / "demo")
+    ws.argv = demo_argv(kind, root=base / "demo", with_predictions=command != "predict")
+    if command == "predict":
+        ws.argv += ["--model", "demo", "--no-cache", "--quiet"]
     if command == "report":
         ws.out.mkdir()
         (ws.out / "report.html").write_bytes(SENTINEL)

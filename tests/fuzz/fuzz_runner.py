@@ -20,15 +20,16 @@ from pathlib import Path
 
 import fuzz_files as ff
 import fuzz_json as fj
+import fuzz_names as fh
 import fuzz_stores as fs
 from fuzz_cases import KINDS, Workspace, make_workspace, previous_output_intact
 
 MEMORY_CAP = int(os.environ.get("MASKLENS_FUZZ_MEMORY", 3 << 30))  # bytes of address space per run
 TIME_LIMIT = float(os.environ.get("MASKLENS_FUZZ_TIMEOUT", 60))  # seconds per run before "hang"
 OUTCOMES = ("clean error", "traceback", "signal", "hang", "other", "lost output", "accepted bad type",
-            "outside root", "valid")
+            "refused valid", "outside root", "valid")
 #: outcomes that fail the suite ("outside root" is reported apart: see ROOT_GUARD_MERGED in the test)
-FAILING = ("traceback", "signal", "hang", "other", "lost output", "accepted bad type")
+FAILING = ("traceback", "signal", "hang", "other", "lost output", "accepted bad type", "refused valid")
 
 
 @dataclass
@@ -60,6 +61,8 @@ def _on_json(fn: Callable[..., str]) -> Mutation:
 def mutation_classes(kind: str, command: str, *, big_mb: int) -> list[tuple[str, Mutation]]:
     """Every mutation class that applies to ``kind`` (fixed order: the i-th run uses class i mod n)."""
     classes: list[tuple[str, Mutation]] = []
+    if command == "predict":  # names: hostile image names and hf:// paths, and Ctrl+C
+        return [*fh.PREDICT_MUTATIONS.items(), *fs.SIGNAL_MUTATIONS.items()]
     for name, fn in fj.JSON_MUTATIONS.items():
         if name == "big_json":
             classes.append((name, _on_json(lambda rng, ws, f: fj.big_json(rng, ws, f, megabytes=big_mb))))
@@ -70,6 +73,7 @@ def mutation_classes(kind: str, command: str, *, big_mb: int) -> list[tuple[str,
             classes.append((name, _on_json(fn)))
     classes.append(("argv_path", ff.argv_path))
     classes += list(fs.SIGNAL_MUTATIONS.items())
+    classes += list(fh.NAME_MUTATIONS.items())
     if kind == "hallusegbench":
         classes += [("png", ff.hallu_png), ("png_file_kind", ff.hallu_png_kind), ("path_field", ff.hallu_path_field)]
     if kind == "ovs":
@@ -94,12 +98,12 @@ def cli() -> list[str]:
 
 
 def run_cli(argv: list[str], *, timeout: float = TIME_LIMIT, program: list[str] | None = None,
-            interrupt_after: float | None = None) -> tuple[int | None, str]:
+            interrupt_after: float | None = None, env: dict[str, str] | None = None) -> tuple[int | None, str]:
     """(return code or None on a hang, stderr) of ``masklens ARGV`` (or ``program ARGV``) under
     the memory cap and the time limit; ``interrupt_after``: send SIGINT (Ctrl+C) that many
-    seconds after the start, if it is still running."""
+    seconds after the start, if it is still running; ``env``: added to the environment."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               TQDM_DISABLE="1")
+               TQDM_DISABLE="1", **(env or {}))
     env.pop("PYTHONFAULTHANDLER", None)
     proc = subprocess.Popen([*(program or cli()), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, preexec_fn=_limits, start_new_session=True, env=env)
@@ -127,6 +131,8 @@ def classify(rc: int | None, err: str, ws: Workspace) -> str:
         return "traceback"
     if rc == 0:
         return "outside root" if ws.outside_root else "accepted bad type" if ws.expect_error else "valid"
+    if ws.expect_valid and rc != 130:
+        return "refused valid"
     if not previous_output_intact(ws):
         return "lost output"
     if "masklens: error:" in err or "error: argument" in err or "error: the following" in err:
@@ -143,12 +149,12 @@ def run_case(kind: str, command: str, index: int, *, seed: int, big_mb: int, scr
     base = Path(tempfile.mkdtemp(prefix=f"{kind}-{index}-", dir=scratch))
     try:
         ws = make_workspace(base, kind, command)
-        ws.use_out = command == "report" or index % 5 != 4  # every fifth score run prints to stdout
+        ws.use_out = command != "score" or index % 5 != 4  # every fifth score run prints to stdout
         try:
             detail = mutate(rng, ws)
         except Exception as exc:  # a mutation that does not apply to this file: still run it
             detail = f"{name} (not applied: {type(exc).__name__}: {exc})"
-        rc, err = run_cli(ws.full_argv(), interrupt_after=ws.interrupt_after)
+        rc, err = run_cli(ws.full_argv(), interrupt_after=ws.interrupt_after, env=ws.env)
         outcome = classify(rc, err, ws)
         return Outcome(kind, command, index, detail, outcome, rc, err.strip()[-2000:])
     finally:
@@ -170,9 +176,11 @@ def run_many(plan: Iterable[tuple[str, str, int]], *, seed: int, big_mb: int, wo
         return out
 
 
-def plan(runs_per_kind: int, report_runs: int) -> list[tuple[str, str, int]]:
+def plan(runs_per_kind: int, report_runs: int, predict_runs: int = 0) -> list[tuple[str, str, int]]:
     jobs = [(k, "score", i) for k in KINDS for i in range(runs_per_kind)]
     jobs += [(KINDS[i % len(KINDS)], "report", i) for i in range(report_runs)]
+    kinds = fh.IMAGE_NAME_KINDS
+    jobs += [(kinds[i % len(kinds)], "predict", i) for i in range(predict_runs)]
     return jobs
 
 
@@ -180,7 +188,7 @@ def table(outcomes: list[Outcome]) -> str:
     """The Markdown table of docs/reliability.md: runs per kind and outcome."""
     rows: dict[str, Counter] = {}
     for o in outcomes:
-        rows.setdefault(o.kind if o.command == "score" else f"report ({o.kind})", Counter())[o.outcome] += 1
+        rows.setdefault(o.kind if o.command == "score" else f"{o.command} ({o.kind})", Counter())[o.outcome] += 1
     cols = list(OUTCOMES)
     head = "| input | runs | " + " | ".join(cols) + " |\n|---|" + "---|" * (len(cols) + 1) + "\n"
     lines = [f"| {k} | {sum(c.values())} | " + " | ".join(str(c[x]) for x in cols) + " |" for k, c in rows.items()]

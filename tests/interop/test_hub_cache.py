@@ -93,6 +93,8 @@ def test_images_folder_from_the_cache(real_cache):
     "hf://datasets/acme/demo/../../../../elsewhere/images",
     "hf://datasets/acme/demo/cafe/../cafe/ann.json",
     "hf://datasets/acme/demo/./cafe/ann.json",
+    "hf://datasets/acme/demo/..\\..\\..\\..\\elsewhere\\ann.json",  # a traceback before (fuzz, names)
+    "hf://datasets/acme/demo/cafe\\..\\cafe/ann.json",
 ])
 def test_dot_segments_are_refused(real_cache, tmp_path, url):
     (real_cache.parent / "elsewhere" / "images").mkdir(parents=True)
@@ -146,3 +148,12 @@ def test_the_fallback_parser_for_an_older_huggingface_hub_agrees_on_the_common_f
     for url in ("hf://datasets/acme/demo@v1/cafe/ann.json", "hf://acme/cafe-preds/pred.json",
                 "hf://models/acme/m/x.json", "hf://spaces/acme/s/app.json"):
         assert hub._parse_by_hand(url) == hub.parse(url), url
+
+
+@pytest.mark.parametrize("url", [
+    "hf://datasets/acme/" + "n" * 300 + "/cafe/ann.json",  # huggingface_hub's repo-id check
+    "hf://datasets/acme/demo/" + "x" * 5000 + "/ann.json",
+])
+def test_names_the_hub_refuses_are_one_clean_error(real_cache, url):
+    with pytest.raises(MasklensError):
+        hub.resolve(url)

@@ -65,6 +65,25 @@ def test_cli_ray_equals_single_process(kind, local_ray, tmp_path, capsys):
     assert tree(on_ray) == tree(single)
 
 
+def test_ray_batches_over_the_decoded_budget_are_split(local_ray, tmp_path, capsys, monkeypatch):
+    """MASKLENS_MAX_BATCH_BYTES below three demo images (320 × 320 × 3 bytes each): the
+    --ray-batch 3 calls are split into pairs, said once naming the images and the limit, and
+    the output equals the single-process one."""
+    import masklens.core.files.image_batches as batches
+
+    monkeypatch.setattr(batches, "_said", False)
+    argv = ["predict", "cafe", *demo.demo_argv("cafe", with_predictions=False), "--model", "demo",
+            "--quiet", "--no-cache"]
+    assert main([*argv, "--out", str(tmp_path / "single.json")]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("MASKLENS_MAX_BATCH_BYTES", str(2 * 320 * 320 * 3 + 10))
+    rc = main([*argv, "--ray", "--ray-workers", "2", "--ray-batch", "3", "--out", str(tmp_path / "ray.json")])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "Ray batch split before" in err and "over the limit of 1 MiB per batch" in err
+    assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "single.json").read_bytes()
+
+
 def test_evaluate_on_ray_equals_single_process(local_ray, tmp_path, capsys):
     argv = ["evaluate", "cafe", *demo.demo_argv("cafe", with_predictions=False), "--model", "demo",
             "--no-cache", "--quiet"]
@@ -100,9 +119,10 @@ class CrashOnce:
         self.marker, self.nth = marker, nth
 
     def __call__(self):
+        from masklens.core.inference.prediction_io import PREDICTION_SCORE_FLOOR
         from masklens.core.models.registry import create_segmenter
 
-        seg = create_segmenter("demo")
+        seg = create_segmenter("demo", score_threshold=PREDICTION_SCORE_FLOOR)  # as predict's default
         inner, calls, marker, nth = seg.segment_many, [0], self.marker, self.nth
 
         def segment_many(image, requests):

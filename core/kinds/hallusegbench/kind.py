@@ -250,6 +250,7 @@ class HalluSegBenchKind(BenchmarkKind):
     name = "hallusegbench"
     title = "HalluSegBench"
     groups = ("all", *hallu.SIZE_GROUPS)
+    scored_predictions = False  # one mask PNG per prompt: the model's threshold decides
     params = (
         ParamSpec("alpha", "--alpha", 3.0, 0.5, 10.0,
                   help="CMS weight α of the confusing region (α|C| + |N|) / (α|M|)", symbol="α"),
