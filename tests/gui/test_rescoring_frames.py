@@ -48,3 +48,23 @@ def test_a_switch_during_the_worker_is_drawn_again(window, qtbot, tmp_path, monk
     drawn.clear()
     qtbot.waitUntil(lambda: not w.rescoring.pending, timeout=30000)
     assert drawn == [6]  # sample 6 was drawn with older readouts: drawn again with these
+
+
+def test_a_step_updates_the_card_once(window, qtbot, tmp_path, monkeypatch, no_internal_errors):
+    """The worker's readouts hold the same record for the sample shown as the first frame drew:
+    the card is not filled again (issue 21: one card update per step), and shows those values."""
+    w = window
+    open_async(w, qtbot, tmp_path, monkeypatch)
+    w.state.set_index(5)
+    deck = w.readout_panel.deck
+    card = deck.main_card
+    for value in (0.3, 0.7):
+        updated = deck.updated_in_place
+        w.readout_panel.sliders.set_value("score_threshold", value)
+        qtbot.waitUntil(lambda: not w.rescoring.pending, timeout=30000)
+        assert deck.main_card is card and deck.updated_in_place == updated + 1  # the first frame only
+        rec = w.state.readout()
+        assert rec is w.browser.model.readouts[5]  # the worker's records are installed …
+        for key in ("TP@0.5", "FP@0.5", "FN@0.5", "local_F1"):
+            assert card.numbers[key] == rec[key]  # … and the card reads as they do
+        assert card.texts["IL"] == f"IL {rec['IL']}"
