@@ -143,9 +143,18 @@ class SampleFilterProxy(QAbstractProxyModel):
         return True
 
     def _source_data_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: Any = ()) -> None:
-        if self._plan.rows:
-            self.dataChanged.emit(self.index(0, top_left.column()),
-                                  self.index(len(self._plan.rows) - 1, bottom_right.column()))
+        """One source row: its place in the list (nothing when it is not listed); more: every
+        listed row (the views repaint what they show of it)."""
+        if not self._plan.rows:
+            return
+        lo, hi = top_left.row(), bottom_right.row()
+        if lo == hi:
+            p = self._plan.pos[lo] if 0 <= lo < len(self._plan.pos) else -1
+            if p >= 0:
+                self.dataChanged.emit(self.index(p, top_left.column()), self.index(p, bottom_right.column()))
+            return
+        self.dataChanged.emit(self.index(0, top_left.column()),
+                              self.index(len(self._plan.rows) - 1, bottom_right.column()))
 
     # ------------------------------------------------------------ rows
     def _compute(self) -> RowPlan:

@@ -140,10 +140,11 @@ class SampleBrowser(QWidget):
             self.proxy.pinned = current
         if prepared is not None:
             self.proxy.expect(prepared.plan)  # used if the model resets (new columns)
+        shown = self._rows_on_screen()
         if prepared is None:
-            self.model.set_readouts(readouts, key=columns_key)
+            self.model.set_readouts(readouts, key=columns_key, shown=shown)
         else:
-            self.model.set_readouts(readouts, prepared.flat, prepared.columns, key=columns_key)
+            self.model.set_readouts(readouts, prepared.flat, prepared.columns, key=columns_key, shown=shown)
         if self.model.columns != before:
             self._refresh_presets()
             self._widths()
@@ -152,6 +153,14 @@ class SampleBrowser(QWidget):
         elif filtering or self.proxy.sortColumn() >= 0:  # "all samples" in benchmark order: nothing to redo
             self._quietly(self.proxy.refilter)
         self._update_count()
+
+    def _rows_on_screen(self) -> list[int]:
+        """The source rows on screen (none while hidden: the table paints when shown)."""
+        table, n = self.table, self.proxy.rowCount()
+        if not n or not table.isVisible():
+            return []
+        top, bottom = table.rowAt(0), table.rowAt(table.viewport().height() - 1)
+        return list(self.proxy.visible_rows()[max(top, 0): n if bottom < 0 else bottom + 1])
 
     def planner(self, columns_key: Any = None) -> Callable[[list[dict[str, Any]], Callable[[], None]], Prepared]:
         """A function for a worker: ``(readouts, check)`` → :class:`Prepared` (their metric

@@ -1,0 +1,68 @@
+"""A slider step repaints the list's cells whose values moved, not the whole list (issue 21: a t
+step ≤ 50 ms; a repaint of a 40-row list costs ~15 ms): what the screen shows afterwards is
+what a full repaint draws."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication
+from test_cards_in_place import key_step
+
+from masklens.gui.browser.filters import flatten
+from masklens.gui.browser.sample_table import FIXED
+
+
+def on_screen(w):
+    """The table's viewport as the screen shows it (the window's backing store, not a new paint)."""
+    vp = w.browser.table.viewport()
+    top_left = vp.mapTo(w, QPoint(0, 0))
+    shot = QGuiApplication.primaryScreen().grabWindow(w.winId())
+    return shot.copy(top_left.x(), top_left.y(), vp.width(), vp.height()).toImage()
+
+
+def shown_cells(w):
+    """(proxy row, column) → text, for the rows on screen."""
+    t, proxy = w.browser.table, w.browser.proxy
+    top, bottom = t.rowAt(0), t.rowAt(t.viewport().height() - 1)
+    bottom = proxy.rowCount() - 1 if bottom < 0 else bottom
+    return {(r, c): proxy.data(proxy.index(r, c)) for r in range(max(top, 0), bottom + 1)
+            for c in range(proxy.columnCount())}
+
+
+def test_a_step_announces_exactly_the_moved_cells_and_the_screen_is_right(window, qtbot, no_internal_errors):
+    w = window
+    assert w.open_demo("cafe", sync=True)
+    qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=20000)
+    qtbot.waitExposed(w)
+    announced = []
+    w.browser.proxy.dataChanged.connect(
+        lambda a, b, *_: announced.append((a.row(), b.row(), a.column(), b.column())))
+    # only the columns that t moves, beside the ids: the cells that change are on screen
+    st, model, table = w.state, w.browser.model, w.browser.table
+    low, high = (st.scorers[st.active].readouts({**st.params, "score_threshold": t}) for t in (0.2, 0.8))
+    moving = {len(FIXED) + k for k, key in enumerate(model.columns)
+              if any(flatten(a).get(key) != flatten(b).get(key) for a, b in zip(low, high, strict=True))}
+    for c in range(2, model.columnCount()):
+        table.setColumnHidden(c, c not in moving)
+    key_step(w, qtbot, "score_threshold", Qt.Key.Key_PageDown)  # the slider has the focus from now on
+    qtbot.wait(50)
+    seen = 0
+    moved_any = False
+    for key in (Qt.Key.Key_PageUp, Qt.Key.Key_PageUp, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown):
+        before = shown_cells(w)
+        announced.clear()
+        key_step(w, qtbot, "score_threshold", key)
+        QApplication.processEvents()
+        after = shown_cells(w)
+        moved = {cell for cell in before if before[cell] != after[cell]}
+        covered = {(r, c) for r0, r1, c0, c1 in announced for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)}
+        assert moved <= covered  # every cell that reads otherwise is repainted …
+        assert all(r0 == r1 for r0, r1, _c0, _c1 in announced)  # … row by row, not the whole list
+        assert {r for r, _c in covered} == {r for r, _c in moved}  # no row that did not move
+        moved_any |= bool(moved)
+        seen += sum(table.viewport().rect().intersects(table.visualRect(w.browser.proxy.index(r, c)))
+                    for r, c in moved)
+        qtbot.wait(50)  # the repaint reaches the backing store
+        assert on_screen(w) == w.browser.table.viewport().grab().toImage()  # what a full repaint draws
+    assert moved_any and seen, "no step changed a value on screen: the test proves nothing"
