@@ -119,7 +119,8 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
             columns = self.columns if same else metric_columns(readouts)
         self._columns_key = key
         same = columns == self.columns and len(readouts) == len(self.readouts)
-        before = self._metric_rows(shown) if same and shown is not None else None
+        n = len(self.readouts)
+        before = {r: self.readouts[r] for r in shown if 0 <= r < n} if same and shown is not None else None
         self.forget()
         release_later(self.readouts, self._flat)
         if same:
@@ -130,8 +131,12 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
                 self.dataChanged.emit(self.index(0, len(FIXED)),
                                       self.index(len(readouts) - 1, self.columnCount() - 1))
                 return
-            for row, old, new in zip(before, before.values(), self._metric_rows(before).values(), strict=True):
-                moved = [c for c, (a, b) in enumerate(zip(old, new, strict=True)) if not _same(a, b)]
+            get, keys = self._reader.get, self.columns
+            for row, old in before.items():
+                new = self.readouts[row]
+                if new is old or new == old:  # the whole record (one C comparison): unchanged
+                    continue
+                moved = [c for c, k in enumerate(keys) if not _same(get(old, k), get(new, k))]
                 if moved:
                     self.dataChanged.emit(self.index(row, len(FIXED) + moved[0]),
                                           self.index(row, len(FIXED) + moved[-1]))
@@ -139,11 +144,6 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
         self.beginResetModel()
         self.readouts, self._flat, self.columns = readouts, flat if flat is not None else {}, columns
         self.endResetModel()
-
-    def _metric_rows(self, rows: Any) -> dict[int, list[Any]]:
-        """Each of ``rows``' metric values (source rows; those out of range left out)."""
-        n, keys = len(self.readouts), self.columns
-        return {r: [self._metric(r, k) for k in keys] for r in rows if 0 <= r < n}
 
     def flat(self, row: int) -> dict[str, Any]:
         """The flattened readout of a row (computed on first use after each change)."""

@@ -40,3 +40,36 @@ def test_the_hidden_corrected_summary_is_summarised_only_when_shown(window, qtbo
     shown = len(calls)
     key_step(window, qtbot, "score_threshold", Qt.Key.Key_PageUp)
     assert len(calls) == shown + 1  # visible: it follows the slider at once
+
+
+def test_score_labels_are_reused_and_read_as_given(qtbot):
+    from masklens.gui.canvas.image_canvas import Canvas
+
+    canvas = Canvas()
+    qtbot.addWidget(canvas)
+    canvas.set_labels([(10, 10, "0.91", "#E69F00"), (50, 60, "0.55", "#56B4E9")])
+    first = list(canvas._labels)
+    canvas.set_labels([(10, 12, "0.91", "#E69F00"), (50, 60, "0.56", "#56B4E9"), (5, 5, "0.70", "#009E73")])
+    assert canvas._labels[:2] == first  # the same items, moved or re-worded
+    assert canvas.label_texts() == ["0.91", "0.56", "0.70"]
+    assert (canvas._labels[0].pos().x(), canvas._labels[0].pos().y()) == (10, 12)
+    canvas.set_labels([(1, 1, "0.30", "#000000")])
+    assert canvas.label_texts() == ["0.30"] and len(canvas.scene().items()) == 2  # the image and one label
+    assert "color:#ffffff" in canvas._labels[0].toHtml().replace(" ", "")  # white ink on a dark label
+
+
+def test_an_image_drawn_again_reuses_its_pixmap(window, qtbot):
+    """Stepping back to a sample whose image was just drawn converts it to a pixmap no more."""
+    from masklens.gui.canvas.sample_view import image_pixmap
+
+    _open(window, qtbot, "pcs")
+    st = window.state
+    image = window.sample_view.panels[0].canvas._image
+    st.set_index(1)
+    key = image.pixmap().cacheKey()
+    st.set_index(2)
+    st.set_index(1)
+    assert image.pixmap().cacheKey() == key
+    rgb = window.store.image(next(iter(st.sample.images.values())))
+    assert image_pixmap(rgb) is image_pixmap(rgb)
+    assert image_pixmap(rgb.copy()).cacheKey() != image_pixmap(rgb).cacheKey()  # another array: its own
