@@ -69,6 +69,9 @@ class Rescoring(QObject):
         self.pending = False
         self._first_frame: tuple[int, dict[str, float]] | None = None  # (sample index, values) drawn
         self._installing = False
+        #: what the list's metric columns depend on (the window's ``columns_key``): the same as
+        #: the list's, the worker keeps its columns instead of reading them from the records again
+        self.columns_key: Any = lambda: (id(state.benchmark), state.active)
 
     def request(self, params: dict[str, float]) -> None:
         """New slider values (may raise MasklensError for values out of range)."""
@@ -86,7 +89,7 @@ class Rescoring(QObject):
         serial, name, p = self._serial, st.active, dict(st.params)
         self.runner.cancel_all()  # an older value still being derived: stop it at its next check
         self.pending = True
-        planner = self.browser.planner(columns_key=(id(st.benchmark), name))  # as the window keys them
+        planner = self.browser.planner(columns_key=self.columns_key())  # as the window keys them
 
         def done(value: tuple[list, Any]) -> None:
             if serial != self._serial:
