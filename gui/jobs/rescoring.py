@@ -14,15 +14,13 @@ import gc
 import sys
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
 
 from masklens.core.runtime import gc_pause
 from masklens.gui.jobs.workers import JobRunner
 
 #: benchmarks with at least this many samples are re-scored in the worker pool
 ASYNC_FROM = 2000
-#: the worker starts this long after the first frame was asked for, so that it is painted first
-FIRST_FRAME_MS = 20
 
 
 #: while a worker derives readouts, the GIL changes hands this often (seconds; Python's default is
@@ -53,6 +51,14 @@ def _derive(ctx: Any, scorer: Any, params: dict[str, float], prepare: Any) -> tu
         if collecting:
             gc.enable()
         sys.setswitchinterval(previous)
+
+
+def paint_first_frame(window: Any) -> None:
+    """Lay out and paint what is waiting to be painted in ``window`` now (the sample shown at the
+    new values), instead of waiting for the event loop: the worker can then start at once
+    (it used to wait 20 ms for the paint, every step)."""
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+    QCoreApplication.sendPostedEvents(window, QEvent.Type.UpdateRequest)
 
 
 class Rescoring(QObject):
@@ -103,11 +109,8 @@ class Rescoring(QObject):
                 self.pending = False
                 self.settled.emit()
 
-        def start() -> None:  # after the first frame is drawn: the worker would compete for the GIL
-            if serial == self._serial:
-                self.runner.run("re-score", _derive, st.scorers[name], p, planner, on_done=done)
-
-        QTimer.singleShot(FIRST_FRAME_MS, start)
+        paint_first_frame(self.browser.window())  # now: the worker would compete for the GIL
+        self.runner.run("re-score", _derive, st.scorers[name], p, planner, on_done=done)
 
     @staticmethod
     def settle_heap() -> None:
