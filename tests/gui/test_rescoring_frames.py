@@ -90,3 +90,37 @@ def test_the_worker_keeps_the_lists_columns(window, qtbot, tmp_path, monkeypatch
         want = [i for i in range(len(rows)) if rows[i]["local_F1"] is not None and rows[i]["local_F1"] < 0.5]
         pinned = w.browser.proxy.pinned  # the sample shown stays listed whatever the filter
         assert list(w.browser.proxy.visible_rows()) == sorted({*want, *([pinned] if pinned is not None else [])})
+
+
+def test_the_first_frame_is_painted_then_the_worker_starts_at_once(window, qtbot, tmp_path, monkeypatch,
+                                                                   no_internal_errors):
+    """No fixed wait between the first frame and the worker (it was 20 ms on every step): the
+    sample shown is painted within the step, then the worker is started, before the step returns."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication
+
+    w = window
+    open_async(w, qtbot, tmp_path, monkeypatch)
+    w.state.set_index(5)
+    qtbot.wait(100)
+    painted = []
+
+    class Paints(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 - Qt override
+            if event.type() == QEvent.Type.Paint and w.readout_panel.deck.isAncestorOf(obj):
+                painted.append(1)
+            return False
+
+    paints = Paints()
+    QApplication.instance().installEventFilter(paints)
+    started = []
+    run = w.rescoring.runner.run
+    monkeypatch.setattr(w.rescoring.runner, "run", lambda *a, **k: (started.append(len(painted)), run(*a, **k))[1])
+    try:
+        w.readout_panel.sliders.set_value("score_threshold", 0.9)  # the card's numbers change
+        assert len(started) == 1 and started[0] > 0  # painted, then started, within the step
+    finally:
+        QApplication.instance().removeEventFilter(paints)
+    qtbot.waitUntil(lambda: not w.rescoring.pending, timeout=30000)
+    assert w.state.readout() == w.state.kind.sample_readout(w.state.sample, w.state.scorers[w.state.active].overlaps[5],
+                                                              w.state.params)
