@@ -84,9 +84,11 @@ class SampleBrowser(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.setTabKeyNavigation(False)  # Tab leaves the list; the arrows move inside it
         self.table.setWordWrap(False)
-        self.table.setItemDelegate(CellPainter(self.model, self.proxy, self.table))  # one call a cell
+        kept = FIXED.index("sample") + 1  # "#" and the id stay in view, drawn by the frozen columns
+        self.table.setItemDelegate(CellPainter(self.model, self.proxy, self.table, covered=kept))  # one call a cell
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
-        self.frozen = FrozenColumns(self.table, FIXED.index("sample") + 1)  # "#" and the id stay in view
+        self.frozen = FrozenColumns(self.table, kept)
+        self.frozen.setItemDelegate(CellPainter(self.model, self.proxy, self.frozen))
         self.focus_ring = FocusRing(self.table)  # where the one-key shortcuts go (no style sheet)
         self._filters: list[Filter] = []
         self._typed: Expression | None = None  # the applied typed expression, ANDed with the preset

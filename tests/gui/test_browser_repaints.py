@@ -64,5 +64,38 @@ def test_a_step_announces_exactly_the_moved_cells_and_the_screen_is_right(window
         seen += sum(table.viewport().rect().intersects(table.visualRect(w.browser.proxy.index(r, c)))
                     for r, c in moved)
         qtbot.wait(50)  # the repaint reaches the backing store
-        assert on_screen(w) == w.browser.table.viewport().grab().toImage()  # what a full repaint draws
+        # what a full repaint draws (right of the frozen id columns, drawn over the table)
+        cut = w.browser.frozen.width()
+        screen, full = on_screen(w), w.browser.table.viewport().grab().toImage()
+        assert screen.copy(cut, 0, screen.width() - cut, screen.height()) == full.copy(
+            cut, 0, full.width() - cut, full.height())
     assert moved_any and seen, "no step changed a value on screen: the test proves nothing"
+
+
+def _colours(image, rect) -> int:
+    return len({image.pixel(x, y) for x in range(rect.left(), rect.right() + 1)
+                for y in range(rect.top(), rect.bottom() + 1, 2)})
+
+
+def test_the_id_columns_are_painted_by_the_frozen_view_only(window, qtbot, no_internal_errors):
+    """The list's "#" and id columns lie under the frozen columns: the table behind does not
+    paint their texts (a fifth of a repaint's cells), and the screen shows the frozen view's."""
+    w = window
+    assert w.open_demo("pcs", sync=True)
+    qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=20000)
+    qtbot.waitExposed(w)
+    qtbot.wait(50)
+    table, frozen = w.browser.table, w.browser.frozen
+    rows = min(8, w.browser.proxy.rowCount())
+    covered = table.visualRect(w.browser.proxy.index(0, 0)).united(
+        table.visualRect(w.browser.proxy.index(rows - 1, 1)))
+    behind = table.viewport().grab().toImage()
+    assert _colours(behind, covered) <= 6  # backgrounds, grid, focus: no text drawn there
+    kept = frozen.viewport().grab().toImage()
+    assert _colours(kept, covered) > 10  # the ids, in anti-aliased text
+    vp = frozen.viewport()
+    top_left = vp.mapTo(w, QPoint(0, 0))
+    shot = QGuiApplication.primaryScreen().grabWindow(w.winId()).toImage()
+    covered.setLeft(covered.left() + 4)  # the table's focus ring is drawn over its left edge
+    seen = shot.copy(top_left.x() + covered.x(), top_left.y() + covered.y(), covered.width(), covered.height())
+    assert seen == kept.copy(covered)  # what the user sees there: the frozen view's ids
