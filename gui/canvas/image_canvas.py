@@ -46,6 +46,9 @@ class Canvas(QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
         self.setBackgroundBrush(QBrush(QColor("#202124")))
+        # the view fills all of its viewport (background brush, then the scene): what lies under
+        # it is not painted first on every redraw (a new sample, a t step)
+        self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # a click gives it the one-key shortcuts
         show_focus(self, "QGraphicsView")

@@ -73,3 +73,42 @@ def test_an_image_drawn_again_reuses_its_pixmap(window, qtbot):
     rgb = window.store.image(next(iter(st.sample.images.values())))
     assert image_pixmap(rgb) is image_pixmap(rgb)
     assert image_pixmap(rgb.copy()).cacheKey() != image_pixmap(rgb).cacheKey()  # another array: its own
+
+
+def test_a_switch_does_not_repaint_the_frame_under_the_canvas(window, qtbot, no_internal_errors):
+    """A sample switch paints what changed: not the centre's frame under the canvas (the canvas
+    paints all of its area); the canvas shows the new sample as a fresh render does."""
+    from PySide6.QtCore import QEvent, QObject, QPoint
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QApplication
+
+    _open(window, qtbot, "pcs")
+    w = window
+    w.browser.table.setFocus(Qt.FocusReason.OtherFocusReason)
+    qtbot.wait(50)
+    tabs = w.tabs
+    painted = []
+
+    class Paints(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 - Qt override
+            if event.type() == QEvent.Type.Paint and obj is tabs:
+                painted.append(sum(r.width() * r.height() for r in event.region()))
+            return False
+
+    paints = Paints()
+    QApplication.instance().installEventFilter(paints)
+    try:
+        for key in (Qt.Key.Key_Down, Qt.Key.Key_Down, Qt.Key.Key_Up):
+            before = w.state.index
+            qtbot.keyClick(w.browser.table, key)
+            assert w.state.index != before
+            qtbot.wait(30)
+    finally:
+        QApplication.instance().removeEventFilter(paints)
+    whole = tabs.width() * tabs.height()
+    assert painted and all(area < whole / 4 for area in painted)  # the title, caption and border strips
+    canvas = w.sample_view.panels[0].canvas
+    vp = canvas.viewport()
+    at = vp.mapTo(w, QPoint(0, 0))
+    shot = QGuiApplication.primaryScreen().grabWindow(w.winId()).toImage()
+    assert shot.copy(at.x(), at.y(), vp.width(), vp.height()) == vp.grab().toImage()
