@@ -15,6 +15,8 @@ from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QHeaderView, QTableView
 
+from masklens.gui.browser.header import ListHeader
+
 
 class FrozenColumns(QTableView):
     """The first ``count`` columns of ``table``, drawn over it and kept there."""
@@ -37,6 +39,7 @@ class FrozenColumns(QTableView):
         self.setTabKeyNavigation(False)
         self.verticalHeader().setVisible(False)
         self.verticalHeader().setDefaultSectionSize(table.verticalHeader().defaultSectionSize())
+        self.setHorizontalHeader(ListHeader(self))  # as the table's: a switch does not repaint it
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header.setSortIndicatorShown(True)

@@ -31,6 +31,7 @@ from masklens.gui.browser.filters import (
 )
 from masklens.gui.browser.focus_ring import FocusRing
 from masklens.gui.browser.frozen import FrozenColumns
+from masklens.gui.browser.header import ListHeader
 from masklens.gui.browser.row_proxy import SampleFilterProxy, plan_rows
 from masklens.gui.browser.sample_table import (  # noqa: F401 - re-exported (readout panel, tests)
     COLUMN_MAX,
@@ -69,6 +70,7 @@ class SampleBrowser(QWidget):
         self.expression.textChanged.connect(lambda t: t.strip() or self._expression_entered())
         self.count = QLabel("")
         self.table = QTableView()
+        self.table.setHorizontalHeader(ListHeader(self.table))  # a switch does not repaint it
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)

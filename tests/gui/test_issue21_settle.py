@@ -77,7 +77,8 @@ def test_an_image_drawn_again_reuses_its_pixmap(window, qtbot):
 
 def test_a_switch_does_not_repaint_the_frame_under_the_canvas(window, qtbot, no_internal_errors):
     """A sample switch paints what changed: not the centre's frame under the canvas (the canvas
-    paints all of its area); the canvas shows the new sample as a fresh render does."""
+    paints all of its area), not the list's column headers (a whole row is selected: nothing to
+    highlight); the canvas shows the new sample as a fresh render does."""
     from PySide6.QtCore import QEvent, QObject, QPoint
     from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
@@ -87,12 +88,15 @@ def test_a_switch_does_not_repaint_the_frame_under_the_canvas(window, qtbot, no_
     w.browser.table.setFocus(Qt.FocusReason.OtherFocusReason)
     qtbot.wait(50)
     tabs = w.tabs
-    painted = []
+    headers = (w.browser.table.horizontalHeader().viewport(), w.browser.frozen.horizontalHeader().viewport())
+    painted, header_paints = [], []
 
     class Paints(QObject):
         def eventFilter(self, obj, event):  # noqa: N802 - Qt override
             if event.type() == QEvent.Type.Paint and obj is tabs:
                 painted.append(sum(r.width() * r.height() for r in event.region()))
+            if event.type() == QEvent.Type.Paint and obj in headers:
+                header_paints.append(obj)
             return False
 
     paints = Paints()
@@ -107,6 +111,10 @@ def test_a_switch_does_not_repaint_the_frame_under_the_canvas(window, qtbot, no_
         QApplication.instance().removeEventFilter(paints)
     whole = tabs.width() * tabs.height()
     assert painted and all(area < whole / 4 for area in painted)  # the title, caption and border strips
+    assert header_paints == []
+    qtbot.mouseClick(headers[0], Qt.MouseButton.LeftButton, pos=QPoint(  # a click on a header still sorts
+        w.browser.table.horizontalHeader().sectionViewportPosition(5) + 5, 5))
+    assert w.browser.proxy.sortColumn() == 5
     canvas = w.sample_view.panels[0].canvas
     vp = canvas.viewport()
     at = vp.mapTo(w, QPoint(0, 0))
