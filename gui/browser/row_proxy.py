@@ -108,6 +108,8 @@ class SampleFilterProxy(QAbstractProxyModel):
         self._order = Qt.SortOrder.AscendingOrder
         self._plan = RowPlan([], [])
         self._next: RowPlan | None = None  # a plan computed elsewhere, for the next source reset
+        self._stamp = 0  # counts the plans installed and the source's changes
+        self._sorted: tuple[int, Any, int] | None = None  # (column, order, stamp) of the last sort
 
     # ------------------------------------------------------------ source
     def setSourceModel(self, model: Any) -> None:  # noqa: N802 - Qt override
@@ -119,6 +121,7 @@ class SampleFilterProxy(QAbstractProxyModel):
         self._plan = self._compute()
 
     def _source_reset(self) -> None:
+        self._stamp += 1
         plan, self._next = self._next, None
         moved = self._follow_sort_name()
         fits = (plan is not None and len(plan.pos) == self.sourceModel().rowCount()
@@ -145,6 +148,7 @@ class SampleFilterProxy(QAbstractProxyModel):
     def _source_data_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: Any = ()) -> None:
         """One source row: its place in the list (nothing when it is not listed); more: every
         listed row (the views repaint what they show of it)."""
+        self._stamp += 1
         if not self._plan.rows:
             return
         lo, hi = top_left.row(), bottom_right.row()
@@ -175,6 +179,7 @@ class SampleFilterProxy(QAbstractProxyModel):
 
     def apply(self, plan: RowPlan) -> None:
         """Show ``plan``'s rows; selections and the current row follow their samples."""
+        self._stamp += 1
         if plan.rows == self._plan.rows:  # same rows: no layout change for the views to redo
             self._plan = plan
             self.refiltered.emit()
@@ -209,13 +214,18 @@ class SampleFilterProxy(QAbstractProxyModel):
         return matches(self.sourceModel(), row, self.filter, self.search)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort by ``column``; asked again for the same rows, values and order (QTableView's
+        sortByColumn asks twice), the rows already are."""
         model = self.sourceModel()
         if model is None or not 0 <= column < model.columnCount():
             column = -1
+        if (column, order, self._stamp) == self._sorted:
+            return
         self._sort_column, self._order = column, order
         self._sort_name = None if column < 0 else str(model.headerData(column, Qt.Orientation.Horizontal))
         if model is not None:
             self.refilter()
+            self._sorted = (column, order, self._stamp)
 
     def sort_name(self) -> str | None:
         """The name of the column the rows are sorted by (None: benchmark order)."""
