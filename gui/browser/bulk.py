@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from masklens.gui.browser.lookup import KeyReader
 
 _DIGITS = re.compile(r"(\d+)")
@@ -41,6 +43,41 @@ def sort_keys(values: Sequence[Any]) -> Sequence[Any]:
     if all(type(v) is float or type(v) is int for v in values):
         return values
     return [sort_key(v) for v in values]
+
+
+def order_rows(rows: list[int], keys: Sequence[Any], descending: bool) -> list[int]:
+    """``rows`` sorted by ``keys[row]`` (a column of :func:`sort_keys`), equal keys in their
+    order (as ``list.sort``, also reversed): missing values and numbers in one numpy pass (a
+    sort of 20,000 rows: ~2 ms instead of ~20), other keys (text) by Python's sort."""
+    numeric = _numeric_keys(keys)
+    if numeric is None or not rows:
+        return sorted(rows, key=keys.__getitem__, reverse=descending)
+    rank, value = numeric
+    idx = np.asarray(rows, dtype=np.intp)
+    r, v = rank[idx], value[idx]
+    order = np.lexsort((-v, -r) if descending else (v, r))  # lexsort is stable
+    return idx[order].tolist()  # type: ignore[no-any-return]
+
+
+def _numeric_keys(keys: Sequence[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(rank, value) arrays of sort keys that are numbers or (0 = missing / 1 = number, value)
+    pairs; None when some key is text or NaN (Python's order for those)."""
+    if isinstance(keys, range) or not keys:
+        return None
+    try:
+        if isinstance(keys[0], tuple):
+            rank = np.fromiter((k[0] for k in keys), dtype=np.int8, count=len(keys))
+            if rank.size and rank.max() > 1:  # text
+                return None
+            value = np.fromiter((k[1] for k in keys), dtype=float, count=len(keys))
+        else:
+            value = np.asarray(keys, dtype=float)
+            rank = np.ones(value.size, dtype=np.int8)
+    except (TypeError, ValueError):
+        return None
+    if value.ndim != 1 or np.isnan(value).any() or (value.size and np.abs(value).max() >= 2.0**53):
+        return None  # NaN: Python's order; integers past a float's precision: exact in Python
+    return rank, value
 
 
 def read_column(reader: KeyReader, records: Sequence[Mapping[str, Any]], key: str) -> list[Any]:

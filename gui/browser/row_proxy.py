@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from masklens.gui.browser.bulk import natural_key, sort_key  # noqa: F401 - re-exported
+from masklens.gui.browser.bulk import natural_key, order_rows, sort_key  # noqa: F401 - re-exported
 from masklens.gui.browser.filters import Filter, Row
 
 
@@ -66,15 +67,19 @@ def plan_rows(table: RowValues, filt: Filter, search: str, pinned: int | None,
         rows = [r for r in range(n) if r == pinned or matches(table, r, filt, search)]
     if sort_column >= 0:
         if bulk:
-            keys = table.sort_column(sort_column)  # type: ignore[attr-defined]
-            rows.sort(key=keys.__getitem__, reverse=descending)
+            rows = order_rows(rows, table.sort_column(sort_column), descending)  # type: ignore[attr-defined]
         else:
             value = table.value
             rows.sort(key=lambda r: sort_key(value(r, sort_column)), reverse=descending)
-    pos = [-1] * n
-    for i, r in enumerate(rows):
-        pos[r] = i
-    return RowPlan(rows, pos, sort_column)
+    return RowPlan(rows, positions(rows, n), sort_column)
+
+
+def positions(rows: list[int], n: int) -> list[int]:
+    """Source row → its place in ``rows`` (-1: not listed), for ``n`` source rows (one numpy pass)."""
+    pos = np.full(n, -1, dtype=np.intp)
+    if rows:
+        pos[np.asarray(rows, dtype=np.intp)] = np.arange(len(rows))
+    return pos.tolist()  # type: ignore[no-any-return]
 
 
 _FLAGS = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemNeverHasChildren
