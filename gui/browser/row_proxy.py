@@ -67,7 +67,8 @@ def plan_rows(table: RowValues, filt: Filter, search: str, pinned: int | None,
         rows = [r for r in range(n) if r == pinned or matches(table, r, filt, search)]
     if sort_column >= 0:
         if bulk:
-            rows = order_rows(rows, table.sort_column(sort_column), descending)  # type: ignore[attr-defined]
+            keys = table.sort_column(sort_column)  # type: ignore[attr-defined]
+            rows = order_rows(rows, keys, descending, table.__dict__.setdefault("_bulk", {}))
         else:
             value = table.value
             rows.sort(key=lambda r: sort_key(value(r, sort_column)), reverse=descending)
