@@ -132,6 +132,11 @@ class Clause:
                 if type(None) in kinds:  # None never passes a comparison with a number
                     keep &= np.fromiter((v is not None for v in values), bool, len(values))
                 return keep.tolist()  # type: ignore[no-any-return]
+        value = self.value
+        if isinstance(value, str) and self.op == "==":  # a class or a name: equal text only
+            return [v == value for v in values]
+        if isinstance(value, str) and self.op == "!=":  # a missing value passes no comparison
+            return [v is not None and v != value for v in values]
         test = self.test_value
         return [test(v) for v in values]
 
@@ -191,11 +196,11 @@ class Expression(Filter):
         return all(c.test(row.values, self._resolved.get(c.key, c.key)) for c in self.clauses)
 
     def select(self, column: Callable[[str], Sequence[Any]], n: int) -> list[bool] | None:
-        keep = [True] * n
+        keep: list[bool] | None = None
         for c in self.clauses:
             passed = c.test_column(column(self._resolved.get(c.key, c.key)))
-            keep = [k and p for k, p in zip(keep, passed, strict=True)]
-        return keep
+            keep = passed if keep is None else [k and p for k, p in zip(keep, passed, strict=True)]
+        return [True] * n if keep is None else keep
 
 
 @dataclass
