@@ -188,3 +188,10 @@ class BulkColumns:
         if key is None:
             return range(len(self.samples))
         return self._kept(("sort", key), lambda: sort_keys(self.key_column(key)))
+
+
+def sampled_rows(n: int, k: int = 100) -> list[int]:
+    """At most ~3 k of the row numbers ``0 … n - 1``: the first k, the last k and k evenly spaced."""
+    if n <= 3 * k:
+        return list(range(n))
+    return sorted({*range(k), *range(n - k, n), *range(0, n, n // k)})

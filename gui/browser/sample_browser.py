@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from masklens.core.errors import MasklensError
 from masklens.core.schema import Sample
+from masklens.gui.browser.bulk import sampled_rows
 from masklens.gui.browser.cell_painter import CellPainter
 from masklens.gui.browser.filters import (
     Expression,
@@ -398,10 +399,3 @@ def placeholder(columns: list[str], values: dict[str, Any] | None = None,
     if not numeric:
         return "filter, e.g. sample ~ 12 (Enter); 'and' joins clauses"
     return f"filter, e.g. {labels.get(numeric[0], numeric[0])} < 0.5 (Enter); 'and' joins clauses"
-
-
-def sampled_rows(n: int, k: int = 100) -> list[int]:
-    """At most ~3 k of the row numbers ``0 … n - 1``: the first k, the last k and k evenly spaced."""
-    if n <= 3 * k:
-        return list(range(n))
-    return sorted({*range(k), *range(n - k, n), *range(0, n, n // k)})
