@@ -48,6 +48,14 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def same_record(a: Any, b: Any) -> bool:
+    """Whether two records are equal (False when they cannot say, e.g. arrays inside)."""
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
 def _same(a: Any, b: Any) -> bool:
     """Whether two cell values read the same (NaN as NaN; 1 and True told apart)."""
     return a is b or (type(a) is type(b) and (a == b or a != a and b != b))
@@ -134,7 +142,7 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
             get, keys = self._reader.get, self.columns
             for row, old in before.items():
                 new = self.readouts[row]
-                if new is old or new == old:  # the whole record (one C comparison): unchanged
+                if new is old or same_record(new, old):  # the whole record (one C comparison)
                     continue
                 moved = [c for c, k in enumerate(keys) if not _same(get(old, k), get(new, k))]
                 if moved:

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 from superqt.utils import create_worker
 
+from masklens.gui.browser.sample_table import same_record
 from masklens.gui.cards import CardContext, ReadoutCard, card_for
 from masklens.gui.cards.generic import GenericReadoutCard
 from masklens.gui.cards.highlight import clear_highlight, show_highlight
@@ -87,7 +88,7 @@ class CardDeck(QScrollArea):
         if key == self._key:
             return  # same records: keep the cards (and a hover in progress)
         if (self._key is not None and key[:1] + key[2:] == self._key[:1] + self._key[2:]
-                and rec is not None and rec == self._rec and not self._asked_summary):
+                and rec is not None and same_record(rec, self._rec) and not self._asked_summary):
             # the same values in another record (a worker's re-score installed after the first
             # frame drew the sample shown at these values), and no card read the set's summary
             # (which the other samples' records make): nothing to show anew
