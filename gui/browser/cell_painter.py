@@ -26,6 +26,7 @@ _GROUPS = (QPalette.ColorGroup.Inactive, QPalette.ColorGroup.Active)
 _HIGHLIGHT, _TEXT, _HTEXT = (QPalette.ColorRole.Highlight, QPalette.ColorRole.Text,
                              QPalette.ColorRole.HighlightedText)
 _ELIDE = Qt.TextElideMode.ElideRight
+_FIXED = len(FIXED)
 #: laid-out texts kept (a list shows a few hundred distinct strings at a time)
 CACHE_SIZE = 4096
 
@@ -33,31 +34,37 @@ CACHE_SIZE = 4096
 class CellPainter(QStyledItemDelegate):
     """Draws a cell of ``model`` shown through ``proxy`` (a :class:`SampleFilterProxy`)."""
 
-    def __init__(self, model: SampleTableModel, proxy: Any, parent: Any = None) -> None:
+    def __init__(self, model: SampleTableModel, proxy: Any, parent: Any = None, covered: int = 0) -> None:
+        """``covered``: the first columns another view draws over this one (the frozen id
+        columns): not painted here."""
         super().__init__(parent)
-        self.model, self.proxy = model, proxy
-        self._texts: OrderedDict[tuple[str, bool], tuple[QStaticText, float]] = OrderedDict()
+        self.model, self.proxy, self.covered = model, proxy, covered
+        self._texts: OrderedDict[tuple[str, bool], tuple[QStaticText, float, float]] = OrderedDict()
         self._font: QFont | None = None
 
-    def _laid_out(self, text: str, italic: bool, painter: QPainter) -> tuple[QStaticText, float]:
+    def _laid_out(self, text: str, italic: bool, painter: QPainter) -> tuple[QStaticText, float, float]:
         key = (text, italic)
         got = self._texts.get(key)
         if got is None:
             static = QStaticText(text)
             static.setTextFormat(Qt.TextFormat.PlainText)
             static.prepare(font=painter.font())
-            got = self._texts[key] = (static, static.size().width())
+            size = static.size()
+            got = self._texts[key] = (static, size.width(), size.height())
             if len(self._texts) > CACHE_SIZE:
                 self._texts.popitem(last=False)
         return got
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
+        col = index.column()
+        if col < self.covered:
+            return
         rows = self.proxy.visible_rows()
         r = index.row()
         if not 0 <= r < len(rows):
             return
-        row, col = rows[r], index.column()
+        row = rows[r]
         rect, state, palette = option.rect, option.state.value, option.palette
         selected = bool(state & _SELECTED)
         group = _GROUPS[bool(state & _ACTIVE)]
@@ -74,13 +81,13 @@ class CellPainter(QStyledItemDelegate):
             painter.setFont(font)
         painter.setPen(palette.color(group, _HTEXT if selected else _TEXT) if selected or not outside else _GREY)
         text = _fmt(self.model.value(row, col))
-        room = rect.width() - 2 * _PAD
-        static, width = self._laid_out(text, outside, painter)
+        left, top, w, h = rect.getRect()
+        room = w - 2 * _PAD
+        static, width, height = self._laid_out(text, outside, painter)
         if width > room:
-            static, width = self._laid_out(QFontMetrics(painter.font()).elidedText(text, _ELIDE, room),
-                                           outside, painter)
-        x = rect.right() - _PAD - width if col >= len(FIXED) else rect.left() + _PAD
-        y = rect.top() + (rect.height() - static.size().height()) / 2
-        painter.drawStaticText(QPointF(x, y), static)
+            static, width, height = self._laid_out(QFontMetrics(painter.font()).elidedText(text, _ELIDE, room),
+                                                   outside, painter)
+        x = left + w - 1 - _PAD - width if col >= _FIXED else left + _PAD  # QRect.right() is left + w - 1
+        painter.drawStaticText(QPointF(x, top + (h - height) / 2), static)
         if outside:
             painter.restore()

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from masklens.core.errors import MasklensError
 from masklens.core.schema import Sample
 
@@ -76,6 +78,9 @@ class Unreviewed(Filter):
         return [not v for v in column("verdict")]
 
 
+_NUMPY_OPS = {"<=": np.less_equal, ">=": np.greater_equal, "!=": np.not_equal, "==": np.equal,
+              "<": np.less, ">": np.greater}
+_NUMBERS = {int, float, bool, type(None)}
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "<=": operator.le, ">=": operator.ge, "!=": operator.ne, "==": operator.eq,
     "<": operator.lt, ">": operator.gt, "~": lambda a, b: str(b).lower() in str(a).lower(),
@@ -114,6 +119,26 @@ class Clause:
 
     def test(self, values: Mapping[str, Scalar], key: str) -> bool:
         return self.test_value(values.get(key))
+
+    def test_column(self, values: Sequence[Any]) -> list[bool]:
+        """:meth:`test_value` of each value: a column of numbers (and None) against a number in
+        one numpy pass (a filter at 20,000 samples: ~1 ms instead of ~10), else one by one."""
+        op = _NUMPY_OPS.get(self.op)
+        if op is not None and type(self.value) is float and values:
+            kinds = set(map(type, values))
+            if kinds <= _NUMBERS:
+                got = np.array(values, dtype=float)  # None → NaN, True → 1.0 (as test_value)
+                keep = op(got, self.value)
+                if type(None) in kinds:  # None never passes a comparison with a number
+                    keep &= np.fromiter((v is not None for v in values), bool, len(values))
+                return keep.tolist()  # type: ignore[no-any-return]
+        value = self.value
+        if isinstance(value, str) and self.op == "==":  # a class or a name: equal text only
+            return [v == value for v in values]
+        if isinstance(value, str) and self.op == "!=":  # a missing value passes no comparison
+            return [v is not None and v != value for v in values]
+        test = self.test_value
+        return [test(v) for v in values]
 
     def test_value(self, got: Scalar) -> bool:
         """Whether a row whose value is ``got`` passes."""
@@ -171,11 +196,11 @@ class Expression(Filter):
         return all(c.test(row.values, self._resolved.get(c.key, c.key)) for c in self.clauses)
 
     def select(self, column: Callable[[str], Sequence[Any]], n: int) -> list[bool] | None:
-        keep = [True] * n
+        keep: list[bool] | None = None
         for c in self.clauses:
-            test = c.test_value
-            keep = [k and test(v) for k, v in zip(keep, column(self._resolved.get(c.key, c.key)), strict=True)]
-        return keep
+            passed = c.test_column(column(self._resolved.get(c.key, c.key)))
+            keep = passed if keep is None else [k and p for k, p in zip(keep, passed, strict=True)]
+        return [True] * n if keep is None else keep
 
 
 @dataclass

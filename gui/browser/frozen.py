@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QRect, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QHeaderView, QTableView
 
-from masklens.gui.browser.headers import detach_header_selection
+from masklens.gui.browser.header import ListHeader, detach_header_selection
 
 
 class FrozenColumns(QTableView):
@@ -39,6 +39,7 @@ class FrozenColumns(QTableView):
         self.setTabKeyNavigation(False)
         self.verticalHeader().setVisible(False)
         self.verticalHeader().setDefaultSectionSize(table.verticalHeader().defaultSectionSize())
+        self.setHorizontalHeader(ListHeader(self))  # as the table's: a switch does not repaint it
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header.setSortIndicatorShown(True)
@@ -83,16 +84,23 @@ class FrozenColumns(QTableView):
         return sum(self.table.columnWidth(c) for c in range(min(self.count, self.table.model().columnCount())))
 
     def _layout(self) -> None:
-        """The table's first columns only, as wide as the table's, over its left edge."""
+        """The table's first columns only, as wide as the table's, over its left edge (what is
+        already so is left alone: every filter and sort comes here)."""
         columns = self.model().columnCount()
         for c in range(columns):
-            self.setColumnHidden(c, c >= self.count)
-            if c < self.count:
+            hide = c >= self.count
+            if self.isColumnHidden(c) != hide:
+                self.setColumnHidden(c, hide)
+            if not hide and self.columnWidth(c) != self.table.columnWidth(c):
                 self.setColumnWidth(c, self.table.columnWidth(c))
         t, f = self.table, self.table.frameWidth()
-        self.setGeometry(t.verticalHeader().width() + f, f, self.width_shown(),
-                         t.viewport().height() + t.horizontalHeader().height())
-        self.horizontalHeader().setFixedHeight(t.horizontalHeader().height())
+        rect = QRect(t.verticalHeader().width() + f, f, self.width_shown(),
+                     t.viewport().height() + t.horizontalHeader().height())
+        if self.geometry() != rect:
+            self.setGeometry(rect)
+        header, height = self.horizontalHeader(), t.horizontalHeader().height()
+        if header.minimumHeight() != height or header.maximumHeight() != height:
+            header.setFixedHeight(height)
         self.verticalScrollBar().setValue(t.verticalScrollBar().value())
 
     def _sort(self, column: int) -> None:

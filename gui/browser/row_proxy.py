@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from masklens.gui.browser.bulk import natural_key, sort_key  # noqa: F401 - re-exported
+from masklens.gui.browser.bulk import natural_key, order_rows, sort_key  # noqa: F401 - re-exported
 from masklens.gui.browser.filters import Filter, Row
 
 
@@ -67,14 +68,19 @@ def plan_rows(table: RowValues, filt: Filter, search: str, pinned: int | None,
     if sort_column >= 0:
         if bulk:
             keys = table.sort_column(sort_column)  # type: ignore[attr-defined]
-            rows.sort(key=keys.__getitem__, reverse=descending)
+            rows = order_rows(rows, keys, descending, table.__dict__.setdefault("_bulk", {}))
         else:
             value = table.value
             rows.sort(key=lambda r: sort_key(value(r, sort_column)), reverse=descending)
-    pos = [-1] * n
-    for i, r in enumerate(rows):
-        pos[r] = i
-    return RowPlan(rows, pos, sort_column)
+    return RowPlan(rows, positions(rows, n), sort_column)
+
+
+def positions(rows: list[int], n: int) -> list[int]:
+    """Source row → its place in ``rows`` (-1: not listed), for ``n`` source rows (one numpy pass)."""
+    pos = np.full(n, -1, dtype=np.intp)
+    if rows:
+        pos[np.asarray(rows, dtype=np.intp)] = np.arange(len(rows))
+    return pos.tolist()  # type: ignore[no-any-return]
 
 
 _FLAGS = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemNeverHasChildren
@@ -108,6 +114,8 @@ class SampleFilterProxy(QAbstractProxyModel):
         self._order = Qt.SortOrder.AscendingOrder
         self._plan = RowPlan([], [])
         self._next: RowPlan | None = None  # a plan computed elsewhere, for the next source reset
+        self._stamp = 0  # counts the plans installed and the source's changes
+        self._sorted: tuple[int, Any, int] | None = None  # (column, order, stamp) of the last sort
 
     # ------------------------------------------------------------ source
     def setSourceModel(self, model: Any) -> None:  # noqa: N802 - Qt override
@@ -119,6 +127,7 @@ class SampleFilterProxy(QAbstractProxyModel):
         self._plan = self._compute()
 
     def _source_reset(self) -> None:
+        self._stamp += 1
         plan, self._next = self._next, None
         moved = self._follow_sort_name()
         fits = (plan is not None and len(plan.pos) == self.sourceModel().rowCount()
@@ -143,9 +152,19 @@ class SampleFilterProxy(QAbstractProxyModel):
         return True
 
     def _source_data_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: Any = ()) -> None:
-        if self._plan.rows:
-            self.dataChanged.emit(self.index(0, top_left.column()),
-                                  self.index(len(self._plan.rows) - 1, bottom_right.column()))
+        """One source row: its place in the list (nothing when it is not listed); more: every
+        listed row (the views repaint what they show of it)."""
+        self._stamp += 1
+        if not self._plan.rows:
+            return
+        lo, hi = top_left.row(), bottom_right.row()
+        if lo == hi:
+            p = self._plan.pos[lo] if 0 <= lo < len(self._plan.pos) else -1
+            if p >= 0:
+                self.dataChanged.emit(self.index(p, top_left.column()), self.index(p, bottom_right.column()))
+            return
+        self.dataChanged.emit(self.index(0, top_left.column()),
+                              self.index(len(self._plan.rows) - 1, bottom_right.column()))
 
     # ------------------------------------------------------------ rows
     def _compute(self) -> RowPlan:
@@ -166,6 +185,7 @@ class SampleFilterProxy(QAbstractProxyModel):
 
     def apply(self, plan: RowPlan) -> None:
         """Show ``plan``'s rows; selections and the current row follow their samples."""
+        self._stamp += 1
         if plan.rows == self._plan.rows:  # same rows: no layout change for the views to redo
             self._plan = plan
             self.refiltered.emit()
@@ -200,13 +220,18 @@ class SampleFilterProxy(QAbstractProxyModel):
         return matches(self.sourceModel(), row, self.filter, self.search)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort by ``column``; asked again for the same rows, values and order (QTableView's
+        sortByColumn asks twice), the rows already are."""
         model = self.sourceModel()
         if model is None or not 0 <= column < model.columnCount():
             column = -1
+        if (column, order, self._stamp) == self._sorted:
+            return
         self._sort_column, self._order = column, order
         self._sort_name = None if column < 0 else str(model.headerData(column, Qt.Orientation.Horizontal))
         if model is not None:
             self.refilter()
+            self._sorted = (column, order, self._stamp)
 
     def sort_name(self) -> str | None:
         """The name of the column the rows are sorted by (None: benchmark order)."""

@@ -21,17 +21,12 @@ from PySide6.QtWidgets import (
 
 from masklens.core.errors import MasklensError
 from masklens.core.schema import Sample
+from masklens.gui.browser.bulk import sampled_rows
 from masklens.gui.browser.cell_painter import CellPainter
-from masklens.gui.browser.filters import (
-    Expression,
-    Filter,
-    both,
-    column_labels,
-    presets_for,
-)
+from masklens.gui.browser.filters import Expression, Filter, both, column_labels, presets_for
 from masklens.gui.browser.focus_ring import FocusRing
 from masklens.gui.browser.frozen import FrozenColumns
-from masklens.gui.browser.headers import detach_header_selection
+from masklens.gui.browser.header import ListHeader, detach_header_selection
 from masklens.gui.browser.row_proxy import SampleFilterProxy, plan_rows
 from masklens.gui.browser.sample_table import (  # noqa: F401 - re-exported (readout panel, tests)
     COLUMN_MAX,
@@ -70,6 +65,7 @@ class SampleBrowser(QWidget):
         self.expression.textChanged.connect(lambda t: t.strip() or self._expression_entered())
         self.count = QLabel("")
         self.table = QTableView()
+        self.table.setHorizontalHeader(ListHeader(self.table))  # a switch does not repaint it
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
@@ -85,10 +81,12 @@ class SampleBrowser(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.setTabKeyNavigation(False)  # Tab leaves the list; the arrows move inside it
         self.table.setWordWrap(False)
-        self.table.setItemDelegate(CellPainter(self.model, self.proxy, self.table))  # one call a cell
+        kept = FIXED.index("sample") + 1  # "#" and the id stay in view, drawn by the frozen columns
+        self.table.setItemDelegate(CellPainter(self.model, self.proxy, self.table, covered=kept))  # one call a cell
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         detach_header_selection(self.table)  # Ctrl+A: no per-row query a header paint
-        self.frozen = FrozenColumns(self.table, FIXED.index("sample") + 1)  # "#" and the id stay in view
+        self.frozen = FrozenColumns(self.table, kept)
+        self.frozen.setItemDelegate(CellPainter(self.model, self.proxy, self.frozen))
         self.focus_ring = FocusRing(self.table)  # where the one-key shortcuts go (no style sheet)
         self._filters: list[Filter] = []
         self._typed: Expression | None = None  # the applied typed expression, ANDed with the preset
@@ -142,10 +140,11 @@ class SampleBrowser(QWidget):
             self.proxy.pinned = current
         if prepared is not None:
             self.proxy.expect(prepared.plan)  # used if the model resets (new columns)
+        shown = self._rows_on_screen()
         if prepared is None:
-            self.model.set_readouts(readouts, key=columns_key)
+            self.model.set_readouts(readouts, key=columns_key, shown=shown)
         else:
-            self.model.set_readouts(readouts, prepared.flat, prepared.columns, key=columns_key)
+            self.model.set_readouts(readouts, prepared.flat, prepared.columns, key=columns_key, shown=shown)
         if self.model.columns != before:
             self._refresh_presets()
             self._widths()
@@ -154,6 +153,14 @@ class SampleBrowser(QWidget):
         elif filtering or self.proxy.sortColumn() >= 0:  # "all samples" in benchmark order: nothing to redo
             self._quietly(self.proxy.refilter)
         self._update_count()
+
+    def _rows_on_screen(self) -> list[int]:
+        """The source rows on screen (none while hidden: the table paints when shown)."""
+        table, n = self.table, self.proxy.rowCount()
+        if not n or not table.isVisible():
+            return []
+        top, bottom = table.rowAt(0), table.rowAt(table.viewport().height() - 1)
+        return list(self.proxy.visible_rows()[max(top, 0): n if bottom < 0 else bottom + 1])
 
     def planner(self, columns_key: Any = None) -> Callable[[list[dict[str, Any]], Callable[[], None]], Prepared]:
         """A function for a worker: ``(readouts, check)`` → :class:`Prepared` (their metric
@@ -387,10 +394,3 @@ def placeholder(columns: list[str], values: dict[str, Any] | None = None,
     if not numeric:
         return "filter, e.g. sample ~ 12 (Enter); 'and' joins clauses"
     return f"filter, e.g. {labels.get(numeric[0], numeric[0])} < 0.5 (Enter); 'and' joins clauses"
-
-
-def sampled_rows(n: int, k: int = 100) -> list[int]:
-    """At most ~3 k of the row numbers ``0 … n - 1``: the first k, the last k and k evenly spaced."""
-    if n <= 3 * k:
-        return list(range(n))
-    return sorted({*range(k), *range(n - k, n), *range(0, n, n // k)})

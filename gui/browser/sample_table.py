@@ -3,7 +3,7 @@ rows it shows and the column helpers the readout panel shares."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +46,19 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
+
+
+def same_record(a: Any, b: Any) -> bool:
+    """Whether two records are equal (False when they cannot say, e.g. arrays inside)."""
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two cell values read the same (NaN as NaN; 1 and True told apart)."""
+    return a is b or (type(a) is type(b) and (a == b or a != a and b != b))
 
 
 def metric_columns(readouts: list[dict[str, Any]]) -> list[str]:
@@ -100,24 +113,41 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
 
     def set_readouts(self, readouts: list[dict[str, Any]] | None,
                      flat: dict[int, dict[str, Any]] | None = None, columns: list[str] | None = None,
-                     key: Any = None) -> None:
+                     key: Any = None, shown: Sequence[int] | None = None) -> None:
         """New readouts: same columns → dataChanged only (cheap); new columns → reset.
         ``flat`` / ``columns``: their flattened records and metric columns when already computed
         (by a worker). ``key``: what the columns depend on (benchmark and prediction set): the
         same key as last time keeps the columns (a slider step) instead of reading them again.
-        The previous readouts are let go off this thread (100,000 dicts)."""
+        The previous readouts are let go off this thread (100,000 dicts). ``shown``: the source
+        rows on screen; with the same columns, only those of their cells whose values changed
+        are announced (a slider step repaints what moved, not the whole list)."""
         readouts = readouts if isinstance(readouts, list | Records) else list(readouts or [])
         if columns is None:
             same = key is not None and key == self._columns_key and len(readouts) == len(self.readouts)
             columns = self.columns if same else metric_columns(readouts)
         self._columns_key = key
+        same = columns == self.columns and len(readouts) == len(self.readouts)
+        n = len(self.readouts)
+        before = {r: self.readouts[r] for r in shown if 0 <= r < n} if same and shown is not None else None
         self.forget()
         release_later(self.readouts, self._flat)
-        if columns == self.columns and len(readouts) == len(self.readouts):
+        if same:
             self.readouts, self._flat = readouts, flat if flat is not None else {}
-            if self.readouts and self.columns:
+            if not (self.readouts and self.columns):
+                return
+            if before is None:
                 self.dataChanged.emit(self.index(0, len(FIXED)),
                                       self.index(len(readouts) - 1, self.columnCount() - 1))
+                return
+            get, keys = self._reader.get, self.columns
+            for row, old in before.items():
+                new = self.readouts[row]
+                if new is old or same_record(new, old):  # the whole record (one C comparison)
+                    continue
+                moved = [c for c, k in enumerate(keys) if not _same(get(old, k), get(new, k))]
+                if moved:
+                    self.dataChanged.emit(self.index(row, len(FIXED) + moved[0]),
+                                          self.index(row, len(FIXED) + moved[-1]))
             return
         self.beginResetModel()
         self.readouts, self._flat, self.columns = readouts, flat if flat is not None else {}, columns

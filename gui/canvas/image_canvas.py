@@ -46,6 +46,9 @@ class Canvas(QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
         self.setBackgroundBrush(QBrush(QColor("#202124")))
+        # the view fills all of its viewport (background brush, then the scene): what lies under
+        # it is not painted first on every redraw (a new sample, a t step)
+        self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # a click gives it the one-key shortcuts
         show_focus(self, "QGraphicsView")
@@ -110,22 +113,28 @@ class Canvas(QGraphicsView):
             self.set_layer(name, None)
 
     def set_labels(self, labels: list[tuple[float, float, str, str]]) -> None:
-        """Text labels (x, y, text, colour) in image coordinates, drawn at a constant size."""
-        for item in self._labels:
+        """Text labels (x, y, text, colour) in image coordinates, drawn at a constant size (the
+        items already shown are reused: a label's text is laid out again only when it changes)."""
+        for item in self._labels[len(labels):]:
             self.scene().removeItem(item)
-        self._labels = []
-        for x, y, text, colour in labels:
-            item = QGraphicsTextItem()
-            ink = "black" if QColor(colour).lightnessF() > 0.45 else "white"
-            item.setHtml(f"<span style='background-color:{colour}; color:{ink};"
-                         f" font-weight:bold'>&nbsp;{text}&nbsp;</span>")
-            item.setFlag(item.GraphicsItemFlag.ItemIgnoresTransformations)
+        del self._labels[len(labels):]
+        for i, (x, y, text, colour) in enumerate(labels):
+            if i < len(self._labels):
+                item = self._labels[i]
+            else:
+                item = QGraphicsTextItem()
+                item.setFlag(item.GraphicsItemFlag.ItemIgnoresTransformations)
+                item.setZValue(100)
+                self.scene().addItem(item)
+                self._labels.append(item)
+            if item.data(0) != f"{text}\n{colour}":
+                ink = "black" if QColor(colour).lightnessF() > 0.45 else "white"
+                item.setHtml(f"<span style='background-color:{colour}; color:{ink};"
+                             f" font-weight:bold'>&nbsp;{text}&nbsp;</span>")
+                item.setData(0, f"{text}\n{colour}")
+                # sit just above the instance's box (device pixels, whatever the zoom)
+                item.setTransform(QTransform.fromTranslate(-4, -item.boundingRect().height() + 4))
             item.setPos(QPointF(x, y))
-            # sit just above the instance's box (device pixels, whatever the zoom)
-            item.setTransform(QTransform.fromTranslate(-4, -item.boundingRect().height() + 4))
-            item.setZValue(100)
-            self.scene().addItem(item)
-            self._labels.append(item)
 
     def label_texts(self) -> list[str]:
         return [i.toPlainText().strip() for i in self._labels]

@@ -10,6 +10,7 @@ carries colour and alpha, so changing colours or opacity only swaps the table.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -82,6 +83,7 @@ def error_labels(gt: np.ndarray, pred: np.ndarray) -> np.ndarray:
     return gt.view(np.uint8) | (pred.view(np.uint8) << 1)
 
 
+@functools.lru_cache(maxsize=512)
 def _argb(colour: str, alpha: float) -> int:
     c = QColor(colour)
     c.setAlphaF(max(0.0, min(1.0, alpha)))
@@ -93,12 +95,18 @@ def layer_table(colour: str, opacity: float, outline_opacity: float = 1.0) -> li
 
 
 def instance_table(opacity: float, palette: Sequence[str] = INSTANCE_PALETTE) -> list[int]:
+    return list(_instance_table(opacity, tuple(palette)))
+
+
+@functools.lru_cache(maxsize=32)
+def _instance_table(opacity: float, palette: tuple[str, ...]) -> tuple[int, ...]:
+    """The colour table for ``opacity`` (made once per opacity: every sample switch asks)."""
     table = [0] * 256
     for k in range(1, MAX_INSTANCES + 1):
         colour = palette[(k - 1) % len(palette)]
         table[k] = _argb(colour, opacity)
         table[128 + k] = _argb(colour, 1.0)
-    return table
+    return tuple(table)
 
 
 def error_table(tp: str, fp: str, fn: str, opacity: float) -> list[int]:

@@ -3,6 +3,7 @@ error view, with synchronised pan/zoom across the panels."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -71,7 +72,7 @@ def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
     h, w = rgb.shape[:2]
     key = (spec.image, id(rgb))
     if key not in ctx.pixmaps:  # one conversion per image, shared by the panels showing it
-        ctx.pixmaps[key] = QPixmap.fromImage(rgb_image(rgb))
+        ctx.pixmaps[key] = image_pixmap(rgb)
     canvas.set_image(ctx.pixmaps[key])
     canvas.set_image_opacity(0.35 if tg.error else 1.0)
     gts = [ctx.store.mask(ctx.sample.gts[k].union(), h, w) for k in spec.gts if k in ctx.sample.gts]
@@ -88,6 +89,25 @@ def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
             sx, sy = w / i.mask.width, h / i.mask.height
             labels.append((x * sx, y * sy, f"{i.score:.2f}", INSTANCE_PALETTE[k % len(INSTANCE_PALETTE)]))
     canvas.set_labels(labels)
+
+
+#: the images last drawn, as pixmaps: (array, its pixmap) by the array's id (the array is held, so
+#: the id is not reused); entries of a set share images, and users step back and forth
+_PIXMAPS: OrderedDict[int, tuple[np.ndarray, QPixmap]] = OrderedDict()
+PIXMAP_CACHE = 6
+
+
+def image_pixmap(rgb: np.ndarray) -> QPixmap:
+    """The pixmap of a decoded image (converted once while it is among the last few drawn)."""
+    hit = _PIXMAPS.get(id(rgb))
+    if hit is not None and hit[0] is rgb:
+        _PIXMAPS.move_to_end(id(rgb))
+        return hit[1]
+    pixmap = QPixmap.fromImage(rgb_image(rgb))
+    _PIXMAPS[id(rgb)] = (rgb, pixmap)
+    while len(_PIXMAPS) > PIXMAP_CACHE:
+        _PIXMAPS.popitem(last=False)
+    return pixmap
 
 
 def union_box(boxes: list[tuple[int, int, int, int] | None]) -> tuple[int, int, int, int] | None:

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 from superqt.utils import create_worker
 
+from masklens.gui.browser.sample_table import same_record
 from masklens.gui.cards import CardContext, ReadoutCard, card_for
 from masklens.gui.cards.generic import GenericReadoutCard
 from masklens.gui.cards.highlight import clear_highlight, show_highlight
@@ -40,6 +41,8 @@ class CardDeck(QScrollArea):
         self._summary: Any = None
         self._pending: Any = None  # key of the summary being computed on the worker pool
         self._key: Any = None
+        self._rec: Any = None  # the record the main card shows
+        self._asked_summary = False  # whether a card shown read the set's summary
         self._shape: Any = None  # the cards' classes and roles last built
         #: index -> (original record, original sample) of a corrected sample, or None (the
         #: corrected-ground-truth switch sets it: gui/review/corrected_view.py)
@@ -84,7 +87,15 @@ class CardDeck(QScrollArea):
                None if before is None else id(before[0]))
         if key == self._key:
             return  # same records: keep the cards (and a hover in progress)
-        self._key = key
+        if (self._key is not None and key[:1] + key[2:] == self._key[:1] + self._key[2:]
+                and rec is not None and same_record(rec, self._rec) and not self._asked_summary):
+            # the same values in another record (a worker's re-score installed after the first
+            # frame drew the sample shown at these values), and no card read the set's summary
+            # (which the other samples' records make): nothing to show anew
+            self._key, self._rec = key, rec
+            return
+        self._key, self._rec = key, rec
+        self._asked_summary = False
         clear_highlight(self.views())
         if sample is None or kind is None:
             self.main_card, self.typed, self._shape = None, [], None
@@ -204,6 +215,7 @@ class CardDeck(QScrollArea):
         from the core scorer's cached overlaps; computed once per (set, parameters) — on the worker
         pool for a large benchmark (the card shows it when it arrives; the latest request wins)."""
         st = self.state
+        self._asked_summary = True
         scorer = st.scorers.get(st.active) if st is not None and st.active else None
         rows = st.readouts.get(st.active) if scorer is not None else None
         if scorer is None or rows is None:

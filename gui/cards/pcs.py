@@ -64,8 +64,7 @@ class PcsCard(ReadoutCard):
         self.add_metric(g, "local_F1", "local F1", rec.get("local_F1"))
         self.note(f"{rec.get('n_accepted')} accepted of {rec.get('n_pred')} · {n_gt} ground-truth instance(s)"
                   f" · oracle annotator {rec.get('annotator')}", self.tip("annotator"))
-        if insts:
-            self._table(insts, prompt, t)
+        self._table(insts, prompt, t)  # hidden without instances: any entry updates this card
 
     def _matches(self, prompt: str | None) -> list[dict[str, Any]] | None:
         """The kind's per-instance assignment for this entry (None when it cannot be had)."""
@@ -87,6 +86,7 @@ class PcsCard(ReadoutCard):
             frame = HoverFrame()
             table = QTableWidget(len(insts), len(heads), frame)
             table.verticalHeader().setVisible(False)
+            table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 6)
             table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
             table.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
             table.setMouseTracking(True)
@@ -98,40 +98,65 @@ class PcsCard(ReadoutCard):
             lay.addWidget(table)
             return frame, table
 
-        # a slider step refills the same table (its header names t)
-        frame, table = self.table(("pcs", len(insts), len(heads)), make)
+        # a slider step or another entry refills the same table (its header names t; rows and
+        # columns follow the entry): no widget is made on a sample switch
+        frame, table = self.table(("pcs",), make)
         frame.prompt = prompt
+        frame.setVisible(bool(insts))
+        if table.columnCount() != len(heads):
+            table.setColumnCount(len(heads))
+        if table.rowCount() != len(insts):
+            table.setRowCount(len(insts))
         table.setHorizontalHeaderLabels(heads)
         for c, tip in enumerate(tips):
             table.horizontalHeaderItem(c).setToolTip(tip)
         for r, inst in enumerate(insts):
-            acc = bool(inst.get("accepted"))
-            cells: list[tuple[str, str | None]] = [(str(r), None), (_score_text(inst.get("score"), t), None),
-                                                   ("✔ yes" if acc else "✖ no", None if acc else "grey")]
-            if matches:
-                m = matches[r]
-                iou = m["iou"]
-                cells.append(("–" if m["gt"] is None else str(m["gt"]), None))
-                if iou is None:
-                    cells.append(("–", None))
-                else:  # TP at IoU 0.5 or not: glyph and colour
-                    tp = iou >= 0.5
-                    cells.append((f"{'✔' if tp else '✖'} {iou:.3f}", Tone.PASS.colour if tp else Tone.FAIL.colour))
-            cells.append((fmt(inst.get("iou")), None))
-            for c, (text, colour) in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setToolTip(tips[c])
-                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                if colour:
-                    item.setForeground(QColor("gray" if colour == "grey" else colour))
-                table.setItem(r, c, item)
-        table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 6)
+            for c, (text, colour) in enumerate(_cells(r, inst, matches[r] if matches else None, t)):
+                _put(table, r, c, text, colour, tips[c])
         table.resizeColumnsToContents()
         table.setFixedHeight(min(8, len(insts)) * table.verticalHeader().defaultSectionSize()
                              + table.horizontalHeader().height() + 4)
         self.instance_table = table
         self.matches = matches
-        self.numbers["instances"] = len(insts)
+        if insts:
+            self.numbers["instances"] = len(insts)
+
+
+def _cells(r: int, inst: dict[str, Any], match: dict[str, Any] | None, t: float) -> list[tuple[str, str | None]]:
+    """Instance ``r``'s row: (text, colour or None) per column."""
+    acc = bool(inst.get("accepted"))
+    cells: list[tuple[str, str | None]] = [(str(r), None), (_score_text(inst.get("score"), t), None),
+                                           ("✔ yes" if acc else "✖ no", None if acc else "grey")]
+    if match is not None:
+        iou = match["iou"]
+        cells.append(("–" if match["gt"] is None else str(match["gt"]), None))
+        if iou is None:
+            cells.append(("–", None))
+        else:  # TP at IoU 0.5 or not: glyph and colour
+            tp = iou >= 0.5
+            cells.append((f"{'✔' if tp else '✖'} {iou:.3f}", Tone.PASS.colour if tp else Tone.FAIL.colour))
+    cells.append((fmt(inst.get("iou")), None))
+    return cells
+
+
+_ALIGN = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+
+
+def _put(table: QTableWidget, r: int, c: int, text: str, colour: str | None, tip: str) -> None:
+    """Cell (r, c) shows ``text`` in ``colour`` (None: the default), on its existing item if any."""
+    item = table.item(r, c)
+    if item is None:
+        item = QTableWidgetItem()
+        item.setTextAlignment(_ALIGN)
+        table.setItem(r, c, item)
+    if item.text() != text:
+        item.setText(text)
+    if item.toolTip() != tip:
+        item.setToolTip(tip)
+    if colour:
+        item.setForeground(QColor("gray" if colour == "grey" else colour))
+    elif item.data(Qt.ItemDataRole.ForegroundRole) is not None:
+        item.setData(Qt.ItemDataRole.ForegroundRole, None)
 
 
 def _best_accepted(insts: list[dict[str, Any]]) -> int | None:

@@ -14,15 +14,13 @@ import gc
 import sys
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
 
 from masklens.core.runtime import gc_pause
 from masklens.gui.jobs.workers import JobRunner
 
 #: benchmarks with at least this many samples are re-scored in the worker pool
 ASYNC_FROM = 2000
-#: the worker starts this long after the first frame was asked for, so that it is painted first
-FIRST_FRAME_MS = 20
 
 
 #: while a worker derives readouts, the GIL changes hands this often (seconds; Python's default is
@@ -55,6 +53,14 @@ def _derive(ctx: Any, scorer: Any, params: dict[str, float], prepare: Any) -> tu
         sys.setswitchinterval(previous)
 
 
+def paint_first_frame(window: Any) -> None:
+    """Lay out and paint what is waiting to be painted in ``window`` now (the sample shown at the
+    new values), instead of waiting for the event loop: the worker can then start at once
+    (it used to wait 20 ms for the paint, every step)."""
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+    QCoreApplication.sendPostedEvents(window, QEvent.Type.UpdateRequest)
+
+
 class Rescoring(QObject):
     """Owned by the window; ``settled`` once the browser shows the latest values."""
 
@@ -69,6 +75,9 @@ class Rescoring(QObject):
         self.pending = False
         self._first_frame: tuple[int, dict[str, float]] | None = None  # (sample index, values) drawn
         self._installing = False
+        #: what the list's metric columns depend on (the window's ``columns_key``): the same as
+        #: the list's, the worker keeps its columns instead of reading them from the records again
+        self.columns_key: Any = lambda: (id(state.benchmark), state.active)
 
     def request(self, params: dict[str, float]) -> None:
         """New slider values (may raise MasklensError for values out of range)."""
@@ -86,7 +95,7 @@ class Rescoring(QObject):
         serial, name, p = self._serial, st.active, dict(st.params)
         self.runner.cancel_all()  # an older value still being derived: stop it at its next check
         self.pending = True
-        planner = self.browser.planner(columns_key=(id(st.benchmark), name))  # as the window keys them
+        planner = self.browser.planner(columns_key=self.columns_key())  # as the window keys them
 
         def done(value: tuple[list, Any]) -> None:
             if serial != self._serial:
@@ -100,11 +109,8 @@ class Rescoring(QObject):
                 self.pending = False
                 self.settled.emit()
 
-        def start() -> None:  # after the first frame is drawn: the worker would compete for the GIL
-            if serial == self._serial:
-                self.runner.run("re-score", _derive, st.scorers[name], p, planner, on_done=done)
-
-        QTimer.singleShot(FIRST_FRAME_MS, start)
+        paint_first_frame(self.browser.window())  # now: the worker would compete for the GIL
+        self.runner.run("re-score", _derive, st.scorers[name], p, planner, on_done=done)
 
     @staticmethod
     def settle_heap() -> None:

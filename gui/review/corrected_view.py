@@ -12,6 +12,7 @@ scorers come back untouched.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject
@@ -24,7 +25,11 @@ log = logging.getLogger(__name__)
 
 
 class SummaryTable(QTableWidget):
-    """Benchmark-level metrics of the active set (all samples): original and corrected columns."""
+    """Benchmark-level metrics of the active set (all samples): original and corrected columns.
+
+    :meth:`show_later` takes where the values come from; they are summarised when the table is
+    shown or its ``values`` read, not while it is hidden (a whole-benchmark summary on every
+    slider step and sample switch that nobody sees)."""
 
     def __init__(self) -> None:
         super().__init__(0, 3)
@@ -34,16 +39,41 @@ class SummaryTable(QTableWidget):
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
         self.setToolTip("the active prediction set over all samples; the metrics the corrections "
                         "changed come first")
-        self.values: dict[str, tuple[Any, Any]] = {}
+        self._values: dict[str, tuple[Any, Any]] = {}
+        self._source: Callable[[], tuple[dict[str, Any], dict[str, Any] | None] | None] | None = None
+
+    @property
+    def values(self) -> dict[str, tuple[Any, Any]]:
+        """metric → (original, corrected) as shown (summarised now if that was put off)."""
+        self._flush()
+        return self._values
+
+    def show_later(self, source: Callable[[], tuple[dict[str, Any], dict[str, Any] | None] | None]) -> None:
+        """Show ``source()`` (original, corrected; None: keep what is shown): at once when the
+        table is visible, else when it is shown or read."""
+        self._source = source
+        if self.isVisible():
+            self._flush()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        self._flush()
+        super().showEvent(event)
+
+    def _flush(self) -> None:
+        source, self._source = self._source, None
+        got = source() if source is not None else None
+        if got is not None:
+            self.show_values(*got)
 
     def show_values(self, original: dict[str, Any], corrected: dict[str, Any] | None) -> None:
+        self._source = None  # these, not an older pending summary
         keys = [k for k, v in original.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
         values = {k: (original[k], (corrected or {}).get(k)) for k in keys}
         keys.sort(key=lambda k: corrected is None or values[k][0] == values[k][1])  # what moved first
-        self.values = {k: values[k] for k in keys}
+        self._values = {k: values[k] for k in keys}
         self.setRowCount(len(keys))
         for i, k in enumerate(keys):
-            a, b = self.values[k]
+            a, b = self._values[k]
             for j, text in enumerate((k, _fmt(a), "" if corrected is None else _fmt(b))):
                 self.setItem(i, j, QTableWidgetItem(text))
         self.resizeColumnsToContents()
@@ -215,11 +245,13 @@ class CorrectedView(QObject):
         return summary(orig), summary(st.scorers[name]) if self.on else None
 
     def refresh_summary(self, *_: Any) -> None:
-        if self._busy:
-            return
+        """The summary for the current set and parameters (computed when it can be seen)."""
+        if not self._busy:
+            self.summary.show_later(self._summaries)
+
+    def _summaries(self) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
         try:
-            original, corrected = self.summaries()
+            return self.summaries()
         except MasklensError as exc:  # shown, never a crash
             log.warning("summary unavailable: %s", exc)
-            return
-        self.summary.show_values(original, corrected)
+            return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
@@ -59,6 +60,7 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
                                     outlines=settings.outlines, colours=dict(settings.colours))
         self._build_widgets()
         self.rescoring = Rescoring(self.state, self.browser, self)
+        self.rescoring.columns_key = self.columns_key
         self._build_menus()
         self._connect()
         self.set_comparison = SetComparison(self)  # the "Compare sets" tab
@@ -235,19 +237,22 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
             from masklens.gui.review.window_wiring import browser_rows
 
             rows = browser_rows(self, rows)
-        # the metric columns are those of this benchmark and set, with or without the corrected.*
-        # and review.* columns (a slider step keeps them); compared sets bring columns of their own
-        extra = (getattr(getattr(self, "corrected_view", None), "on", False),
-                 bool(getattr(getattr(self, "team", None), "pairs", None)),
-                 id(getattr(getattr(self, "edit_check", None), "measured", None)))  # edit leakage
-        key = (None if getattr(self.set_comparison, "_augmented", False)
-               else (id(self.state.benchmark), self.state.active, extra))
-        self.browser.set_readouts(rows, self.rescoring.prepared_for(rows), columns_key=key)
+        self.browser.set_readouts(rows, self.rescoring.prepared_for(rows), columns_key=self.columns_key())
         self.browser.select_source_row(self.state.index)  # a model reset drops the selection
         if self.rescoring.shown_is_current():  # the first frame drew this sample at these values
             self.show_status()
         else:
             self.render()
+
+    def columns_key(self) -> Any:
+        """What the list's metric columns depend on: this benchmark and set, with or without the
+        corrected.* and review.* columns (a slider step keeps them); None while compared sets
+        bring columns of their own. The worker re-scoring a slider step plans with the same."""
+        extra = (getattr(getattr(self, "corrected_view", None), "on", False),
+                 bool(getattr(getattr(self, "team", None), "pairs", None)),
+                 id(getattr(getattr(self, "edit_check", None), "measured", None)))  # edit leakage
+        return (None if getattr(self.set_comparison, "_augmented", False)
+                else (id(self.state.benchmark), self.state.active, extra))
 
     def _sample_changed(self, index: int) -> None:
         self.browser.select_source_row(index)

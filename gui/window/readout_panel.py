@@ -95,10 +95,10 @@ class ReadoutPanel(QWidget):
         super().__init__(parent)
         self.sliders = ParamSliders(self)
         self.deck = CardDeck()
-        self.tree = QTreeWidget()
-        self.tree.setHeaderLabels(["metric", "value"])
-        self.tree.setColumnWidth(0, 200)
-        self.tree.setAlternatingRowColors(True)
+        self._tree = QTreeWidget()
+        self._tree.setHeaderLabels(["metric", "value"])
+        self._tree.setColumnWidth(0, 200)
+        self._tree.setAlternatingRowColors(True)
         self.details = QToolButton()
         self.details.setText("Details: the full record")
         self.details.setToolTip("Every field of the scorer's records (benchmark and typed prompts) as a tree")
@@ -107,14 +107,18 @@ class ReadoutPanel(QWidget):
         self.details.setArrowType(Qt.ArrowType.RightArrow)
         self.details.setAutoRaise(True)
         self.details.toggled.connect(self._show_details)
-        self.tree.setVisible(False)
+        self._tree.setVisible(False)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.sliders)
         lay.addWidget(self.deck, 3)
         lay.addWidget(self.details)
-        lay.addWidget(self.tree, 2)
+        lay.addWidget(self._tree, 2)
         self.help: dict[str, str] = {}
+        #: the sections shown last, not yet in the tree (filled when the tree is shown or read)
+        self._pending: list[tuple[str, Any]] | None = None
+        #: how many times the tree's items were made or updated (tests read it)
+        self.tree_fills = 0
         self._items: list[QTreeWidgetItem] = []  # the tree's items in row order
         self._shape: list[tuple[int, str, str]] | None = None
         self._tips: tuple[dict[str, str], dict[tuple[str, Any], str]] = (self.help, {})
@@ -124,13 +128,33 @@ class ReadoutPanel(QWidget):
         verdict highlights its instance on the canvases of ``views()``."""
         self.deck.bind(state, views)
 
+    @property
+    def tree(self) -> QTreeWidget:
+        """The "Details" tree, holding the sections shown last (filled now if it was collapsed)."""
+        self._fill_tree()
+        return self._tree
+
     def _show_details(self, on: bool) -> None:
-        self.tree.setVisible(on)
+        if on:
+            self._fill_tree()
+        self._tree.setVisible(on)
         self.details.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
 
     def show_readouts(self, sections: list[tuple[str, Any]]) -> None:
         """Sections of (title, record); records are nested dicts shown as a tree. A tree of the
-        same shape (a slider step) keeps its items and only changes texts."""
+        same shape (a slider step) keeps its items and only changes texts. While "Details" is
+        collapsed the tree is filled only when it is shown or read (a sample switch or a slider
+        step then costs nothing for it)."""
+        self._pending = sections
+        if self.details.isChecked():
+            self._fill_tree()
+        self.deck.refresh()
+
+    def _fill_tree(self) -> None:
+        sections, self._pending = self._pending, None
+        if sections is None:
+            return
+        self.tree_fills += 1
         if self._tips[0] is not self.help:  # another benchmark's definitions
             self._tips = (self.help, {})
         rows = _rows(sections, self.help, self._tips[1])
@@ -142,13 +166,12 @@ class ReadoutPanel(QWidget):
         else:
             self._build_tree(rows)
             self._shape = shape
-        self.deck.refresh()
 
     def _build_tree(self, rows: list[tuple[int, str, str, str]]) -> None:
-        self.tree.clear()
+        self._tree.clear()
         items: list[QTreeWidgetItem] = []
         for parent, key, value, tip in rows:
-            item = QTreeWidgetItem(self.tree if parent < 0 else items[parent], [key, value])
+            item = QTreeWidgetItem(self._tree if parent < 0 else items[parent], [key, value])
             if parent < 0:
                 f = item.font(0)
                 f.setBold(True)
@@ -158,12 +181,13 @@ class ReadoutPanel(QWidget):
                 item.setToolTip(1, tip)
             items.append(item)
         self._items = items
-        self.tree.expandAll()
+        self._tree.expandAll()
 
     def value_of(self, section: str, *path: str) -> str | None:
         """Displayed text of a metric (tests and accessibility): section title, then keys."""
-        for i in range(self.tree.topLevelItemCount()):
-            item = self.tree.topLevelItem(i)
+        tree = self.tree
+        for i in range(tree.topLevelItemCount()):
+            item = tree.topLevelItem(i)
             if item.text(0) != section:
                 continue
             for key in path:

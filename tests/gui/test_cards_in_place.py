@@ -1,6 +1,7 @@
 """A slider step or a sample switch updates the readout card in place (issue 21): the same widgets
 show the new record's numbers, and they read exactly as a card built afresh for that record;
-another structure (another number of instances, a typed prompt) builds the card anew."""
+another structure (a typed prompt) builds the card anew; another number of SA-Co/Gold instances
+refills the same instance table."""
 
 from __future__ import annotations
 
@@ -82,7 +83,10 @@ def test_a_slider_step_updates_the_card_in_place_with_the_same_numbers(window, q
         assert changed, f"{kind}: no step changed what the card shows: the test proves nothing"
 
 
-def test_another_structure_builds_the_card_anew(window, qtbot):
+def test_another_number_of_instances_updates_the_card_in_place(window, qtbot):
+    """SA-Co/Gold entries differ in their number of instances (none to many): a switch refills
+    the same instance table (rows added, dropped, hidden when there are none) and reads as a
+    card built afresh; a typed prompt (another structure) still builds the deck anew."""
     assert window.open_demo("pcs", sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     deck = window.readout_panel.deck
@@ -90,21 +94,19 @@ def test_another_structure_builds_the_card_anew(window, qtbot):
     counts = [len(st.readouts[st.active][i].get("instances", [])) for i in range(len(st.benchmark.samples))]
     a = next(i for i in range(len(counts)) if counts[i])
     b = next(i for i in range(len(counts)) if counts[i] != counts[a])
+    empty = next((i for i in range(len(counts)) if not counts[i]), None)
     st.set_index(a)
     card = deck.main_card
-    st.set_index(b)
-    assert deck.main_card is not card  # another number of instances: built anew
-    # another number of instances on the same card: it cannot be updated in place
-    rec_a = st.readouts[st.active][a]
-    assert not deck.main_card.update_record(rec_a, deck.main_card.ctx, deck.main_card._title.text())
-    # the same structure, other numbers: updated, and it reads as a fresh card
-    card = deck.main_card
-    rec = dict(st.readout(), n_accepted=99, local_F1=0.125)
-    assert card.update_record(rec, card.ctx, card._title.text())
-    assert card.texts["local_F1"] == "0.125"
-    assert any(w.text().startswith("99 accepted") for w in card.findChildren(QLabel))
-    again = card_for("pcs")(rec, card.ctx, title=card._title.text())
-    assert shown(card) == shown(again)
+    table = card.instance_table
+    for index in (b, a, *([empty, a] if empty is not None else [])):
+        st.set_index(index)
+        assert deck.main_card is card and card.instance_table is table  # the same widgets …
+        assert table.rowCount() == counts[index]
+        assert table.parentWidget().isHidden() == (counts[index] == 0)  # no empty table shown
+        new = fresh(window, deck)
+        assert shown(card) == shown(new)  # … reading as a card built for this entry
+        new.deleteLater()
+    assert empty is not None, "the demo has no entry without instances: the test proves less"
 
 
 def test_a_slider_step_keeps_the_details_tree_items_and_shows_the_new_values(window, qtbot):
@@ -160,3 +162,25 @@ def test_a_sample_switch_reuses_the_card_and_shows_the_new_samples_numbers(windo
         new.deleteLater()
     if kind in ("cafe", "pcs", "r2sm"):  # cards of one shape across most samples
         assert reused, f"{kind}: no switch reused the card"
+
+
+def test_a_collapsed_details_tree_is_filled_only_when_shown(window, qtbot):
+    """With "Details" collapsed (the default) a sample switch or a slider step leaves the tree
+    alone; expanding it (a click, as a user does) shows the current sample's values."""
+    assert window.open_demo("cafe", sync=True)
+    qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
+    panel = window.readout_panel
+    assert not panel.details.isChecked()
+    fills = panel.tree_fills
+    for index in (1, 2, 3):
+        window.state.set_index(index)
+    key_step(window, qtbot, "score_threshold", Qt.Key.Key_PageUp)
+    assert panel.tree_fills == fills  # nothing built while nobody can see it
+    qtbot.mouseClick(panel.details, Qt.MouseButton.LeftButton)
+    assert panel.tree_fills == fills + 1 and panel._tree.isVisible()
+    title = f"{window.state.kind.title} · {window.state.active}"
+    assert panel.value_of(title, "id") == window.state.readout()["id"]
+    assert panel.value_of(title, "pos_class") == window.state.readout()["pos_class"]
+    window.state.set_index(4)  # expanded: it follows at once
+    assert panel.tree_fills == fills + 2
+    assert panel._tree.topLevelItem(0).child(0).text(1) == str(window.state.readout()["id"])
