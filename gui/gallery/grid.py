@@ -149,6 +149,7 @@ class GalleryGrid(QAbstractScrollArea):
             if region.intersects(rect):
                 self._paint_tile(p, rect, src, i in picked, i == cur)
         if self.hasFocus():  # where the keys go (a style sheet would slow every paint down)
+            p.setBrush(Qt.BrushStyle.NoBrush)  # not the last badge's colour over the whole grid
             p.setPen(QPen(QColor("#0072B2"), 2))
             p.drawRect(self.viewport().rect().adjusted(1, 1, -1, -1))
         p.end()

@@ -235,3 +235,23 @@ def test_a_sample_switch_does_not_read_the_whole_review_store(cafe, qtbot, monke
     assert shown == [f"{w.review_panel._who()}: Fine"]  # this sample's own verdict, read from its rows
     qtbot.keyClick(grid.viewport(), Qt.Key.Key_M)  # a new verdict: the agreement line is read again
     assert reads and "18 item(s) reviewed" in w.review_panel.agreement.text()
+
+
+def test_a_verdict_badge_does_not_paint_over_the_gallery(cafe, qtbot):
+    """Seen under Xvfb: after Ctrl+A and W the whole gallery was one pink rectangle — the focus
+    frame was drawn with the last badge's brush still set, filling the viewport with it."""
+    from PySide6.QtGui import QColor
+
+    w = cafe
+    grid = show_gallery(w, qtbot)
+    click_tile(qtbot, grid, 0)
+    qtbot.keyClick(grid, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(grid, Qt.Key.Key_W)
+    qtbot.waitUntil(lambda: all(w.gallery.tiles.glyphs(r) for r in grid.painted), timeout=5000)
+    assert grid.hasFocus()
+    badge = QColor(w.gallery.tiles.glyphs(grid.painted[0])[0][1]).rgb()
+    image = grid.viewport().grab().toImage()
+    step = 4
+    pixels = [image.pixel(x, y) for x in range(0, image.width(), step) for y in range(0, image.height(), step)]
+    share = sum(p == badge for p in pixels) / len(pixels)
+    assert share < 0.05, f"{share:.0%} of the gallery has the badge colour"
