@@ -219,32 +219,54 @@ class MetricGrid(QGridLayout):
 
     def add(self, symbol: str, text: str, tooltip: str, bar: Bar | None = None,
             tone: Tone = Tone.NEUTRAL) -> MetricRow:
+        """A row ``symbol | value | bar`` and, under its value and bar, a grey line for what the
+        value text carries after two spaces (e.g. "(its s 0.30 < t, not drawn)"): in the value
+        column it would widen that column until the bars are squeezed to nothing."""
         row = self.rowCount()
         name = QLabel(symbol)
-        value = QLabel(text)
+        value = QLabel()
         value.setFont(mono())
         plain = value.palette()
         if tone is not Tone.NEUTRAL:
             tint(value, tone.colour)
         value.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        note = QLabel()
+        note.setFont(mono())
+        note.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        tint(note, "#707070")
         cells: list[QWidget] = [name, value] + ([bar] if bar is not None else [])
         for col, w in enumerate(cells):
             w.setToolTip(tooltip)
             self.addWidget(w, row, col)
-        return MetricRow(name, value, bar, tone, plain)
+        note.setToolTip(tooltip)
+        self.addWidget(note, row + 1, 0, 1, 3)
+        out = MetricRow(name, value, bar, tone, plain, note)
+        out.show_text(text)
+        return out
 
 
 class MetricRow:
     """The widgets of one metric row, updated in place by :meth:`show`."""
 
-    def __init__(self, name: QLabel, value: QLabel, bar: Bar | None, tone: Tone, plain: QPalette) -> None:
+    def __init__(self, name: QLabel, value: QLabel, bar: Bar | None, tone: Tone, plain: QPalette,
+                 note: QLabel) -> None:
         self.name, self.value, self.bar, self.tone, self._plain = name, value, bar, tone, plain
+        self.note, self.text = note, ""
+
+    def show_text(self, text: str) -> None:
+        """The value in its column; what follows two spaces on the grey line below (hidden if none)."""
+        if text == self.text:
+            return
+        self.text = text
+        number, _, rest = text.partition("  ")
+        self.value.setText(number)
+        self.note.setText(rest.strip())
+        self.note.setVisible(bool(rest.strip()))
 
     def show(self, symbol: str, text: str, tooltip: str, tone: Tone) -> None:
         if self.name.text() != symbol:
             self.name.setText(symbol)
-        if self.value.text() != text:
-            self.value.setText(text)
+        self.show_text(text)
         if tone is not self.tone:
             self.tone = tone
             if tone is Tone.NEUTRAL:
@@ -252,7 +274,7 @@ class MetricRow:
             else:
                 tint(self.value, tone.colour)
         if self.value.toolTip() != tooltip:
-            for w in (self.name, self.value, self.bar):
+            for w in (self.name, self.value, self.bar, self.note):
                 if w is not None:
                     w.setToolTip(tooltip)
 

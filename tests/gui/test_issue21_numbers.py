@@ -165,3 +165,27 @@ def test_a_dragged_box_reads_and_runs_in_whole_pixels(window, qtbot, no_internal
     live = w.state.live[-1]
     assert tuple(live.prompt.meta["boxes"][0]) == box
     assert re.search(r"box \[\d+,\d+,\d+,\d+\]", live.label) and "." not in live.label.split("box [")[1]
+
+
+def test_a_long_owner_note_does_not_squeeze_the_bars(window, qtbot, no_internal_errors):
+    """Seen under Xvfb on the CAFE demo's sample 6 (p⁻ UA-FP): "(its s 0.43 < t, not drawn)" sat
+    in the value column, which widened until the p⁻ bars were a few pixels wide and the card
+    scrolled sideways. The note now has its own grey line under the row."""
+    from PySide6.QtWidgets import QLabel
+
+    from masklens.gui.cards.widgets import Bar
+
+    assert window.open_demo("cafe", sync=True)
+    qtbot.waitExposed(window)
+    st = window.state
+    records = st.readouts[st.active]
+    index = next(i for i, r in enumerate(records) if r["neg_class"] == "UA-FP" and "not drawn" in card_for("cafe")(
+        r, CardContext(st.kind, st.benchmark.samples[i], st.params)).texts["neg_max_iou"])
+    window.state.set_index(index)
+    card = window.readout_panel.deck.main_card
+    qtbot.waitUntil(lambda: "not drawn" in card.texts["neg_max_iou"], timeout=5000)
+    qtbot.wait(50)
+    widths = [b.width() for b in card.findChildren(Bar) if b.isVisible()]
+    assert len(widths) >= 4 and min(widths) >= 0.8 * max(widths), widths
+    notes = [w.text() for w in card.findChildren(QLabel) if w.isVisible() and w.text().startswith("(its s")]
+    assert notes == [card.texts["neg_max_iou"].split("  ", 1)[1]]
