@@ -26,7 +26,6 @@ a ``.pth`` file (tests/extras/venvs.py), so only the extra's own packages are un
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 import shutil
@@ -38,6 +37,7 @@ from pathlib import Path
 
 import pytest
 from doc_commands import ROOT, DocCommand, documented_commands
+from hub_layout import lay_out
 from venvs import checked, pip, run
 
 pytestmark = pytest.mark.slow
@@ -129,17 +129,7 @@ def _lay_out_cache(cache: Path, repo_id: str, files: dict[str, Path]) -> None:
     from huggingface_hub import file_download
 
     commit = "c" * 40
-    storage = cache / file_download.repo_folder_name(repo_id=repo_id, repo_type="dataset")
-    for rel, src in files.items():
-        data = src.read_bytes()
-        blob = storage / "blobs" / hashlib.sha256(data).hexdigest()
-        blob.parent.mkdir(parents=True, exist_ok=True)
-        new = not blob.exists()
-        if new:
-            blob.write_bytes(data)
-        pointer = Path(file_download._get_pointer_path(str(storage), commit, rel))
-        pointer.parent.mkdir(parents=True, exist_ok=True)
-        file_download._create_symlink(str(blob), str(pointer), new_blob=new)
+    storage = lay_out(cache, repo_id, "dataset", commit, files)
     file_download._cache_commit_hash_for_specific_revision(str(storage), "main", commit)
 
 

@@ -22,14 +22,17 @@ a FIFO or a link to a device node (never read, never a hang).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import random
+import sys
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
 from fuzz_cases import Workspace
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: hub_layout (also as a script)
+from hub_layout import lay_out  # noqa: E402
 
 MAIN = "a" * 40
 PR = "b" * 40
@@ -48,18 +51,7 @@ def lay_out_cache(ws: Workspace) -> Path:
     cache = ws.base / "hub"
 
     def put(repo_id: str, repo_type: str, commit: str, files: dict[str, Path]) -> Path:
-        storage = cache / file_download.repo_folder_name(repo_id=repo_id, repo_type=repo_type)
-        for rel, src in files.items():
-            data = src.read_bytes()
-            blob = storage / "blobs" / hashlib.sha256(data).hexdigest()
-            blob.parent.mkdir(parents=True, exist_ok=True)
-            new = not blob.exists()
-            if new:
-                blob.write_bytes(data)
-            pointer = Path(file_download._get_pointer_path(str(storage), commit, rel))
-            pointer.parent.mkdir(parents=True, exist_ok=True)
-            file_download._create_symlink(str(blob), str(pointer), new_blob=new)
-        return storage
+        return lay_out(cache, repo_id, repo_type, commit, files)
 
     files = {p.relative_to(ws.root).as_posix(): p for p in sorted(ws.root.rglob("*")) if p.is_file()}
     jsons = {k: v for k, v in files.items() if k.endswith(".json")}

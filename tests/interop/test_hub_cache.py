@@ -5,12 +5,12 @@ parser reads ``@refs/pr/1`` and the ``hf://OWNER/NAME`` model form. No network (
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hub_layout import lay_out
 
 import masklens.core as ml
 from masklens.core.errors import MasklensError
@@ -26,21 +26,8 @@ PR = "b" * 40
 
 
 def _lay_out(cache: Path, repo_id: str, repo_type: str, commit: str, files: dict[str, Path]) -> Path:
-    """Put ``files`` (path in repo -> local file) into ``cache`` at ``commit`` exactly as
-    huggingface_hub's downloads do: blob named by the sha256 of its bytes (the LFS etag), the
-    snapshot's pointer made by ``_get_pointer_path`` and linked by ``_create_symlink``."""
-    storage = cache / file_download.repo_folder_name(repo_id=repo_id, repo_type=repo_type)
-    for rel, src in files.items():
-        data = src.read_bytes()
-        blob = storage / "blobs" / hashlib.sha256(data).hexdigest()
-        blob.parent.mkdir(parents=True, exist_ok=True)
-        new = not blob.exists()
-        if new:
-            blob.write_bytes(data)
-        pointer = Path(file_download._get_pointer_path(str(storage), commit, rel))
-        pointer.parent.mkdir(parents=True, exist_ok=True)
-        file_download._create_symlink(str(blob), str(pointer), new_blob=new)
-    return storage
+    """``files`` in ``cache`` as huggingface_hub's downloads lay them out (tests/hub_layout.py)."""
+    return lay_out(cache, repo_id, repo_type, commit, files)
 
 
 @pytest.fixture
