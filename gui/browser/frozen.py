@@ -57,7 +57,9 @@ class FrozenColumns(QTableView):
         model = table.model()
         for signal in (model.modelReset, model.layoutChanged, model.columnsInserted, model.columnsRemoved):
             signal.connect(self._layout)
+        self._viewport = table.viewport()
         table.installEventFilter(self)
+        self._viewport.installEventFilter(self)  # it resizes after the table (scroll bars placed)
         table.viewport().stackUnder(self)
         self._layout()
         self.show()
@@ -75,7 +77,8 @@ class FrozenColumns(QTableView):
         super().mousePressEvent(event)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if obj is self.table and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
+        watched = (self.table, getattr(self, "_viewport", None))  # also called for our own scroll bars
+        if (obj is watched[0] or obj is watched[1]) and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
             self._layout()
         return False
 

@@ -128,3 +128,22 @@ def test_a_sort_is_planned_once_and_again_after_a_change(window, qtbot, monkeypa
     planned.clear()
     table.sortByColumn(col, Qt.SortOrder.AscendingOrder)
     assert len(planned) == 1 and keys() == sorted(keys(), key=sort_key)
+
+
+def test_the_id_columns_reach_the_last_row_shown_after_the_window_grows(window, qtbot, no_internal_errors):
+    """Seen under Xvfb on the SA-Co/Gold demo: after the window was made taller, the last rows of
+    the list had no "#" and no id (the frozen view kept the old height; the table behind no longer
+    paints those columns). The kept columns are as tall as the table's viewport at every size."""
+    w = window
+    assert w.open_demo("pcs", sync=True)
+    qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=20000)
+    qtbot.waitExposed(w)
+    table, frozen = w.browser.table, w.browser.frozen
+    for size in ((1400, 800), (1500, 1000), (1400, 700), (1600, 1050)):
+        w.resize(*size)
+        qtbot.waitUntil(lambda s=size: w.size().width() == s[0] and w.size().height() == s[1], timeout=3000)
+        qtbot.wait(30)
+        bottom = frozen.mapTo(table, frozen.viewport().geometry().bottomLeft()).y()
+        assert bottom >= table.viewport().geometry().bottom(), (size, bottom, table.viewport().geometry())
+        last = table.rowAt(table.viewport().height() - 1)
+        assert last > 0 and frozen.visualRect(w.browser.proxy.index(last, 1)).top() < frozen.viewport().height()
