@@ -1,0 +1,114 @@
+"""A new model result is drawn without stalling the window (issue 24): the prompt job that produced
+it decodes its masks, finds their boxes and makes the instance label map and its ARGB image; the
+GUI thread only shows them. The prediction cache is opened by the job too.
+
+A tiny random CLIPSeg (real config classes, the ordinary loading path) answers a typed prompt in
+the real window; the real overlay functions are spied on (they still run) to see which thread
+ran them.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage
+
+pytest.importorskip("transformers")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
+
+import tiny  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def clipseg_folder(tmp_path_factory):
+    return tiny.build_clipseg(tmp_path_factory.mktemp("clipseg"))
+
+
+def _spy(monkeypatch, owner, name, calls):
+    original = getattr(owner, name)
+
+    def spy(*args, **kwargs):
+        calls.append(threading.current_thread() is threading.main_thread())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, spy)
+
+
+def _pixels(pixmap) -> np.ndarray:
+    img = pixmap.toImage().convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
+    return np.array(img.constBits(), dtype=np.uint8).reshape(img.height(), img.bytesPerLine())
+
+
+def test_a_new_model_result_is_drawn_from_what_its_job_made(toy_window, qtbot, clipseg_folder, monkeypatch,
+                                                             no_internal_errors):
+    from masklens.core.cache import predictions
+    from masklens.core.masks import Mask
+    from masklens.gui.canvas import overlays, sample_view
+
+    w = toy_window
+    # score 0: CLIPSeg's one instance is accepted whatever the random weights give
+    w.set_model_options("clipseg", {"weights": str(clipseg_folder), "device": "cpu", "score_threshold": 0.0})
+    w.readout_panel.sliders.set_value("score_threshold", 0.0)
+    labels_on_gui, decodes_on_gui, cache_opened_on_gui = [], [], []
+    _spy(monkeypatch, overlays, "instance_labels", labels_on_gui)  # what the job calls
+    _spy(monkeypatch, sample_view, "instance_labels", labels_on_gui)  # what drawing would call
+    _spy(monkeypatch, Mask, "to_array", decodes_on_gui)
+    _spy(monkeypatch, predictions.PredictionCache, "__init__", cache_opened_on_gui)
+
+    pb = w.prompt_bar
+    pb.set_role("positive", None)
+    pb.set_text("red square")
+    assert pb.select_model("clipseg")
+    qtbot.mouseClick(pb.run, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(w.state.live) == 1 and not w.jobs.busy, timeout=60000)
+
+    run = w.state.live[-1]
+    assert len(run.prediction.instances) == 1
+    assert w.tabs.currentWidget() is w.compare_view
+    # the label map and the decoding ran once, in the job; drawing found them ready
+    assert labels_on_gui == [False], labels_on_gui
+    assert decodes_on_gui and not any(decodes_on_gui), decodes_on_gui
+    assert cache_opened_on_gui == [False]
+    assert w.store.prepared.hits >= 1
+    # what is shown is what the GUI thread would have drawn itself
+    img = w.store.image(w.state.sample.images["img"])
+    h, wd = img.shape[:2]
+    mask = w.store.mask(run.prediction.instances[0].mask, h, wd)
+    box = w.store.box(mask)
+    expected = overlays.to_pixmap(overlays.instance_labels(overlays.crop([mask], box), w.toggles.outlines),
+                                  overlays.instance_table(w.toggles.pred_opacity))
+    panel = next(p for p, s in zip(w.compare_view.panels, w.compare_view.specs, strict=True)
+                 if s.prompt_id == run.prompt.id)
+    shown = panel.canvas._layers["pred"].pixmap()
+    assert np.array_equal(_pixels(shown), _pixels(expected))
+
+
+def test_a_result_is_drawn_on_the_gui_thread_when_the_toggles_changed_meanwhile(toy_window, qtbot,
+                                                                                clipseg_folder):
+    """What the job made for other outlines is not used: the layer is made again, as drawn now."""
+    from masklens.gui.canvas import overlays
+
+    w = toy_window
+    w.set_model_options("clipseg", {"weights": str(clipseg_folder), "device": "cpu", "score_threshold": 0.0})
+    w.readout_panel.sliders.set_value("score_threshold", 0.0)
+    pb = w.prompt_bar
+    pb.set_role("positive", None)
+    pb.set_text("red square")
+    assert pb.select_model("clipseg")
+    qtbot.mouseClick(pb.run, Qt.MouseButton.LeftButton)
+    w.toggles.outlines = not w.toggles.outlines  # before the result arrives
+    qtbot.waitUntil(lambda: len(w.state.live) == 1 and not w.jobs.busy, timeout=60000)
+    run = w.state.live[-1]
+    img = w.store.image(w.state.sample.images["img"])
+    mask = w.store.mask(run.prediction.instances[0].mask, *img.shape[:2])
+    box = w.store.box(mask)
+    panel = next(p for p, s in zip(w.compare_view.panels, w.compare_view.specs, strict=True)
+                 if s.prompt_id == run.prompt.id)
+    expected = overlays.to_pixmap(overlays.instance_labels(overlays.crop([mask], box), w.toggles.outlines),
+                                  overlays.instance_table(w.toggles.pred_opacity))
+    assert np.array_equal(_pixels(panel.canvas._layers["pred"].pixmap()), _pixels(expected))
