@@ -266,14 +266,33 @@ class TorchSegmenter(Segmenter):
                 sel = torch.nn.functional.interpolate(
                     sel[:, None], size=(height, width), mode="bilinear", align_corners=False
                 )[:, 0]
-            binary = ((sel >= mask_threshold) if mask_inclusive else (sel > mask_threshold)).cpu().numpy()
-            masks.extend(Mask.from_array(b) for b in binary)
+            binary = (sel >= mask_threshold) if mask_inclusive else (sel > mask_threshold)
+            masks.extend(encode_masks(binary))
         return SegmentResult(
             masks=masks,
             scores=[float(scores[i]) for i in keep],
             presence=presence,
             provenance={"mask_threshold": mask_threshold, **(extra or {})},
         )
+
+
+def encode_masks(binary: Any, *, transpose_on_device: bool | None = None) -> list[Mask]:
+    """COCO RLE masks of an N×H×W boolean tensor, in one pycocotools call: pycocotools reads
+    column-major H×W×N, which is the memory order of the N×W×H transpose. On an accelerator the
+    transpose is made there (and only bytes cross to the host); on the CPU NumPy's is faster
+    (``transpose_on_device`` forces either way)."""
+    from pycocotools import mask as mask_utils
+
+    n, height, width = (int(v) for v in binary.shape)
+    if n == 0:
+        return []
+    if transpose_on_device is None:
+        transpose_on_device = binary.device.type != "cpu"
+    if not transpose_on_device:
+        columns = np.asfortranarray(binary.numpy().view(np.uint8).transpose(1, 2, 0))
+    else:
+        columns = binary.transpose(1, 2).contiguous().cpu().numpy().view(np.uint8).transpose(2, 1, 0)
+    return [Mask({"size": [height, width], "counts": rle["counts"]}) for rle in mask_utils.encode(columns)]
 
 
 class HfSegmenter(TorchSegmenter):

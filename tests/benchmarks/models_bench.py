@@ -65,6 +65,15 @@ def scene(seed: int) -> np.ndarray:
     return img
 
 
+class Row(dict):
+    """A result row that prints each value as it is measured (``PART key value``), so a run stopped
+    part-way (a real-size SAM 3 takes hours on a loaded 2-core CPU) still shows what it measured."""
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        super().__setitem__(key, value)
+        print(f"PART {key} {json.dumps(value, default=str)}", flush=True)
+
+
 class ModelClock:
     """Seconds spent inside transformers (outermost calls only): the forward of the given torch
     modules, and the calls and ``post_process*`` methods of the processors found beside them
@@ -184,7 +193,7 @@ def bench_direct(name: str, folders: list[Path], options: dict[str, Any], device
     cuda = device.startswith("cuda")
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     images = [scene(s) for s in range(4)]
-    row: dict[str, Any] = {}
+    row: dict[str, Any] = Row()
     warm_up(name, options, device)  # imports and one-time set-up paid before anything is timed
     # plain transformers: load, first prompt, further prompt, 5 calls
     row["plain_load"], run = timed(lambda: plain_pipelines.PIPELINES[name](folders, device), sync)
@@ -277,7 +286,7 @@ def bench_window(name: str, folders: list[Path], options: dict[str, Any], device
                 raise RuntimeError(f"the prompt failed: {w.message_bar.text}")
         return time.perf_counter() - t0, meter.stop()
 
-    row: dict[str, Any] = {}
+    row: dict[str, Any] = Row()
     row["window_first"], row["stall_load_first"] = run(PROMPTS[0])  # loads the model too
     row["window_further"], row["stall_further"] = run(PROMPTS[1])
     # baseline: the plain pipeline in a plain thread while the window sits idle
