@@ -112,3 +112,32 @@ def test_a_result_is_drawn_on_the_gui_thread_when_the_toggles_changed_meanwhile(
     expected = overlays.to_pixmap(overlays.instance_labels(overlays.crop([mask], box), w.toggles.outlines),
                                   overlays.instance_table(w.toggles.pred_opacity))
     assert np.array_equal(_pixels(panel.canvas._layers["pred"].pixmap()), _pixels(expected))
+
+
+def test_a_second_panel_of_the_same_masks_reuses_their_label_maps(qtbot, monkeypatch):
+    """The Compare tab's new panel draws the same ground truth as the Sample tab's: its label map
+    is found, not built again; another layer of the very same array is not confused with it."""
+    from masklens.gui.canvas import sample_view
+    from masklens.gui.canvas.image_canvas import Canvas
+    from masklens.gui.canvas.prepared import PreparedLayers
+    from masklens.gui.canvas.sample_view import LayerToggles, build_layers
+
+    built = []
+    for name in ("layer_labels", "instance_labels"):
+        original = getattr(sample_view, name)
+        monkeypatch.setattr(sample_view, name, lambda *a, _o=original, _n=name, **k: built.append(_n) or _o(*a, **k))
+    gt = np.zeros((40, 60), bool)
+    gt[5:20, 5:30] = True
+    shared, tg = PreparedLayers(), LayerToggles()
+    first, second, alone = Canvas(), Canvas(), Canvas()
+    for c in (first, second, alone):
+        qtbot.addWidget(c)
+    build_layers(first, [gt], [gt], tg, prepared=shared)  # the prediction is the ground truth's array
+    assert sorted(built) == ["instance_labels", "layer_labels"]
+    build_layers(second, [gt], [gt], tg, prepared=shared)
+    assert sorted(built) == ["instance_labels", "layer_labels"] and shared.hits == 2
+    assert second.label_memo["gt"][2] is first.label_memo["gt"][2]
+    assert second.label_memo["pred"][2] is first.label_memo["pred"][2]
+    assert not np.array_equal(second.label_memo["gt"][2], second.label_memo["pred"][2])
+    build_layers(alone, [gt], [gt], tg)  # no shared store: built again
+    assert len(built) == 4
