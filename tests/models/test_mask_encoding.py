@@ -12,7 +12,7 @@ from masklens.core.masks import Mask  # noqa: E402
 from masklens.core.models.torch_runtime import encode_masks  # noqa: E402
 
 
-def _blobs(n: int, height: int, width: int) -> "torch.Tensor":
+def _blobs(n: int, height: int, width: int) -> torch.Tensor:
     gen = torch.Generator().manual_seed(0)
     low = torch.nn.functional.avg_pool2d(torch.randn(n, 1, 24, 24, generator=gen), 5, stride=1, padding=2)
     up = torch.nn.functional.interpolate(low, size=(height, width), mode="bilinear", align_corners=False)
