@@ -6,6 +6,7 @@ from the very arrays it is asked to draw (nothing is drawn from a stale entry)."
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,14 +33,16 @@ class Prepared:
 
 class PreparedLayers:
     """Label maps made off the GUI thread (or by another panel), keyed by the identity of the mask
-    arrays they were made from, the box and the outline flag (thread-safe; the last ``keep`` are
-    kept)."""
+    arrays they were made from, the layer, the box and the outline flag (thread-safe). The arrays
+    are held weakly (an entry whose arrays were freed is never found: their ids may be reused), so
+    only the label maps and images count: the newest are kept within ``budget`` bytes."""
 
-    def __init__(self, keep: int = 16) -> None:
-        self.keep = keep
-        self._items: OrderedDict[tuple[Any, ...], tuple[tuple[np.ndarray, ...], Prepared]] = OrderedDict()
+    def __init__(self, budget: int = 128 << 20) -> None:
+        self.budget = budget
+        self._items: OrderedDict[tuple[Any, ...], tuple[tuple[weakref.ref, ...], Prepared, int]] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
-        self.hits = 0  # how often the GUI thread found one (tests read it)
+        self.hits = 0  # how often a drawing found one (tests read it)
 
     @staticmethod
     def _key(layer: str, masks: Sequence[np.ndarray], box: tuple[int, int, int, int],
@@ -49,16 +52,22 @@ class PreparedLayers:
     def put(self, layer: str, masks: Sequence[np.ndarray], box: tuple[int, int, int, int], flag: object,
             prepared: Prepared) -> None:
         """Keep ``prepared``, the label map of ``layer`` ("pred", "gt", …) over ``masks``."""
+        size = prepared.labels.nbytes + (prepared.image.sizeInBytes() if prepared.image is not None else 0)
         with self._lock:
-            self._items[self._key(layer, masks, box, flag)] = (tuple(masks), prepared)  # holds the arrays
-            while len(self._items) > self.keep:
-                self._items.popitem(last=False)
+            old = self._items.pop(self._key(layer, masks, box, flag), None)
+            if old is not None:
+                self._bytes -= old[2]
+            self._items[self._key(layer, masks, box, flag)] = (tuple(weakref.ref(m) for m in masks), prepared, size)
+            self._bytes += size
+            while self._bytes > self.budget and len(self._items) > 1:
+                _, (_refs, _old, freed) = self._items.popitem(last=False)
+                self._bytes -= freed
 
     def get(self, layer: str, masks: Sequence[np.ndarray], box: tuple[int, int, int, int],
             flag: object) -> Prepared | None:
         with self._lock:
             hit = self._items.get(self._key(layer, masks, box, flag))
-            if hit is None or not all(a is b for a, b in zip(hit[0], masks, strict=True)):
+            if hit is None or not all(r() is m for r, m in zip(hit[0], masks, strict=True)):
                 return None
             self.hits += 1
             return hit[1]

@@ -141,3 +141,23 @@ def test_a_second_panel_of_the_same_masks_reuses_their_label_maps(qtbot, monkeyp
     assert not np.array_equal(second.label_memo["gt"][2], second.label_memo["pred"][2])
     build_layers(alone, [gt], [gt], tg)  # no shared store: built again
     assert len(built) == 4
+
+
+def test_prepared_layers_hold_no_masks_and_stay_within_their_budget():
+    import gc
+
+    from masklens.gui.canvas.prepared import Prepared, PreparedLayers
+
+    layers = PreparedLayers(budget=3 * 100 * 100)
+    masks = [np.zeros((100, 100), bool) for _ in range(4)]
+    for i, m in enumerate(masks):
+        layers.put("pred", [m], (0, 0, 100, 100), True, Prepared(np.full((100, 100), i, np.uint8)))
+    assert layers.get("pred", [masks[0]], (0, 0, 100, 100), True) is None  # the oldest went
+    assert layers.get("pred", [masks[3]], (0, 0, 100, 100), True).labels[0, 0] == 3
+    assert layers.get("gt", [masks[3]], (0, 0, 100, 100), True) is None  # another layer
+    kept = masks[2]
+    del masks
+    gc.collect()
+    assert layers.get("pred", [kept], (0, 0, 100, 100), True) is not None
+    new = np.zeros((100, 100), bool)  # a new array, maybe at a freed one's address: never a hit
+    assert layers.get("pred", [new], (0, 0, 100, 100), True) is None
