@@ -161,3 +161,43 @@ def test_prepared_layers_hold_no_masks_and_stay_within_their_budget():
     assert layers.get("pred", [kept], (0, 0, 100, 100), True) is not None
     new = np.zeros((100, 100), bool)  # a new array, maybe at a freed one's address: never a hit
     assert layers.get("pred", [new], (0, 0, 100, 100), True) is None
+
+
+def test_three_results_of_a_hundred_photo_sized_masks_are_decoded_once(window, toy, qtbot, monkeypatch):
+    """The Compare tab draws every live result; the decoded-mask cache holds three results of 100
+    masks on an 1800×1200 photograph, so redrawing them decodes nothing again (with the former
+    256 MiB budget every redraw decoded ~100 masks on the GUI thread)."""
+    from masklens.core.masks import Mask
+    from masklens.core.models import registry
+    from masklens.core.models.base import BackendInfo, Segmenter, SegmentResult
+
+    class Hundred(Segmenter):
+        info = BackendInfo("hundred", "100 discs", None, 0.0, needs_weights=False)
+
+        def segment(self, image, request):
+            rng = np.random.default_rng(len(request.text))
+            masks = []
+            for _ in range(100):
+                disc = np.zeros(image.shape[:2], np.uint8)
+                cv2.circle(disc, (int(rng.integers(0, 1800)), int(rng.integers(0, 1200))), 600, 1, -1)
+                masks.append(Mask.from_array(disc))
+            return SegmentResult(masks=masks, scores=[0.9] * 100, presence=None, provenance={})
+
+    import cv2
+
+    monkeypatch.setitem(registry._FACTORIES, "hundred", (Hundred.info, lambda **_: Hundred()))
+    cv2.imwrite(str(Path(toy["ann"]).parent / "img0.png"), np.full((1200, 1800, 3), 90, np.uint8))
+    w = window
+    assert w.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])])
+    qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=10000)
+    from masklens.core.schema import Role
+    from masklens.gui.prompts.prompt_bar import PromptRequest
+
+    for k, text in enumerate(("a", "bb", "ccc")):  # registered after the prompt bar was built: run as it would
+        assert w.run_prompt(PromptRequest(text, Role.POSITIVE, None, None, "hundred"))
+        qtbot.waitUntil(lambda k=k: len(w.state.live) == k + 1 and not w.jobs.busy, timeout=60000)
+    assert w.tabs.currentWidget() is w.compare_view
+    loads = w.store.masks.loads
+    w.render()
+    w.render()
+    assert w.store.masks.loads == loads
