@@ -28,13 +28,14 @@ class Mask:
     Only the size and the counts are kept (no RLE dict per mask: a benchmark holds hundreds
     of thousands of masks); :attr:`rle` builds the dict pycocotools wants when asked."""
 
-    __slots__ = ("_size", "_counts", "_area")
+    __slots__ = ("_size", "_counts", "_area", "_bbox")
 
     def __init__(self, rle: dict[str, Any]) -> None:
         """Wrap an already-normalised RLE ``{"size": [h, w], "counts": bytes}``."""
         self._size = rle["size"]
         self._counts = rle["counts"]
         self._area: int | None = None
+        self._bbox: tuple[float, float, float, float] | None = None
 
     # ---------------------------------------------------------------- builders
     @classmethod
@@ -169,9 +170,11 @@ class Mask:
 
     @property
     def bbox(self) -> tuple[float, float, float, float]:
-        """COCO box (x, y, w, h)."""
-        x, y, w, h = mask_utils.toBbox(self.rle)
-        return (float(x), float(y), float(w), float(h))
+        """COCO box (x, y, w, h), computed once (a mask never changes)."""
+        if self._bbox is None:
+            x, y, w, h = mask_utils.toBbox(self.rle)
+            self._bbox = (float(x), float(y), float(w), float(h))
+        return self._bbox
 
     def to_array(self) -> np.ndarray:
         """Decode to a boolean (height, width) array."""

@@ -5,6 +5,8 @@ its text and runs OWLv2's class and box heads, exactly as ``Owlv2ForObjectDetect
 The box score is sigmoid(logit) of the prompt (threshold 0.2, CAFE's calibrated value). OWLv2
 predicts one box per image patch, so overlapping duplicates are suppressed with box NMS
 (``nms_iou`` 0.3 by default, the value of transformers' OWL post-processing for image queries).
+The image pre-processing gives the processor's pixels in pieces that Cancel stops between
+(:mod:`masklens.core.models.owlv2_pixels`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from masklens.core.models import owlv2_pixels
 from masklens.core.models.base import BackendInfo
+from masklens.core.models.interrupt import current_check
 from masklens.core.models.sam2_masks import DetectorSam2Segmenter
 from masklens.core.models.torch_runtime import fit_text, import_torch
 
@@ -43,8 +47,11 @@ class Owlv2Sam2Segmenter(DetectorSam2Segmenter):
         """OWLv2's per-patch feature map of the (padded, resized) image, computed once per image."""
 
         def compute() -> Any:
-            batch = self.detector_processor(images=image, return_tensors="pt")
-            feature_map, _ = self.detector.image_embedder(pixel_values=batch["pixel_values"].to(self.runtime.device))
+            # the processor's pixels, its long blur cut in pieces that Cancel can stop between
+            pixels = owlv2_pixels.pixel_values(self.detector_processor.image_processor, image, current_check())
+            if pixels is None:  # a processor that step does not reproduce: run it whole
+                pixels = self.detector_processor(images=image, return_tensors="pt")["pixel_values"]
+            feature_map, _ = self.detector.image_embedder(pixel_values=pixels.to(self.runtime.device))
             return feature_map
 
         return self.encoding(f"owlv2:{self.detector_weights.path if self.detector_weights else ''}", image, compute)

@@ -28,6 +28,7 @@ from masklens.gui.canvas.overlays import (
     rgb_image,
     to_pixmap,
 )
+from masklens.gui.canvas.prepared import Prepared, PreparedLayers
 from masklens.gui.settings import DEFAULT_COLOURS
 from masklens.gui.views import PanelSpec
 
@@ -79,7 +80,7 @@ def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
     pred = ctx.prediction(spec.prompt_id)
     accepted = [i for i in (pred.instances if pred else []) if i.score >= ctx.score_threshold]
     inst = [ctx.store.mask(i.mask, h, w) for i in accepted]
-    canvas.keep_layers(build_layers(canvas, gts, inst, tg, ctx.store.box))
+    canvas.keep_layers(build_layers(canvas, gts, inst, tg, ctx.store.box, ctx.store.prepared))
     labels = []
     if tg.scores and tg.pred and ctx.score_labels:
         for k, i in enumerate(accepted):
@@ -118,10 +119,12 @@ def union_box(boxes: list[tuple[int, int, int, int] | None]) -> tuple[int, int, 
 
 
 def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], tg: LayerToggles,
-                 box_of: Callable[[np.ndarray], tuple[int, int, int, int] | None] = bbox) -> list[str]:
+                 box_of: Callable[[np.ndarray], tuple[int, int, int, int] | None] = bbox,
+                 prepared: PreparedLayers | None = None) -> list[str]:
     """Overlay pixmaps for ground truths (``gts[0]`` filled and outlined, others outlined) above
     the instances, or the TP/FP/FN error view; each covers only its masks' bounding box
-    (``box_of`` gives a mask's box, e.g. memoised). Returns the layers shown."""
+    (``box_of`` gives a mask's box, e.g. memoised; ``prepared`` holds label maps and images a
+    prompt job made off the GUI thread for a new result). Returns the layers shown."""
     colours, shown = tg.colours, []
     memo = canvas.label_memo
 
@@ -130,13 +133,18 @@ def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], 
         # a label map depends only on its masks (the store's arrays: same object = same mask), the
         # box and the outline flag; an opacity or colour change reuses it and swaps the table
         hit = memo.get(name)
+        ready = prepared.get(name, masks, box, flag) if prepared is not None else None
         if (hit is not None and hit[1] == (box, flag) and len(hit[0]) == len(masks)
                 and all(a is b for a, b in zip(hit[0], masks, strict=True))):
             labels = hit[2]
         else:
-            labels = make()
+            labels = ready.labels if ready is not None else make()
             memo[name] = (masks, (box, flag), labels)
-        canvas.set_layer(name, to_pixmap(labels, table), z=z, pos=box[:2])
+            if ready is None and prepared is not None:  # a new panel of the same masks reuses it
+                prepared.put(name, masks, box, flag, Prepared(labels))
+        image = ready.image_for(table) if ready is not None else None
+        pixmap = QPixmap.fromImage(image) if image is not None else to_pixmap(labels, table)
+        canvas.set_layer(name, pixmap, z=z, pos=box[:2])
         shown.append(name)
 
     if tg.error and gts:

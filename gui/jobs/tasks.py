@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import copy
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +88,7 @@ class PromptRun:
     staged: Any = None  # (substituted sample, overlaps): re-derive the readout for new params
     base: Any = None  # the prediction set the other prompts were answered from
     from_cache: bool = False  # answered from the on-disk prediction cache (no model call)
+    cache_problem: str | None = None  # why the prediction cache could not be opened
 
 
 def run_prompt(
@@ -107,12 +109,16 @@ def run_prompt(
     replaces: str | None = None,
     cache: Any = None,
     visual: dict[str, Any] | None = None,
+    prepare: Callable[[Any], Any] | None = None,
 ) -> PromptRun:
     """Run one typed prompt on one model and derive both readouts.
 
     With a PredictionCache, a prompt asked before (same backend, checkpoint, image content,
     text, role, drawn boxes/points, options) is answered from disk: the model is not even
-    loaded. ``visual`` holds boxes/points drawn on the canvas (joined to the prompt's meta)."""
+    loaded. ``cache`` may also be a function giving (the cache or None, why not), called here,
+    so that opening it stays off the GUI thread. ``visual`` holds boxes/points drawn on the
+    canvas (joined to the prompt's meta). ``prepare(prediction)`` is called here with the
+    result: the window makes its overlay in this thread (gui/canvas/prepared.py)."""
     from masklens.core.inference.runner import request_for, segment_cached, to_prediction
     from masklens.core.models.interrupt import cancel_check
 
@@ -124,6 +130,9 @@ def run_prompt(
         prompt = dataclasses.replace(prompt, meta={**prompt.meta, **visual})
     ctx.progress(0, 2, f"{model}: “{text}”")
     t0 = time.perf_counter()
+    cache_problem = None
+    if callable(cache):
+        cache, cache_problem = cache()
     request = request_for(prompt)
     # the manager loads lazily, unloads models that would not fit beside it, retries after OOM;
     # Cancel interrupts the forward pass itself (a hook before every submodule checks the flag)
@@ -143,6 +152,9 @@ def run_prompt(
     replaced = replaced_prompt(sample, prompt.role, prompt.level, prompt.image, text=prompt.text,
                                prompt_id=prompt.meta.get("replaces"))
     device = (models.get(model, **options).provenance() or {}).get("device")
+    if prepare is not None:
+        ctx.check()
+        prepare(prediction)
     ctx.progress(2, 2, "done")
     return PromptRun(sample.id, prompt, model, prediction, generic, bench,
-                     replaced.id if replaced else None, seconds, device, staged, base, from_cache)
+                     replaced.id if replaced else None, seconds, device, staged, base, from_cache, cache_problem)

@@ -4,6 +4,7 @@ drag-and-drop and settings. Kept apart from the layout code in main_window.py.""
 from __future__ import annotations
 
 import argparse
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,9 @@ from masklens.gui.dialogs.open_dialog import (
 from masklens.gui.jobs.workers import error_message
 from masklens.gui.window import layout_memory
 from masklens.gui.window.status import weights_missing_message
+
+#: one prediction cache per window, opened by whichever thread needs it first
+_CACHE_LOCK = threading.Lock()
 
 
 def recent_label(kind_name: str, argv: list[str]) -> str:
@@ -253,20 +257,31 @@ class WindowActions:
     @property
     def prediction_cache(self) -> Any:
         """The on-disk PredictionCache shared with `masklens predict` (None if it cannot open)."""
-        if getattr(self, "_prediction_cache", False) is False:
-            import sqlite3
+        cache, problem = self.open_prediction_cache()
+        if problem:
+            self.message_bar.show_message(problem, "warning")
+        return cache
 
-            from masklens.core.cache.model_cache import PredictionCache
+    def open_prediction_cache(self) -> tuple[Any, str | None]:
+        """(the prediction cache or None, why it could not be opened — said once); safe to call
+        from a prompt job, which opens it off the GUI thread (SQLite opening takes ~30 ms)."""
+        import sqlite3
 
+        from masklens.core.cache.model_cache import PredictionCache
+
+        with _CACHE_LOCK:
+            if getattr(self, "_prediction_cache", False) is not False:
+                return self._prediction_cache, None
             try:
                 self._prediction_cache = PredictionCache()
             except (OSError, sqlite3.Error, MasklensError) as exc:
-                self.message_bar.show_message(f"prediction cache unavailable: {exc}", "warning")
                 self._prediction_cache = None
-        return self._prediction_cache
+                return None, f"prediction cache unavailable: {exc}"
+            return self._prediction_cache, None
 
     def run_prompt(self, req: Any, *, sync: bool = False) -> bool:
         """Run a typed prompt (PromptRequest) on the current sample; the result becomes a layer."""
+        from masklens.gui.canvas.prepared import overlay_maker
         from masklens.gui.jobs import tasks
         from masklens.gui.state import LiveResult
 
@@ -308,13 +323,16 @@ class WindowActions:
                                                   "from_cache": run.from_cache}))
             self.tabs.setCurrentWidget(self.compare_view)  # show the new layer beside the others
             self.status.update_device()
+            if run.cache_problem:
+                self.message_bar.show_message(run.cache_problem, "warning")
 
         self._serial = getattr(self, "_serial", 0) + 1
         serial = self._serial
         options = dict(self.settings.model_options.get(req.model, {}))
         return self.start(f"run {req.model}", tasks.run_prompt, self.models, req.model, options, rgb, kind, sample,
                           req.text, req.role, req.level, image_key, dict(self.state.params),
-                          self.state.predictions(), serial, req.replaces, self.prediction_cache, visual,
+                          self.state.predictions(), serial, req.replaces, self.open_prediction_cache, visual,
+                          overlay_maker(self.store, self.state.score_threshold, self.toggles, rgb.shape[:2]),
                           on_done=done, sync=sync)
 
     def open_model_options(self, model: str) -> bool:
@@ -392,4 +410,3 @@ class WindowActions:
         if self.state.review_store is not None and hasattr(self.state.review_store, "close"):
             self.state.review_store.close()
         event.accept()
-

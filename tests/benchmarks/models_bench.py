@@ -65,6 +65,15 @@ def scene(seed: int) -> np.ndarray:
     return img
 
 
+class Row(dict):
+    """A result row that prints each value as it is measured (``PART key value``), so a run stopped
+    part-way (a real-size SAM 3 takes hours on a loaded 2-core CPU) still shows what it measured."""
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        super().__setitem__(key, value)
+        print(f"PART {key} {json.dumps(value, default=str)}", flush=True)
+
+
 class ModelClock:
     """Seconds spent inside transformers (outermost calls only): the forward of the given torch
     modules, and the calls and ``post_process*`` methods of the processors found beside them
@@ -172,7 +181,8 @@ def warm_up(name: str, options: dict[str, Any], device: str) -> None:
     (torch.ones(64, 64, device=device) @ torch.ones(64, 64, device=device)).sum().item()
 
 
-def bench_direct(name: str, folders: list[Path], options: dict[str, Any], device: str) -> dict[str, Any]:
+def bench_direct(name: str, folders: list[Path], options: dict[str, Any], device: str,
+                 masklens_first: bool = False) -> dict[str, Any]:
     import plain_pipelines
     import torch
 
@@ -184,14 +194,18 @@ def bench_direct(name: str, folders: list[Path], options: dict[str, Any], device
     cuda = device.startswith("cuda")
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     images = [scene(s) for s in range(4)]
-    row: dict[str, Any] = {}
+    row: dict[str, Any] = Row()
     warm_up(name, options, device)  # imports and one-time set-up paid before anything is timed
-    # plain transformers: load, first prompt, further prompt, 5 calls
-    row["plain_load"], run = timed(lambda: plain_pipelines.PIPELINES[name](folders, device), sync)
-    row["plain_first"], _ = timed(lambda: run(images[0], PROMPTS[0]), sync)
-    row["plain_further"], _ = timed(lambda: run(images[0], PROMPTS[1]), sync)
-    row["plain_5_calls"], _ = timed(lambda: [run(images[1], p) for p in PROMPTS[:5]], sync)
-    run = None  # the plain model freed before masklens loads its own
+
+    def plain() -> None:  # plain transformers: load, first prompt, further prompt, 5 calls
+        row["plain_load"], run = timed(lambda: plain_pipelines.PIPELINES[name](folders, device), sync)
+        row["plain_first"], _ = timed(lambda: run(images[0], PROMPTS[0]), sync)
+        row["plain_further"], _ = timed(lambda: run(images[0], PROMPTS[1]), sync)
+        row["plain_5_calls"], _ = timed(lambda: [run(images[1], p) for p in PROMPTS[:5]], sync)
+        # returning frees the plain model before the other side loads its own
+
+    if not masklens_first:
+        plain()
     # masklens: load with the checkpoint hash unknown (first time), then remembered
     opts = {**options, "device": device}
     file_hashes.forget_in_memory()
@@ -227,6 +241,8 @@ def bench_direct(name: str, folders: list[Path], options: dict[str, Any], device
         except Exception as exc:  # noqa: BLE001 - a backend without that prompt type says so
             row[label] = f"not supported ({type(exc).__name__}: {str(exc).splitlines()[0][:80]})"
     seg.unload()
+    if masklens_first:
+        plain()
     return row
 
 
@@ -277,7 +293,7 @@ def bench_window(name: str, folders: list[Path], options: dict[str, Any], device
                 raise RuntimeError(f"the prompt failed: {w.message_bar.text}")
         return time.perf_counter() - t0, meter.stop()
 
-    row: dict[str, Any] = {}
+    row: dict[str, Any] = Row()
     row["window_first"], row["stall_load_first"] = run(PROMPTS[0])  # loads the model too
     row["window_further"], row["stall_further"] = run(PROMPTS[1])
     # baseline: the plain pipeline in a plain thread while the window sits idle
@@ -322,7 +338,7 @@ def run_one(name: str, args: argparse.Namespace) -> dict[str, Any]:
     row: dict[str, Any] = {"backend": name, "device": args.device, "tiny": args.tiny,
                            "checkpoint_bytes": sum(f.stat().st_size for d in folders for f in d.iterdir())}
     if not args.gui_only:
-        row.update(bench_direct(name, folders, options, args.device))
+        row.update(bench_direct(name, folders, options, args.device, args.masklens_first))
     if not args.no_gui:
         # Cancel part-way into a first prompt: 30 % of its measured time, or 5 s when not measured
         row.update(bench_window(name, folders, options, args.device, row.get("first", 5 / 0.3)))
@@ -392,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="also write the rows as JSON")
     parser.add_argument("--tiny", action="store_true", help="the tiny test checkpoints instead (checks "
                         "this script; the numbers say nothing about real sizes)")
+    parser.add_argument("--masklens-first", action="store_true", help="measure masklens' lines before the "
+                        "plain pipeline's (a run stopped part-way, e.g. by `timeout`, has masklens' lines)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.cache is None:
@@ -415,6 +433,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd += ["--no-gui"] if args.no_gui else []
         cmd += ["--gui-only"] if args.gui_only else []
         cmd += ["--tiny"] if args.tiny else []
+        cmd += ["--masklens-first"] if args.masklens_first else []
         proc = subprocess.run(cmd, capture_output=True, text=True)
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("ROW ")]
         if proc.returncode or not lines:
