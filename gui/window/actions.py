@@ -4,7 +4,6 @@ drag-and-drop and settings. Kept apart from the layout code in main_window.py.""
 from __future__ import annotations
 
 import argparse
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +22,8 @@ from masklens.gui.dialogs.open_dialog import (
 )
 from masklens.gui.jobs.workers import error_message
 from masklens.gui.window import layout_memory
+from masklens.gui.window.prediction_cache import PredictionCacheAccess
 from masklens.gui.window.status import weights_missing_message
-
-#: one prediction cache per window, opened by whichever thread needs it first
-_CACHE_LOCK = threading.Lock()
 
 
 def recent_label(kind_name: str, argv: list[str]) -> str:
@@ -52,7 +49,7 @@ class _SyncContext:
         pass
 
 
-class WindowActions:
+class WindowActions(PredictionCacheAccess):
     """Mixed into MainWindow; uses its attributes (state, jobs, settings, widgets)."""
 
     # ------------------------------------------------------------ jobs
@@ -253,31 +250,6 @@ class WindowActions:
 
             self._models = ModelManager()
         return self._models
-
-    @property
-    def prediction_cache(self) -> Any:
-        """The on-disk PredictionCache shared with `masklens predict` (None if it cannot open)."""
-        cache, problem = self.open_prediction_cache()
-        if problem:
-            self.message_bar.show_message(problem, "warning")
-        return cache
-
-    def open_prediction_cache(self) -> tuple[Any, str | None]:
-        """(the prediction cache or None, why it could not be opened — said once); safe to call
-        from a prompt job, which opens it off the GUI thread (SQLite opening takes ~30 ms)."""
-        import sqlite3
-
-        from masklens.core.cache.model_cache import PredictionCache
-
-        with _CACHE_LOCK:
-            if getattr(self, "_prediction_cache", False) is not False:
-                return self._prediction_cache, None
-            try:
-                self._prediction_cache = PredictionCache()
-            except (OSError, sqlite3.Error, MasklensError) as exc:
-                self._prediction_cache = None
-                return None, f"prediction cache unavailable: {exc}"
-            return self._prediction_cache, None
 
     def run_prompt(self, req: Any, *, sync: bool = False) -> bool:
         """Run a typed prompt (PromptRequest) on the current sample; the result becomes a layer."""
