@@ -25,6 +25,7 @@ import os
 import secrets
 import socket
 import sqlite3
+import stat
 import time
 from pathlib import Path
 
@@ -58,6 +59,20 @@ def _part_owner(part: Path) -> tuple[str, int]:
     return fields[0], int(fields[1])
 
 
+def _written_by_us(path: Path) -> bool:
+    """A part (``<host>-<pid>-<hex>.sqlite3``) or its ``-journal`` as masklens names them, and a
+    regular file (not a link, FIFO or device node): the only files the merge reads or removes, so a
+    folder of the user's own files under the cache root is never touched."""
+    name = path.name.removesuffix("-journal")
+    token = name.removesuffix(".sqlite3").rsplit("-", 1)[-1]
+    if not name.endswith(".sqlite3") or _part_owner(Path(name))[1] == 0 or not token or token.strip("0123456789abcdef"):
+        return False
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -74,6 +89,8 @@ def orphan_parts(root: Path, *, now: float | None = None) -> list[Path]:
     host = socket.gethostname()
     out = []
     for part in sorted((root / PARTS).glob("*.sqlite3")):
+        if not _written_by_us(part):
+            continue
         owner, pid = _part_owner(part)
         try:
             age = now - part.stat().st_mtime
@@ -148,8 +165,9 @@ def merge_parts(root: Path, filename: str, schema: str, parts: list[Path]) -> in
                 tmp.unlink()
         for part in parts:
             for leftover in (part, Path(f"{part}-journal")):
-                with contextlib.suppress(OSError):
-                    leftover.unlink()
+                if _written_by_us(leftover):
+                    with contextlib.suppress(OSError):
+                        leftover.unlink()
     return merged
 
 
@@ -157,7 +175,7 @@ def _roll_back_hot_journal(part: Path) -> None:
     """A part whose writer was killed mid-transaction has a hot ``-journal``: opening it for
     writing makes SQLite roll the transaction back and delete the journal (a read-only attach
     cannot), so the merge reads the part's committed rows and no journal is left behind."""
-    if not Path(f"{part}-journal").exists():
+    if not _written_by_us(Path(f"{part}-journal")):
         return
     conn = sqlite3.connect(part, isolation_level=None)
     try:
@@ -170,7 +188,7 @@ def orphan_journals(root: Path) -> list[Path]:
     """``parts/*.sqlite3-journal`` whose part file is gone (a merge that removed the part but
     not its journal, in an older masklens)."""
     return [j for j in sorted((root / PARTS).glob("*.sqlite3-journal"))
-            if not Path(str(j)[: -len("-journal")]).exists()]
+            if _written_by_us(j) and not Path(str(j)[: -len("-journal")]).exists()]
 
 
 def connect_part(root: Path, filename: str, schema: str) -> tuple[sqlite3.Connection, Path]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import stat
 import subprocess
 import sys
 import textwrap
@@ -153,3 +154,41 @@ def test_a_process_killed_mid_transaction_leaves_no_journal_behind(tmp_path, mon
     with PredictionCache(root) as cache:  # merges the dead process's committed rows, rolls back the rest
         assert len(cache.get_many(_key(i) for i in range(3))) == 3 and len(cache) == 3
     assert list((root / "parts").glob("*-journal")) == []
+
+
+def test_the_merge_touches_only_the_parts_masklens_wrote(tmp_path, monkeypatch):
+    """A cache folder whose ``parts`` holds the user's own files — a database and journals under
+    names like the parts', a link to a user file, a FIFO, a private device node — and a dead
+    process's real part: the part is merged and removed, every file of the user's stays as it was."""
+    monkeypatch.setenv(cache_shared.MODE_ENV, "files")
+    root = tmp_path / "cache"
+    parts = root / "parts"
+    parts.mkdir(parents=True)
+    dead = parts / f"{socket.gethostname()}-999999-abcdef.sqlite3"
+    with PredictionCache(tmp_path / "elsewhere") as other:  # a real part, copied as a dead process's
+        other.put(_key(1), _result(1))
+        dead.write_bytes(other.part.read_bytes())
+    past = time.time() - cache_shared.ORPHAN_AGE_S - 5
+    own = tmp_path / "mine.txt"
+    own.write_text("the user's notes")
+    users = {parts / "notes.sqlite3": b"SQLite format 3\x00 mine", parts / "notes.sqlite3-journal": b"mine",
+             parts / "old-1-zz.sqlite3-journal": b"not hex, not ours"}
+    for path, data in users.items():
+        path.write_bytes(data)
+        os.utime(path, (past, past))
+    (parts / "gone-2-abc.sqlite3-journal").symlink_to(own)
+    os.mkfifo(parts / "gone-3-abc.sqlite3-journal")
+    os.mkfifo(parts / "gone-4-abc.sqlite3")
+    device = parts / "gone-5-abc.sqlite3-journal"
+    try:
+        os.mknod(device, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # a private /dev/null
+    except PermissionError:
+        device = None  # not root: the FIFOs stand for it
+    with PredictionCache(root) as cache:
+        assert len(cache.get_many([_key(1)])) == 1  # the dead process's part was merged
+    assert not dead.exists()
+    for path, data in users.items():
+        assert path.read_bytes() == data
+    assert (parts / "gone-2-abc.sqlite3-journal").is_symlink() and own.read_text() == "the user's notes"
+    assert (parts / "gone-3-abc.sqlite3-journal").is_fifo() and (parts / "gone-4-abc.sqlite3").is_fifo()
+    assert device is None or device.is_char_device()
