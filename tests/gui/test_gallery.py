@@ -11,12 +11,7 @@ from PySide6.QtCore import QPoint, Qt
 
 pytest.importorskip("masklens.core.kinds.demo")
 
-
-def open_demo(w, qtbot, kind):
-    act = next(a for a in w.demo_menu.actions() if a.objectName() == f"open-demo-{kind}")
-    act.trigger()
-    qtbot.waitUntil(lambda: w.state.kind is not None and w.state.kind.name == kind
-                    and bool(w.state.readouts) and not w.jobs.busy, timeout=20000)
+from test_gui_defects import open_demo  # noqa: E402 - File › Open demo, then scored
 
 
 def show_gallery(w, qtbot):
