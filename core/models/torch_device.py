@@ -19,10 +19,40 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
 def import_torch() -> Any:
-    """Import torch, or say how to get it."""
+    """Import torch, or say how to get it. The first import runs with the cyclic garbage
+    collector paused (:func:`heavy_imports`)."""
+    import sys
+
     from masklens.core.runtime.extras import require
 
-    return require("torch", "the model backends", model=True)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return torch
+    with heavy_imports():
+        return require("torch", "the model backends", model=True)
+
+
+@contextlib.contextmanager
+def heavy_imports() -> Iterator[None]:
+    """The context for first imports of the model libraries and for loading weights: Python's
+    cyclic garbage collector paused (:func:`masklens.core.runtime.gc_pause.gc_paused`), and what
+    survives frozen after (:func:`masklens.core.runtime.gc_pause.freeze`).
+
+    Importing torch, torchvision and a transformers model module makes hundreds of thousands of
+    objects; with the collector on, each full collection the import triggers walks all of them
+    while holding the GIL, and in the window's worker thread that froze the GUI thread for
+    100–200 ms several times per first load (docs/models.md). Frozen, the modules and the model
+    stay out of later full collections too (one over ~420,000 such objects took 215–260 ms here).
+    The price: cyclic garbage made during the load is not collected (on the tiny Grounded SAM 2,
+    12,884 small objects — functions, tuples, frames — and no tensor data)."""
+    from masklens.core.runtime import gc_pause
+
+    with gc_pause.gc_paused():
+        try:
+            yield
+        finally:
+            gc_pause.freeze()
+
 
 
 def resolve_device(requested: str | None = "auto") -> str:

@@ -23,6 +23,7 @@ from masklens.core.models.torch_device import (  # noqa: F401 - re-exported for 
     Runtime,
     Stopwatch,
     free_accelerator_memory,
+    heavy_imports,
     import_torch,
     resolve_device,
     resolve_dtype,
@@ -174,7 +175,8 @@ class TorchSegmenter(Segmenter):
                    available=available or device_available)
         for checkpoint in checkpoints:
             checkpoint.hash_in_background()  # off the critical path; provenance waits for it
-        self._load()
+        with heavy_imports():  # the model modules' first import and the weights' load
+            self._load()
         for module in torch_modules(self, max_depth=3):
             make_interruptible(module)
         self._loaded = True

@@ -12,6 +12,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
 from masklens.core.errors import MasklensError
+from masklens.core.models import preload
 from masklens.gui.browser.sample_browser import SampleBrowser
 from masklens.gui.canvas.image_cache import ImageStore
 from masklens.gui.canvas.sample_view import LayerToggles, SampleViewWidget
@@ -53,6 +54,9 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         else:
             warn = None
         self.settings = settings
+        # a session whose model runs on torch imports it now, while the window is built, not at
+        # the first prompt (a GIL-held 0.3-0.4 s; masklens.core.models.preload)
+        self.torch_import = preload.start_torch_import(settings.model)
         self.state = AppState()
         self.store = ImageStore()
         self.jobs = JobRunner(self)

@@ -247,7 +247,7 @@ def bench_direct(name: str, folders: list[Path], options: dict[str, Any], device
 
 
 def bench_window(name: str, folders: list[Path], options: dict[str, Any], device: str,
-                 first: float) -> dict[str, Any]:
+                 first: float, preload: bool = False) -> dict[str, Any]:
     """Stalls and Cancel latency through the real window (its own model manager and load)."""
     import cv2
     import plain_pipelines
@@ -267,12 +267,23 @@ def bench_window(name: str, folders: list[Path], options: dict[str, Any], device
     files = toykind.write_toy(tmp / "toy", n=4)
     for i in range(4):  # photograph-sized images
         cv2.imwrite(str(tmp / "toy" / f"img{i}.png"), cv2.cvtColor(scene(10 + i), cv2.COLOR_RGB2BGR))
-    w = MainWindow(Settings(), persist=False)
+    meter = StallMeter()
+    started = time.perf_counter()
+    # --preload: the session's chosen model is this backend, so the window imports torch while it
+    # is built (masklens.core.models.preload); otherwise the first prompt imports it
+    w = MainWindow(Settings(model=name) if preload else Settings(), persist=False)
     w.resize(1600, 1000)
     w.show()
     w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
+    app.processEvents()
+    startup = {"startup": time.perf_counter() - started}
+    meter.start()  # after the window is up: what a user meets while torch is imported
+    while w.torch_import is not None and w.torch_import.is_alive():
+        app.processEvents()
+        time.sleep(0.001)
+    startup["stall_after_startup"] = meter.stop()
+    startup["torch_import_done"] = time.perf_counter() - started
     w.set_model_options(name, {**options, "device": device})
-    meter = StallMeter()
 
     def settle(seconds: float = 0.5) -> None:
         end = time.perf_counter() + seconds
@@ -293,7 +304,8 @@ def bench_window(name: str, folders: list[Path], options: dict[str, Any], device
                 raise RuntimeError(f"the prompt failed: {w.message_bar.text}")
         return time.perf_counter() - t0, meter.stop()
 
-    row: dict[str, Any] = Row()
+    row: dict[str, Any] = Row(startup)
+    row["torch_imported_before"] = "torch" in sys.modules  # False: the first prompt imports it
     row["window_first"], row["stall_load_first"] = run(PROMPTS[0])  # loads the model too
     row["window_further"], row["stall_further"] = run(PROMPTS[1])
     # baseline: the plain pipeline in a plain thread while the window sits idle
@@ -341,7 +353,8 @@ def run_one(name: str, args: argparse.Namespace) -> dict[str, Any]:
         row.update(bench_direct(name, folders, options, args.device, args.masklens_first))
     if not args.no_gui:
         # Cancel part-way into a first prompt: 30 % of its measured time, or 5 s when not measured
-        row.update(bench_window(name, folders, options, args.device, row.get("first", 5 / 0.3)))
+        row.update(bench_window(name, folders, options, args.device, row.get("first", 5 / 0.3),
+                                preload=args.preload))
     row["peak_rss"] = peak_rss_bytes()
     return row
 
@@ -410,6 +423,9 @@ def main(argv: list[str] | None = None) -> int:
                         "this script; the numbers say nothing about real sizes)")
     parser.add_argument("--masklens-first", action="store_true", help="measure masklens' lines before the "
                         "plain pipeline's (a run stopped part-way, e.g. by `timeout`, has masklens' lines)")
+    parser.add_argument("--preload", action="store_true", help="the window's session model is the "
+                        "backend, so torch is imported while the window is built (the default: at "
+                        "the first prompt)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.cache is None:
@@ -434,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd += ["--gui-only"] if args.gui_only else []
         cmd += ["--tiny"] if args.tiny else []
         cmd += ["--masklens-first"] if args.masklens_first else []
+        cmd += ["--preload"] if args.preload else []
         proc = subprocess.run(cmd, capture_output=True, text=True)
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("ROW ")]
         if proc.returncode or not lines:

@@ -140,13 +140,13 @@ def checkpoint(name: str, root: Path, *, tiny_size: bool = False) -> Path:
     """The real-size random checkpoint ``name`` under ``root``, built once (a folder is complete
     once its ``.complete`` marker exists; an interrupted build is rebuilt). ``tiny_size``: the
     tiny test checkpoint instead."""
+    folder = root / (f"tiny-{name}" if tiny_size else name)
+    if (folder / ".complete").is_file():
+        return folder  # torch not imported: the window's lines then see its first import
     import shutil
 
     import torch
 
-    folder = root / (f"tiny-{name}" if tiny_size else name)
-    if (folder / ".complete").is_file():
-        return folder
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     torch.manual_seed(0)
