@@ -43,7 +43,7 @@ class CellPainter(QStyledItemDelegate):
         #: (text, italic) or (text, italic, room) -> laid-out (elided to room) text, width, height
         self._texts: OrderedDict[tuple[Any, ...], tuple[QStaticText, float, float]] = OrderedDict()
         self._font: QFont | None = None
-        self._pens: dict[tuple[int, int, bool], QColor] = {}  # (palette, state bits) -> pen colour
+        self._pens: dict[tuple[int, bool], QColor] = {}  # (state bits, outside) -> text colour, this palette
         self._palette_key = -1
 
     def _laid_out(self, text: str, italic: bool, painter: QPainter,
