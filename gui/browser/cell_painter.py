@@ -26,6 +26,7 @@ _GROUPS = (QPalette.ColorGroup.Inactive, QPalette.ColorGroup.Active)
 _HIGHLIGHT, _TEXT, _HTEXT = (QPalette.ColorRole.Highlight, QPalette.ColorRole.Text,
                              QPalette.ColorRole.HighlightedText)
 _ELIDE = Qt.TextElideMode.ElideRight
+_BITS = _SELECTED | _ACTIVE  # the state bits a cell's look depends on
 _FIXED = len(FIXED)
 #: laid-out texts kept (a list shows a few hundred distinct strings at a time)
 CACHE_SIZE = 4096
@@ -39,20 +40,43 @@ class CellPainter(QStyledItemDelegate):
         columns): not painted here."""
         super().__init__(parent)
         self.model, self.proxy, self.covered = model, proxy, covered
-        self._texts: OrderedDict[tuple[str, bool], tuple[QStaticText, float, float]] = OrderedDict()
+        #: (text, italic) or (text, italic, room) -> laid-out (elided to room) text, width, height
+        self._texts: OrderedDict[tuple[Any, ...], tuple[QStaticText, float, float]] = OrderedDict()
         self._font: QFont | None = None
+        self._pens: dict[tuple[int, bool], QColor] = {}  # (state bits, outside) -> text colour, this palette
+        self._palette_key = -1
 
-    def _laid_out(self, text: str, italic: bool, painter: QPainter) -> tuple[QStaticText, float, float]:
-        key = (text, italic)
+    def _laid_out(self, text: str, italic: bool, painter: QPainter,
+                  room: int | None = None) -> tuple[QStaticText, float, float]:
+        """``text`` laid out in the painter's font; with ``room``, elided to that width first
+        (the elision kept too: the cells of a column share a few widths)."""
+        key = (text, italic) if room is None else (text, italic, room)
         got = self._texts.get(key)
         if got is None:
-            static = QStaticText(text)
+            shown = text if room is None else QFontMetrics(painter.font()).elidedText(text, _ELIDE, room)
+            static = QStaticText(shown)
             static.setTextFormat(Qt.TextFormat.PlainText)
             static.prepare(font=painter.font())
             size = static.size()
             got = self._texts[key] = (static, size.width(), size.height())
             if len(self._texts) > CACHE_SIZE:
                 self._texts.popitem(last=False)
+        return got
+
+    def _pen(self, option: QStyleOptionViewItem, bits: int, outside: bool) -> QColor:
+        """The text colour of a cell (selected / active / outside the filter), read from the
+        palette once per palette, not per cell."""
+        palette = option.palette
+        key = palette.cacheKey()
+        if key != self._palette_key:
+            self._pens.clear()
+            self._palette_key = key
+        got = self._pens.get((bits, outside))
+        if got is None:
+            group = _GROUPS[bool(bits & _ACTIVE)]
+            selected = bool(bits & _SELECTED)
+            got = palette.color(group, _HTEXT) if selected else _GREY if outside else palette.color(group, _TEXT)
+            self._pens[(bits, outside)] = got
         return got
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
@@ -65,28 +89,26 @@ class CellPainter(QStyledItemDelegate):
         if not 0 <= r < len(rows):
             return
         row = rows[r]
-        rect, state, palette = option.rect, option.state.value, option.palette
-        selected = bool(state & _SELECTED)
-        group = _GROUPS[bool(state & _ACTIVE)]
-        if selected:
-            painter.fillRect(rect, palette.brush(group, _HIGHLIGHT))
+        rect = option.rect
+        bits = option.state.value & _BITS
+        if bits & _SELECTED:
+            painter.fillRect(rect, option.palette.brush(_GROUPS[bool(bits & _ACTIVE)], _HIGHLIGHT))
         outside = row == self.model.outside_row
-        if painter.font() != self._font:  # another font (DPI, settings): lay out anew
+        font = painter.font()
+        if font != self._font:  # another font (DPI, settings): lay out anew
             self._texts.clear()
-            self._font = QFont(painter.font())
+            self._font = QFont(font)
         if outside:
             painter.save()
-            font = painter.font()
             font.setItalic(True)
             painter.setFont(font)
-        painter.setPen(palette.color(group, _HTEXT if selected else _TEXT) if selected or not outside else _GREY)
+        painter.setPen(self._pen(option, bits, outside))
         text = _fmt(self.model.value(row, col))
         left, top, w, h = rect.getRect()
         room = w - 2 * _PAD
         static, width, height = self._laid_out(text, outside, painter)
         if width > room:
-            static, width, height = self._laid_out(QFontMetrics(painter.font()).elidedText(text, _ELIDE, room),
-                                                   outside, painter)
+            static, width, height = self._laid_out(text, outside, painter, room)
         x = left + w - 1 - _PAD - width if col >= _FIXED else left + _PAD  # QRect.right() is left + w - 1
         painter.drawStaticText(QPointF(x, top + (h - height) / 2), static)
         if outside:

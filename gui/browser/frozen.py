@@ -34,6 +34,7 @@ class FrozenColumns(QTableView):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setVerticalScrollMode(table.verticalScrollMode())
+        self.setAutoScroll(False)  # the table scrolls to the current row (a turn later from the gallery)
         self.setAlternatingRowColors(table.alternatingRowColors())
         self.setWordWrap(False)
         self.setTabKeyNavigation(False)

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -41,6 +40,7 @@ from masklens.gui.browser.sample_table import (  # noqa: F401 - re-exported (rea
     metric_tooltip,
     verdict_labels,
 )
+from masklens.gui.browser.table_view import SampleTableView
 
 __all__ = ["SampleBrowser", "SampleFilterProxy", "SampleTableModel", "plan_rows"]
 
@@ -64,7 +64,7 @@ class SampleBrowser(QWidget):
         self.expression.returnPressed.connect(self._expression_entered)
         self.expression.textChanged.connect(lambda t: t.strip() or self._expression_entered())
         self.count = QLabel("")
-        self.table = QTableView()
+        self.table = SampleTableView()  # scrolls a turn after a move from the gallery
         self.table.setHorizontalHeader(ListHeader(self.table))  # a switch does not repaint it
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)

@@ -214,3 +214,54 @@ def test_a_verdict_key_after_a_held_move_goes_to_the_sample_with_the_frame(big, 
     assert [(v.sample_id, v.verdict) for v in store.current(key)] == [(w.browser.model.samples[4].id,
                                                                        "model_wrong")]
     assert w.state.index == 4
+
+
+def shows_row(browser, row: int) -> bool:
+    """Whether the list's viewport shows ``row`` whole (and its frozen id columns the same rows)."""
+    table = browser.table
+    y = table.rowViewportPosition(row)
+    same = browser.frozen.verticalScrollBar().value() == table.verticalScrollBar().value()
+    return y >= 0 and y + table.rowHeight(row) <= table.viewport().height() and same
+
+
+def test_end_and_home_in_the_gallery_scroll_the_list_a_turn_later_once(big, qtbot):
+    """End / Home in the gallery: in the key's own event-loop turn the frame, the list's current
+    row and the window's sample move to the first/last sample, but the list does not scroll
+    (a scroll repaints all its visible cells: ~15 ms more in the same stall); it scrolls once
+    the keys are handled, once for several keys, and shows the current row."""
+    w = big
+    grid, table = w.gallery.grid, w.browser.table
+    bar = table.verticalScrollBar()
+    assert table.isVisible() and not table.hasFocus() and grid.hasFocus()
+    qtbot.waitUntil(lambda: shows_row(w.browser, 0), timeout=5000)
+    moves: list[int] = []
+    bar.valueChanged.connect(moves.append)
+    last = N - 1
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_End)
+    assert grid.current() == last and table.currentIndex().row() == last
+    assert w.state.sample.id == w.browser.model.samples[w.browser.proxy.visible_rows()[last]].id
+    assert moves == []  # not in the key's turn
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_Home)
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_End)
+    assert grid.current() == last and table.currentIndex().row() == last and moves == []
+    qtbot.waitUntil(lambda: shows_row(w.browser, last), timeout=5000)
+    assert len(moves) == 1 and moves[0] == bar.maximum()  # one scroll for the three keys
+    assert w.state.sample.id == w.browser.model.samples[w.browser.proxy.visible_rows()[last]].id
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_Home)
+    assert grid.current() == 0 and table.currentIndex().row() == 0 and len(moves) == 1
+    qtbot.waitUntil(lambda: shows_row(w.browser, 0), timeout=5000)
+    assert moves[1:] == [0] and w.state.sample.id == w.browser.model.samples[w.browser.proxy.visible_rows()[0]].id
+    assert grid.hasFocus()  # the keys stayed in the gallery
+
+
+def test_keys_in_the_list_itself_scroll_it_at_once(big, qtbot):
+    """The deferral is for moves from elsewhere: End and an arrow in the list (it has the focus)
+    scroll it in the key's own turn, as Qt's view does."""
+    w = big
+    table = w.browser.table
+    table.setFocus(Qt.FocusReason.MouseFocusReason)
+    qtbot.waitUntil(table.hasFocus, timeout=5000)
+    qtbot.keyClick(table, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+    assert table.currentIndex().row() == N - 1 and shows_row(w.browser, N - 1)
+    qtbot.keyClick(table, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+    assert table.currentIndex().row() == 0 and shows_row(w.browser, 0)
