@@ -55,7 +55,8 @@ def test_score_labels_are_reused_and_read_as_given(qtbot):
     assert (canvas._labels[0].pos().x(), canvas._labels[0].pos().y()) == (10, 12)
     canvas.set_labels([(1, 1, "0.30", "#000000")])
     assert canvas.label_texts() == ["0.30"] and len(canvas.scene().items()) == 2  # the image and one label
-    assert "color:#ffffff" in canvas._labels[0].toHtml().replace(" ", "")  # white ink on a dark label
+    assert canvas._labels[0].ink() == "#ffffff"  # white ink on a dark label
+    assert canvas._labels[0].background.name() == "#000000"
 
 
 def test_an_image_drawn_again_reuses_its_pixmap(window, qtbot):

@@ -1,0 +1,94 @@
+"""What the GUI thread waits for while a prompt's result arrives (bench_live_result.py ``--trace``):
+the GUI-thread gaps of a 2 ms timer over 30 ms, beside the prompt job's C calls and masklens
+functions over 20 ms (``sys.setprofile`` in the job's thread), and a cProfile of the GUI thread."""
+
+from __future__ import annotations
+
+import cProfile
+import importlib
+import io
+import pstats
+import sys
+import time
+from typing import Any
+
+from bench_gui import StallMeter
+
+GAP = 0.030
+SLOW = 0.020
+
+
+class GapMeter(StallMeter):
+    """The 2 ms stall meter that also keeps every gap over ``GAP`` (start, end)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gaps: list[tuple[float, float]] = []
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        if now - self.last > GAP:
+            self.gaps.append((self.last, now))
+        super()._tick()
+
+
+class Tracer:
+    """Installs the job-thread profiler on ``tasks.run_prompt`` and profiles the GUI thread."""
+
+    def __init__(self) -> None:
+        self.meter = GapMeter()
+        self.slow: list[tuple[float, float, str]] = []
+        self.profile = cProfile.Profile()
+        tasks = importlib.import_module("masklens.gui.jobs.tasks")
+        original = tasks.run_prompt
+
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            sys.setprofile(self._hook())
+            try:
+                return original(*args, **kwargs)
+            finally:
+                sys.setprofile(None)
+
+        for name, module in list(sys.modules.items()):
+            if name.startswith("masklens") and getattr(module, "run_prompt", None) is original:
+                module.run_prompt = traced
+
+    def _hook(self) -> Any:
+        stack: list[float] = []
+        slow = self.slow
+
+        def hook(frame: Any, event: str, arg: Any) -> None:
+            if event in ("c_call", "call"):
+                stack.append(time.perf_counter())
+            elif event in ("c_return", "c_exception", "return") and stack:
+                t0 = stack.pop()
+                now = time.perf_counter()
+                if now - t0 > SLOW:
+                    if event == "return":
+                        code = frame.f_code
+                        if "masklens" not in code.co_filename:
+                            return
+                        what = f"{code.co_filename.rsplit('/', 2)[-2:]}:{code.co_name}"
+                    else:
+                        what = f"C {getattr(arg, '__module__', '') or ''}.{getattr(arg, '__qualname__', arg)}"
+                    slow.append((t0, now, what))
+
+        return hook
+
+    def begin(self) -> None:
+        self.profile.enable()
+
+    def end(self) -> None:
+        self.profile.disable()
+
+    def report(self) -> None:
+        print(f"GUI-thread gaps over {GAP * 1000:.0f} ms, with the job's calls over {SLOW * 1000:.0f} ms that overlap them:")
+        for g0, g1 in self.meter.gaps:
+            print(f"  gap {1000 * (g1 - g0):.0f} ms")
+            near = [(s0, s1, what) for s0, s1, what in self.slow if s0 < g1 and s1 > g0]
+            for s0, s1, what in near:  # the innermost only: no other one lies within it
+                if not any(o is not None and a >= s0 and b <= s1 and (a, b) != (s0, s1) for a, b, o in near):
+                    print(f"      job {1000 * (s1 - s0):6.0f} ms  {what}")
+        out = io.StringIO()
+        pstats.Stats(self.profile, stream=out).sort_stats("cumulative").print_stats(45)
+        print(out.getvalue())
