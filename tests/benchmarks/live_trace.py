@@ -1,6 +1,7 @@
 """What the GUI thread waits for while a prompt's result arrives (bench_live_result.py ``--trace``):
-the GUI-thread gaps of a 2 ms timer over 30 ms, beside the prompt job's C calls and masklens
-functions over 20 ms (``sys.setprofile`` in the job's thread), and a cProfile of the GUI thread."""
+the GUI-thread gaps of a 2 ms timer over 30 ms, beside the prompt job's steps (``STEPS``, timed
+in the job's thread) and, with ``calls=True``, its C calls and masklens functions over 20 ms
+(``sys.setprofile`` in the job's thread: slows the job), and a cProfile of the GUI thread."""
 
 from __future__ import annotations
 
@@ -16,6 +17,21 @@ from bench_gui import StallMeter
 
 GAP = 0.030
 SLOW = 0.020
+#: the job's steps timed (module, attribute path): the model, mask encoding, scoring, the overlay
+STEPS = [
+    ("masklens.core.models.torch_runtime", "TorchSegmenter.finish"),
+    ("masklens.core.models.torch_runtime", "encode_masks"),
+    ("masklens.core.masks", "_resize"),
+    ("masklens.core.inference.runner", "to_prediction"),
+    ("masklens.core.scoring.readout", "generic_readout"),
+    ("masklens.core.scoring.readout", "benchmark_overlaps"),
+    ("masklens.core.scoring.readout", "benchmark_readout"),
+    ("masklens.core.cache.predictions", "PredictionCache.put"),
+    ("masklens.gui.canvas.image_cache", "ImageStore.mask"),
+    ("masklens.gui.canvas.image_cache", "ImageStore.box"),
+    ("masklens.gui.canvas.overlays", "instance_labels"),
+    ("masklens.gui.canvas.overlays", "indexed_image"),
+]
 
 
 class GapMeter(StallMeter):
@@ -35,15 +51,18 @@ class GapMeter(StallMeter):
 class Tracer:
     """Installs the job-thread profiler on ``tasks.run_prompt`` and profiles the GUI thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, calls: bool = False) -> None:
         self.meter = GapMeter()
         self.slow: list[tuple[float, float, str]] = []
         self.profile = cProfile.Profile()
+        for module, path in STEPS:
+            self._time_step(module, path)
         tasks = importlib.import_module("masklens.gui.jobs.tasks")
         original = tasks.run_prompt
 
         def traced(*args: Any, **kwargs: Any) -> Any:
-            sys.setprofile(self._hook())
+            if calls:
+                sys.setprofile(self._hook())
             try:
                 return original(*args, **kwargs)
             finally:
@@ -52,6 +71,32 @@ class Tracer:
         for name, module in list(sys.modules.items()):
             if name.startswith("masklens") and getattr(module, "run_prompt", None) is original:
                 module.run_prompt = traced
+
+    def _time_step(self, module: str, path: str) -> None:
+        """Time ``module.path`` (a function or Class.method) when called off the GUI thread."""
+        import threading
+
+        owner: Any = importlib.import_module(module)
+        *outer, name = path.split(".")
+        for part in outer:
+            owner = getattr(owner, part)
+        original = getattr(owner, name)
+        slow = self.slow
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if threading.current_thread() is threading.main_thread():
+                return original(*args, **kwargs)
+            t0 = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                slow.append((t0, time.perf_counter(), f"step {path}"))
+
+        setattr(owner, name, timed)
+        if not outer:
+            for key, m in list(sys.modules.items()):
+                if key.startswith("masklens") and getattr(m, name, None) is original:
+                    setattr(m, name, timed)
 
     def _hook(self) -> Any:
         stack: list[float] = []
@@ -86,9 +131,14 @@ class Tracer:
         for g0, g1 in self.meter.gaps:
             print(f"  gap {1000 * (g1 - g0):.0f} ms")
             near = [(s0, s1, what) for s0, s1, what in self.slow if s0 < g1 and s1 > g0]
-            for s0, s1, what in near:  # the innermost only: no other one lies within it
-                if not any(o is not None and a >= s0 and b <= s1 and (a, b) != (s0, s1) for a, b, o in near):
-                    print(f"      job {1000 * (s1 - s0):6.0f} ms  {what}")
+            steps: dict[str, list[float]] = {}
+            for s0, s1, what in near:
+                if what.startswith("step "):  # per step: calls and their time within the gap
+                    steps.setdefault(what, []).append(min(s1, g1) - max(s0, g0))
+                elif not any(a >= s0 and b <= s1 and (a, b) != (s0, s1) for a, b, _ in near):
+                    print(f"      job {1000 * (s1 - s0):6.0f} ms  {what}")  # the innermost call only
+            for what, spans in steps.items():
+                print(f"      job {1000 * sum(spans):6.0f} ms in {len(spans)} call(s) of {what[5:]}")
         out = io.StringIO()
         pstats.Stats(self.profile, stream=out).sort_stats("cumulative").print_stats(45)
         print(out.getvalue())
