@@ -101,6 +101,9 @@ PIXMAP_CACHE = 6
 #: instances drawn per event-loop turn when a new result is drawn in turns (a 100-mask panel of an
 #: 1800×1200 image took ~25 ms on a loaded 2-core machine)
 TURN_INSTANCES = 100
+#: the next part waits on a timer of this many ms, not a zero one: a zero timer is a posted event,
+#: delivered in the same pass of the event loop (no timer, paint or input in between)
+TURN_GAP_MS = 1
 
 
 def panel_instances(spec: PanelSpec, ctx: RenderContext) -> int:
@@ -295,7 +298,7 @@ class SampleViewWidget(QWidget):
             return
         if in_turns and sum(panel_instances(spec, ctx) for spec in specs) > TURN_INSTANCES:
             drawing = self._drawing
-            QTimer.singleShot(0, self, lambda: self._draw_some(drawing, ctx))
+            QTimer.singleShot(TURN_GAP_MS, self, lambda: self._draw_some(drawing, ctx))
             return
         self._draw_some(self._drawing, ctx, everything=True)
 
@@ -309,7 +312,7 @@ class SampleViewWidget(QWidget):
             render_panel(panel, spec, ctx)
             count += panel_instances(spec, ctx)
         if self._left:
-            QTimer.singleShot(0, self, lambda: self._draw_some(drawing, ctx))
+            QTimer.singleShot(TURN_GAP_MS, self, lambda: self._draw_some(drawing, ctx))
         else:
             self.draw_marks()
 

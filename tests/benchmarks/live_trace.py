@@ -32,6 +32,14 @@ STEPS = [
     ("masklens.gui.canvas.overlays", "instance_labels"),
     ("masklens.gui.canvas.overlays", "indexed_image"),
 ]
+#: the GUI thread's steps when a result arrives (timed there)
+GUI_STEPS = [
+    ("masklens.gui.window.main_window", "MainWindow._live_changed"),
+    ("masklens.gui.window.render", "WindowRendering.render"),
+    ("masklens.gui.window.render", "WindowRendering._show_readout"),
+    ("masklens.gui.canvas.sample_view", "SampleViewWidget._draw_some"),
+    ("masklens.gui.prompts.live_list", "LiveList.set_results"),
+]
 
 
 class GapMeter(StallMeter):
@@ -57,6 +65,11 @@ class Tracer:
         self.profile = cProfile.Profile()
         for module, path in STEPS:
             self._time_step(module, path)
+        for module, path in GUI_STEPS:
+            try:
+                self._time_step(module, path, gui=True)
+            except (ImportError, AttributeError) as exc:
+                print(f"not timed: {module}.{path} ({exc})")
         tasks = importlib.import_module("masklens.gui.jobs.tasks")
         original = tasks.run_prompt
 
@@ -72,8 +85,9 @@ class Tracer:
             if name.startswith("masklens") and getattr(module, "run_prompt", None) is original:
                 module.run_prompt = traced
 
-    def _time_step(self, module: str, path: str) -> None:
-        """Time ``module.path`` (a function or Class.method) when called off the GUI thread."""
+    def _time_step(self, module: str, path: str, gui: bool = False) -> None:
+        """Time ``module.path`` (a function or Class.method) when called off the GUI thread (or,
+        ``gui``, on it)."""
         import threading
 
         owner: Any = importlib.import_module(module)
@@ -84,13 +98,13 @@ class Tracer:
         slow = self.slow
 
         def timed(*args: Any, **kwargs: Any) -> Any:
-            if threading.current_thread() is threading.main_thread():
+            if (threading.current_thread() is threading.main_thread()) != gui:
                 return original(*args, **kwargs)
             t0 = time.perf_counter()
             try:
                 return original(*args, **kwargs)
             finally:
-                slow.append((t0, time.perf_counter(), f"step {path}"))
+                slow.append((t0, time.perf_counter(), f"{'gui' if gui else 'job'} {path}"))
 
         setattr(owner, name, timed)
         if not outer:
@@ -133,12 +147,12 @@ class Tracer:
             near = [(s0, s1, what) for s0, s1, what in self.slow if s0 < g1 and s1 > g0]
             steps: dict[str, list[float]] = {}
             for s0, s1, what in near:
-                if what.startswith("step "):  # per step: calls and their time within the gap
+                if what.startswith(("job ", "gui ")):  # per step: calls and their time within the gap
                     steps.setdefault(what, []).append(min(s1, g1) - max(s0, g0))
                 elif not any(a >= s0 and b <= s1 and (a, b) != (s0, s1) for a, b, _ in near):
                     print(f"      job {1000 * (s1 - s0):6.0f} ms  {what}")  # the innermost call only
             for what, spans in steps.items():
-                print(f"      job {1000 * sum(spans):6.0f} ms in {len(spans)} call(s) of {what[5:]}")
+                print(f"      {what[:3]} {1000 * sum(spans):6.0f} ms in {len(spans)} call(s) of {what[4:]}")
         out = io.StringIO()
         pstats.Stats(self.profile, stream=out).sort_stats("cumulative").print_stats(45)
         print(out.getvalue())
