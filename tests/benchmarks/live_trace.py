@@ -65,6 +65,16 @@ class Tracer:
         self.profile = cProfile.Profile()
         for module, path in STEPS:
             self._time_step(module, path)
+        from PySide6.QtWidgets import QGraphicsView
+
+        from masklens.gui.canvas.image_canvas import Canvas
+
+        def paint(view: Any, event: Any) -> None:  # the canvases' painting, timed
+            t0 = time.perf_counter()
+            QGraphicsView.paintEvent(view, event)
+            self.slow.append((t0, time.perf_counter(), "gui Canvas.paintEvent"))
+
+        Canvas.paintEvent = paint
         for module, path in GUI_STEPS:
             try:
                 self._time_step(module, path, gui=True)
