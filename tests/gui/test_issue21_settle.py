@@ -43,9 +43,9 @@ def test_the_hidden_corrected_summary_is_summarised_only_when_shown(window, qtbo
 
 
 def test_score_labels_are_reused_and_read_as_given(qtbot):
-    from masklens.gui.canvas.image_canvas import Canvas
     from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsSimpleTextItem
 
+    from masklens.gui.canvas.image_canvas import Canvas
     from masklens.gui.canvas.score_label import label_colours
 
     canvas = Canvas()
