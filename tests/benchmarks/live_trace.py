@@ -22,6 +22,7 @@ STEPS = [
     ("masklens.core.models.torch_runtime", "TorchSegmenter.finish"),
     ("masklens.core.models.torch_runtime", "encode_masks"),
     ("masklens.core.masks", "_resize"),
+    ("masklens.core.masks", "iou_matrix"),
     ("masklens.core.inference.runner", "to_prediction"),
     ("masklens.core.scoring.readout", "generic_readout"),
     ("masklens.core.scoring.readout", "benchmark_overlaps"),
@@ -119,7 +120,7 @@ class Tracer:
         setattr(owner, name, timed)
         if not outer:
             for key, m in list(sys.modules.items()):
-                if key.startswith("masklens") and getattr(m, name, None) is original:
+                if key.startswith(("masklens", "toykind")) and getattr(m, name, None) is original:
                     setattr(m, name, timed)
 
     def _hook(self) -> Any:
