@@ -229,6 +229,11 @@ def _rles(masks: Sequence[Mask]) -> list[dict[str, Any]]:
     return [m.rle for m in masks]
 
 
+#: predictions per pycocotools IoU call: a window drawing beside a prompt job waits for at most one
+#: call (a real-size 100-mask Grounded SAM 2 result against its ground truth held the GIL 110–175 ms)
+IOU_ROWS = 4
+
+
 def iou_matrix(preds: Sequence[Mask], gts: Sequence[Mask]) -> np.ndarray:
     """IoU of every prediction (rows) with every ground truth (columns), on RLE.
 
@@ -237,8 +242,13 @@ def iou_matrix(preds: Sequence[Mask], gts: Sequence[Mask]) -> np.ndarray:
     """
     if not preds or not gts:
         return np.zeros((len(preds), len(gts)), dtype=np.float64)
-    out = mask_utils.iou(_rles(preds), _rles(gts), [0] * len(gts))
-    return np.asarray(out, dtype=np.float64).reshape(len(preds), len(gts))
+    targets, crowd = _rles(gts), [0] * len(gts)
+    rows = [  # IOU_ROWS predictions per call: pycocotools holds the GIL for a whole call
+        np.asarray(mask_utils.iou(_rles(preds[i:i + IOU_ROWS]), targets, crowd), dtype=np.float64)
+        .reshape(-1, len(gts))
+        for i in range(0, len(preds), IOU_ROWS)
+    ]
+    return np.concatenate(rows)
 
 
 def intersection_matrix(preds: Sequence[Mask], gts: Sequence[Mask]) -> np.ndarray:

@@ -10,7 +10,6 @@ finished entry readable and no half-written one. Import it from
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sqlite3
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from masklens.core.cache.prediction_entries import (  # noqa: F401 - importable from here, as before
     PredictionKey,
     result_from_json,
+    result_json_text,
     result_to_json,
 )
 from masklens.core.errors import MasklensError
@@ -277,7 +277,7 @@ class PredictionCache:
 
     def put(self, key: PredictionKey, result: SegmentResult) -> None:
         """Store ``result`` under ``key`` (replacing any previous entry), committed at once."""
-        text = json.dumps(result_to_json(result), separators=(",", ":"), allow_nan=False)
+        text = result_json_text(result)
         self.put_many([(key, text)])
 
     def put_many(self, items: Iterable[tuple[PredictionKey, SegmentResult | str]]) -> None:
@@ -288,7 +288,7 @@ class PredictionCache:
             text = (
                 result
                 if isinstance(result, str)
-                else json.dumps(result_to_json(result), separators=(",", ":"), allow_nan=False)
+                else result_json_text(result)
             )
             rows.append(
                 (key.digest, key.backend, key.checkpoint, key.image, key.prompt, key.role,

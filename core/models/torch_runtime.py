@@ -278,9 +278,11 @@ class TorchSegmenter(Segmenter):
         )
 
 
-#: masks per pycocotools call: it holds the GIL throughout (~3 ms per 1800×1200 mask), so a window
-#: drawing beside a prompt job waits at most this many masks' encoding
-ENCODE_GROUP = 4
+#: masks per pycocotools call: it holds the GIL throughout, so a window drawing beside a prompt job
+#: waits at most this many masks' encoding. One: ~0.8 ms held per 1800×1200 mask, where 4 held
+#: ~3 ms and, preempted on a loaded 2-core machine, 40–100 ms; one per call is no slower in all
+#: (3.9–5.1 ms against 5.9–9.6 ms per mask, the column-major copy included, which frees the GIL)
+ENCODE_GROUP = 1
 
 
 def encode_masks(binary: Any, *, transpose_on_device: bool | None = None) -> list[Mask]:

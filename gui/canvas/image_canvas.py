@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QGraphicsPixmapItem,
     QGraphicsRectItem,
     QGraphicsScene,
-    QGraphicsTextItem,
     QGraphicsView,
     QLabel,
     QSizePolicy,
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from masklens.gui.canvas.score_label import label_text, new_label, show_text
 from masklens.gui.window.key_scope import show_focus
 
 MIN_SCALE, MAX_SCALE = 0.02, 64.0
@@ -57,7 +57,7 @@ class Canvas(QGraphicsView):
         self._layers: dict[str, QGraphicsPixmapItem] = {}
         #: layer name -> (masks, key, label map) of its last overlay (see sample_view.build_layers)
         self.label_memo: dict[str, tuple] = {}
-        self._labels: list[QGraphicsTextItem] = []
+        self._labels: list[QGraphicsRectItem] = []  # see score_label
         self._fitted = True
         self._size = (0, 0)
         self.tool = "pan"
@@ -122,22 +122,18 @@ class Canvas(QGraphicsView):
             if i < len(self._labels):
                 item = self._labels[i]
             else:
-                item = QGraphicsTextItem()
-                item.setFlag(item.GraphicsItemFlag.ItemIgnoresTransformations)
-                item.setZValue(100)
+                item = new_label()
                 self.scene().addItem(item)
                 self._labels.append(item)
             if item.data(0) != f"{text}\n{colour}":
-                ink = "black" if QColor(colour).lightnessF() > 0.45 else "white"
-                item.setHtml(f"<span style='background-color:{colour}; color:{ink};"
-                             f" font-weight:bold'>&nbsp;{text}&nbsp;</span>")
+                show_text(item, text, colour)
                 item.setData(0, f"{text}\n{colour}")
                 # sit just above the instance's box (device pixels, whatever the zoom)
                 item.setTransform(QTransform.fromTranslate(-4, -item.boundingRect().height() + 4))
             item.setPos(QPointF(x, y))
 
     def label_texts(self) -> list[str]:
-        return [i.toPlainText().strip() for i in self._labels]
+        return [label_text(i) for i in self._labels]
 
     # ------------------------------------------------------------ zoom / pan
     def scale_factor(self) -> float:

@@ -83,8 +83,6 @@ def prepare_instances(store: Any, masks: Sequence[Mask], height: int, width: int
     from masklens.gui.canvas.sample_view import union_box
 
     arrays = [store.mask(m, height, width) for m in masks]
-    for m in masks:
-        _ = m.bbox
     box = union_box([store.box(a) for a in arrays])
     if box is None:
         return None
@@ -104,6 +102,8 @@ def overlay_maker(store: Any, threshold: float, toggles: Any, size: tuple[int, i
     outlines, opacity = toggles.outlines, toggles.pred_opacity
 
     def make(prediction: Any) -> None:
+        for instance in prediction.instances:  # what the score labels ask, for any threshold: here,
+            _ = instance.mask.area, instance.mask.bbox  # not on the GUI thread (pycocotools, ~1 ms each)
         accepted = [i.mask for i in prediction.instances if i.score >= threshold]
         if accepted:
             prepare_instances(store, accepted, *size, outlines=outlines, opacity=opacity)

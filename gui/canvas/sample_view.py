@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
@@ -96,6 +96,20 @@ def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
 #: the id is not reused); entries of a set share images, and users step back and forth
 _PIXMAPS: OrderedDict[int, tuple[np.ndarray, QPixmap]] = OrderedDict()
 PIXMAP_CACHE = 6
+
+
+#: instances drawn per event-loop turn when a new result is drawn in turns (a 100-mask panel of an
+#: 1800×1200 image took ~25 ms on a loaded 2-core machine)
+TURN_INSTANCES = 100
+#: the next part waits on a timer of this many ms, not a zero one: a zero timer is a posted event,
+#: delivered in the same pass of the event loop (no timer, paint or input in between)
+TURN_GAP_MS = 1
+
+
+def panel_instances(spec: PanelSpec, ctx: RenderContext) -> int:
+    """How many predicted instances drawing ``spec`` shows (its cost grows with them)."""
+    pred = ctx.prediction(spec.prompt_id)
+    return sum(1 for i in pred.instances if i.score >= ctx.score_threshold) if pred else 0
 
 
 def image_pixmap(rgb: np.ndarray) -> QPixmap:
@@ -201,6 +215,8 @@ class SampleViewWidget(QWidget):
         self.grid.setSpacing(3)
         self.panels: list[Panel] = []
         self.specs: list[PanelSpec] = []
+        self._drawing = 0  # drawings started; a panel left for a later turn belongs to one of them
+        self._left: list[tuple[Panel, PanelSpec]] = []  # panels still to draw, in later turns
         self.sync = SyncGroup()
         self.empty = QLabel("Open a benchmark (File › Open benchmark…) or drop a file here.")
         self.empty.setStyleSheet("color: gray; font-size: 14px;")
@@ -269,14 +285,40 @@ class SampleViewWidget(QWidget):
             self.panels[0].canvas.setFocus(Qt.FocusReason.OtherFocusReason)
         self._layout_key = layout_key
 
-    def show_panels(self, specs: list[PanelSpec], ctx: RenderContext | None, columns: int) -> None:
+    def show_panels(self, specs: list[PanelSpec], ctx: RenderContext | None, columns: int,
+                    *, in_turns: bool = False) -> None:
+        """Draw ``specs`` on the panels. ``in_turns`` (a new model result): when they hold over
+        ``TURN_INSTANCES`` instances, the panels are drawn from the next event-loop turn on, about
+        that many instances per turn, so that the window answers in between (``drawing_left``)."""
         self._ensure(len(specs) if ctx else 0, columns)
         self.specs = list(specs) if ctx else []
+        self._drawing += 1  # what an older drawing left undrawn is dropped
+        self._left = list(zip(self.panels, specs, strict=True)) if ctx else []
         if ctx is None:
             return
-        for panel, spec in zip(self.panels, specs, strict=True):
+        if in_turns and sum(panel_instances(spec, ctx) for spec in specs) > TURN_INSTANCES:
+            drawing = self._drawing
+            QTimer.singleShot(TURN_GAP_MS, self, lambda: self._draw_some(drawing, ctx))
+            return
+        self._draw_some(self._drawing, ctx, everything=True)
+
+    def _draw_some(self, drawing: int, ctx: RenderContext, everything: bool = False) -> None:
+        """Draw the panels left, up to ``TURN_INSTANCES`` instances (or all); the rest next turn."""
+        if drawing != self._drawing:
+            return
+        count = 0
+        while self._left and (everything or count < TURN_INSTANCES):
+            panel, spec = self._left.pop(0)
             render_panel(panel, spec, ctx)
-        self.draw_marks()
+            count += panel_instances(spec, ctx)
+        if self._left:
+            QTimer.singleShot(TURN_GAP_MS, self, lambda: self._draw_some(drawing, ctx))
+        else:
+            self.draw_marks()
+
+    def drawing_left(self) -> int:
+        """How many panels are still to be drawn in later event-loop turns."""
+        return len(self._left)
 
     # ------------------------------------------------------------ drawn prompts
     def set_tool(self, tool: str) -> None:

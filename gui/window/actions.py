@@ -289,11 +289,11 @@ class WindowActions(PredictionCacheAccess):
         def done(run: tasks.PromptRun) -> None:
             if self.state.benchmark is not bench:  # another benchmark was opened meanwhile
                 return
+            self.tabs.setCurrentWidget(self.compare_view)  # where the new layer is shown beside the others
             self.state.add_live(LiveResult(0, run.sample_id, run.prompt, run.model, run.prediction,
                                            run.generic, run.benchmark, run.replaced, seconds=run.seconds,
                                            extra={"staged": run.staged, "base": run.base,
                                                   "from_cache": run.from_cache}))
-            self.tabs.setCurrentWidget(self.compare_view)  # show the new layer beside the others
             self.status.update_device()
             if run.cache_problem:
                 self.message_bar.show_message(run.cache_problem, "warning")

@@ -269,7 +269,7 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
 
     def _live_changed(self) -> None:
         self.live_list.set_results(self.state.live_for_sample())
-        self.render()
+        self.render(in_turns=True)  # a 100-mask result's panels over several event-loop turns
 
     # ------------------------------------------------------------ params
     def set_params(self, params: dict[str, float]) -> None:

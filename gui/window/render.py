@@ -26,8 +26,9 @@ class WindowRendering:
             return self.set_comparison.tab.view
         return self.compare_view if self.tabs.currentIndex() == 1 else self.sample_view
 
-    def render(self) -> None:
-        """Redraw the visible view and the readout panel for the current sample."""
+    def render(self, *, in_turns: bool = False) -> None:
+        """Redraw the visible view and the readout panel for the current sample (``in_turns``: a
+        view holding many instances is drawn over the next event-loop turns, see ``show_panels``)."""
         sample, kind = self.state.sample, self.state.kind
         if sample is None or kind is None:
             self.sample_view.show_panels([], None, 1)
@@ -52,10 +53,11 @@ class WindowRendering:
             pass  # the Sample tab is drawn when it is shown again (tabs.currentChanged)
         elif self.tabs.currentIndex() == 1:
             specs = self.live_list.panel_specs(sample)
-            self.compare_view.show_panels(specs, ctx, 2 if len(specs) == 4 else min(3, max(1, len(specs))))
+            self.compare_view.show_panels(specs, ctx, 2 if len(specs) == 4 else min(3, max(1, len(specs))),
+                                          in_turns=in_turns)
         else:
             specs = view.panels(sample)
-            self.sample_view.show_panels(specs, ctx, view.grid_columns(len(specs)))
+            self.sample_view.show_panels(specs, ctx, view.grid_columns(len(specs)), in_turns=in_turns)
         self._show_readout()
         missing = [w for r in sample.images.values() if (w := self.store.why_missing(r, sample.id))]
         note = f"{missing[0]} (shown as a checkerboard; scoring needs no pixels)" if missing else ""

@@ -170,3 +170,22 @@ def test_property_validator_round_trip(h, w, seed):
     m = Mask.from_array(a)
     back = Mask.from_coco(m.to_coco())
     assert np.array_equal(back.to_array(), a)
+
+
+def test_iou_matrix_asks_pycocotools_a_few_predictions_at_a_time(monkeypatch):
+    """pycocotools holds the GIL for a whole IoU call: a 100-mask result is compared with its
+    ground truth in calls of ``IOU_ROWS`` predictions (issue 24), with the same matrix."""
+    from pycocotools import mask as mask_utils
+
+    from masklens.core import masks
+
+    rng = np.random.default_rng(3)
+    preds = [Mask.from_array(rng.random((30, 40)) > 0.6) for _ in range(11)]
+    gts = [Mask.from_array(rng.random((30, 40)) > 0.5) for _ in range(3)]
+    whole = np.asarray(mask_utils.iou([p.rle for p in preds], [g.rle for g in gts], [0] * 3)).reshape(11, 3)
+    rows = []
+    iou = mask_utils.iou
+    monkeypatch.setattr(mask_utils, "iou", lambda d, g, c: rows.append(len(d)) or iou(d, g, c))
+    got = masks.iou_matrix(preds, gts)
+    assert rows == [4, 4, 3] and masks.IOU_ROWS == 4
+    assert got.shape == (11, 3) and np.array_equal(got, whole)

@@ -43,7 +43,10 @@ def test_the_hidden_corrected_summary_is_summarised_only_when_shown(window, qtbo
 
 
 def test_score_labels_are_reused_and_read_as_given(qtbot):
+    from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsSimpleTextItem
+
     from masklens.gui.canvas.image_canvas import Canvas
+    from masklens.gui.canvas.score_label import label_colours
 
     canvas = Canvas()
     qtbot.addWidget(canvas)
@@ -54,8 +57,11 @@ def test_score_labels_are_reused_and_read_as_given(qtbot):
     assert canvas.label_texts() == ["0.91", "0.56", "0.70"]
     assert (canvas._labels[0].pos().x(), canvas._labels[0].pos().y()) == (10, 12)
     canvas.set_labels([(1, 1, "0.30", "#000000")])
-    assert canvas.label_texts() == ["0.30"] and len(canvas.scene().items()) == 2  # the image and one label
-    assert "color:#ffffff" in canvas._labels[0].toHtml().replace(" ", "")  # white ink on a dark label
+    assert canvas.label_texts() == ["0.30"] and len(canvas.scene().items()) == 3  # the image and one label (its box, its text)
+    assert label_colours(canvas._labels[0]) == ("#ffffff", "#000000")  # white ink on a dark label
+    # plain Qt items (no Python subclass): painting them never waits for the GIL held by a model job
+    assert type(canvas._labels[0]) is QGraphicsRectItem
+    assert {type(i) for i in canvas._labels[0].childItems()} == {QGraphicsSimpleTextItem}
 
 
 def test_an_image_drawn_again_reuses_its_pixmap(window, qtbot):

@@ -35,3 +35,17 @@ def test_batched_encoding_equals_one_by_one(shape, on_device):
 
 def test_no_masks():
     assert encode_masks(torch.zeros((0, 30, 40), dtype=torch.bool)) == []
+
+
+def test_each_pycocotools_call_encodes_one_mask(monkeypatch):
+    """pycocotools holds the GIL for a whole call: one mask per call keeps the window's waits short
+    (issue 24) and gives the same masks."""
+    from pycocotools import mask as mask_utils
+
+    sizes = []
+    encode = mask_utils.encode
+    monkeypatch.setattr(mask_utils, "encode", lambda columns: sizes.append(columns.shape[-1]) or encode(columns))
+    binary = _blobs(6, 90, 70)
+    got = encode_masks(binary)
+    assert sizes == [1] * 6
+    assert got == [Mask.from_array(b) for b in binary.numpy()]
