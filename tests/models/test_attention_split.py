@@ -1,0 +1,164 @@
+"""Cancel inside one attention core: heads run in groups with the cancel check between them (issue 24).
+
+One attention module of OWLv2-L at 960 px computes 16 heads over 4,761 tokens in one call of about
+a second on two CPU cores, with no submodule (so no cancel hook) inside it. masklens runs the
+model's own attention function over groups of heads when a cancel check is installed. These tests
+prove the split result is bitwise equal to the whole call for every backend's transformers model
+(SDPA and eager), and that Cancel raised during a slow attention core stops it part-way, keeps
+nothing and leaves the next run exact.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from masklens.core.errors import Cancelled  # noqa: E402
+from masklens.core.models import attention_split  # noqa: E402
+from masklens.core.models.base import SegmentRequest  # noqa: E402
+from masklens.core.models.interrupt import cancel_check, make_interruptible  # noqa: E402
+from masklens.core.models.registry import create_segmenter  # noqa: E402
+
+
+def _inputs(kind: str) -> dict:
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(3, 20, (1, 6), generator=g)
+    pixels = {"owlv2": WIDE, "clipseg": WIDE, "sam2": 128, "sam3": 112}[kind]
+    out = {"pixel_values": torch.randn(1, 3, pixels, pixels, generator=g)}
+    if kind == "sam2":
+        out.update(input_points=torch.tensor([[[[60.0, 40.0]]]]), input_labels=torch.tensor([[[1]]]))
+    else:
+        out.update(input_ids=ids, attention_mask=torch.ones_like(ids))
+    if kind == "clipseg":
+        del out["attention_mask"]
+    return out
+
+
+def _tensors(output) -> list:
+    found = []
+    for value in output.values() if hasattr(output, "values") else output:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, (tuple, list)) or hasattr(value, "values"):
+            found.extend(_tensors(value))
+    return found
+
+
+CLASSES = {"owlv2": "Owlv2ForObjectDetection", "clipseg": "CLIPSegForImageSegmentation",
+           "sam2": "Sam2Model", "sam3": "Sam3Model"}
+FOLDERS = {"owlv2": "tiny_owlv2", "clipseg": "tiny_clipseg", "sam2": "tiny_sam2_hf", "sam3": "tiny_sam3"}
+#: the tiny OWLv2 and CLIPSeg see 64 px (17 tokens, under MIN_QUERIES): rebuilt from the same
+#: config at 144 px (82 tokens) so their vision attentions are split
+WIDE = 144
+
+
+def _model(kind: str, folder, implementation: str):
+    cls = getattr(transformers, CLASSES[kind])
+    if kind not in ("owlv2", "clipseg"):
+        return cls.from_pretrained(folder, attn_implementation=implementation).eval()
+    config = transformers.AutoConfig.from_pretrained(folder)
+    config.vision_config.image_size = WIDE
+    torch.manual_seed(0)
+    return cls._from_config(config, attn_implementation=implementation).eval()
+
+
+@pytest.mark.parametrize("implementation", ["sdpa", "eager"])
+@pytest.mark.parametrize("kind", list(CLASSES))
+def test_split_heads_is_bitwise_equal_to_the_whole_attention(kind, implementation, request, monkeypatch):
+    """Every head alone (a budget of one multiply-add) gives the same bits as the unwrapped model."""
+    model = _model(kind, request.getfixturevalue(FOLDERS[kind]), implementation)
+    inputs = _inputs(kind)
+    with torch.inference_mode():
+        whole = _tensors(model(**inputs))  # no hooks, no wrapper: transformers' own pass
+    make_interruptible(model)
+    groups: list[int] = []
+    original = attention_split.split_heads
+
+    def counted(function, module, query, *args, **kwargs):
+        groups.append(query.shape[2] >= attention_split.MIN_QUERIES
+                      and attention_split.head_groups(query, args[0]) < query.shape[1])
+        return original(function, module, query, *args, **kwargs)
+
+    monkeypatch.setattr(attention_split, "split_heads", counted)
+    monkeypatch.setattr(attention_split, "GROUP_MACS", 1)
+    with torch.inference_mode(), cancel_check(lambda: None):
+        split = _tensors(model(**inputs))
+    assert sum(groups) >= 1, f"{kind}: no attention core was split ({groups})"
+    assert len(split) == len(whole) > 0
+    for a, b in zip(whole, split):
+        assert torch.equal(a, b)
+
+
+def test_no_check_means_the_models_own_function_untouched():
+    attention_split.install()
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+    from transformers.models.owlv2 import modeling_owlv2
+
+    eager = modeling_owlv2.eager_attention_forward
+    assert ALL_ATTENTION_FUNCTIONS.get_interface("eager", eager) is eager
+    with cancel_check(lambda: None):
+        wrapped = ALL_ATTENTION_FUNCTIONS.get_interface("eager", eager)
+    assert wrapped is not eager and wrapped.func is attention_split.split_heads and wrapped.args == (eager,)
+
+
+def test_short_attention_is_not_split():
+    query = torch.zeros(1, 4, 10, 8)
+    assert attention_split.head_groups(query, query) == 4  # 6,400 multiply-adds, under the budget
+    assert attention_split.head_groups(query, query, budget=1) == 1
+    assert attention_split.head_groups(query, query, budget=2 * 10 * 10 * 8 * 2) == 2
+
+
+def _photo(height: int, width: int) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    image = rng.integers(0, 255, (height, width, 3), dtype=np.uint8)
+    image[height // 4: height // 2, width // 4: width // 2] = (230, 20, 20)
+    return image
+
+
+def test_cancel_during_a_slow_attention_core_stops_it_part_way(tiny_owlv2, tiny_sam2_hf, monkeypatch):
+    """A tiny OWLv2 whose attention core is made slow (50 ms a call): Cancel pressed once the first
+    core has started raises before that core's remaining heads run; nothing is kept, and the next
+    run on the same loaded model equals a fresh, uninterrupted one."""
+    from transformers.integrations import sdpa_attention
+    from transformers.models.owlv2 import modeling_owlv2
+
+    heads: list[int] = []  # heads computed by each slowed core call
+    slow = {"on": True}
+
+    def slowed(function):
+        def run(module, query, *args, **kwargs):
+            if slow["on"]:
+                time.sleep(0.05)
+                heads.append(query.shape[1])
+            return function(module, query, *args, **kwargs)
+        return run
+
+    monkeypatch.setitem(transformers.modeling_utils.AttentionInterface._global_mapping, "sdpa",
+                        slowed(sdpa_attention.sdpa_attention_forward))
+    monkeypatch.setattr(modeling_owlv2, "eager_attention_forward", slowed(modeling_owlv2.eager_attention_forward))
+    monkeypatch.setattr(attention_split, "GROUP_MACS", 1)  # tiny sequences: split to one head a group
+    monkeypatch.setattr(attention_split, "MIN_QUERIES", 1)  # (the next run, with no check, is whole)
+    opts = dict(weights=str(tiny_owlv2), sam2_weights=str(tiny_sam2_hf), device="cpu", score_threshold=0.0)
+    seg = create_segmenter("owlv2-sam2", **opts)
+    seg.ensure_loaded()
+    image = _photo(120, 160)
+
+    def check() -> None:  # the user presses Cancel once the first attention core has started
+        if heads:
+            raise Cancelled()
+
+    with cancel_check(check), pytest.raises(Cancelled):
+        seg.segment(image, SegmentRequest("red square"))
+    assert heads == [1], f"the first attention ran {heads} heads before Cancel took effect (of 4)"
+    assert seg.encodings.stats.entries == 0
+    slow["on"] = False
+    again = seg.segment(image, SegmentRequest("red square"))
+    fresh = create_segmenter("owlv2-sam2", **opts).segment(image, SegmentRequest("red square"))
+    assert again.scores == fresh.scores and len(again.masks) == len(fresh.masks) > 0
+    for a, b in zip(again.masks, fresh.masks):
+        assert np.array_equal(np.asarray(a), np.asarray(b))
