@@ -4,7 +4,8 @@ Cancel acts at the next cancel check, so the longest gap between two checks boun
 latency inside the model. For each real-size checkpoint under the cache folder's bench-models/
 (built by `models_bench.py`), one forward pass on random inputs of the real shapes is run twice in
 this process, with the interrupt hooks on: once with attention cores whole (the old behaviour) and
-once split over head groups (core/models/attention_split.py). Prints per backend the pass's time,
+once split over head groups and linear layers over row blocks (core/models/attention_split.py,
+linear_split.py). Prints per backend the pass's time,
 the longest gap and the module it followed in each case, the number of checks, and whether the
 two passes' outputs are bitwise equal.
 
@@ -66,7 +67,7 @@ def _flat(output) -> list:
 def measure(folder: Path) -> None:
     import torch
 
-    from masklens.core.models import attention_split
+    from masklens.core.models import attention_split, linear_split
     from masklens.core.models.interrupt import cancel_check, make_interruptible
 
     kind, model = _model(folder)
@@ -82,8 +83,9 @@ def measure(folder: Path) -> None:
     make_interruptible(model)
     inputs = _inputs(kind)
     results = {}
-    for label, budget in (("whole", math.inf), ("split", attention_split.GROUP_MACS)):
-        attention_split.GROUP_MACS = budget
+    budgets = (attention_split.GROUP_MACS, linear_split.BLOCK_MACS)
+    for label, (heads, rows) in (("whole", (math.inf, math.inf)), ("split", budgets)):
+        attention_split.GROUP_MACS, linear_split.BLOCK_MACS = heads, rows
         marks: list[tuple[float, str]] = []
 
         def check(marks=marks):
@@ -94,14 +96,14 @@ def measure(folder: Path) -> None:
             output = model(**inputs)
         end = time.perf_counter()
         marks.append((end, "(end)"))
-        gaps = [(b[0] - a[0], a[1]) for a, b in zip(marks, marks[1:])]
+        gaps = [(b[0] - a[0], a[1]) for a, b in zip(marks, marks[1:], strict=False)]
         worst = max(gaps)
         results[label] = _flat(output)
         print(f"{folder.name} [{label}]: pass {end - start:.2f} s, {len(marks) - 1} checks, "
               f"longest gap {worst[0] * 1000:.0f} ms after {worst[1]}", flush=True)
-    attention_split.GROUP_MACS = budget
+    attention_split.GROUP_MACS, linear_split.BLOCK_MACS = budgets
     same = len(results["whole"]) == len(results["split"]) and all(
-        torch.equal(a, b) for a, b in zip(results["whole"], results["split"]))
+        torch.equal(a, b) for a, b in zip(results["whole"], results["split"], strict=True))
     print(f"{folder.name}: outputs bitwise equal whole vs split: {same} "
           f"({len(results['whole'])} tensors)", flush=True)
 

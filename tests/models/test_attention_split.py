@@ -10,7 +10,9 @@ nothing and leaves the next run exact.
 
 from __future__ import annotations
 
+import sys
 import time
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -19,7 +21,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from masklens.core.errors import Cancelled  # noqa: E402
-from masklens.core.models import attention_split  # noqa: E402
+from masklens.core.models import attention_split, linear_split  # noqa: E402
 from masklens.core.models.base import SegmentRequest  # noqa: E402
 from masklens.core.models.interrupt import cancel_check, make_interruptible  # noqa: E402
 from masklens.core.models.registry import create_segmenter  # noqa: E402
@@ -53,8 +55,8 @@ CLASSES = {"owlv2": "Owlv2ForObjectDetection", "clipseg": "CLIPSegForImageSegmen
            "sam2": "Sam2Model", "sam3": "Sam3Model"}
 FOLDERS = {"owlv2": "tiny_owlv2", "clipseg": "tiny_clipseg", "sam2": "tiny_sam2_hf", "sam3": "tiny_sam3"}
 #: the tiny OWLv2 and CLIPSeg see 64 px (17 tokens, under MIN_QUERIES): rebuilt from the same
-#: config at 144 px (82 tokens) so their vision attentions are split
-WIDE = 144
+#: config at 640 px (1,601 tokens) so their vision attentions and linear layers are split
+WIDE = 640
 
 
 def _model(kind: str, folder, implementation: str):
@@ -69,28 +71,28 @@ def _model(kind: str, folder, implementation: str):
 
 @pytest.mark.parametrize("implementation", ["sdpa", "eager"])
 @pytest.mark.parametrize("kind", list(CLASSES))
-def test_split_heads_is_bitwise_equal_to_the_whole_attention(kind, implementation, request, monkeypatch):
-    """Every head alone (a budget of one multiply-add) gives the same bits as the unwrapped model."""
+def test_split_attention_and_linear_are_bitwise_equal_to_the_whole(kind, implementation, request, monkeypatch):
+    """Every head alone and long linear layers in blocks of 768 rows give the same bits as the
+    unwrapped model (transformers' own pass, no hooks)."""
     model = _model(kind, request.getfixturevalue(FOLDERS[kind]), implementation)
     inputs = _inputs(kind)
     with torch.inference_mode():
         whole = _tensors(model(**inputs))  # no hooks, no wrapper: transformers' own pass
     make_interruptible(model)
-    groups: list[int] = []
-    original = attention_split.split_heads
+    callers: Counter = Counter()  # who called the cancel check: a submodule hook, or a split
 
-    def counted(function, module, query, *args, **kwargs):
-        groups.append(query.shape[2] >= attention_split.MIN_QUERIES
-                      and attention_split.head_groups(query, args[0]) < query.shape[1])
-        return original(function, module, query, *args, **kwargs)
+    def check() -> None:
+        callers[sys._getframe(1).f_code.co_name] += 1
 
-    monkeypatch.setattr(attention_split, "split_heads", counted)
-    monkeypatch.setattr(attention_split, "GROUP_MACS", 1)
-    with torch.inference_mode(), cancel_check(lambda: None):
+    monkeypatch.setattr(attention_split, "GROUP_MACS", 1)  # every head alone
+    monkeypatch.setattr(linear_split, "BLOCK_MACS", 1)  # linear layers in blocks of ROW_ALIGN rows
+    with torch.inference_mode(), cancel_check(check):
         split = _tensors(model(**inputs))
-    assert sum(groups) >= 1, f"{kind}: no attention core was split ({groups})"
+    assert callers["split_heads"] >= 1, f"{kind}: no attention core was split ({callers})"
+    if kind in ("owlv2", "clipseg"):  # 1,601 tokens: blocks of 768 + 768 + 65 rows
+        assert callers["_forward"] >= 1, f"{kind}: no linear layer was split ({callers})"
     assert len(split) == len(whole) > 0
-    for a, b in zip(whole, split):
+    for a, b in zip(whole, split, strict=True):
         assert torch.equal(a, b)
 
 
@@ -160,5 +162,38 @@ def test_cancel_during_a_slow_attention_core_stops_it_part_way(tiny_owlv2, tiny_
     again = seg.segment(image, SegmentRequest("red square"))
     fresh = create_segmenter("owlv2-sam2", **opts).segment(image, SegmentRequest("red square"))
     assert again.scores == fresh.scores and len(again.masks) == len(fresh.masks) > 0
-    for a, b in zip(again.masks, fresh.masks):
-        assert np.array_equal(np.asarray(a), np.asarray(b))
+    for a, b in zip(again.masks, fresh.masks, strict=True):
+        assert np.array_equal(a.to_array(), b.to_array())
+
+
+def test_cancel_between_row_blocks_of_a_long_linear_layer():
+    """A linear layer over 4,000 rows (blocks of 768 under a small budget): Cancel raised at the
+    first check between blocks stops it after one block; the plain call (no check) is untouched,
+    and the split result is the whole call's, bit for bit."""
+    layer = torch.nn.Linear(64, 96)
+    x = torch.randn(1, 4000, 64)
+    with torch.inference_mode():
+        whole = layer(x)
+        assert make_interruptible(layer) == 1  # the hook, and the block-wise forward
+        assert torch.equal(layer(x), whole)  # no check installed: the plain F.linear
+        blocks: list[int] = []
+        layer.register_forward_hook(lambda *_: blocks.append(1))
+        calls = {"n": 0}
+
+        def check() -> None:  # the first check is the layer's own pre-hook; Cancel at the second
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise Cancelled()
+
+        old = linear_split.BLOCK_MACS
+        linear_split.BLOCK_MACS = 1
+        try:
+            with cancel_check(check), pytest.raises(Cancelled):
+                layer(x)
+            assert calls["n"] == 2 and blocks == []  # stopped after the first of 6 blocks
+            counted: list[int] = []
+            with cancel_check(lambda: counted.append(1)):
+                split = layer(x)
+        finally:
+            linear_split.BLOCK_MACS = old
+    assert len(counted) == 1 + 5 and torch.equal(split, whole)

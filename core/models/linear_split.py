@@ -1,0 +1,67 @@
+"""Cancel inside one long linear layer: its rows computed in blocks with the cancel check between.
+
+After attention cores are split (:mod:`masklens.core.models.attention_split`), the longest pieces
+of a real-size pass on a CPU are single ``nn.Linear`` calls over thousands of tokens — OWLv2-L's
+MLP ``fc1`` at 960 px (4,761 × 1,024 → 4,096, 20 G multiply-adds), SAM 2.1 Hiera-L's first
+``qkv`` (65,536 tokens), SAM 3's MLP. :func:`make_splittable` gives a plain ``nn.Linear`` a
+forward that, while the calling thread has a cancel check installed and the call is long, runs
+``F.linear`` over blocks of rows (the leading dimensions flattened) and writes them into one
+output; each output row depends only on its input row, and blocks are whole multiples of
+:data:`ROW_ALIGN` rows, so the result is bitwise equal to the whole call (tested at real size
+and on the tiny models). Without a check, off the CPU, or on a non-contiguous input it is the
+plain call.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from masklens.core.models.interrupt import current_check
+
+#: multiply-adds of one block: 1 G is ~20-50 ms of work on two CPU cores
+BLOCK_MACS = 1e9
+#: blocks are whole multiples of this many rows (the input's leading dimensions flattened, as the
+#: BLAS sees them): row-wise results of a CPU matrix product depend on where a row falls in the
+#: kernel's row tiles (blocks of 16, 17, 33 or 41 rows, or a one-row tail, change the last bits —
+#: measured), and 768 is a multiple of every tile height in use (1-4, 6, 8, 12, 16, 24, 32, 48,
+#: 64, 96, 128, 256), so every row keeps its tile position and its bits
+ROW_ALIGN = 768
+_MARK = "_masklens_split_rows"
+
+
+def make_splittable(module: Any) -> bool:
+    """Give the plain ``torch.nn.Linear`` ``module`` the block-wise forward (once); subclasses
+    (quantised, LoRA) and other modules are left alone. True when ``module`` has it."""
+    import torch
+
+    if type(module) is not torch.nn.Linear:
+        return False
+    if not getattr(module, _MARK, False):
+        # a bound method (an instance attribute: the class is untouched; deepcopy re-binds it)
+        module.forward = types.MethodType(_forward, module)
+        object.__setattr__(module, _MARK, True)
+    return True
+
+
+def _forward(module: Any, x: Any) -> Any:
+    """``F.linear(x, weight, bias)``, block-wise while a cancel check is installed and it is long."""
+    import torch.nn.functional as F
+
+    check = current_check()
+    rows = x.numel() // max(x.shape[-1], 1) if x.dim() >= 2 else 0
+    macs = rows * module.in_features * module.out_features
+    if check is None or x.device.type != "cpu" or not x.is_contiguous() or macs <= BLOCK_MACS \
+            or rows < 2 * ROW_ALIGN:
+        return F.linear(x, module.weight, module.bias)
+    block = max(1, int(rows * BLOCK_MACS // macs) // ROW_ALIGN) * ROW_ALIGN
+    flat = x.view(rows, x.shape[-1])  # what F.linear hands the BLAS for the whole call
+    out = None
+    for start in range(0, rows, block):
+        if start:
+            check()
+        part = F.linear(flat[start:start + block], module.weight, module.bias)
+        if out is None:  # the result's own dtype (autocast may change it)
+            out = part.new_empty((rows, module.out_features))
+        out[start:start + part.shape[0]] = part
+    return out.view(*x.shape[:-1], module.out_features)
