@@ -23,6 +23,9 @@ from typing import Any
 
 from masklens.core.models.interrupt import current_check
 
+#: a core is split only over this many multiply-adds (QKᵀ plus AV; ~0.1-0.2 s on two free CPU
+#: cores): splitting shorter ones costs more than it saves (Hiera-L's first windows: 1.4× measured)
+SPLIT_MACS = 4e9
 #: multiply-adds (QKᵀ plus AV) of one group of heads: at ~20-50 G/s on two CPU cores, 0.5 G
 #: is 10-25 ms of work between two cancel checks; shorter attentions are not split at all
 GROUP_MACS = 5e8
@@ -93,7 +96,8 @@ def split_heads(function: Callable, module: Any, query: Any, key: Any, value: An
         return function(module, query, key, value, *args, **kwargs)
     heads = query.shape[1]
     group = head_groups(query, key)
-    if group >= heads:
+    whole = 2 * query.shape[0] * heads * query.shape[2] * key.shape[-2] * query.shape[3]
+    if group >= heads or whole <= SPLIT_MACS:
         return function(module, query, key, value, *args, **kwargs)
     output = weights = None
     for start in range(0, heads, group):

@@ -88,6 +88,8 @@ def test_split_attention_and_linear_are_bitwise_equal_to_the_whole(kind, impleme
         callers[sys._getframe(1).f_globals["__name__"].rsplit(".", 1)[-1]] += 1
 
     monkeypatch.setattr(attention_split, "GROUP_MACS", 1)  # every head alone
+    monkeypatch.setattr(attention_split, "SPLIT_MACS", 0)
+    monkeypatch.setattr(linear_split, "SPLIT_MACS", 0)
     monkeypatch.setattr(linear_split, "BLOCK_MACS", 1)  # linear layers in blocks of ROW_ALIGN rows
     monkeypatch.setattr(deformable_split, "QUERY_BLOCK", 16)  # Grounding DINO's encoder: 16 queries a block
     with torch.inference_mode(), cancel_check(check):
@@ -151,6 +153,7 @@ def test_cancel_during_a_slow_attention_core_stops_it_part_way(tiny_owlv2, tiny_
                         slowed(sdpa_attention.sdpa_attention_forward))
     monkeypatch.setattr(modeling_owlv2, "eager_attention_forward", slowed(modeling_owlv2.eager_attention_forward))
     monkeypatch.setattr(attention_split, "GROUP_MACS", 1)  # tiny sequences: split to one head a group
+    monkeypatch.setattr(attention_split, "SPLIT_MACS", 0)
     monkeypatch.setattr(attention_split, "MIN_QUERIES", 1)  # (the next run, with no check, is whole)
     opts = dict(weights=str(tiny_owlv2), sam2_weights=str(tiny_sam2_hf), device="cpu", score_threshold=0.0)
     seg = create_segmenter("owlv2-sam2", **opts)
@@ -173,7 +176,7 @@ def test_cancel_during_a_slow_attention_core_stops_it_part_way(tiny_owlv2, tiny_
         assert np.array_equal(a.to_array(), b.to_array())
 
 
-def test_cancel_between_row_blocks_of_a_long_linear_layer():
+def test_cancel_between_row_blocks_of_a_long_linear_layer(monkeypatch):
     """A linear layer over 4,000 rows (blocks of 768 under a small budget): Cancel raised at the
     first check between blocks stops it after one block; the plain call (no check) is untouched,
     and the split result is the whole call's, bit for bit."""
@@ -192,15 +195,12 @@ def test_cancel_between_row_blocks_of_a_long_linear_layer():
             if calls["n"] == 2:
                 raise Cancelled()
 
-        old = linear_split.BLOCK_MACS
-        linear_split.BLOCK_MACS = 1
-        try:
-            with cancel_check(check), pytest.raises(Cancelled):
-                layer(x)
-            assert calls["n"] == 2 and blocks == []  # stopped after the first of 6 blocks
-            counted: list[int] = []
-            with cancel_check(lambda: counted.append(1)):
-                split = layer(x)
-        finally:
-            linear_split.BLOCK_MACS = old
+        monkeypatch.setattr(linear_split, "BLOCK_MACS", 1)
+        monkeypatch.setattr(linear_split, "SPLIT_MACS", 0)
+        with cancel_check(check), pytest.raises(Cancelled):
+            layer(x)
+        assert calls["n"] == 2 and blocks == []  # stopped after the first of 6 blocks
+        counted: list[int] = []
+        with cancel_check(lambda: counted.append(1)):
+            split = layer(x)
     assert len(counted) == 1 + 5 and torch.equal(split, whole)
