@@ -26,8 +26,8 @@ from masklens.core.models.interrupt import current_check
 #: a core is split only over this many multiply-adds (QKᵀ plus AV; ~0.1-0.2 s on two free CPU
 #: cores): splitting shorter ones costs more than it saves (Hiera-L's first windows: 1.4× measured)
 SPLIT_MACS = 4e9
-#: multiply-adds (QKᵀ plus AV) of one group of heads: at ~20-50 G/s on two CPU cores, 0.5 G
-#: is 10-25 ms of work between two cancel checks; shorter attentions are not split at all
+#: multiply-adds (QKᵀ plus AV) of one group of heads at most (one head at least): at ~20-50 G/s
+#: on two CPU cores, 0.5 G is 10-25 ms of work between two cancel checks
 GROUP_MACS = 5e8
 #: fewer queries than this are never split: CPU SDPA then gives one head a single work item, which
 #: runs outside the parallel region with another rounding (measured: q < 32 with 2 threads);

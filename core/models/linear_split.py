@@ -27,8 +27,9 @@ BLOCK_MACS = 1e9
 #: blocks are whole multiples of this many rows (the input's leading dimensions flattened, as the
 #: BLAS sees them): row-wise results of a CPU matrix product depend on where a row falls in the
 #: kernel's row tiles (blocks of 16, 17, 33 or 41 rows, or a one-row tail, change the last bits —
-#: measured), and 768 is a multiple of every tile height in use (1-4, 6, 8, 12, 16, 24, 32, 48,
-#: 64, 96, 128, 256), so every row keeps its tile position and its bits
+#: measured); 768 = 2⁸·3 is a multiple of the usual tile heights (powers of two to 256, 6, 12,
+#: 24, 48), so a row should keep its tile position — exact at every real-size shape tried, an
+#: empirical finding (tests, tests/benchmarks/bench_cancel_gaps.py), not a documented BLAS promise
 ROW_ALIGN = 768
 _MARK = "_masklens_split_rows"
 
