@@ -23,12 +23,13 @@ from typing import Any
 
 from masklens.core.models.interrupt import current_check
 
-#: a core is split only over this many multiply-adds (QKᵀ plus AV; ~0.1-0.2 s on two free CPU
-#: cores): splitting shorter ones costs more than it saves (Hiera-L's first windows: 1.4× measured)
-SPLIT_MACS = 4e9
+#: a core is split only over this many multiply-adds (QKᵀ plus AV; ~0.2-0.4 s on two free CPU
+#: cores): splitting shorter ones costs more than it saves (measured under load: Hiera-L's first
+#: windows 1.4×, SAM 3's ViT windows, 6 G, 1.9× one head a group, 1.24× five heads a group)
+SPLIT_MACS = 8e9
 #: multiply-adds (QKᵀ plus AV) of one group of heads at most (one head at least): at ~20-50 G/s
-#: on two CPU cores, 0.5 G is 10-25 ms of work between two cancel checks
-GROUP_MACS = 5e8
+#: on two CPU cores, 2 G is 40-100 ms of work between two cancel checks
+GROUP_MACS = 2e9
 #: fewer queries than this are never split: CPU SDPA then gives one head a single work item, which
 #: runs outside the parallel region with another rounding (measured: q < 32 with 2 threads);
 #: from 64 queries every group keeps at least two work items and the split is bitwise exact
