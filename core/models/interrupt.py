@@ -8,6 +8,9 @@ typically a job's ``check()``, which raises :class:`~masklens.core.errors.Cancel
 exception unwinds out of the forward pass like any other: the encoding cache and the prediction
 cache store only values that were returned, so nothing half-computed is kept, and the model is
 untouched for the next call (it has no state that a half-run forward could leave behind).
+One attention core can itself last a second at real size; :mod:`masklens.core.models.
+attention_split` (installed here) checks between groups of its heads, and :mod:`masklens.core.
+models.linear_split` between row blocks of a long linear layer.
 
 The check is per thread: a pass run by another thread (or with no check installed) pays one
 thread-local lookup per submodule and is never interrupted. Nothing here imports torch at module
@@ -58,6 +61,9 @@ def make_interruptible(model: Any) -> int:
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(model, torch.nn.Module):
         return 0
+    from masklens.core.models import attention_split, linear_split
+
+    attention_split.install()  # cancel between head groups inside a long attention core
     script = torch.jit.ScriptModule
     count = 0
     for module in model.modules():
@@ -65,6 +71,7 @@ def make_interruptible(model: Any) -> int:
             continue
         if not getattr(module, _MARK, False):
             module.register_forward_pre_hook(_pre_hook)
+            linear_split.make_splittable(module)  # and between row blocks of a long linear layer
             object.__setattr__(module, _MARK, True)
         count += 1
     return count
