@@ -61,7 +61,7 @@ def make_interruptible(model: Any) -> int:
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(model, torch.nn.Module):
         return 0
-    from masklens.core.models import attention_split, linear_split
+    from masklens.core.models import attention_split, deformable_split, linear_split
 
     attention_split.install()  # cancel between head groups inside a long attention core
     script = torch.jit.ScriptModule
@@ -72,6 +72,7 @@ def make_interruptible(model: Any) -> int:
         if not getattr(module, _MARK, False):
             module.register_forward_pre_hook(_pre_hook)
             linear_split.make_splittable(module)  # and between row blocks of a long linear layer
+            deformable_split.make_splittable(module)  # and query blocks of deformable attention
             object.__setattr__(module, _MARK, True)
         count += 1
     return count

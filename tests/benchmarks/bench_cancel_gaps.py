@@ -67,7 +67,7 @@ def _flat(output) -> list:
 def measure(folder: Path) -> None:
     import torch
 
-    from masklens.core.models import attention_split, linear_split
+    from masklens.core.models import attention_split, deformable_split, linear_split
     from masklens.core.models.interrupt import cancel_check, make_interruptible
 
     kind, model = _model(folder)
@@ -84,8 +84,10 @@ def measure(folder: Path) -> None:
     inputs = _inputs(kind)
     results = {}
     budgets = (attention_split.GROUP_MACS, linear_split.BLOCK_MACS)
+    blocks = {"whole": 10**12, "split": deformable_split.QUERY_BLOCK}  # deformable attention's queries
     for label, (heads, rows) in (("whole", (math.inf, math.inf)), ("split", budgets)):
         attention_split.GROUP_MACS, linear_split.BLOCK_MACS = heads, rows
+        deformable_split.QUERY_BLOCK = blocks[label]
         marks: list[tuple[float, str]] = []
 
         def check(marks=marks):
@@ -102,6 +104,7 @@ def measure(folder: Path) -> None:
         print(f"{folder.name} [{label}]: pass {end - start:.2f} s, {len(marks) - 1} checks, "
               f"longest gap {worst[0] * 1000:.0f} ms after {worst[1]}", flush=True)
     attention_split.GROUP_MACS, linear_split.BLOCK_MACS = budgets
+    deformable_split.QUERY_BLOCK = blocks["split"]
     same = len(results["whole"]) == len(results["split"]) and all(
         torch.equal(a, b) for a, b in zip(results["whole"], results["split"], strict=True))
     print(f"{folder.name}: outputs bitwise equal whole vs split: {same} "
