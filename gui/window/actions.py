@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QDialog
+from PySide6.QtWidgets import QApplication, QDialog
 
 from masklens.core.errors import Cancelled, MasklensError
 from masklens.core.scoring.contract import get_kind
@@ -289,7 +289,11 @@ class WindowActions(PredictionCacheAccess):
         def done(run: tasks.PromptRun) -> None:
             if self.state.benchmark is not bench:  # another benchmark was opened meanwhile
                 return
+            focus = QApplication.focusWidget()
+            in_tabs = focus is not None and self.tabs.isAncestorOf(focus)
             self.tabs.setCurrentWidget(self.compare_view)  # where the new layer is shown beside the others
+            if in_tabs and not self.tabs.isAncestorOf(QApplication.focusWidget()):
+                self.compare_view.setFocus()  # the hidden canvas had it: Esc still clears the drawn prompt
             self.state.add_live(LiveResult(0, run.sample_id, run.prompt, run.model, run.prediction,
                                            run.generic, run.benchmark, run.replaced, seconds=run.seconds,
                                            extra={"staged": run.staged, "base": run.base,
