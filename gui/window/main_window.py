@@ -200,6 +200,7 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         s.readoutsChanged.connect(self._readouts_changed)
         s.predictionsChanged.connect(self._predictions_changed)
         s.liveChanged.connect(self._live_changed)
+        self.prompt_bar.model.activated.connect(lambda _: self._model_picked())
         s.paramsShown.connect(self.render)
         s.liveChanged.connect(self.live_dock.raise_)
         self.browser.sampleActivated.connect(self.state.set_index)
@@ -266,6 +267,12 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         if self.review_panel is not None and sample is not None and self.state.benchmark is not None:
             integrations.review_set_sample(self)
         self.render()
+
+    def _model_picked(self) -> None:
+        """A model picked in the prompt bar that runs on torch: torch is imported now, in the
+        background, not at its first prompt (masklens.core.models.preload)."""
+        if self.torch_import is None:
+            self.torch_import = preload.start_torch_import(self.prompt_bar.model.currentData() or "")
 
     def _live_changed(self) -> None:
         self.live_list.set_results(self.state.live_for_sample())

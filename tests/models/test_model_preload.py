@@ -96,3 +96,38 @@ def test_the_window_imports_torch_while_it_is_built_only_for_a_torch_model(model
                          env=env, timeout=300, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"started": imports, "torch": imports}
+
+
+_PICK = (
+    "import json, sys\n"
+    "from PySide6.QtCore import Qt\n"
+    "from PySide6.QtTest import QTest\n"
+    "from PySide6.QtWidgets import QApplication\n"
+    "from masklens.gui.settings import Settings\n"
+    "from masklens.gui.window.main_window import MainWindow\n"
+    "app = QApplication([])\n"
+    "w = MainWindow(Settings(), persist=False)\n"
+    "w.show()\n"
+    "combo = w.prompt_bar.model\n"
+    "combo.setFocus()\n"
+    "picked = []\n"
+    "while combo.currentData() != sys.argv[1] and len(picked) < combo.count():\n"
+    "    QTest.keyClick(combo, Qt.Key.Key_Down)\n"
+    "    picked.append((combo.currentData(), w.torch_import is not None))\n"
+    "if w.torch_import is not None:\n"
+    "    w.torch_import.join(120)\n"
+    "print(json.dumps({'picked': picked, 'torch': 'torch' in sys.modules}))\n"
+)
+
+
+def test_picking_a_torch_model_in_the_prompt_bar_starts_importing_torch():
+    """Keys in the model picker: models without torch start nothing; the first torch model
+    picked starts the import in the background."""
+    pytest.importorskip("PySide6")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", _PICK, "sam3"], capture_output=True, text=True,
+                         env=env, timeout=300, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["picked"][-1] == ["sam3", True]
+    assert all(not started for name, started in result["picked"] if not preload.needs_torch(name))
+    assert result["torch"]
