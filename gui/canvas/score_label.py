@@ -12,9 +12,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsSimpleTextItem
 
-_FONT = QFont()
-_FONT.setBold(True)
-
 
 def new_label() -> QGraphicsRectItem:
     """A label drawn at a constant size whatever the view's zoom, above the overlays."""
@@ -22,7 +19,10 @@ def new_label() -> QGraphicsRectItem:
     box.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
     box.setZValue(100)
     box.setPen(Qt.PenStyle.NoPen)
-    QGraphicsSimpleTextItem(box).setFont(_FONT)
+    text = QGraphicsSimpleTextItem(box)
+    font = QFont(text.font())  # the application's font (a QFont made before the application exists
+    font.setBold(True)         # has no size: a module-level one drew the labels as dots)
+    text.setFont(font)
     return box
 
 
