@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRect, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QStaticText
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
@@ -88,28 +88,45 @@ class CellPainter(QStyledItemDelegate):
         r = index.row()
         if not 0 <= r < len(rows):
             return
-        row = rows[r]
-        rect = option.rect
         bits = option.state.value & _BITS
         if bits & _SELECTED:
-            painter.fillRect(rect, option.palette.brush(_GROUPS[bool(bits & _ACTIVE)], _HIGHLIGHT))
-        outside = row == self.model.outside_row
+            painter.fillRect(option.rect, option.palette.brush(_GROUPS[bool(bits & _ACTIVE)], _HIGHLIGHT))
+        self.draw_text(painter, option.rect, rows[r], col, self._pen(option, bits, rows[r] == self.model.outside_row))
+
+    def begin(self, painter: QPainter) -> None:
+        """Before drawing texts with ``painter``: another font (DPI, settings) lays them out anew."""
         font = painter.font()
-        if font != self._font:  # another font (DPI, settings): lay out anew
+        if font != self._font:
             self._texts.clear()
             self._font = QFont(font)
+
+    def draw_text(self, painter: QPainter, rect: QRect, row: int, col: int, pen: QColor) -> None:
+        """Source row ``row``'s text in column ``col``, in ``rect`` (numbers right-aligned, ids
+        left), elided to fit; italic on the row outside the filter."""
+        self.begin(painter)
+        self.draw_row(painter, row, rect.y(), rect.height(), [(col, rect.x(), rect.width())], pen)
+
+    def draw_row(self, painter: QPainter, row: int, y: int, h: int, cells: list[tuple[int, int, int]],
+                 pen: QColor) -> None:
+        """Source row ``row``'s texts in ``cells`` (column, x, width) of a row at ``y``, ``h``
+        high (after :meth:`begin`): numbers right-aligned, ids left, each elided to fit; italic
+        on the row outside the filter. One call a row: the list's paint loop stays in here."""
+        outside = row == self.model.outside_row
         if outside:
+            font = painter.font()
             painter.save()
             font.setItalic(True)
             painter.setFont(font)
-        painter.setPen(self._pen(option, bits, outside))
-        text = _fmt(self.model.value(row, col))
-        left, top, w, h = rect.getRect()
-        room = w - 2 * _PAD
-        static, width, height = self._laid_out(text, outside, painter)
-        if width > room:
-            static, width, height = self._laid_out(text, outside, painter, room)
-        x = left + w - 1 - _PAD - width if col >= _FIXED else left + _PAD  # QRect.right() is left + w - 1
-        painter.drawStaticText(QPointF(x, top + (h - height) / 2), static)
+        painter.setPen(pen)
+        value, texts, laid_out, draw = self.model.value, self._texts, self._laid_out, painter.drawStaticText
+        for col, left, w in cells:
+            text = _fmt(value(row, col))
+            got = texts.get((text, outside))
+            static, width, height = got if got is not None else laid_out(text, outside, painter)
+            room = w - 2 * _PAD
+            if width > room:
+                static, width, height = laid_out(text, outside, painter, room)
+            x = left + w - 1 - _PAD - width if col >= _FIXED else left + _PAD  # QRect.right() is left + w - 1
+            draw(QPointF(x, y + (h - height) / 2), static)
         if outside:
             painter.restore()

@@ -16,9 +16,10 @@ from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QHeaderView, QTableView
 
 from masklens.gui.browser.header import ListHeader, detach_header_selection
+from masklens.gui.browser.table_paint import OneCallPaint
 
 
-class FrozenColumns(QTableView):
+class FrozenColumns(OneCallPaint, QTableView):
     """The first ``count`` columns of ``table``, drawn over it and kept there."""
 
     def __init__(self, table: QTableView, count: int = 2) -> None:

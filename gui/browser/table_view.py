@@ -14,9 +14,12 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QTimer
 from PySide6.QtWidgets import QTableView, QWidget
 
+from masklens.gui.browser.table_paint import OneCallPaint
 
-class SampleTableView(QTableView):
-    """A :class:`QTableView` whose scroll to a current row set from outside waits a turn."""
+
+class SampleTableView(OneCallPaint, QTableView):
+    """A :class:`QTableView` whose scroll to a current row set from outside waits a turn (and
+    painted in one call: :mod:`masklens.gui.browser.table_paint`)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -37,6 +37,10 @@ Flag = QItemSelectionModel.SelectionFlag
 _MOVES = {Qt.Key.Key_Left, Qt.Key.Key_Right, Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp,
           Qt.Key.Key_PageDown, Qt.Key.Key_Home, Qt.Key.Key_End}
 
+#: the events after which the thumbnail thread lets the GUI thread answer first
+_INPUTS = {QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride, QEvent.Type.MouseButtonPress,
+           QEvent.Type.MouseButtonDblClick, QEvent.Type.Wheel}
+
 
 class TileSource(Protocol):
     """What the grid draws for source row ``src`` (a sample of the browser's table)."""
@@ -45,6 +49,7 @@ class TileSource(Protocol):
     def caption(self, src: int) -> str: ...
     def glyphs(self, src: int) -> list[tuple[str, str]]: ...
     def visible(self, rows: list[int], ahead: list[int]) -> None: ...
+    def input_arrived(self) -> None: ...
 
 
 class GalleryGrid(QAbstractScrollArea):
@@ -70,7 +75,16 @@ class GalleryGrid(QAbstractScrollArea):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.viewport().setAutoFillBackground(True)
-        self.verticalScrollBar().valueChanged.connect(lambda _: self.viewport().update())
+        self.verticalScrollBar().valueChanged.connect(self._scrolled)
+
+    def _scrolled(self, _value: int) -> None:
+        self.tiles.input_arrived()  # a wheel, a drag, a key: the window answers first
+        self.viewport().update()
+
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() in _INPUTS:
+            self.tiles.input_arrived()
+        return super().viewportEvent(event)
 
     def set_source(self, proxy: Any, selection: QItemSelectionModel) -> None:
         self.proxy, self.selection = proxy, selection
@@ -298,6 +312,8 @@ class GalleryGrid(QAbstractScrollArea):
 
     # ------------------------------------------------------------ input
     def event(self, event: QEvent) -> bool:
+        if event.type() in _INPUTS:
+            self.tiles.input_arrived()
         if event.type() == QEvent.Type.ShortcutOverride:
             if not (event.isAutoRepeat() and event.key() in _MOVES):
                 self.held.flush()  # e.g. a verdict key: it acts on the sample the frame is on

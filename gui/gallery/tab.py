@@ -88,6 +88,9 @@ class GalleryTiles:
             out.append(glyph)
         return out
 
+    def input_arrived(self) -> None:
+        self.loader.yield_to_gui()
+
     def visible(self, rows: list[int], ahead: list[int]) -> None:
         """Ask for the thumbnails of the tiles shown (then the next page) that are not drawn yet."""
         s, variant = self.w.state, self.variant()
@@ -151,6 +154,7 @@ class GalleryTab(QWidget):
             sig.connect(self._update_summary)
         s = window.state
         s.benchmarkChanged.connect(self._benchmark_changed)
+        s.sampleChanged.connect(lambda _: self.loader.yield_to_gui())  # e.g. an arrow key in the list
         for sig in (s.readoutsChanged, s.predictionsChanged, s.paramsShown):
             sig.connect(self.grid.viewport().update)
         self._update_summary()

@@ -9,7 +9,11 @@ timed from the input until the window has painted (then a user's 4 ms pause):
 * wheel (the scroll bar's single step × 3), a drag of the scroll bar's handle to a random place
   ("jump"), End / Home (alternating), PgDn pressed once per step (it moves the current sample:
   a sample switch of the whole window), and PgDn held down (auto-repeated presses, then the
-  release: the window switches sample once, at the end — that last step counted too);
+  release: the window switches sample once, at the end — that last step counted too), and PgDn
+  pressed at a reader's pace (each press once the page's thumbnails are drawn, at most 1 s);
+* the thumbnails drawn meanwhile, per way: after an input the thumbnail thread waits
+  (``thumbnails.YIELD_MS``, at most ``HELD_MAX_MS`` while inputs keep coming), so at the
+  bench's pace (a step every ~30 ms) few are drawn until the keys stop;
 * per way: the median and the worst GUI stall of a step (the longest gap between ticks of a
   2 ms timer, :class:`bench_gui.StallMeter`, i.e. how long the window froze; and the most
   GUI-thread CPU between two ticks: that stall on a core of its own) and the median and
@@ -99,13 +103,28 @@ def steps_of(way: str, n: int):
 
     return {"wheel (3 lines)": [wheel] * STEPS, "jump (drag handle)": [jump] * STEPS,
             "End / Home": [end_home(i) for i in range(STEPS)], "PgDn pressed": [pgdn] * STEPS,
-            "PgDn held": [pgdn] + [held] * (STEPS - 2) + [release]}[way]
+            "PgDn held": [pgdn] + [held] * (STEPS - 2) + [release], "PgDn, page read": [pgdn] * STEPS}[way]
 
 
-def run_steps(app: QApplication, view, steps: list, meter) -> dict[str, float]:
-    """Median / worst stall and GUI-thread CPU (ms) of ``steps`` on ``view``."""
+def read_page(app: QApplication, view) -> None:
+    """A reader's pace: wait until the thumbnails asked for are drawn (at most 1 s)."""
+    loader = getattr(getattr(view, "tiles", None), "loader", None)
+    end = time.perf_counter() + 1.0
+    while loader is not None and time.perf_counter() < end:
+        app.processEvents()
+        view.viewport().repaint()
+        if not loader.pending() and not view.drawn_without_picture:
+            return
+        time.sleep(0.005)
+
+
+def run_steps(app: QApplication, view, steps: list, meter, read: bool = False) -> dict[str, float]:
+    """Median / worst stall and GUI-thread CPU (ms) of ``steps`` on ``view`` (``read``: each
+    step once the thumbnails are drawn)."""
     stalls, cpu, turns = [], [], []
     for step in steps:
+        if read:
+            read_page(app, view)
         c0 = time.thread_time()
         meter.start()
         step(view)
@@ -206,13 +225,17 @@ def main() -> int:
           f"over {TARGET_MS:.0f} ms")
     print("  baseline: a plain QListView (icon mode, uniform sizes, same grid) over the same ids")
     worst = worst_turn = 0.0
-    for way in ("wheel (3 lines)", "jump (drag handle)", "End / Home", "PgDn pressed", "PgDn held"):
+    loader = w.gallery.loader
+    for way in ("wheel (3 lines)", "jump (drag handle)", "End / Home", "PgDn pressed", "PgDn held",
+                "PgDn, page read"):
         grid.verticalScrollBar().setValue(0)
         grid.move_to(0)
         base.verticalScrollBar().setValue(0)
         base.setCurrentIndex(base.model().index(0, 0))
         settle(app)
-        g = run_steps(app, grid, steps_of(way, N), meter)
+        made = loader.made
+        g = run_steps(app, grid, steps_of(way, N), meter, read=way == "PgDn, page read")
+        made = loader.made - made
         b = run_steps(app, base, steps_of(way, N), meter)
         worst = max(worst, g["stall_max"])
         print(f"  {way:19s} gallery: stall median {g['stall']:5.1f} ms, worst {g['stall_max']:5.1f} ms; "
@@ -221,7 +244,7 @@ def main() -> int:
               f"CPU gallery / QListView {g['cpu'] / max(b['cpu'], 1e-3):.1f}x")
         print(f"  {'':19s} gallery's longest GUI-thread CPU between two timer ticks (the stall on a core "
               f"of its own): median {g['turn']:5.1f}, worst {g['turn_max']:5.1f} ms | QListView "
-              f"{b['turn']:5.1f}, worst {b['turn_max']:5.1f} ms")
+              f"{b['turn']:5.1f}, worst {b['turn_max']:5.1f} ms; thumbnails drawn meanwhile {made}")
         worst_turn = max(worst_turn, g["turn_max"])
     loader, cache = w.gallery.loader, w.gallery.cache
     print(f"  thumbnails drawn {loader.made:,} (of {N:,} samples), cached {len(cache)} = "
