@@ -229,9 +229,31 @@ def _rles(masks: Sequence[Mask]) -> list[dict[str, Any]]:
     return [m.rle for m in masks]
 
 
-#: predictions per pycocotools IoU call: a window drawing beside a prompt job waits for at most one
-#: call (a real-size 100-mask Grounded SAM 2 result against its ground truth held the GIL 110–175 ms)
-IOU_ROWS = 4
+#: pycocotools holds the GIL for a whole IoU call, and its work grows with the RLE lengths of the
+#: pairs it merges. ``None`` (scripts, the command line): one call per matrix, the fastest. The
+#: window sets a bound while its jobs run beside the GUI thread (``gui.jobs.workers``): a real-size
+#: 100-mask Grounded SAM 2 result against its ground truth held the GIL 110–175 ms in one call.
+#: The bound is in characters of RLE, counted as if every pair's boxes overlapped.
+IOU_CALL_WORK: int | None = None
+
+
+def iou_row_groups(preds: Sequence[dict[str, Any]], gts: Sequence[dict[str, Any]]) -> list[slice]:
+    """Consecutive prediction rows per pycocotools call, each group's bound on the work (every
+    row merged with every ground truth, plus parsing the ground truth again) at most
+    :data:`IOU_CALL_WORK` unless one row alone is more; all rows at once when it is ``None``."""
+    limit = IOU_CALL_WORK
+    if limit is None:
+        return [slice(0, len(preds))]
+    gt_chars = sum(len(g["counts"]) for g in gts)
+    groups, start, work = [], 0, 0
+    for i, rle in enumerate(preds):
+        row = len(gts) * len(rle["counts"]) + gt_chars
+        if i > start and work + row > limit:
+            groups.append(slice(start, i))
+            start, work = i, 0
+        work += row
+    groups.append(slice(start, len(preds)))
+    return groups
 
 
 def iou_matrix(preds: Sequence[Mask], gts: Sequence[Mask]) -> np.ndarray:
@@ -242,11 +264,10 @@ def iou_matrix(preds: Sequence[Mask], gts: Sequence[Mask]) -> np.ndarray:
     """
     if not preds or not gts:
         return np.zeros((len(preds), len(gts)), dtype=np.float64)
-    targets, crowd = _rles(gts), [0] * len(gts)
-    rows = [  # IOU_ROWS predictions per call: pycocotools holds the GIL for a whole call
-        np.asarray(mask_utils.iou(_rles(preds[i:i + IOU_ROWS]), targets, crowd), dtype=np.float64)
-        .reshape(-1, len(gts))
-        for i in range(0, len(preds), IOU_ROWS)
+    rles, targets, crowd = _rles(preds), _rles(gts), [0] * len(gts)
+    rows = [  # a bounded amount of work per call: pycocotools holds the GIL for a whole call
+        np.asarray(mask_utils.iou(rles[group], targets, crowd), dtype=np.float64).reshape(-1, len(gts))
+        for group in iou_row_groups(rles, targets)
     ]
     return np.concatenate(rows)
 

@@ -172,20 +172,58 @@ def test_property_validator_round_trip(h, w, seed):
     assert np.array_equal(back.to_array(), a)
 
 
-def test_iou_matrix_asks_pycocotools_a_few_predictions_at_a_time(monkeypatch):
-    """pycocotools holds the GIL for a whole IoU call: a 100-mask result is compared with its
-    ground truth in calls of ``IOU_ROWS`` predictions (issue 24), with the same matrix."""
+def _spy_iou(monkeypatch) -> list[int]:
+    """The prediction rows of every pycocotools IoU call (the real call made)."""
     from pycocotools import mask as mask_utils
 
+    rows: list[int] = []
+    iou = mask_utils.iou
+    monkeypatch.setattr(mask_utils, "iou", lambda d, g, c: rows.append(len(d)) or iou(d, g, c))
+    return rows
+
+
+def _whole(preds, gts) -> np.ndarray:
+    from pycocotools import mask as mask_utils
+
+    return np.asarray(mask_utils.iou([p.rle for p in preds], [g.rle for g in gts], [0] * len(gts))
+                      ).reshape(len(preds), len(gts))
+
+
+@pytest.mark.parametrize("bound", [None, 1_500_000])
+def test_iou_matrix_takes_one_pycocotools_call_for_a_score_time_matrix(monkeypatch, bound):
+    """A matrix is one call outside the window (no bound), and one call within the window's bound
+    when its work is ordinary (asking 4 rows at a time re-parsed the ground truth at every call:
+    the scorer was 4-9x slower), with pycocotools' own matrix."""
     from masklens.core import masks
 
+    monkeypatch.setattr(masks, "IOU_CALL_WORK", bound)
     rng = np.random.default_rng(3)
     preds = [Mask.from_array(rng.random((30, 40)) > 0.6) for _ in range(11)]
     gts = [Mask.from_array(rng.random((30, 40)) > 0.5) for _ in range(3)]
-    whole = np.asarray(mask_utils.iou([p.rle for p in preds], [g.rle for g in gts], [0] * 3)).reshape(11, 3)
-    rows = []
-    iou = mask_utils.iou
-    monkeypatch.setattr(mask_utils, "iou", lambda d, g, c: rows.append(len(d)) or iou(d, g, c))
+    whole = _whole(preds, gts)
+    rows = _spy_iou(monkeypatch)
     got = masks.iou_matrix(preds, gts)
-    assert rows == [4, 4, 3] and masks.IOU_ROWS == 4
+    assert rows == [11]
     assert got.shape == (11, 3) and np.array_equal(got, whole)
+
+
+def test_iou_matrix_bounds_the_work_of_each_pycocotools_call(monkeypatch):
+    """pycocotools holds the GIL for a whole IoU call: masks with long RLEs (a many-mask result
+    at full size, speckled as a random-weight model's) are compared in several calls, each
+    bounded by ``IOU_CALL_WORK`` (the window's, while its jobs run; issue 24), with the same matrix."""
+    from masklens.core import masks
+
+    monkeypatch.setattr(masks, "IOU_CALL_WORK", 1_500_000)
+    rng = np.random.default_rng(5)
+    preds = [Mask.from_array(rng.random((300, 400)) > 0.5) for _ in range(12)]
+    gts = [Mask.from_array(rng.random((300, 400)) > 0.5) for _ in range(3)]
+    whole = _whole(preds, gts)
+    rows = _spy_iou(monkeypatch)
+    got = masks.iou_matrix(preds, gts)
+    assert np.array_equal(got, whole) and sum(rows) == 12 and len(rows) > 1
+    gt_chars = sum(len(g.rle["counts"]) for g in gts)
+    start = 0
+    for n in rows:  # every call within the bound (or a single row over it on its own)
+        work = sum(3 * len(p.rle["counts"]) + gt_chars for p in preds[start:start + n])
+        assert work <= masks.IOU_CALL_WORK or n == 1
+        start += n

@@ -20,6 +20,7 @@ def demo(window, qtbot, no_internal_errors):
 
 
 def test_report_export_starts_after_the_click_painted_and_shares_the_gil(demo, qtbot, tmp_path):
+    from masklens.core import masks
     from masklens.gui.dialogs.report_dialog import ReportDialog
     from masklens.gui.jobs import workers
 
@@ -31,7 +32,9 @@ def test_report_export_starts_after_the_click_painted_and_shares_the_gil(demo, q
     rep.gallery.setValue(1)
     default = sys.getswitchinterval()
     intervals: list[float] = []
+    bounds: list[int | None] = []  # pycocotools' IoU work per call, while the job runs
     rep.runner.progressed.connect(lambda *_: intervals.append(sys.getswitchinterval()))
+    rep.runner.progressed.connect(lambda *_: bounds.append(masks.IOU_CALL_WORK))
     qtbot.mouseClick(rep.export_button, Qt.MouseButton.LeftButton)
     # the click is answered first (status, buttons): the job's thread has not started yet
     assert rep.job is not None and not rep.job.started
@@ -42,6 +45,7 @@ def test_report_export_starts_after_the_click_painted_and_shares_the_gil(demo, q
     assert intervals and max(intervals) <= workers.JOB_SWITCH_INTERVAL < default
     qtbot.waitUntil(lambda: not rep.runner.busy, timeout=5000)
     assert sys.getswitchinterval() == default  # given back once no job runs
+    assert set(bounds) == {workers.JOB_IOU_CALL_WORK} and masks.IOU_CALL_WORK is None
     rep.close()
 
 

@@ -1,0 +1,46 @@
+"""The large native libraries a model's first load imports (``triton._C.libtriton``) are loaded
+ahead through ctypes, which releases the GIL while the dynamic loader works, without importing
+their Python packages; the import that follows finds them loaded and works (issue 24: that
+dlopen, done by the import, held the GIL 40–90 ms in the middle of a model's load)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+
+CHECK = """
+import sys
+from masklens.core.models.native_preload import native_libraries, preload_native_libraries
+wanted = native_libraries()
+got = preload_native_libraries()
+maps = open('/proc/self/maps').read()
+print(len(wanted), len(got), 'triton' in sys.modules, all(str(p) in maps for p in got))
+print(len(preload_native_libraries()))  # once per process
+import triton._C.libtriton  # the import finds the library loaded
+print(bool(triton._C.libtriton.__file__), len(native_libraries()))
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton is not installed")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_libtriton_is_mapped_before_its_import_and_the_import_works():
+    out = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, check=True).stdout.split("\n")
+    wanted, got, imported, mapped = out[0].split()
+    assert int(wanted) >= 1 and got == wanted  # found and loaded
+    assert imported == "False"  # the Python package was not imported (its code not run)
+    assert mapped == "True"  # in the process's memory map before the import
+    assert out[1] == "0"
+    assert out[2] == "True 0"  # imported now, nothing left to preload
+
+
+def test_model_loads_preload_first(monkeypatch):
+    """``heavy_imports`` (around the first torch import and every backend's load) preloads."""
+    from masklens.core.models import native_preload, torch_device
+
+    calls = []
+    monkeypatch.setattr(native_preload, "preload_native_libraries", lambda: calls.append(1) or [])
+    with torch_device.heavy_imports():
+        assert calls == [1]
