@@ -10,7 +10,7 @@ truth's is resized with nearest neighbour (see :func:`resize_nearest`).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -237,23 +237,34 @@ def _rles(masks: Sequence[Mask]) -> list[dict[str, Any]]:
 IOU_CALL_WORK: int | None = None
 
 
-def iou_row_groups(preds: Sequence[dict[str, Any]], gts: Sequence[dict[str, Any]]) -> list[slice]:
-    """Consecutive prediction rows per pycocotools call, each group's bound on the work (every
-    row merged with every ground truth, plus parsing the ground truth again) at most
-    :data:`IOU_CALL_WORK` unless one row alone is more; all rows at once when it is ``None``."""
-    limit = IOU_CALL_WORK
-    if limit is None:
-        return [slice(0, len(preds))]
-    gt_chars = sum(len(g["counts"]) for g in gts)
+def _groups(sizes: Sequence[int], cost: Callable[[int], int], limit: int) -> list[slice]:
+    """Consecutive items whose summed ``cost(size)`` stays within ``limit`` (one item alone may
+    be more)."""
     groups, start, work = [], 0, 0
-    for i, rle in enumerate(preds):
-        row = len(gts) * len(rle["counts"]) + gt_chars
-        if i > start and work + row > limit:
+    for i, size in enumerate(sizes):
+        if i > start and work + cost(size) > limit:
             groups.append(slice(start, i))
             start, work = i, 0
-        work += row
-    groups.append(slice(start, len(preds)))
+        work += cost(size)
+    groups.append(slice(start, len(sizes)))
     return groups
+
+
+def iou_blocks(preds: Sequence[dict[str, Any]], gts: Sequence[dict[str, Any]]) -> list[tuple[slice, slice]]:
+    """(prediction rows, ground-truth columns) per pycocotools call: each block's bound on the
+    work (every pair merged, and the block's ground truth parsed again) at most
+    :data:`IOU_CALL_WORK` unless one pair alone is more; one block when it is ``None``."""
+    limit = IOU_CALL_WORK
+    if limit is None:
+        return [(slice(0, len(preds)), slice(0, len(gts)))]
+    p_len, g_len = [len(p["counts"]) for p in preds], [len(g["counts"]) for g in gts]
+    longest = max(p_len)
+    blocks = []
+    # columns: with the longest prediction, a column costs its own length and one pair's merge
+    for cols in _groups(g_len, lambda n: 2 * n + longest, limit):
+        n, parsed = cols.stop - cols.start, sum(g_len[cols])
+        blocks.extend((rows, cols) for rows in _groups(p_len, lambda m: n * m + parsed, limit))
+    return blocks
 
 
 def iou_matrix(preds: Sequence[Mask], gts: Sequence[Mask]) -> np.ndarray:
@@ -262,14 +273,14 @@ def iou_matrix(preds: Sequence[Mask], gts: Sequence[Mask]) -> np.ndarray:
     All masks must share one size (resize predictions first). IoU of two empty
     masks is 0 (pycocotools' convention, which is also the official scripts').
     """
+    out = np.zeros((len(preds), len(gts)), dtype=np.float64)
     if not preds or not gts:
-        return np.zeros((len(preds), len(gts)), dtype=np.float64)
-    rles, targets, crowd = _rles(preds), _rles(gts), [0] * len(gts)
-    rows = [  # a bounded amount of work per call: pycocotools holds the GIL for a whole call
-        np.asarray(mask_utils.iou(rles[group], targets, crowd), dtype=np.float64).reshape(-1, len(gts))
-        for group in iou_row_groups(rles, targets)
-    ]
-    return np.concatenate(rows)
+        return out
+    rles, targets = _rles(preds), _rles(gts)
+    for rows, cols in iou_blocks(rles, targets):  # pycocotools holds the GIL for a whole call
+        block = mask_utils.iou(rles[rows], targets[cols], [0] * (cols.stop - cols.start))
+        out[rows, cols] = np.asarray(block, dtype=np.float64).reshape(rows.stop - rows.start, -1)
+    return out
 
 
 def intersection_matrix(preds: Sequence[Mask], gts: Sequence[Mask]) -> np.ndarray:

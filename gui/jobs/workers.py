@@ -59,9 +59,10 @@ class JobContext(QObject):
 #: hundreds of ms during a report export. A shorter interval hands the GIL back sooner.
 JOB_SWITCH_INTERVAL = 0.0005
 #: while a job runs, a pycocotools IoU call merges at most about this many characters of RLE
-#: (:data:`masklens.core.masks.IOU_CALL_WORK`; ~12 ms on speckled masks here, ~2 ms on blobs): it
-#: holds the GIL for a whole call. Outside the window (scripts, the CLI) a matrix is one call.
-JOB_IOU_CALL_WORK = 1_500_000
+#: (:data:`masklens.core.masks.IOU_CALL_WORK`; 10–17 ns a character on a random model's 1800×1200
+#: masks here, so ≤ ~10 ms): it holds the GIL for a whole call. Outside the window (scripts, the
+#: command line) a matrix is one call.
+JOB_IOU_CALL_WORK = 600_000
 _running_lock = threading.Lock()
 _running = 0
 _saved_interval = 0.005

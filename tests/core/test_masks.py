@@ -172,14 +172,14 @@ def test_property_validator_round_trip(h, w, seed):
     assert np.array_equal(back.to_array(), a)
 
 
-def _spy_iou(monkeypatch) -> list[int]:
-    """The prediction rows of every pycocotools IoU call (the real call made)."""
+def _spy_iou(monkeypatch) -> list[tuple[int, int]]:
+    """(prediction rows, ground-truth columns) of every pycocotools IoU call (the real call made)."""
     from pycocotools import mask as mask_utils
 
-    rows: list[int] = []
+    calls: list[tuple[int, int]] = []
     iou = mask_utils.iou
-    monkeypatch.setattr(mask_utils, "iou", lambda d, g, c: rows.append(len(d)) or iou(d, g, c))
-    return rows
+    monkeypatch.setattr(mask_utils, "iou", lambda d, g, c: calls.append((len(d), len(g))) or iou(d, g, c))
+    return calls
 
 
 def _whole(preds, gts) -> np.ndarray:
@@ -189,7 +189,7 @@ def _whole(preds, gts) -> np.ndarray:
                       ).reshape(len(preds), len(gts))
 
 
-@pytest.mark.parametrize("bound", [None, 1_500_000])
+@pytest.mark.parametrize("bound", [None, 600_000])
 def test_iou_matrix_takes_one_pycocotools_call_for_a_score_time_matrix(monkeypatch, bound):
     """A matrix is one call outside the window (no bound), and one call within the window's bound
     when its work is ordinary (asking 4 rows at a time re-parsed the ground truth at every call:
@@ -203,27 +203,36 @@ def test_iou_matrix_takes_one_pycocotools_call_for_a_score_time_matrix(monkeypat
     whole = _whole(preds, gts)
     rows = _spy_iou(monkeypatch)
     got = masks.iou_matrix(preds, gts)
-    assert rows == [11]
+    assert rows == [(11, 3)]
     assert got.shape == (11, 3) and np.array_equal(got, whole)
 
 
-def test_iou_matrix_bounds_the_work_of_each_pycocotools_call(monkeypatch):
+@pytest.mark.parametrize("n_preds, n_gts", [(12, 3), (2, 6)])
+def test_iou_matrix_bounds_the_work_of_each_pycocotools_call(monkeypatch, n_preds, n_gts):
     """pycocotools holds the GIL for a whole IoU call: masks with long RLEs (a many-mask result
-    at full size, speckled as a random-weight model's) are compared in several calls, each
-    bounded by ``IOU_CALL_WORK`` (the window's, while its jobs run; issue 24), with the same matrix."""
+    at full size, speckled as a random-weight model's) are compared in blocks of rows and of
+    columns, each within ``IOU_CALL_WORK`` (the window's, while its jobs run; issue 24), with the
+    same matrix."""
     from masklens.core import masks
+    from masklens.core.masks import iou_blocks
 
-    monkeypatch.setattr(masks, "IOU_CALL_WORK", 1_500_000)
+    monkeypatch.setattr(masks, "IOU_CALL_WORK", 600_000)
     rng = np.random.default_rng(5)
-    preds = [Mask.from_array(rng.random((300, 400)) > 0.5) for _ in range(12)]
-    gts = [Mask.from_array(rng.random((300, 400)) > 0.5) for _ in range(3)]
+    preds = [Mask.from_array(rng.random((300, 400)) > 0.5) for _ in range(n_preds)]
+    gts = [Mask.from_array(rng.random((300, 400)) > 0.5) for _ in range(n_gts)]
     whole = _whole(preds, gts)
-    rows = _spy_iou(monkeypatch)
+    calls = _spy_iou(monkeypatch)
     got = masks.iou_matrix(preds, gts)
-    assert np.array_equal(got, whole) and sum(rows) == 12 and len(rows) > 1
-    gt_chars = sum(len(g.rle["counts"]) for g in gts)
-    start = 0
-    for n in rows:  # every call within the bound (or a single row over it on its own)
-        work = sum(3 * len(p.rle["counts"]) + gt_chars for p in preds[start:start + n])
-        assert work <= masks.IOU_CALL_WORK or n == 1
-        start += n
+    assert np.array_equal(got, whole) and len(calls) > 1
+    blocks = iou_blocks([p.rle for p in preds], [g.rle for g in gts])
+    assert [(r.stop - r.start, c.stop - c.start) for r, c in blocks] == calls
+    covered = np.zeros((n_preds, n_gts), int)
+    for rows, cols in blocks:  # every pair once; every call within the bound (or one pair alone)
+        covered[rows, cols] += 1
+        p_len = [len(p.rle["counts"]) for p in preds[rows]]
+        g_len = [len(g.rle["counts"]) for g in gts[cols]]
+        work = len(g_len) * sum(p_len) + len(p_len) * sum(g_len)
+        assert work <= masks.IOU_CALL_WORK or len(p_len) * len(g_len) == 1
+    assert (covered == 1).all()
+    if n_gts > 3:
+        assert any(c.stop - c.start < n_gts for _, c in blocks)  # the columns split too
