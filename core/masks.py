@@ -262,8 +262,9 @@ def iou_blocks(preds: Sequence[dict[str, Any]], gts: Sequence[dict[str, Any]]) -
     blocks = []
     # columns: with the longest prediction, a column costs its own length and one pair's merge
     for cols in _groups(g_len, lambda n: 2 * n + longest, limit):
-        n, parsed = cols.stop - cols.start, sum(g_len[cols])
-        blocks.extend((rows, cols) for rows in _groups(p_len, lambda m: n * m + parsed, limit))
+        width, parsed = cols.stop - cols.start, sum(g_len[cols])
+        rows_cost = lambda m, w=width, g=parsed: w * m + g  # noqa: E731 - a row: its merges with the block's columns
+        blocks.extend((rows, cols) for rows in _groups(p_len, rows_cost, limit))
     return blocks
 
 

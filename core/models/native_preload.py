@@ -2,12 +2,13 @@
 loader maps and relocates them.
 
 Importing an extension module holds the GIL through its ``dlopen``. Every backend's first load
-imports ``torch._dynamo`` (torch's own code), which imports ``triton`` to see whether it is
-installed, and loading ``triton._C.libtriton`` (a ~500 MB library) held the GIL 40–90 ms here:
+imports ``torchvision`` and ``torch._dynamo`` (torch's own code), which import ``triton`` to see
+whether it is installed, and loading ``triton._C.libtriton`` (a ~500 MB library) held the GIL 40–90 ms here:
 the window's GUI thread froze that long in the middle of a model's load (docs/models.md). Loaded
 first with ``ctypes.CDLL`` from the loading thread, the library is mapped while the GUI thread
 runs; the import then finds it loaded (``dlopen`` of a loaded file returns it) and only runs its
-module init.
+module init. ``TorchSegmenter.ensure_loaded`` calls it before a backend's load (not the import of
+torch at start-up, which does not import triton).
 """
 
 from __future__ import annotations

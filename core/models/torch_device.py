@@ -44,17 +44,11 @@ def heavy_imports() -> Iterator[None]:
     100–200 ms several times per first load (docs/models.md). Frozen, the modules and the model
     stay out of later full collections too (one over ~420,000 such objects took 215–260 ms here).
     The price: cyclic garbage made during the load is not collected (on the tiny Grounded SAM 2,
-    12,884 small objects — functions, tuples, frames — and no tensor data).
-
-    First, the large native libraries those imports will load are loaded through ``ctypes``,
-    which releases the GIL meanwhile (:mod:`masklens.core.models.native_preload`)."""
+    12,884 small objects — functions, tuples, frames — and no tensor data)."""
     from masklens.core.runtime import gc_pause
 
     with gc_pause.gc_paused():
         try:
-            from masklens.core.models.native_preload import preload_native_libraries
-
-            preload_native_libraries()
             yield
         finally:
             gc_pause.freeze()

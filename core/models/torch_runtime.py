@@ -168,6 +168,7 @@ class TorchSegmenter(Segmenter):
             return
         from masklens.core.models.interrupt import make_interruptible, torch_modules
         from masklens.core.models.memory_fit import check_fits, device_available
+        from masklens.core.models.native_preload import preload_native_libraries
 
         self._resolve()  # a missing checkpoint fails before transformers is imported
         checkpoints = self._checkpoints()
@@ -176,6 +177,7 @@ class TorchSegmenter(Segmenter):
         for checkpoint in checkpoints:
             checkpoint.hash_in_background()  # off the critical path; provenance waits for it
         with heavy_imports():  # the model modules' first import and the weights' load
+            preload_native_libraries()  # triton's library without the GIL, before torchvision imports it
             self._load()
         for module in torch_modules(self, max_depth=3):
             make_interruptible(module)

@@ -36,11 +36,15 @@ def test_libtriton_is_mapped_before_its_import_and_the_import_works():
     assert out[2] == "True 0"  # imported now, nothing left to preload
 
 
-def test_model_loads_preload_first(monkeypatch):
-    """``heavy_imports`` (around the first torch import and every backend's load) preloads."""
-    from masklens.core.models import native_preload, torch_device
+def test_a_model_load_preloads_before_the_backend_loads(monkeypatch, tiny_clipseg):
+    """``ensure_loaded`` preloads (collector paused) before the backend's ``_load`` imports."""
+    from masklens.core.models import native_preload
+    from masklens.core.models.registry import create_segmenter
 
-    calls = []
-    monkeypatch.setattr(native_preload, "preload_native_libraries", lambda: calls.append(1) or [])
-    with torch_device.heavy_imports():
-        assert calls == [1]
+    order: list[str] = []
+    monkeypatch.setattr(native_preload, "preload_native_libraries", lambda: order.append("preload") or [])
+    seg = create_segmenter("clipseg", weights=str(tiny_clipseg), device="cpu")
+    load = seg._load
+    monkeypatch.setattr(seg, "_load", lambda: order.append("load") or load())
+    seg.ensure_loaded()
+    assert order == ["preload", "load"]
