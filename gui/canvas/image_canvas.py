@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from masklens.gui.canvas.score_label import label_text, new_label, show_text
+from masklens.gui.widgets.elided_label import OwnBackground
 from masklens.gui.window.key_scope import show_focus
 
 MIN_SCALE, MAX_SCALE = 0.02, 64.0
@@ -321,13 +322,18 @@ class SyncGroup:
             self._busy = False
 
 
-class ElidedLabel(QLabel):
+class ElidedLabel(OwnBackground, QLabel):
     """A one-line label that ends in "…" when narrower than its text (``text()`` stays whole);
     the whole text is its tooltip unless one was set."""
 
     _auto_tip = ""  # the tooltip this label set itself (replaced when the text changes)
 
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.fill_own_background()
+
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self.paint_background(event)
         rect = self.contentsRect().adjusted(2, 2, -2, -2)  # the panels' "padding: 2px"
         text = self.text()
         elided = self.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, rect.width())

@@ -59,7 +59,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
         self.prompt_ids: list[str] = []
         self.prompt_names: dict[str, str] = {}  # prompt id → what the user reads (“text” (role))
         self.sample_order: list[str] = []  # for "next unreviewed"; set by the window
-        self.title = ElidedLabel("No sample")  # a 160-character id never widens the dock
+        self.title = ElidedLabel("No sample", opaque=True)  # a 160-character id never widens the dock
         self.title.setStyleSheet("font-weight: 600")
         self.target = QComboBox()
         self.target.setToolTip("the verdict is about the whole sample or one of its prompts")

@@ -1,11 +1,14 @@
 """A one-line label that never widens its window: text longer than the room it has is elided in
 the middle ("Sample s0_very…_sample"), with the whole text in the tooltip. Its minimum width is a
-few characters, so a 160-character sample id cannot push docks or the window past the screen."""
+few characters, so a 160-character sample id cannot push docks or the window past the screen.
+
+Labels whose text changes on every sample switch fill their own background (:class:`OwnBackground`):
+Qt then repaints the label alone, not every see-through widget under it up to the window."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QPainter
+from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 #: the widest a label asks for (its size hint), in average characters
@@ -13,13 +16,43 @@ MAX_HINT_CHARS = 48
 MIN_CHARS = 8
 
 
-class ElidedLabel(QLabel):
-    """``text()`` is the whole text; what is painted is elided to the label's width."""
+class OwnBackground:
+    """Mixin for a label that fills its own background: Qt marks it opaque, so a new text repaints
+    the label alone — a see-through label repaints every widget under it up to the window in its
+    rectangle (on a sample switch, the panel, the tab widget and the window under each panel
+    title: ~5 ms). Call :meth:`fill_own_background` once; ``paintEvent`` starts with
+    :meth:`paint_background`."""
+
+    _opaque = False
+
+    def fill_own_background(self) -> None:
+        self._opaque = True
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if self._opaque and event.type() in (QEvent.Type.Polish, QEvent.Type.StyleChange):
+            self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)  # a style sheet's polish clears it
+        return handled
+
+    def paint_background(self, event: QPaintEvent) -> None:
+        """What the parent would have painted under the label: its palette's window colour."""
+        if self._opaque:
+            painter = QPainter(self)
+            painter.fillRect(event.rect(), self.palette().window())
+            painter.end()
+
+
+class ElidedLabel(OwnBackground, QLabel):
+    """``text()`` is the whole text; what is painted is elided to the label's width (``opaque``:
+    it fills its own background, see :class:`OwnBackground`)."""
 
     def __init__(self, text: str = "", parent: QWidget | None = None,
-                 mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle) -> None:
+                 mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle, *, opaque: bool = False) -> None:
         super().__init__(parent)
         self.mode = mode
+        if opaque:
+            self.fill_own_background()
         self._own_tip = ""
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setText(text)
@@ -61,6 +94,7 @@ class ElidedLabel(QLabel):
         self._update_tip()
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self.paint_background(event)
         painter = QPainter(self)
         painter.setPen(self.palette().color(self.foregroundRole()))
         painter.setFont(self.font())

@@ -260,6 +260,7 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
                 else (id(self.state.benchmark), self.state.active, extra))
 
     def _sample_changed(self, index: int) -> None:
+        self.prefetcher.input_arrived()  # the neighbours' overlays wait until the user pauses
         self.browser.select_source_row(index)
         sample = self.state.sample
         self.prompt_bar.set_sample(sample)

@@ -9,12 +9,15 @@ from typing import Any
 
 from PySide6.QtCore import QTimer
 
-from masklens.gui.canvas.sample_view import RenderContext, SampleViewWidget
+from masklens.gui.canvas.prefetch_panels import panel_prefetch
+from masklens.gui.canvas.sample_view import RenderContext, SampleViewWidget, prepare_image
 from masklens.gui.jobs.prefetch import ImagePrefetcher
 from masklens.gui.views import view_for
 
-#: the neighbours' images are queued this long after a sample is drawn (its paint goes first)
-PREFETCH_DELAY_MS = 20
+#: the neighbours' images are queued this long after a sample is drawn: at once (decoding them
+#: releases the GIL and overlaps the paint; a user stepping on at ~30 presses a second otherwise
+#: met each image still being decoded); their overlays wait until the user pauses (prefetch.QUIET_MS)
+PREFETCH_DELAY_MS = 0
 
 
 class WindowRendering:
@@ -72,7 +75,7 @@ class WindowRendering:
     def prefetcher(self) -> ImagePrefetcher:
         """Decodes the neighbouring samples' images into the window's image store."""
         if getattr(self, "_prefetcher", None) is None:
-            self._prefetcher = ImagePrefetcher(self.store)
+            self._prefetcher = ImagePrefetcher(self.store, on_decoded=prepare_image)
         return self._prefetcher
 
     def neighbours(self) -> list[int]:
@@ -90,12 +93,22 @@ class WindowRendering:
         return [rows[p] for p in (pos + 1, pos - 1) if 0 <= p < len(rows)]
 
     def _prefetch_neighbours(self) -> None:
+        """Queue the neighbours' images; on the Sample tab also what drawing their panels needs
+        (masks, overlays: :mod:`~masklens.gui.canvas.prefetch_panels`), as they would be drawn now."""
         st = self.state
-        if st.benchmark is None:
+        if st.benchmark is None or st.kind is None:
             return
         samples = st.benchmark.samples
-        self.prefetcher.request([ref for j in self.neighbours() if j < len(samples)
-                                 for ref in samples[j].images.values()])
+        neighbours = [samples[j] for j in self.neighbours() if j < len(samples)]
+        items: list = [ref for sample in neighbours for ref in sample.images.values()]  # images first
+        if self.tabs.currentWidget() is self.sample_view and not self.set_comparison.shown():
+            preds = st.predictions()
+            view = view_for(st.kind.name)
+            for sample in neighbours:
+                items += panel_prefetch(self.store, view.panels(sample), sample,
+                                        lambda pid: preds.get(pid) if preds and pid is not None else None,
+                                        st.score_threshold, self.toggles)
+        self.prefetcher.request(items)
 
     def show_status(self) -> None:
         """The status bar's sample line (which sample, its group, whether the filter keeps it)."""

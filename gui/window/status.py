@@ -60,7 +60,7 @@ def weights_missing_message(model: str) -> str:
 class StatusBar(QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.sample = ElidedLabel("")  # a long sample id never widens the window
+        self.sample = ElidedLabel("", opaque=True)  # a long sample id never widens the window
         self.progress = QProgressBar()
         self.progress.setFixedWidth(220)
         self.progress.setTextVisible(True)
