@@ -9,7 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
 from masklens.core.errors import MasklensError
 from masklens.core.models import preload
@@ -26,6 +26,7 @@ from masklens.gui.prompts.live_list import LiveList
 from masklens.gui.prompts.prompt_bar import PromptBar
 from masklens.gui.settings import Settings
 from masklens.gui.state import AppState
+from masklens.gui.widgets.quiet_tabs import QuietTabWidget
 from masklens.gui.window import help as help_
 from masklens.gui.window import integrations, key_scope, layout_memory
 from masklens.gui.window.actions import WindowActions
@@ -101,7 +102,7 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         self.sample_view = SampleViewWidget()
         self.compare_view = SampleViewWidget()
         self.compare_view.empty.setText("Typed prompts appear here side by side: type a prompt above and Run.")
-        self.tabs = QTabWidget()
+        self.tabs = QuietTabWidget()  # a new panel title does not repaint the whole page
         self.tabs.addTab(self.sample_view, "Sample")
         self.tabs.addTab(self.compare_view, "Compare typed prompts")
         central = QWidget()
