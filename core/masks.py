@@ -180,6 +180,12 @@ class Mask:
         """Decode to a boolean (height, width) array."""
         return mask_utils.decode(self.rle).astype(bool)
 
+    def to_array_c(self) -> np.ndarray:
+        """Decode to a C-ordered boolean array with one copy (pycocotools decodes 0/1 bytes in
+        column order: the copy to row order is the only one; ``to_array`` then a row-order copy
+        made two)."""
+        return np.ascontiguousarray(mask_utils.decode(self.rle)).view(bool)
+
     def to_coco(self) -> dict[str, Any]:
         """JSON-ready RLE with ``str`` counts."""
         return {"size": [self.height, self.width], "counts": self._counts.decode("ascii")}

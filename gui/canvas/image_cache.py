@@ -173,7 +173,7 @@ class ImageStore:
         h, w = height or mask.height, width or mask.width
         key: tuple[Any, ...] = ("mask", mask.shape, mask.rle["counts"], h, w)
         # pycocotools decodes column-major; keep a C-contiguous copy (fast row slicing, cv2, views)
-        return self.masks.get(key, lambda: np.ascontiguousarray(mask.resized(h, w).to_array()))
+        return self.masks.get(key, lambda: mask.resized(h, w).to_array_c())
 
     def box(self, array: np.ndarray) -> tuple[int, int, int, int] | None:
         """Bounding box (x0, y0, x1, y1) of a decoded mask, memoised (None when empty)."""

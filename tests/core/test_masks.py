@@ -38,6 +38,16 @@ def test_array_round_trip_and_area():
     assert m.bbox == (3.0, 2.0, 10.0, 5.0)
 
 
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.bool_, st.tuples(st.integers(0, 24), st.integers(0, 24))))
+def test_row_order_decode_equals_the_plain_one(a):
+    m = Mask.from_array(a)
+    c = m.to_array_c()
+    assert c.dtype == np.bool_ and c.flags["C_CONTIGUOUS"] and c.shape == a.shape
+    assert np.array_equal(c, m.to_array()) and np.array_equal(c, a)
+    assert c.sum() == a.sum()  # the bytes are 0/1: a bool view counts what the mask holds
+
+
 def test_counts_as_str_bytes_and_uncompressed_agree():
     a = box(16, 16, 4, 9, 2, 12)
     m = Mask.from_array(a)

@@ -26,9 +26,9 @@ from masklens.gui.jobs.prefetch import ImagePrefetcher
 def gui_thread_work(monkeypatch):
     """Mask decodes and image conversions, by thread name."""
     seen: list[tuple[str, str]] = []
-    real_decode, real_rgb_image = Mask.to_array, sample_view.rgb_image
+    real_decode, real_rgb_image = Mask.to_array_c, sample_view.rgb_image
 
-    def to_array(self):
+    def to_array_c(self):
         seen.append((threading.current_thread().name, "mask"))
         return real_decode(self)
 
@@ -36,7 +36,7 @@ def gui_thread_work(monkeypatch):
         seen.append((threading.current_thread().name, "image"))
         return real_rgb_image(rgb)
 
-    monkeypatch.setattr(Mask, "to_array", to_array)
+    monkeypatch.setattr(Mask, "to_array_c", to_array_c)
     monkeypatch.setattr(sample_view, "rgb_image", rgb_image)
     return seen
 
