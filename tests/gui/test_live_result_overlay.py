@@ -57,7 +57,7 @@ def test_a_new_model_result_is_drawn_from_what_its_job_made(toy_window, qtbot, c
     labels_on_gui, decodes_on_gui, cache_opened_on_gui = [], [], []
     _spy(monkeypatch, overlays, "instance_labels", labels_on_gui)  # what the job calls
     _spy(monkeypatch, sample_view, "instance_labels", labels_on_gui)  # what drawing would call
-    _spy(monkeypatch, Mask, "to_array", decodes_on_gui)
+    _spy(monkeypatch, Mask, "to_array_c", decodes_on_gui)  # how the image store decodes
     _spy(monkeypatch, predictions.PredictionCache, "__init__", cache_opened_on_gui)
 
     pb = w.prompt_bar
