@@ -171,9 +171,16 @@ class ImageStore:
     def mask(self, mask: Mask, height: int | None = None, width: int | None = None) -> np.ndarray:
         """A mask decoded to bool at (height, width) (nearest-neighbour resized when it differs)."""
         h, w = height or mask.height, width or mask.width
-        key: tuple[Any, ...] = ("mask", mask.shape, mask.rle["counts"], h, w)
         # pycocotools decodes column-major; keep a C-contiguous copy (fast row slicing, cv2, views)
-        return self.masks.get(key, lambda: mask.resized(h, w).to_array_c())
+        return self.masks.get(self._mask_key(mask, h, w), lambda: mask.resized(h, w).to_array_c())
+
+    def has_mask(self, mask: Mask, height: int | None = None, width: int | None = None) -> bool:
+        """Whether :meth:`mask` would find it decoded already."""
+        return self._mask_key(mask, height or mask.height, width or mask.width) in self.masks
+
+    @staticmethod
+    def _mask_key(mask: Mask, height: int, width: int) -> tuple[Any, ...]:
+        return ("mask", mask.shape, mask.rle["counts"], height, width)
 
     def box(self, array: np.ndarray) -> tuple[int, int, int, int] | None:
         """Bounding box (x0, y0, x1, y1) of a decoded mask, memoised (None when empty)."""

@@ -68,8 +68,22 @@ def panel_masks(spec: PanelSpec, sample: Sample, prediction: Callable[[str | Non
     return gts, [i for i in (pred.instances if pred else []) if i.score >= score_threshold]
 
 
-def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
-    """Fill one panel's canvas with the image and its overlay layers."""
+def panel_is_cold(spec: PanelSpec, ctx: RenderContext) -> bool:
+    """Whether drawing ``spec`` has an image or masks still to decode (a first visit the
+    prefetch did not reach: the user did not pause on the sample before)."""
+    ref = ctx.sample.images.get(spec.image)
+    if ref is None:
+        return False
+    if not ctx.store.has_image(ref):
+        return True
+    h, w = ctx.store.image(ref).shape[:2]
+    gt_masks, accepted = panel_masks(spec, ctx.sample, ctx.prediction, ctx.score_threshold)
+    return not all(ctx.store.has_mask(m, h, w) for m in (*gt_masks, *(i.mask for i in accepted)))
+
+
+def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext, *, layers: bool = True) -> None:
+    """Fill one panel's canvas with the image and its overlay layers (``layers=False``: the image
+    alone, its layers cleared; they follow in a later event-loop turn)."""
     tg = ctx.toggles
     ref = ctx.sample.images.get(spec.image)
     canvas = panel.canvas
@@ -87,6 +101,10 @@ def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext) -> None:
         ctx.pixmaps[key] = image_pixmap(rgb)
     canvas.set_image(ctx.pixmaps[key])
     canvas.set_image_opacity(0.35 if tg.error else 1.0)
+    if not layers:
+        canvas.keep_layers([])
+        canvas.set_labels([])
+        return
     gt_masks, accepted = panel_masks(spec, ctx.sample, ctx.prediction, ctx.score_threshold)
     gts = [ctx.store.mask(m, h, w) for m in gt_masks]
     inst = [ctx.store.mask(i.mask, h, w) for i in accepted]
@@ -312,10 +330,13 @@ class SampleViewWidget(QWidget):
         self._layout_key = layout_key
 
     def show_panels(self, specs: list[PanelSpec], ctx: RenderContext | None, columns: int,
-                    *, in_turns: bool = False) -> None:
+                    *, in_turns: bool = False, cold_later: bool = False) -> None:
         """Draw ``specs`` on the panels. ``in_turns`` (a new model result): when they hold over
         ``TURN_INSTANCES`` instances, the panels are drawn from the next event-loop turn on, about
-        that many instances per turn, so that the window answers in between (``drawing_left``)."""
+        that many instances per turn, so that the window answers in between (``drawing_left``).
+        ``cold_later`` (a sample switch): when a panel still has masks to decode, the images are
+        drawn now and every panel's layers in the next turn (a first visit's two halves, each
+        under the GUI-stall budget, rather than one over it)."""
         self._ensure(len(specs) if ctx else 0, columns)
         self.specs = list(specs) if ctx else []
         self._drawing += 1  # what an older drawing left undrawn is dropped
@@ -325,6 +346,12 @@ class SampleViewWidget(QWidget):
         if in_turns and sum(panel_instances(spec, ctx) for spec in specs) > TURN_INSTANCES:
             drawing = self._drawing
             QTimer.singleShot(TURN_GAP_MS, self, lambda: self._draw_some(drawing, ctx))
+            return
+        if cold_later and any(panel_is_cold(spec, ctx) for spec in specs):
+            for panel, spec in self._left:
+                render_panel(panel, spec, ctx, layers=False)
+            drawing = self._drawing
+            QTimer.singleShot(TURN_GAP_MS, self, lambda: self._draw_some(drawing, ctx, everything=True))
             return
         self._draw_some(self._drawing, ctx, everything=True)
 

@@ -268,7 +268,7 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         self.live_list.set_results(self.state.live_for_sample())  # this sample's layers only
         if self.review_panel is not None and sample is not None and self.state.benchmark is not None:
             integrations.review_set_sample(self)
-        self.render()
+        self.render(cold_later=True)  # a first visit's masks one event-loop turn after its image
 
     def _model_picked(self) -> None:
         """A model picked in the prompt bar that runs on torch: torch is imported now, in the

@@ -29,9 +29,10 @@ class WindowRendering:
             return self.set_comparison.tab.view
         return self.compare_view if self.tabs.currentIndex() == 1 else self.sample_view
 
-    def render(self, *, in_turns: bool = False) -> None:
+    def render(self, *, in_turns: bool = False, cold_later: bool = False) -> None:
         """Redraw the visible view and the readout panel for the current sample (``in_turns``: a
-        view holding many instances is drawn over the next event-loop turns, see ``show_panels``)."""
+        view holding many instances is drawn over the next event-loop turns; ``cold_later``, a
+        sample switch: masks still to decode are drawn in the next turn; see ``show_panels``)."""
         sample, kind = self.state.sample, self.state.kind
         if sample is None or kind is None:
             self.sample_view.show_panels([], None, 1)
@@ -60,7 +61,8 @@ class WindowRendering:
                                           in_turns=in_turns)
         else:
             specs = view.panels(sample)
-            self.sample_view.show_panels(specs, ctx, view.grid_columns(len(specs)), in_turns=in_turns)
+            self.sample_view.show_panels(specs, ctx, view.grid_columns(len(specs)), in_turns=in_turns,
+                                         cold_later=cold_later)
         self._show_readout()
         missing = [w for r in sample.images.values() if (w := self.store.why_missing(r, sample.id))]
         note = f"{missing[0]} (shown as a checkerboard; scoring needs no pixels)" if missing else ""

@@ -42,6 +42,7 @@ def test_select_sample_updates_view_readout_and_status(toy_window, qtbot):
     assert [p.title.text().split(":")[0] for p in w.sample_view.panels] == [
         "positive", "negative", "hypernym p1", "modal", "amodal"]
     pos = w.sample_view.panels[0].canvas
+    qtbot.waitUntil(lambda: w.sample_view.drawing_left() == 0)  # a first visit: layers a turn later
     assert {"gt", "pred"} <= set(pos.layer_names())
     assert pos.label_texts() == ["0.65"]  # s3's positive prediction has score 0.95 - 0.3
 
@@ -234,17 +235,22 @@ def test_lazy_loading_of_a_large_benchmark(window, qtbot, tmp_path):
     assert window.store.images.loads == 5  # samples 1501 and 1499 prefetched
 
 
-def test_masks_are_decoded_once_per_sample_switch(toy_window):
+def test_masks_are_decoded_once_per_sample_switch(toy_window, qtbot):
     w = toy_window
     w.prefetcher.wait_idle(10)
     w.prefetcher.close()  # the neighbours' masks are not decoded ahead: every load counted is this test's
     w.store.masks.clear()
     w.render()  # the current sample's masks decoded again
     loads = w.store.masks.loads
-    w.state.set_index(1)
+
+    def switch(index: int) -> None:  # a first visit draws its masks one event-loop turn later
+        w.state.set_index(index)
+        qtbot.waitUntil(lambda: w.sample_view.drawing_left() == 0)
+
+    switch(1)
     after_first = w.store.masks.loads
-    w.state.set_index(0)
-    w.state.set_index(1)
+    switch(0)
+    switch(1)
     assert w.store.masks.loads == after_first > loads  # second visit: all from the LRU
 
 

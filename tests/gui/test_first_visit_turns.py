@@ -1,0 +1,58 @@
+"""A switch onto a sample whose masks are not decoded yet (a first visit the prefetch did not
+reach) is drawn in two event-loop turns (issue 21): the image at once, with no stale overlay of
+the sample before, then its layers — each half under the GUI-stall budget where the whole was over
+it. A return visit (everything cached) is drawn in one turn, as before."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+
+
+def _pixels(window) -> list[np.ndarray]:
+    out = []
+    for panel in window.sample_view.panels:
+        image = panel.canvas.viewport().grab().toImage()
+        out.append(np.frombuffer(image.constBits(), np.uint8, image.sizeInBytes()).copy())
+    return out
+
+
+def _layers(window) -> list[str]:
+    return [n for p in window.sample_view.panels for n in p.canvas.layer_names()]
+
+
+def test_a_cold_switch_draws_the_image_first_and_its_layers_next_turn(window, qtbot, no_internal_errors):
+    assert window.open_demo("cafe", sync=True)
+    qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
+    table = window.browser.table
+    table.setFocus()
+    qtbot.waitUntil(lambda: bool(_layers(window)))
+    window.prefetcher.wait_idle(10)
+    window.prefetcher.close()  # no neighbour decoded ahead: every switch below is a cold one
+    for _ in range(3):
+        window.store.masks.clear()
+        before = window.state.index
+        qtbot.keyClick(table, Qt.Key.Key_Down)  # handled at once; nothing else has run yet
+        assert window.state.index != before
+        assert window.sample_view.drawing_left() > 0
+        assert _layers(window) == []  # no overlay of the sample before on the new image
+        assert all(p.canvas.image_size() != (0, 0) for p in window.sample_view.panels)
+        qtbot.waitUntil(lambda: window.sample_view.drawing_left() == 0)
+        assert _layers(window)  # the demo's CAFE samples all have ground truth
+        in_turns = _pixels(window)
+        window.render()  # the same sample drawn in one go
+        assert window.sample_view.drawing_left() == 0
+        assert all(np.array_equal(a, b) for a, b in zip(in_turns, _pixels(window), strict=True))
+
+
+def test_a_return_visit_is_drawn_in_one_turn(window, qtbot, no_internal_errors):
+    assert window.open_demo("cafe", sync=True)
+    qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
+    table = window.browser.table
+    table.setFocus()
+    qtbot.keyClick(table, Qt.Key.Key_Down)
+    qtbot.waitUntil(lambda: window.sample_view.drawing_left() == 0)
+    qtbot.keyClick(table, Qt.Key.Key_Up)
+    qtbot.waitUntil(lambda: window.sample_view.drawing_left() == 0)
+    qtbot.keyClick(table, Qt.Key.Key_Down)  # both samples decoded by now
+    assert window.sample_view.drawing_left() == 0 and _layers(window)
