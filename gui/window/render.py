@@ -69,7 +69,8 @@ class WindowRendering:
         if note and note != self.message_bar.text:
             self.message_bar.show_message(note, "warning")
         self.show_status()
-        if getattr(self, "_prefetched_around", None) != (id(sample), self.state.index):
+        gallery = self.tabs.currentWidget() is getattr(self, "gallery", None)  # draws no full image
+        if not gallery and getattr(self, "_prefetched_around", None) != (id(sample), self.state.index):
             self._prefetched_around = (id(sample), self.state.index)
             QTimer.singleShot(PREFETCH_DELAY_MS, self, self._prefetch_neighbours)  # dropped with the window
 

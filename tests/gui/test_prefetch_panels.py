@@ -118,3 +118,27 @@ def test_follow_up_work_waits_for_a_pause_and_a_newer_request_drops_it(tmp_path,
         assert decoded == [(40, 60), (40, 60)]  # each new image handed over once
     finally:
         fetcher.close()
+
+
+def test_the_gallery_prefetches_nothing_and_the_sample_tab_prefetches_when_shown(
+        window, qtbot, no_internal_errors, monkeypatch):
+    """The gallery draws no full image: while it is shown, a switch queues no decode (it would
+    only compete with the gallery's own scrolling); back on the Sample tab the neighbours are."""
+    assert window.open_demo("cafe", sync=True)
+    qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
+    requests: list[list] = []
+    real = window.prefetcher.request
+    monkeypatch.setattr(window.prefetcher, "request", lambda items: requests.append(list(items)) or real(items))
+    window.tabs.setCurrentWidget(window.gallery)
+    qtbot.wait(50)
+    requests.clear()
+    for index in (2, 3, 4):
+        window.state.set_index(index)
+        qtbot.wait(30)
+    assert requests == []
+    window.tabs.setCurrentWidget(window.sample_view)
+    qtbot.waitUntil(lambda: bool(requests))
+    nxt, prev = window.neighbours()
+    wanted = {r.key for j in (nxt, prev) for r in window.state.benchmark.samples[j].images.values()}
+    asked = {(item[0] if isinstance(item, tuple) else item).key for item in requests[-1]}
+    assert wanted <= asked
