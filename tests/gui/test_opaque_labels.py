@@ -5,20 +5,10 @@ opaque after a style sheet's polish, and they look as before."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt
+from paint_log import PaintLog
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
-
-
-class PaintCounter(QObject):
-    def __init__(self) -> None:
-        super().__init__()
-        self.painted: list[str] = []
-
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
-        if event.type() == QEvent.Type.Paint:
-            self.painted.append(obj.objectName() or type(obj).__name__)
-        return False
 
 
 def test_the_switching_labels_stay_opaque_once_styled_and_shown(window, qtbot, no_internal_errors):
@@ -49,7 +39,7 @@ def test_a_label_alone_is_repainted_when_only_it_needs_painting(qtbot):
         host.resize(300, 60)
         host.show()
         qtbot.waitExposed(host)
-        counter = PaintCounter()
+        counter = PaintLog()
         host.installEventFilter(counter)
         label.installEventFilter(counter)
         host.setObjectName("host")

@@ -5,21 +5,11 @@ resize, a page asking for more room — is still laid out as QTabWidget lays it 
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QEvent, QObject, Qt
+from paint_log import PaintLog
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
 
 from masklens.gui.widgets.quiet_tabs import QuietTabWidget
-
-
-class PaintLog(QObject):
-    def __init__(self) -> None:
-        super().__init__()
-        self.painted: list[str] = []
-
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
-        if event.type() == QEvent.Type.Paint:
-            self.painted.append(obj.objectName())
-        return False
 
 
 def _tabs(cls, qtbot):
