@@ -16,9 +16,10 @@ import numpy as np
 from PySide6.QtGui import QImage
 
 from masklens.core.schema import Prediction, Sample
-from masklens.gui.canvas.overlays import crop, indexed_image, layer_labels, layer_table
+from masklens.gui.canvas.overlays import crop, indexed_image
+from masklens.gui.canvas.panel_plan import ground_truth_labels, ground_truth_table, panel_masks
 from masklens.gui.canvas.prepared import Prepared, prepare_instances
-from masklens.gui.canvas.sample_view import LayerToggles, panel_masks
+from masklens.gui.canvas.sample_view import LayerToggles
 from masklens.gui.views import PanelSpec
 
 #: what the prefetcher is given: an image ref and what to do with its decoded pixels
@@ -65,7 +66,6 @@ def prepare_ground_truth(store: Any, mask: np.ndarray, tg: LayerToggles) -> None
     if box is None:
         return
     (sub,) = crop([mask], box)
-    labels = layer_labels(sub, tg.outlines)
-    table = layer_table(tg.colours["gt"], tg.gt_opacity)
+    labels, table = ground_truth_labels(sub, tg), ground_truth_table(tg)
     image = indexed_image(labels, table).convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
     store.prepared.put("gt", (mask,), box, tg.outlines, Prepared(labels, tuple(table), image))

@@ -13,8 +13,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
-from masklens.core.masks import Mask
-from masklens.core.schema import Instance, Prediction, Sample
+from masklens.core.schema import Prediction, Sample
 from masklens.gui.canvas.image_cache import ImageStore
 from masklens.gui.canvas.image_canvas import Canvas, Panel, SyncGroup
 from masklens.gui.canvas.overlays import (
@@ -29,6 +28,13 @@ from masklens.gui.canvas.overlays import (
     layer_table,
     rgb_image,
     to_pixmap,
+)
+from masklens.gui.canvas.panel_plan import (
+    drawn_masks,
+    ground_truth_labels,
+    ground_truth_table,
+    panel_instances,
+    panel_is_cold,
 )
 from masklens.gui.canvas.prepared import Prepared, PreparedLayers
 from masklens.gui.settings import DEFAULT_COLOURS
@@ -56,29 +62,8 @@ class RenderContext:
     toggles: LayerToggles
     caption: Callable[[PanelSpec], str] = lambda spec: ""
     pixmaps: dict = field(default_factory=dict)  # image QPixmaps of this render, shared by panels
+    masks_of: dict = field(default_factory=dict)  # each panel's masks in this render (panel_plan)
     score_labels: bool = True
-
-
-def panel_masks(spec: PanelSpec, sample: Sample, prediction: Callable[[str | None], Prediction | None],
-                score_threshold: float) -> tuple[list[Mask], list[Instance]]:
-    """What drawing ``spec`` shows: its ground-truth masks (each ground truth's union) and the
-    predicted instances scoring ≥ ``score_threshold`` (also what the prefetch prepares)."""
-    gts = [sample.gts[k].union() for k in spec.gts if k in sample.gts]
-    pred = prediction(spec.prompt_id)
-    return gts, [i for i in (pred.instances if pred else []) if i.score >= score_threshold]
-
-
-def panel_is_cold(spec: PanelSpec, ctx: RenderContext) -> bool:
-    """Whether drawing ``spec`` has an image or masks still to decode (a first visit the
-    prefetch did not reach: the user did not pause on the sample before)."""
-    ref = ctx.sample.images.get(spec.image)
-    if ref is None:
-        return False
-    if not ctx.store.has_image(ref):
-        return True
-    h, w = ctx.store.image(ref).shape[:2]
-    gt_masks, accepted = panel_masks(spec, ctx.sample, ctx.prediction, ctx.score_threshold)
-    return not all(ctx.store.has_mask(m, h, w) for m in (*gt_masks, *(i.mask for i in accepted)))
 
 
 def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext, *, layers: bool = True) -> None:
@@ -105,7 +90,7 @@ def render_panel(panel: Panel, spec: PanelSpec, ctx: RenderContext, *, layers: b
         canvas.keep_layers([])
         canvas.set_labels([])
         return
-    gt_masks, accepted = panel_masks(spec, ctx.sample, ctx.prediction, ctx.score_threshold)
+    gt_masks, accepted = drawn_masks(spec, ctx)
     gts = [ctx.store.mask(m, h, w) for m in gt_masks]
     inst = [ctx.store.mask(i.mask, h, w) for i in accepted]
     canvas.keep_layers(build_layers(canvas, gts, inst, tg, ctx.store.box, ctx.store.prepared))
@@ -136,12 +121,6 @@ TURN_INSTANCES = 100
 #: the next part waits on a timer of this many ms, not a zero one: a zero timer is a posted event,
 #: delivered in the same pass of the event loop (no timer, paint or input in between)
 TURN_GAP_MS = 1
-
-
-def panel_instances(spec: PanelSpec, ctx: RenderContext) -> int:
-    """How many predicted instances drawing ``spec`` shows (its cost grows with them)."""
-    pred = ctx.prediction(spec.prompt_id)
-    return sum(1 for i in pred.instances if i.score >= ctx.score_threshold) if pred else 0
 
 
 def prepare_image(rgb: np.ndarray) -> None:
@@ -229,8 +208,8 @@ def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], 
                 continue
             (sub,) = crop([m], box)
             if i == 0:
-                put("gt", (m,), box, tg.outlines, lambda sub=sub: layer_labels(sub, tg.outlines),
-                    layer_table(colours["gt"], tg.gt_opacity), 6)
+                put("gt", (m,), box, tg.outlines, lambda sub=sub: ground_truth_labels(sub, tg),
+                    ground_truth_table(tg), 6)
             else:  # further ground truths (e.g. R2SM's other mask): outline only
                 put(f"gt{i + 1}", (m,), box, True, lambda sub=sub: layer_labels(sub, True, 3),
                     layer_table(colours["gt2"], 0.0), 7 + i)

@@ -56,3 +56,27 @@ def test_a_return_visit_is_drawn_in_one_turn(window, qtbot, no_internal_errors):
     qtbot.waitUntil(lambda: window.sample_view.drawing_left() == 0)
     qtbot.keyClick(table, Qt.Key.Key_Down)  # both samples decoded by now
     assert window.sample_view.drawing_left() == 0 and _layers(window)
+
+
+def test_a_switch_merges_each_ground_truth_once(window, qtbot, no_internal_errors, monkeypatch):
+    """The cold check and the drawing share the panels' masks: a union (an RLE merge) per ground
+    truth per switch, not one per use."""
+    from masklens.core.schema import GroundTruth
+
+    assert window.open_demo("cafe", sync=True)
+    qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
+    table = window.browser.table
+    table.setFocus()
+    window.prefetcher.wait_idle(10)
+    window.prefetcher.close()  # only the switch merges
+    merges: list[int] = []
+    real = GroundTruth.union
+    monkeypatch.setattr(GroundTruth, "union", lambda self, **k: merges.append(1) or real(self, **k))
+    for _ in range(2):
+        window.store.masks.clear()
+        merges.clear()
+        qtbot.keyClick(table, Qt.Key.Key_Down)
+        qtbot.waitUntil(lambda: window.sample_view.drawing_left() == 0)
+        drawn_gts = sum(len([k for k in spec.gts if k in window.state.sample.gts])
+                        for spec in window.sample_view.specs)
+        assert drawn_gts > 0 and len(merges) == drawn_gts

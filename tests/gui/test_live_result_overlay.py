@@ -117,15 +117,15 @@ def test_a_result_is_drawn_on_the_gui_thread_when_the_toggles_changed_meanwhile(
 def test_a_second_panel_of_the_same_masks_reuses_their_label_maps(qtbot, monkeypatch):
     """The Compare tab's new panel draws the same ground truth as the Sample tab's: its label map
     is found, not built again; another layer of the very same array is not confused with it."""
-    from masklens.gui.canvas import sample_view
+    from masklens.gui.canvas import panel_plan, sample_view
     from masklens.gui.canvas.image_canvas import Canvas
     from masklens.gui.canvas.prepared import PreparedLayers
     from masklens.gui.canvas.sample_view import LayerToggles, build_layers
 
     built = []
-    for name in ("layer_labels", "instance_labels"):
-        original = getattr(sample_view, name)
-        monkeypatch.setattr(sample_view, name, lambda *a, _o=original, _n=name, **k: built.append(_n) or _o(*a, **k))
+    for module, name in ((panel_plan, "layer_labels"), (sample_view, "instance_labels")):  # where drawing calls them
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _o=original, _n=name, **k: built.append(_n) or _o(*a, **k))
     gt = np.zeros((40, 60), bool)
     gt[5:20, 5:30] = True
     shared, tg = PreparedLayers(), LayerToggles()
