@@ -73,9 +73,13 @@ def test_a_switch_merges_each_ground_truth_once(window, qtbot, no_internal_error
     real = GroundTruth.union
     monkeypatch.setattr(GroundTruth, "union", lambda self, **k: merges.append(1) or real(self, **k))
     for _ in range(2):
+        nxt = window.neighbours()[0]
+        for ref in window.state.benchmark.samples[nxt].images.values():
+            window.store.image(ref)  # its image decoded, its masks not: the cold check looks at them
         window.store.masks.clear()
         merges.clear()
         qtbot.keyClick(table, Qt.Key.Key_Down)
+        assert window.state.index == nxt
         qtbot.waitUntil(lambda: window.sample_view.drawing_left() == 0)
         drawn_gts = sum(len([k for k in spec.gts if k in window.state.sample.gts])
                         for spec in window.sample_view.specs)
