@@ -44,6 +44,15 @@ def _resolve(name: str) -> tuple[BackendInfo, Callable[..., Segmenter]]:
     return _FACTORIES[name]
 
 
+def is_builtin(name: str) -> bool:
+    """Whether ``name`` is one of masklens' own backends, not replaced by a registered factory
+    (a process of its own can make it from its name alone)."""
+    module = _BACKEND_MODULES.get(name)
+    if module is None:
+        return False
+    return _resolve(name)[1] is getattr(importlib.import_module(module), "create", None)
+
+
 def backend_info(name: str) -> BackendInfo:
     return _resolve(name)[0]
 

@@ -12,17 +12,17 @@ import sys
 from pathlib import Path
 
 
-def rss_bytes() -> int | None:
-    """Resident set size of this process now (None when it cannot be read)."""
+def rss_bytes(pid: int | None = None) -> int | None:
+    """Resident set size of this process (or of process ``pid``) now (None when it cannot be read)."""
     try:
-        with open("/proc/self/statm", "rb") as fh:
+        with open(f"/proc/{pid or 'self'}/statm", "rb") as fh:
             return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError, AttributeError):
         pass
     try:
         import psutil  # type: ignore[import-not-found]
 
-        return int(psutil.Process().memory_info().rss)
+        return int(psutil.Process(pid).memory_info().rss)
     except Exception:  # noqa: BLE001 - optional library, any platform error
         return None
 

@@ -247,8 +247,9 @@ class WindowActions(PredictionCacheAccess):
         """The window's ModelManager (created on first use)."""
         if getattr(self, "_models", None) is None:
             from masklens.core.models.manager import ModelManager
+            from masklens.core.models.remote import window_factory
 
-            self._models = ModelManager()
+            self._models = ModelManager(factory=window_factory(self.model_host))
         return self._models
 
     def run_prompt(self, req: Any, *, sync: bool = False) -> bool:
@@ -383,6 +384,7 @@ class WindowActions(PredictionCacheAccess):
         self.save_settings()
         if getattr(self, "_models", None) is not None:
             self._models.unload()
+        self.model_host.stop()
         if self.state.review_store is not None and hasattr(self.state.review_store, "close"):
             self.state.review_store.close()
         event.accept()

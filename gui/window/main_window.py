@@ -12,7 +12,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
 from masklens.core.errors import MasklensError
-from masklens.core.models import preload
+from masklens.core.models import remote
 from masklens.gui.browser.sample_browser import SampleBrowser
 from masklens.gui.canvas.image_cache import ImageStore
 from masklens.gui.canvas.sample_view import LayerToggles, SampleViewWidget
@@ -55,9 +55,11 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         else:
             warn = None
         self.settings = settings
-        # a session whose model runs on torch imports it now, while the window is built, not at
-        # the first prompt (a GIL-held 0.3-0.4 s; masklens.core.models.preload)
-        self.torch_import = preload.start_torch_import(settings.model)
+        # torch models run in a process of their own (masklens.core.models.remote); a session
+        # whose model runs on torch starts it now, while the window is built, not at the first
+        # prompt (or, with the models in this process, imports torch now: models.preload)
+        self.model_host = remote.ModelHost()
+        self.torch_import = remote.prepare(self.model_host, settings.model)
         self.state = AppState()
         self.store = ImageStore()
         self.jobs = JobRunner(self)
@@ -129,6 +131,7 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         self.dock_widths = DockWidths(self, [d for d in (self.browser_dock, self.readout_dock, self.live_dock,
                                                          getattr(self, "review_dock", None)) if d is not None])
         self.status = StatusBar(self)
+        self.status.model_host = self.model_host
         self.setStatusBar(self.status)
         self.view_toolbar.scope_keys(self.tabs, self.browser.table)
 
@@ -274,7 +277,7 @@ class MainWindow(WindowActions, WindowRendering, QMainWindow):
         """A model picked in the prompt bar that runs on torch: torch is imported now, in the
         background, not at its first prompt (masklens.core.models.preload)."""
         if self.torch_import is None:
-            self.torch_import = preload.start_torch_import(self.prompt_bar.model.currentData() or "")
+            self.torch_import = remote.prepare(self.model_host, self.prompt_bar.model.currentData() or "")
 
     def _live_changed(self) -> None:
         self.live_list.set_results(self.state.live_for_sample())

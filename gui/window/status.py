@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from PySide6.QtCore import QTimer
@@ -11,29 +10,41 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWi
 from masklens.gui.widgets.elided_label import ElidedLabel
 
 
-def device_text(rss: int | None = None) -> str:
-    """The device and the memory the process holds: "cpu · RAM 4.6 GB" (resident size, read from
-    the OS), on CUDA also the GPU memory allocated/reserved by torch — without importing torch
-    ourselves. ``rss`` overrides the reading (tests)."""
+def _gpu_text(cuda: int, name: str, allocated: int, reserved: int, total: int) -> str:
+    mib = 2**20
+    return (f"device: cuda:{cuda} {name} · GPU mem {allocated / mib:.0f}/{total / mib:.0f} MiB "
+            f"(reserved {reserved / mib:.0f})")
+
+
+def _this_process_device() -> dict[str, Any]:
+    """This process' device parts (model_process.device_state's shape) without importing torch."""
+    from masklens.core.models.model_process import device_state
+
+    return device_state()
+
+
+def device_text(rss: int | None = None, host: Any = None) -> str:
+    """The device and the memory held: "cpu · RAM 4.6 GB" (resident size, read from the OS), on
+    CUDA also the GPU memory allocated/reserved by torch — without importing torch ourselves.
+    With the torch models in their own process (``host``, a running ModelHost), the device is that
+    process' and RAM is "window + models". ``rss`` overrides this process' reading (tests)."""
     from masklens.core.runtime.memory import human_bytes, rss_bytes
 
     rss = rss_bytes() if rss is None else rss
     ram = f" · RAM {human_bytes(rss)}" if rss is not None else ""
-    torch = sys.modules.get("torch")
-    if torch is None:
+    pid = getattr(host, "pid", None)
+    state = _this_process_device()
+    if pid is not None:
+        model_rss = rss_bytes(pid)
+        if rss is not None and model_rss is not None:
+            ram = f" · RAM {human_bytes(rss)} window + {human_bytes(model_rss)} models"
+        state = host.state or {"torch": True}
+    if not state.get("torch"):
         return f"device: cpu (no torch model loaded){ram}"
-    try:
-        if torch.cuda.is_available():
-            i = torch.cuda.current_device()
-            used = torch.cuda.memory_allocated(i) / 2**20
-            reserved = torch.cuda.memory_reserved(i) / 2**20
-            total = torch.cuda.get_device_properties(i).total_memory / 2**20
-            return (f"device: cuda:{i} {torch.cuda.get_device_name(i)} · GPU mem {used:.0f}/{total:.0f} MiB "
-                    f"(reserved {reserved:.0f}){ram}")
-        if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
-            return f"device: mps{ram}"
-    except Exception:  # noqa: BLE001 - a status line must never fail
-        return f"device: unknown{ram}"
+    if "cuda" in state:
+        return _gpu_text(state["cuda"], state["name"], state["allocated"], state["reserved"], state["total"]) + ram
+    if state.get("mps"):
+        return f"device: mps{ram}"
     return f"device: cpu{ram}"
 
 
@@ -67,6 +78,7 @@ class StatusBar(QStatusBar):
         self.progress.hide()
         self.cancel = QPushButton("Cancel")
         self.cancel.hide()
+        self.model_host: Any = None  # the window's ModelHost, for the model process' device and RAM
         self.device = QLabel(device_text())
         self.addWidget(self.sample, 1)
         self.addPermanentWidget(self.progress)
@@ -106,4 +118,4 @@ class StatusBar(QStatusBar):
         self.cancel.clicked.connect(jobs.cancel_all)
 
     def update_device(self) -> None:
-        self.device.setText(device_text())
+        self.device.setText(device_text(host=self.model_host))

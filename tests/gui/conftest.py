@@ -15,6 +15,9 @@ def _config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("MASKLENS_CACHE_DIR", str(tmp_path / "cache"))  # prediction cache
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # review stores of the demo
     toykind.install(monkeypatch)  # the toy kind and segmenters, for this test only
+    # the window's torch models run in this process here: these tests reach into the loaded
+    # models (slow blocks, spies); tests/gui/test_model_process.py runs them in their own process
+    monkeypatch.setenv("MASKLENS_MODEL_PROCESS", "in-process")
 
 
 @pytest.fixture
@@ -34,6 +37,7 @@ def window(qtbot):
     w.jobs.cancel_all()
     w.rescoring.runner.cancel_all()
     qtbot.waitUntil(lambda: not w.jobs.busy and not w.rescoring.runner.busy, timeout=10000)
+    w.model_host.stop()
 
 
 @pytest.fixture

@@ -84,18 +84,26 @@ _WINDOW = (
     "started = w.torch_import is not None\n"
     "if started:\n"
     "    w.torch_import.join(120)\n"
-    "print(json.dumps({'started': started, 'torch': 'torch' in sys.modules}))\n"
+    "apart = w.model_host.running and w.model_host.state.get('torch', False)\n"
+    "w.model_host.stop()\n"
+    "print(json.dumps({'started': started, 'torch here': 'torch' in sys.modules, 'torch apart': apart}))\n"
 )
 
 
-@pytest.mark.parametrize(("model", "imports"), [("clipseg", True), ("demo", False)])
-def test_the_window_imports_torch_while_it_is_built_only_for_a_torch_model(model, imports):
+@pytest.mark.parametrize(("model", "mode", "expected"), [
+    ("clipseg", "separate", {"started": True, "torch here": False, "torch apart": True}),
+    ("clipseg", "in-process", {"started": True, "torch here": True, "torch apart": False}),
+    ("demo", "separate", {"started": False, "torch here": False, "torch apart": False}),
+])
+def test_the_window_imports_torch_while_it_is_built_only_for_a_torch_model(model, mode, expected):
+    """Built for a torch model, the window starts its model process and torch is imported there
+    (or, with the models in the window's process, here in the background); for the demo, nowhere."""
     pytest.importorskip("PySide6")
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "MASKLENS_MODEL_PROCESS": mode}
     out = subprocess.run([sys.executable, "-c", _WINDOW, model], capture_output=True, text=True,
                          env=env, timeout=300, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result == {"started": imports, "torch": imports}
+    assert result == expected
 
 
 _PICK = (
@@ -116,13 +124,15 @@ _PICK = (
     "    picked.append((combo.currentData(), w.torch_import is not None))\n"
     "if w.torch_import is not None:\n"
     "    w.torch_import.join(120)\n"
-    "print(json.dumps({'picked': picked, 'torch': 'torch' in sys.modules}))\n"
+    "apart = w.model_host.running and w.model_host.state.get('torch', False)\n"
+    "w.model_host.stop()\n"
+    "print(json.dumps({'picked': picked, 'torch': apart and 'torch' not in sys.modules}))\n"
 )
 
 
 def test_picking_a_torch_model_in_the_prompt_bar_starts_importing_torch():
     """Keys in the model picker: models without torch start nothing; the first torch model
-    picked starts the import in the background."""
+    picked starts the model process, which imports torch (the window's process does not)."""
     pytest.importorskip("PySide6")
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     out = subprocess.run([sys.executable, "-c", _PICK, "sam3"], capture_output=True, text=True,

@@ -243,7 +243,10 @@ def build_owlv2(folder: Path) -> Path:
 
 
 @_seeded
-def build_clipseg(folder: Path) -> Path:
+def build_clipseg(folder: Path, *, image_size: int = 64, patch_size: int = 16, layers: int = 2) -> Path:
+    """A tiny random CLIPSeg. A large ``image_size`` with a small ``patch_size`` and many
+    ``layers`` makes a forward pass slow (448 / 8 / 48: ~4 s on a 2-core CPU) with a checkpoint
+    still under 2 MB: what a test of Cancel mid-forward needs."""
     from transformers import (
         CLIPSegConfig,
         CLIPSegForImageSegmentation,
@@ -255,8 +258,8 @@ def build_clipseg(folder: Path) -> Path:
     config = CLIPSegConfig(
         text_config=_clip_text(tok),
         vision_config={
-            "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-            "num_attention_heads": 4, "image_size": 64, "patch_size": 16,
+            "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": layers,
+            "num_attention_heads": 4, "image_size": image_size, "patch_size": patch_size,
         },
         projection_dim=32,
         extract_layers=[0, 1],
@@ -266,7 +269,7 @@ def build_clipseg(folder: Path) -> Path:
     )
     CLIPSegForImageSegmentation(config).eval().save_pretrained(folder)
     CLIPSegProcessor(
-        image_processor=ViTImageProcessor(size={"height": 64, "width": 64}), tokenizer=tok
+        image_processor=ViTImageProcessor(size={"height": image_size, "width": image_size}), tokenizer=tok
     ).save_pretrained(folder)
     return folder
 

@@ -1,0 +1,282 @@
+"""The window's side of the model process (:mod:`masklens.core.models.model_process`).
+
+:class:`ModelHost` starts the process (``spawn``: no Qt state is copied into it), sends it one
+request at a time and waits for the answer with the interpreter lock released, so the GUI thread
+never competes with a model for it. :class:`RemoteSegmenter` is a :class:`Segmenter` whose calls
+run there; :class:`~masklens.core.models.manager.ModelManager` keeps it like any other.
+
+Cancel: while a call waits, the job's cancel check (:func:`masklens.core.models.interrupt.
+current_check`) is looked at every :data:`POLL_S`; once it raises, the process is told (a shared
+byte its forward passes check before every submodule) and gets :data:`CANCEL_GRACE_S` to stop.
+A process that does not answer by then (busy in one long native call, e.g. reading weights) is
+ended; the next request starts a new one, which loads the model again.
+
+A process that dies (out of memory, a crash in a native library) fails the call with a clear
+message; the next request starts a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from masklens.core.errors import Cancelled, ModelError
+from masklens.core.models.base import Segmenter, SegmentRequest, SegmentResult
+
+log = logging.getLogger(__name__)
+
+#: where the window's torch models run: "separate" (the default: a process of their own) or
+#: "in-process" (the window's process, as the command line runs them; for debugging a backend)
+MODE_VARIABLE = "MASKLENS_MODEL_PROCESS"
+#: how often a waiting call looks at its job's Cancel (seconds)
+POLL_S = 0.02
+#: after Cancel, how long the process gets to stop before it is ended (seconds)
+CANCEL_GRACE_S = 0.5
+#: how long closing waits for the process to stop by itself (seconds)
+STOP_TIMEOUT_S = 5.0
+
+
+def _signal_hint(code: int | None) -> str:
+    if code is not None and code < 0:
+        return f"it was ended by signal {-code}" + (" — most often the system running out of memory"
+                                                    if -code == 9 else "")
+    return f"it exited with code {code}"
+
+
+class ModelHost:
+    """One model process for a window: started on the first request, restarted after it ended."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._process: Any = None
+        self._conn: Any = None
+        self._cancel: Any = None
+        #: the process' device line parts from its last answer (model_process.device_state)
+        self.state: dict[str, Any] = {}
+        #: processes started so far (a restart after a crash or a forced Cancel counts)
+        self.started = 0
+
+    @property
+    def pid(self) -> int | None:
+        process = self._process
+        return process.pid if process is not None and process.is_alive() else None
+
+    @property
+    def running(self) -> bool:
+        return self.pid is not None
+
+    def _start(self) -> None:
+        import multiprocessing
+
+        from masklens.core.models import model_process
+
+        ctx = multiprocessing.get_context("spawn")
+        parent_end, child_end = ctx.Pipe()
+        cancel = ctx.RawValue("b", 0)
+        process = ctx.Process(target=model_process.main, args=(child_end, cancel),
+                              name="masklens-models", daemon=True)
+        process.start()
+        child_end.close()
+        self._process, self._conn, self._cancel = process, parent_end, cancel
+        self.started += 1
+        log.info("model process %s started", process.pid)
+
+    def _discard(self, *, kill: bool, grace: float = 0.0) -> int | None:
+        """Forget the process (with ``kill``, ending it unless it exits within ``grace`` seconds);
+        its exit code when known."""
+        process, conn = self._process, self._conn
+        self._process = self._conn = self._cancel = None
+        self.state = {}
+        if conn is not None:
+            with contextlib.suppress(OSError):
+                conn.close()
+        if process is None:
+            return None
+        if kill and grace:
+            process.join(timeout=grace)
+        if kill and process.is_alive():
+            process.kill()
+        process.join(timeout=STOP_TIMEOUT_S)
+        return process.exitcode
+
+    def request(self, op: str, key: str | None, payload: Any) -> Any:
+        """Send one request and wait for its answer; raises what the process raised, Cancelled
+        when the calling job was cancelled, a ModelError when the process ended."""
+        from masklens.core.models.interrupt import current_check
+
+        check = current_check()
+        with self._lock:
+            if self._process is None or not self._process.is_alive():
+                if self._process is not None:
+                    self._discard(kill=False)
+                self._start()
+            self._cancel.value = 0
+            try:
+                self._conn.send((op, key, payload))
+            except (BrokenPipeError, OSError) as exc:
+                raise self._ended() from exc
+            status, value, state = self._wait(check)
+            self.state = state
+        if status == "cancelled":
+            raise Cancelled()
+        if status == "error":
+            raise value
+        return value
+
+    def _ended(self) -> ModelError:
+        code = self._discard(kill=False)
+        return ModelError(f"the model process ended while working ({_signal_hint(code)})",
+                          hint="run the prompt again to start it anew; a model too large for this "
+                               "machine's memory ends it the same way again")
+
+    def _wait(self, check: Any) -> tuple[str, Any, dict[str, Any]]:
+        cancelled_at: float | None = None
+        while True:
+            try:
+                if self._conn.poll(POLL_S):
+                    return self._conn.recv()
+            except (EOFError, OSError) as exc:
+                raise self._ended() from exc
+            if not self._process.is_alive():
+                raise self._ended()
+            if cancelled_at is None:
+                if check is None:
+                    continue
+                try:
+                    check()
+                except Cancelled:
+                    self._cancel.value = 1  # its forward passes stop at the next submodule
+                    cancelled_at = time.monotonic()
+            elif time.monotonic() - cancelled_at > CANCEL_GRACE_S:
+                log.info("model process %s did not stop within %.1f s of Cancel: ended", self.pid, CANCEL_GRACE_S)
+                self._discard(kill=True)
+                raise Cancelled()
+
+    def warm(self, backend: str) -> threading.Thread:
+        """Start the process and import torch and ``backend``'s libraries there, in a thread of
+        this process (which only waits); a failure is logged, the first prompt reports it."""
+
+        def run() -> None:
+            try:
+                self.request("warm", None, backend)
+            except Exception as exc:  # noqa: BLE001 - reported by the first prompt
+                log.info("the model process was not prepared for %s: %s", backend, exc)
+
+        thread = threading.Thread(target=run, name="masklens-model-process-warm", daemon=True)
+        thread.start()
+        return thread
+
+    def stop(self) -> None:
+        """End the process: asked to stop, ended when it does not within STOP_TIMEOUT_S."""
+        if not self._lock.acquire(timeout=STOP_TIMEOUT_S):  # a call still runs: end it
+            self._discard(kill=True)
+            return
+        try:
+            if self._process is not None and self._process.is_alive():
+                with contextlib.suppress(OSError, EOFError):
+                    self._conn.send(("stop", None, None))
+                    if self._conn.poll(STOP_TIMEOUT_S):
+                        self._conn.recv()
+            self._discard(kill=True, grace=STOP_TIMEOUT_S)
+        finally:
+            self._lock.release()
+
+
+def model_key(name: str, options: dict[str, Any]) -> str:
+    return json.dumps([name, options], sort_keys=True, default=str)
+
+
+class RemoteSegmenter(Segmenter):
+    """A segmenter of backend ``name`` with ``options`` that lives in ``host``'s process."""
+
+    cacheable = True
+
+    def __init__(self, host: ModelHost, name: str, options: dict[str, Any]) -> None:
+        from masklens.core.models.registry import require_extra
+
+        self.info = require_extra(name)  # a missing extra is named now, as a local one would be
+        self.host, self.name, self.options = host, name, dict(options)
+        self.key = model_key(name, self.options)
+        self._created = False
+
+    def _call(self, method: str, *args: Any) -> Any:
+        value = self.host.request("call", self.key, (self.name, self.options, method, args))
+        self._created = True
+        return value
+
+    def segment(self, image: np.ndarray, request: SegmentRequest) -> SegmentResult:
+        return self._call("segment", image, request)
+
+    def segment_many(self, image: np.ndarray, requests: list[SegmentRequest]) -> list[SegmentResult]:
+        return self._call("segment_many", image, requests)
+
+    def provenance(self) -> dict[str, Any]:
+        return self._call("provenance")
+
+    def cache_identity(self) -> str:
+        return self._call("cache_identity")
+
+    def ensure_loaded(self) -> None:
+        self._call("ensure_loaded")
+
+    def memory_bytes(self) -> int:
+        """Bytes it holds on an accelerator (0 before it was made or once its process ended)."""
+        if not self._created or not self.host.running:
+            return 0
+        return int(self._call("memory_bytes"))
+
+    def unload(self) -> None:
+        if self._created and self.host.running:
+            self.host.request("drop", self.key, None)
+        self._created = False
+
+
+def runs_apart(name: str) -> bool:
+    """Whether the window runs backend ``name`` in the model process: one of masklens' own torch
+    backends (a plug-in registered in this process only could not be made there), unless
+    :data:`MODE_VARIABLE` says "in-process"."""
+    from masklens.core.errors import MasklensError
+    from masklens.core.models.preload import needs_torch
+    from masklens.core.models.registry import is_builtin
+
+    if os.environ.get(MODE_VARIABLE, "separate").strip().lower() in ("in-process", "inprocess", "0", "off"):
+        return False
+    try:
+        return is_builtin(name) and needs_torch(name)
+    except MasklensError:
+        return False
+
+
+def window_factory(host: ModelHost) -> Any:
+    """A ModelManager factory: :class:`RemoteSegmenter` where :func:`runs_apart`, else the
+    backend's own segmenter in this process (the demo, replays, plug-ins)."""
+    from masklens.core.models.registry import create_segmenter
+
+    def make(name: str, **options: Any) -> Segmenter:
+        if runs_apart(name):
+            return RemoteSegmenter(host, name, options)
+        return create_segmenter(name, **options)
+
+    return make
+
+
+def prepare(host: ModelHost, backend: str) -> threading.Thread | None:
+    """Ahead of the first prompt of a session whose model runs on torch: start the model process
+    and import torch there (:func:`runs_apart`), or import torch in this process in the
+    background (:mod:`masklens.core.models.preload`). The thread doing it, or None."""
+    import importlib.util
+
+    from masklens.core.models import preload
+
+    if runs_apart(backend):
+        if host.running or importlib.util.find_spec("torch") is None:
+            return None
+        return host.warm(backend)
+    return preload.start_torch_import(backend)

@@ -1,0 +1,135 @@
+"""The model process (core/models/remote.py, model_process.py): a real spawned process running a
+tiny random CLIPSeg loaded from disk through the ordinary code path."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers")
+
+import tiny  # noqa: E402
+
+from masklens.core.errors import Cancelled, ModelError  # noqa: E402
+from masklens.core.models.base import SegmentRequest  # noqa: E402
+from masklens.core.models.interrupt import cancel_check  # noqa: E402
+from masklens.core.models.registry import create_segmenter  # noqa: E402
+from masklens.core.models.remote import ModelHost, RemoteSegmenter, runs_apart, window_factory  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def clipseg_folder(tmp_path_factory):
+    return tiny.build_clipseg(tmp_path_factory.mktemp("clipseg"))
+
+
+@pytest.fixture(scope="module")
+def slow_clipseg_folder(tmp_path_factory):
+    return tiny.build_clipseg(tmp_path_factory.mktemp("slow-clipseg"), image_size=448, patch_size=8, layers=48)
+
+
+@pytest.fixture
+def host():
+    h = ModelHost()
+    yield h
+    h.stop()
+
+
+def _image(seed: int = 0) -> np.ndarray:
+    img = np.random.default_rng(seed).integers(0, 255, (90, 140, 3), dtype=np.uint8)
+    img[20:60, 30:90] = 255
+    return img
+
+
+def test_the_process_gives_the_answer_the_model_gives_here(host, clipseg_folder):
+    options = {"weights": str(clipseg_folder), "device": "cpu", "score_threshold": 0.0}
+    remote = RemoteSegmenter(host, "clipseg", options)
+    local = create_segmenter("clipseg", **options)
+    request = SegmentRequest("a white square")
+    apart, here = remote.segment(_image(), request), local.segment(_image(), request)
+    assert host.pid not in (None, os.getpid())
+    assert [m.rle["counts"] for m in apart.masks] == [m.rle["counts"] for m in here.masks]
+    assert apart.scores == here.scores and len(apart.masks) >= 1
+    assert remote.provenance()["checkpoint_sha256"] == local.provenance()["checkpoint_sha256"]
+    assert remote.cache_identity() == local.cache_identity()
+    many = remote.segment_many(_image(), [request, SegmentRequest("a cat")])
+    assert [r.scores for r in many] == [r.scores for r in local.segment_many(_image(), [request, SegmentRequest("a cat")])]
+    assert remote.memory_bytes() == 0  # on the CPU: nothing on an accelerator
+    assert host.state["torch"] is True
+
+
+def test_a_failure_there_is_the_same_clear_error_here(host, tmp_path):
+    remote = RemoteSegmenter(host, "clipseg", {"weights": str(tmp_path / "missing"), "device": "cpu"})
+    with pytest.raises(ModelError) as err:
+        remote.segment(_image(), SegmentRequest("x"))
+    assert str(tmp_path / "missing") in str(err.value) and "weights not found" in str(err.value)
+    assert err.value.hint  # the hint survives the trip
+    with pytest.raises(ModelError, match="unknown option"):
+        RemoteSegmenter(host, "clipseg", {"colour": "red"}).segment(_image(), SegmentRequest("x"))
+    assert host.started == 1  # errors do not end the process
+
+
+def test_cancel_stops_a_forward_pass_there_and_the_model_stays_loaded(host, slow_clipseg_folder):
+    remote = RemoteSegmenter(host, "clipseg", {"weights": str(slow_clipseg_folder), "device": "cpu"})
+    remote.ensure_loaded()
+    t0 = time.perf_counter()
+    remote.segment(_image(1), SegmentRequest("a square"))
+    full = time.perf_counter() - t0
+    assert full > 1.5, "the slow model is not slow enough to cancel part-way"
+    flag = threading.Event()
+
+    def check() -> None:
+        if flag.is_set():
+            raise Cancelled()
+
+    threading.Timer(0.3 * full, flag.set).start()
+    t0 = time.perf_counter()
+    with cancel_check(check), pytest.raises(Cancelled):
+        remote.segment(_image(2), SegmentRequest("a circle"))
+    stopped = time.perf_counter() - t0
+    assert stopped < 0.3 * full + 1.0, f"Cancel took {stopped - 0.3 * full:.2f} s to act"
+    assert host.started == 1, "the process was ended instead of stopping its pass"
+    t0 = time.perf_counter()
+    assert remote.segment(_image(2), SegmentRequest("a circle")).masks is not None  # the next call works
+    assert time.perf_counter() - t0 < 3 * full  # on the loaded model (no new process, no reload)
+    assert host.started == 1
+
+
+def test_a_process_that_dies_mid_call_fails_that_call_clearly_and_the_next_starts_anew(host, slow_clipseg_folder):
+    remote = RemoteSegmenter(host, "clipseg", {"weights": str(slow_clipseg_folder), "device": "cpu"})
+    remote.ensure_loaded()
+    pid = host.pid
+    threading.Timer(1.0, lambda: os.kill(pid, signal.SIGKILL)).start()
+    with pytest.raises(ModelError, match="ended while working .*signal 9"):
+        remote.segment(_image(3), SegmentRequest("a square"))
+    assert not host.running
+    assert remote.segment(_image(0), SegmentRequest("a square")).masks is not None
+    assert host.started == 2 and host.pid != pid
+
+
+def test_stop_ends_the_process(host, clipseg_folder):
+    remote = RemoteSegmenter(host, "clipseg", {"weights": str(clipseg_folder), "device": "cpu"})
+    remote.segment(_image(), SegmentRequest("x"))
+    process = host._process
+    remote.unload()
+    host.stop()
+    assert not host.running and process.exitcode == 0  # it stopped when asked, not killed
+
+
+def test_which_backends_run_apart(monkeypatch):
+    from masklens.core.models import registry
+
+    assert runs_apart("clipseg") and runs_apart("sam3")
+    assert not runs_apart("demo") and not runs_apart("replay") and not runs_apart("no-such-model")
+    monkeypatch.setenv("MASKLENS_MODEL_PROCESS", "in-process")
+    assert not runs_apart("clipseg")
+    monkeypatch.setenv("MASKLENS_MODEL_PROCESS", "separate")
+    info = registry.backend_info("clipseg")
+    monkeypatch.setitem(registry._FACTORIES, "clipseg", (info, lambda **_: None))  # replaced here only
+    assert not runs_apart("clipseg")
+    make = window_factory(ModelHost())
+    assert make("demo").info.name == "demo"
