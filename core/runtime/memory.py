@@ -27,13 +27,14 @@ def rss_bytes(pid: int | None = None) -> int | None:
         return None
 
 
-def peak_rss_bytes() -> int | None:
-    """The largest resident size this process has had (None when unknown)."""
+def peak_rss_bytes(*, children: bool = False) -> int | None:
+    """The largest resident size this process has had (with ``children``: the largest of its
+    ended child processes, e.g. the window's model process once stopped); None when unknown."""
     try:
         import resource
     except ImportError:  # Windows
         return None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF).ru_maxrss
     return int(peak if sys.platform == "darwin" else peak * 1024)  # bytes on macOS, KiB elsewhere
 
 

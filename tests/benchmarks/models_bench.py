@@ -10,7 +10,8 @@ run in the same process:
 - 5 prompts: ``segment_many`` vs 5 ``segment`` calls (vs 5 plain calls);
 - a box prompt and a point prompt (masklens only: the plain pipelines take text);
 - masklens' own time per prompt: the prompt's wall time minus the time inside the model's modules;
-- peak RSS of the backend's process (each backend runs in its own process);
+- peak RSS of the backend's process (each backend runs in its own process), and of the window's
+  model process (where the window's copy of the model ran);
 - through the window: the worst GUI-thread stall (2 ms timer, as tests/benchmarks/bench_gui.py)
   while the model loads and answers its first prompt, and during a further prompt, against the
   worst stall while the plain pipeline runs in a plain thread beside the idle window;
@@ -356,6 +357,7 @@ def run_one(name: str, args: argparse.Namespace) -> dict[str, Any]:
         row.update(bench_window(name, folders, options, args.device, row.get("first", 5 / 0.3),
                                 preload=args.preload))
     row["peak_rss"] = peak_rss_bytes()
+    row["peak_rss_model_process"] = peak_rss_bytes(children=True)  # the window's model process, once ended
     return row
 
 
@@ -372,8 +374,9 @@ def show(row: dict[str, Any]) -> None:
         print("  load, prompts, overhead, batching, box/point: not measured (--gui-only)")
     else:
         show_direct(row, s)
-    print(f"  peak RSS        {row['peak_rss'] / 1e9:.2f} GB (this backend's process: masklens, the plain "
-          "pipeline and the window's copy)")
+    apart = row.get("peak_rss_model_process")
+    print(f"  peak RSS        {row['peak_rss'] / 1e9:.2f} GB (this backend's process: masklens and the plain "
+          "pipeline)" + (f"; the window's model process {apart / 1e9:.2f} GB" if apart else ""))
     show_window(row, s)
 
 
@@ -395,6 +398,9 @@ def show_direct(row: dict[str, Any], s: Any) -> None:
 
 
 def show_window(row: dict[str, Any], s: Any) -> None:
+    if "stall_after_startup" in row:
+        print(f"  start-up        window + benchmark {row['startup']:.2f} s; worst GUI stall while torch was "
+              f"imported after that {row['stall_after_startup']:.0f} ms (done at {row['torch_import_done']:.1f} s)")
     if "stall_load_first" in row:
         print(f"  GUI stall       load + first prompt {row['stall_load_first']:.0f} ms "
               f"({s('window_first')}), further prompt {row['stall_further']:.0f} ms | plain pipeline in a "
