@@ -99,6 +99,36 @@ def test_cancel_stops_a_forward_pass_there_and_the_model_stays_loaded(host, slow
     assert host.started == 1
 
 
+def test_a_process_that_does_not_stop_within_the_grace_after_cancel_is_ended(host, slow_clipseg_folder):
+    """As when Cancel comes during a load, which has no hook point: the process never sees the
+    cancel byte here (the parent writes to a stand-in), so it is ended CANCEL_GRACE_S after Cancel."""
+    from masklens.core.models import remote as remote_module
+
+    remote = RemoteSegmenter(host, "clipseg", {"weights": str(slow_clipseg_folder), "device": "cpu"})
+    remote.ensure_loaded()
+    pid = host.pid
+
+    class Unseen:
+        value = 0
+
+    stand_in = Unseen()
+    host._cancel = stand_in  # the process keeps its own byte, never set
+    flag = threading.Event()
+    threading.Timer(0.5, flag.set).start()
+
+    def check() -> None:
+        if flag.is_set():
+            raise Cancelled()
+
+    t0 = time.perf_counter()
+    with cancel_check(check), pytest.raises(Cancelled):
+        remote.segment(_image(4), SegmentRequest("a square"))
+    assert time.perf_counter() - t0 < 0.5 + remote_module.CANCEL_GRACE_S + 1.0
+    assert not host.running and stand_in.value == 1  # told, did not stop in time: ended
+    assert remote.segment(_image(0), SegmentRequest("a square")).masks is not None  # a new process
+    assert host.started == 2 and host.pid != pid
+
+
 def test_a_process_that_dies_mid_call_fails_that_call_clearly_and_the_next_starts_anew(host, slow_clipseg_folder):
     remote = RemoteSegmenter(host, "clipseg", {"weights": str(slow_clipseg_folder), "device": "cpu"})
     remote.ensure_loaded()
