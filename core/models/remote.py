@@ -112,7 +112,10 @@ class ModelHost:
         from masklens.core.models.interrupt import current_check
 
         check = current_check()
-        with self._lock:
+        while not self._lock.acquire(timeout=POLL_S):  # another request runs (e.g. the warm-up)
+            if check is not None:
+                check()  # a job cancelled while it waits for its turn stops now
+        try:
             if self._process is None or not self._process.is_alive():
                 if self._process is not None:
                     self._discard(kill=False)
@@ -124,6 +127,8 @@ class ModelHost:
                 raise self._ended() from exc
             status, value, state = self._wait(check)
             self.state = state
+        finally:
+            self._lock.release()
         if status == "cancelled":
             raise Cancelled()
         if status == "error":

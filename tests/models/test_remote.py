@@ -163,3 +163,34 @@ def test_which_backends_run_apart(monkeypatch):
     assert not runs_apart("clipseg")
     make = window_factory(ModelHost())
     assert make("demo").info.name == "demo"
+
+
+def test_a_job_cancelled_while_waiting_for_its_turn_stops_at_once():
+    """Another request holds the process (the warm-up's torch import takes seconds): a job
+    cancelled meanwhile stops without waiting for it."""
+    host = ModelHost()
+    held, release = threading.Event(), threading.Event()
+
+    def other_request() -> None:
+        with host._lock:
+            held.set()
+            release.wait(10)
+
+    threading.Thread(target=other_request, daemon=True).start()
+    assert held.wait(5)
+    flag = threading.Event()
+    threading.Timer(0.2, flag.set).start()
+
+    def check() -> None:
+        if flag.is_set():
+            raise Cancelled()
+
+    t0 = time.perf_counter()
+    try:
+        with cancel_check(check), pytest.raises(Cancelled):
+            host.request("warm", None, "clipseg")
+        assert time.perf_counter() - t0 < 1.0
+        assert not host.running  # it never got its turn
+    finally:
+        release.set()
+        host.stop()
