@@ -116,10 +116,7 @@ class ModelHost:
             if check is not None:
                 check()  # a job cancelled while it waits for its turn stops now
         try:
-            if self._process is None or not self._process.is_alive():
-                if self._process is not None:
-                    self._discard(kill=False)
-                self._start()
+            self.start()
             self._cancel.value = 0
             try:
                 self._conn.send((op, key, payload))
@@ -163,6 +160,16 @@ class ModelHost:
                 log.info("model process %s did not stop within %.1f s of Cancel: ended", self.pid, CANCEL_GRACE_S)
                 self._discard(kill=True)
                 raise Cancelled()
+
+    def start(self) -> None:
+        """Start the process now, in this thread (a fork and exec, plus multiprocessing's first
+        import: tens of ms holding the GIL, which a background thread would take from the GUI
+        thread while the window is already up); requests start it themselves otherwise."""
+        with self._lock:
+            if self._process is None or not self._process.is_alive():
+                if self._process is not None:
+                    self._discard(kill=False)
+                self._start()
 
     def warm(self, backend: str) -> threading.Thread:
         """Start the process and import torch and ``backend``'s libraries there, in a thread of
@@ -283,5 +290,6 @@ def prepare(host: ModelHost, backend: str) -> threading.Thread | None:
     if runs_apart(backend):
         if host.running or importlib.util.find_spec("torch") is None:
             return None
+        host.start()  # here, while the window is being built; the warm-up's thread only waits
         return host.warm(backend)
     return preload.start_torch_import(backend)
