@@ -139,14 +139,15 @@ class ModelHost:
                                "machine's memory ends it the same way again")
 
     def _wait(self, check: Any) -> tuple[str, Any, dict[str, Any]]:
+        conn, process = self._conn, self._process  # stop() from another thread may forget them
         cancelled_at: float | None = None
         while True:
             try:
-                if self._conn.poll(POLL_S):
-                    return self._conn.recv()
+                if conn.poll(POLL_S):
+                    return conn.recv()
             except (EOFError, OSError) as exc:
                 raise self._ended() from exc
-            if not self._process.is_alive():
+            if not process.is_alive():
                 raise self._ended()
             if cancelled_at is None:
                 if check is None:
