@@ -194,3 +194,29 @@ def test_a_job_cancelled_while_waiting_for_its_turn_stops_at_once():
     finally:
         release.set()
         host.stop()
+
+
+def test_stop_while_a_call_waits_ends_that_call_with_a_clear_error(host, slow_clipseg_folder, monkeypatch):
+    """The window closing while a pass runs that does not stop: stop() ends the process after its
+    wait, and the waiting call fails with the process' end (not an internal error)."""
+    from masklens.core.models import remote as remote_module
+
+    remote = RemoteSegmenter(host, "clipseg", {"weights": str(slow_clipseg_folder), "device": "cpu"})
+    remote.ensure_loaded()
+    monkeypatch.setattr(remote_module, "STOP_TIMEOUT_S", 0.5)
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            remote.segment(_image(5), SegmentRequest("a square"))
+        except BaseException as exc:  # noqa: BLE001 - recorded for the assertion
+            errors.append(exc)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    time.sleep(0.5)
+    host.stop()
+    caller.join(10)
+    assert not host.running
+    assert len(errors) == 1 and isinstance(errors[0], ModelError), errors
+    assert "ended while working" in str(errors[0])
