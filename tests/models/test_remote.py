@@ -39,6 +39,18 @@ def host():
     h.stop()
 
 
+def cancelled_after(seconds: float):
+    """A cancel check (as a job installs) that raises Cancelled from ``seconds`` from now on."""
+    flag = threading.Event()
+    threading.Timer(seconds, flag.set).start()
+
+    def check() -> None:
+        if flag.is_set():
+            raise Cancelled()
+
+    return check
+
+
 def _image(seed: int = 0) -> np.ndarray:
     img = np.random.default_rng(seed).integers(0, 255, (90, 140, 3), dtype=np.uint8)
     img[20:60, 30:90] = 255
@@ -80,13 +92,7 @@ def test_cancel_stops_a_forward_pass_there_and_the_model_stays_loaded(host, slow
     remote.segment(_image(1), SegmentRequest("a square"))
     full = time.perf_counter() - t0
     assert full > 1.5, "the slow model is not slow enough to cancel part-way"
-    flag = threading.Event()
-
-    def check() -> None:
-        if flag.is_set():
-            raise Cancelled()
-
-    threading.Timer(0.3 * full, flag.set).start()
+    check = cancelled_after(0.3 * full)
     t0 = time.perf_counter()
     with cancel_check(check), pytest.raises(Cancelled):
         remote.segment(_image(2), SegmentRequest("a circle"))
@@ -113,13 +119,7 @@ def test_a_process_that_does_not_stop_within_the_grace_after_cancel_is_ended(hos
 
     stand_in = Unseen()
     host._cancel = stand_in  # the process keeps its own byte, never set
-    flag = threading.Event()
-    threading.Timer(0.5, flag.set).start()
-
-    def check() -> None:
-        if flag.is_set():
-            raise Cancelled()
-
+    check = cancelled_after(0.5)
     t0 = time.perf_counter()
     with cancel_check(check), pytest.raises(Cancelled):
         remote.segment(_image(4), SegmentRequest("a square"))
@@ -178,13 +178,7 @@ def test_a_job_cancelled_while_waiting_for_its_turn_stops_at_once():
 
     threading.Thread(target=other_request, daemon=True).start()
     assert held.wait(5)
-    flag = threading.Event()
-    threading.Timer(0.2, flag.set).start()
-
-    def check() -> None:
-        if flag.is_set():
-            raise Cancelled()
-
+    check = cancelled_after(0.2)
     t0 = time.perf_counter()
     try:
         with cancel_check(check), pytest.raises(Cancelled):
