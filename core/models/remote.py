@@ -240,8 +240,10 @@ class RemoteSegmenter(Segmenter):
         self._call("ensure_loaded")
 
     def memory_bytes(self) -> int:
-        """Bytes it holds on an accelerator (0 before it was made or once its process ended)."""
-        if not self._created or not self.host.running:
+        """Bytes it holds on an accelerator: 0 before it was made, once its process ended, and
+        without a request when that process reported no accelerator (the manager asks before
+        every call)."""
+        if not self._created or not self.host.running or not {"cuda", "mps"} & self.host.state.keys():
             return 0
         return int(self._call("memory_bytes"))
 

@@ -10,31 +10,22 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWi
 from masklens.gui.widgets.elided_label import ElidedLabel
 
 
-def _gpu_text(cuda: int, name: str, allocated: int, reserved: int, total: int) -> str:
-    mib = 2**20
-    return (f"device: cuda:{cuda} {name} · GPU mem {allocated / mib:.0f}/{total / mib:.0f} MiB "
-            f"(reserved {reserved / mib:.0f})")
-
-
-def _this_process_device() -> dict[str, Any]:
-    """This process' device parts (model_process.device_state's shape) without importing torch."""
-    from masklens.core.models.model_process import device_state
-
-    return device_state()
-
-
 def device_text(rss: int | None = None, host: Any = None) -> str:
     """The device and the memory held: "cpu · RAM 4.6 GB" (resident size, read from the OS), on
     CUDA also the GPU memory allocated/reserved by torch — without importing torch ourselves.
     With the torch models in their own process (``host``, a running ModelHost), the device is that
-    process' and RAM is "window + models". ``rss`` overrides this process' reading (tests)."""
+    process' (as it last reported it) and RAM is "window + models". ``rss`` overrides this
+    process' reading (tests)."""
     from masklens.core.runtime.memory import human_bytes, rss_bytes
 
     rss = rss_bytes() if rss is None else rss
     ram = f" · RAM {human_bytes(rss)}" if rss is not None else ""
     pid = getattr(host, "pid", None)
-    state = _this_process_device()
-    if pid is not None:
+    if pid is None:
+        from masklens.core.models.model_process import device_state
+
+        state = device_state()  # this process' own torch, if a model runs here
+    else:
         model_rss = rss_bytes(pid)
         if rss is not None and model_rss is not None:
             ram = f" · RAM {human_bytes(rss)} window + {human_bytes(model_rss)} models"
@@ -42,7 +33,9 @@ def device_text(rss: int | None = None, host: Any = None) -> str:
     if not state.get("torch"):
         return f"device: cpu (no torch model loaded){ram}"
     if "cuda" in state:
-        return _gpu_text(state["cuda"], state["name"], state["allocated"], state["reserved"], state["total"]) + ram
+        mib = 2**20
+        return (f"device: cuda:{state['cuda']} {state['name']} · GPU mem {state['allocated'] / mib:.0f}/"
+                f"{state['total'] / mib:.0f} MiB (reserved {state['reserved'] / mib:.0f}){ram}")
     if state.get("mps"):
         return f"device: mps{ram}"
     return f"device: cpu{ram}"

@@ -77,3 +77,20 @@ def test_prompts_run_in_the_model_process_and_cancel_stops_its_pass(toy_window, 
 
     w.close()  # closing the window ends its model process
     assert not w.model_host.running
+
+
+def test_the_status_line_shows_what_the_model_process_reported():
+    """The device line of a running model process comes from its last answer (no torch here):
+    its CUDA memory, and both processes' resident sizes."""
+    from types import SimpleNamespace
+
+    from masklens.gui.window.status import device_text
+
+    gpu = {"torch": True, "cuda": 0, "name": "NVIDIA H100", "allocated": 1024 * 2**20,
+           "reserved": 2048 * 2**20, "total": 81559 * 2**20}
+    text = device_text(rss=400_000_000, host=SimpleNamespace(pid=os.getpid(), state=gpu))
+    assert text.startswith("device: cuda:0 NVIDIA H100 · GPU mem 1024/81559 MiB (reserved 2048) · RAM 400")
+    assert text.endswith(" models") and " window + " in text
+    cpu = device_text(rss=400_000_000, host=SimpleNamespace(pid=os.getpid(), state={"torch": True}))
+    assert cpu.startswith("device: cpu · RAM 400")
+    assert device_text(rss=400_000_000, host=SimpleNamespace(pid=None, state={})).endswith("RAM 400.0 MB")
