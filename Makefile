@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.masklens-installed
 
-.PHONY: setup run test bench bench-gpu bench-models lint fuzz demo clean
+.PHONY: setup run test bench bench-gpu bench-models lint fuzz demo docs clean
 
 setup: $(STAMP)
 
@@ -53,5 +53,11 @@ lint: setup
 demo: setup
 	$(BIN)/python packaging/make_demo.py
 
+# the docs site (mkdocs.yml) into site/, strict: a broken link or API reference fails. griffe
+# reads masklens.core's source through a link folder (build/docs-api/masklens/core → core/).
+docs: setup
+	@mkdir -p build/docs-api/masklens && ln -sfn ../../../core build/docs-api/masklens/core
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build site *.egg-info .pytest_cache .ruff_cache
