@@ -27,9 +27,9 @@ test: setup
 	@QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(BIN)/python -m pytest -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests — that is a failure" >&2; fi; exit $$rc
 
+# every tests/benchmarks/bench_*.py, their printed figures written to docs/benchmarks.md
 bench: setup
-	@for f in tests/benchmarks/bench_*.py; do \
-	  echo "== $$f"; QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(BIN)/python $$f || exit 1; done
+	$(BIN)/python tools/bench_page.py
 
 bench-gpu: setup
 	$(BIN)/python tests/benchmarks/gpu_models.py
