@@ -47,7 +47,7 @@ fuzz: setup
 
 # ruff, then the import contracts of pyproject.toml (README, Code map)
 lint: setup
-	$(BIN)/ruff check core gui tests packaging
+	$(BIN)/ruff check core gui tests packaging tools
 	$(BIN)/lint-imports
 
 demo: setup
