@@ -119,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="benchmark scripts to run (default: tests/benchmarks/bench_*.py)")
     args = parser.parse_args(argv)
     scripts = [p.resolve() for p in args.scripts] or sorted(BENCHES.glob("bench_*.py"))
+    for script in scripts:
+        if not script.is_file() or not script.is_relative_to(ROOT):
+            parser.error(f"{script}: not a script of this checkout")
     at, on = commit(), machine()
     kept = sections(PAGE.read_text(encoding="utf-8")) if PAGE.is_file() else {}
     for script in scripts:
