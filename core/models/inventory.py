@@ -124,7 +124,7 @@ def inventory(names: list[str] | None = None, weights: dict[str, str] | None = N
                 name, info.title, False, info.needs_weights, info.default_score_threshold,
                 info.description, problem=f"not installed ({absent}): {install_command(info.extra)}"))
             continue
-        module_name = registry._BACKEND_MODULES.get(name)
+        module_name = registry.backend_module(name)
         module = importlib.import_module(module_name) if module_name else None
         specs = default_checkpoints(module, info) if module else (
             [("weights", info.default_weights)] if info.default_weights else [])

@@ -1,56 +1,67 @@
-"""Backends register by name; adding a model is one small module, not a factory branch."""
+"""Model backends by name: masklens' own and any installed package's, through the entry-point
+group ``masklens.models`` (:mod:`masklens.core.plugins`), each a module defining
+``INFO: BackendInfo`` and ``create(**options) -> Segmenter``."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
+from masklens.core import plugins
 from masklens.core.errors import ModelError
 from masklens.core.models.base import BackendInfo, Segmenter
+from masklens.core.plugins import Plugins
 
-#: name -> module defining ``INFO: BackendInfo`` and ``create(**options) -> Segmenter``
-_BACKEND_MODULES: dict[str, str] = {
-    "demo": "masklens.core.models.demo",
-    "replay": "masklens.core.models.replay",
-    "sam3": "masklens.core.models.sam3",
-    "grounded-sam2": "masklens.core.models.grounded_sam2",
-    "owlv2-sam2": "masklens.core.models.owlv2_sam2",
-    "clipseg": "masklens.core.models.clipseg",
-}
-_FACTORIES: dict[str, tuple[BackendInfo, Callable[..., Segmenter]]] = {}
+Backend = tuple[BackendInfo, Callable[..., Segmenter]]
+
+
+def _backend(name: str, obj: object) -> Backend:
+    """A backend module's (INFO, create), or a (info, factory) pair added at run time."""
+    if isinstance(obj, ModuleType):
+        info, create = getattr(obj, "INFO", None), getattr(obj, "create", None)
+        if not isinstance(info, BackendInfo) or not callable(create):
+            raise TypeError(f"model plug-in '{name}' ({obj.__name__}) needs INFO: BackendInfo and create()")
+        return info, create
+    if (isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], BackendInfo)
+            and callable(obj[1])):
+        return obj[0], obj[1]
+    raise TypeError(f"model plug-in '{name}' is neither a backend module nor (info, factory)")
+
+
+#: every backend: entry points of ``masklens.models`` and those added at run time
+BACKENDS: Plugins[Backend] = Plugins(plugins.MODELS, "model", _backend)
 
 
 def register_backend(info: BackendInfo, factory: Callable[..., Segmenter]) -> None:
-    """Register a backend instance factory under ``info.name`` (plug-ins, tests)."""
-    _FACTORIES[info.name] = (info, factory)
+    """Add a backend in this process under ``info.name`` (a notebook, a test); an installed
+    package declares an entry point in ``masklens.models`` instead."""
+    BACKENDS.add(info.name, (info, factory))
 
 
 def backend_names() -> list[str]:
-    return list(dict.fromkeys([*_BACKEND_MODULES, *_FACTORIES]))
+    return BACKENDS.names()
 
 
-def _resolve(name: str) -> tuple[BackendInfo, Callable[..., Segmenter]]:
-    if name in _FACTORIES:
-        return _FACTORIES[name]
-    module = _BACKEND_MODULES.get(name)
-    if module is None:
+def backend_module(name: str) -> str | None:
+    """The module an installed backend is defined in (``None`` for one added at run time)."""
+    return BACKENDS.module(name)
+
+
+def _resolve(name: str) -> Backend:
+    try:
+        return BACKENDS.get(name)
+    except KeyError:
         raise ModelError(
             f"unknown model '{name}'",
             hint=f"known models: {', '.join(backend_names())} (see `masklens models`)",
-        )
-    mod = importlib.import_module(module)
-    _FACTORIES[name] = (mod.INFO, mod.create)
-    return _FACTORIES[name]
+        ) from None
 
 
-def is_builtin(name: str) -> bool:
-    """Whether ``name`` is one of masklens' own backends, not replaced by a registered factory
-    (a process of its own can make it from its name alone)."""
-    module = _BACKEND_MODULES.get(name)
-    if module is None:
-        return False
-    return _resolve(name)[1] is getattr(importlib.import_module(module), "create", None)
+def made_by_name(name: str) -> bool:
+    """Whether ``name`` is an installed backend, not replaced in this process (another process,
+    the window's model process, can then make it from its name alone)."""
+    return BACKENDS.is_installed(name)
 
 
 def backend_info(name: str) -> BackendInfo:

@@ -254,17 +254,17 @@ class RemoteSegmenter(Segmenter):
 
 
 def runs_apart(name: str) -> bool:
-    """Whether the window runs backend ``name`` in the model process: one of masklens' own torch
-    backends (a plug-in registered in this process only could not be made there), unless
+    """Whether the window runs backend ``name`` in the model process: an installed torch backend
+    (one added in this process only could not be made there), unless
     :data:`MODE_VARIABLE` says "in-process"."""
     from masklens.core.errors import MasklensError
     from masklens.core.models.preload import needs_torch
-    from masklens.core.models.registry import is_builtin
+    from masklens.core.models.registry import made_by_name
 
     if os.environ.get(MODE_VARIABLE, "separate").strip().lower() in ("in-process", "inprocess", "0", "off"):
         return False
     try:
-        return is_builtin(name) and needs_torch(name)
+        return made_by_name(name) and needs_torch(name)
     except MasklensError:
         return False
 

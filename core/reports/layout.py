@@ -12,10 +12,12 @@ fractions, as ``masklens score`` writes them); formatting happens in the HTML.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from masklens.core import plugins
+from masklens.core.plugins import Plugins
 
 if TYPE_CHECKING:
     from masklens.core.reports.runs import ModelRun, ReportContext
@@ -283,41 +285,28 @@ def _num(v: Any) -> float:
     return float(v) if isinstance(v, (int, float)) else float("nan")
 
 
-#: kind name -> module with ``LAYOUT``
-#: kind -> module defining ``LAYOUT``, for kinds whose layout is not found by convention: a kind
-#: registered as ``PACKAGE.kind`` (every kind under core/kinds/) has its layout in ``PACKAGE.report``
-_LAYOUT_MODULES: dict[str, str] = {}
-_LAYOUTS: dict[str, KindLayout] = {}
+def _layout(name: str, obj: object) -> KindLayout:
+    if not isinstance(obj, KindLayout):
+        raise TypeError(f"report layout '{name}' is a {type(obj).__name__}, not a KindLayout")
+    return obj
+
+
+#: each kind's report section: entry points of ``masklens.report_layouts`` (the kind's name ->
+#: a KindLayout), masklens' own included; a kind without one gets the generic layout
+LAYOUTS: Plugins[KindLayout] = Plugins(plugins.REPORT_LAYOUTS, "report layout", _layout)
 
 
 def register_layout(kind: str, layout: KindLayout | str) -> None:
-    if isinstance(layout, str):
-        _LAYOUT_MODULES[kind] = layout
-        _LAYOUTS.pop(kind, None)
-    else:
-        _LAYOUTS[kind] = layout
-
-
-def _conventional_layout_module(kind: str) -> str | None:
-    """``PACKAGE.report`` for a kind registered as the module ``PACKAGE.kind``."""
-    from masklens.core.scoring.contract import kind_module
-
-    module = kind_module(kind)
-    if module and module.endswith(".kind"):
-        return module.removesuffix(".kind") + ".report"
-    return None
+    """Add a kind's layout in this process (an object, or ``"module:attribute"``); an installed
+    package declares an entry point in ``masklens.report_layouts`` instead."""
+    LAYOUTS.add(kind, layout)
 
 
 def get_layout(kind: str) -> KindLayout:
     """The layout registered for ``kind``; the generic one when there is none."""
-    if kind not in _LAYOUTS:
-        module = _LAYOUT_MODULES.get(kind) or _conventional_layout_module(kind)
-        layout = None
-        if module:
-            try:
-                layout = importlib.import_module(module).LAYOUT
-            except ModuleNotFoundError as exc:
-                if exc.name != module:
-                    raise
-        _LAYOUTS[kind] = layout or KindLayout()
-    return _LAYOUTS[kind]
+    if kind not in LAYOUTS:
+        return _GENERIC
+    return LAYOUTS.get(kind)
+
+
+_GENERIC = KindLayout()

@@ -15,16 +15,16 @@ module that subclasses :class:`BenchmarkKind`. Scoring has two stages:
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
-import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from masklens.core import plugins
 from masklens.core.errors import MasklensError, argument_name
+from masklens.core.plugins import Plugins
 from masklens.core.runtime.gc_pause import gc_paused
 from masklens.core.schema import Benchmark, PredictionSet, Sample
 from masklens.core.scoring.overlaps_cache import OverlapsCache  # noqa: F401 - importable from here, as before
@@ -319,63 +319,40 @@ def score(
 
 
 # ------------------------------------------------------------------ registry
-#: kind name -> module that defines ``KIND`` (imported lazily, so the CLI starts fast)
-_KIND_MODULES: dict[str, str] = {
-    "cafe": "masklens.core.kinds.cafe.kind",
-    "pcs": "masklens.core.kinds.pcs.kind",
-    "hallusegbench": "masklens.core.kinds.hallusegbench.kind",
-    "cgebench": "masklens.core.kinds.cgebench.kind",
-    "r2sm": "masklens.core.kinds.r2sm.kind",
-    "ovs": "masklens.core.kinds.ovs.kind",
-}
-_KINDS: dict[str, BenchmarkKind] = {}
+#: the installed kinds: entry points of the group ``masklens.kinds`` (masklens' own included,
+#: see pyproject.toml), each naming a BenchmarkKind instance; imported on first use
+KINDS: Plugins[BenchmarkKind] = Plugins(plugins.KINDS, "benchmark kind", plugins.instance_of(BenchmarkKind))
 
 
-def register_kind(name: str, module_or_kind: str | BenchmarkKind) -> None:
-    """Register a benchmark kind by module path (lazy) or instance."""
-    if isinstance(module_or_kind, str):
-        _KIND_MODULES[name] = module_or_kind
-        _KINDS.pop(name, None)
-    else:
-        _KINDS[name] = module_or_kind
+def register_kind(name: str, kind: str | BenchmarkKind) -> None:
+    """Add a benchmark kind in this process (a notebook, a test): an instance, or
+    ``"module:attribute"`` (``"module"`` alone: its ``KIND``), imported on first use. An installed
+    package declares an entry point in ``masklens.kinds`` instead (docs/extending.md)."""
+    if isinstance(kind, str) and ":" not in kind:
+        kind = f"{kind}:KIND"
+    KINDS.add(name, kind)
 
 
 def kind_module(name: str) -> str | None:
-    """The module a kind was registered by (``None`` for a kind registered as an object)."""
-    return _KIND_MODULES.get(name)
+    """The module a kind is defined in (``None`` for a kind added as an object)."""
+    return KINDS.module(name)
 
 
 def kind_names() -> list[str]:
-    return list(dict.fromkeys([*_KIND_MODULES, *_KINDS]))
+    return KINDS.names()
 
 
 def get_kind(name: str) -> BenchmarkKind:
     """The benchmark kind registered under ``name``; unknown names raise MasklensError."""
-    if name in _KINDS:
-        return _KINDS[name]
-    module = _KIND_MODULES.get(name)
-    if module is None:
+    try:
+        return KINDS.get(name)
+    except KeyError:
         raise MasklensError(
             f"unknown benchmark kind '{name}'", hint=f"known kinds: {', '.join(kind_names())}"
-        )
-    kind = importlib.import_module(module).KIND
-    _KINDS[name] = kind
-    return kind
-
-
-_BROKEN_KINDS: dict[str, str] = {}
+        ) from None
 
 
 def available_kinds() -> list[BenchmarkKind]:
     """Every kind that imports. A kind whose module is missing or broken (a plug-in mid-edit)
     is skipped with one warning on stderr, so it cannot take the other commands down."""
-    out = []
-    for name in kind_names():
-        try:
-            out.append(get_kind(name))
-        except Exception as exc:  # noqa: BLE001 - any import failure of a plug-in module
-            if name not in _BROKEN_KINDS:
-                _BROKEN_KINDS[name] = f"{type(exc).__name__}: {exc}"
-                print(f"masklens: warning: benchmark kind '{name}' unavailable ({_BROKEN_KINDS[name]})",
-                      file=sys.stderr)
-    return out
+    return list(KINDS.available().values())

@@ -1,9 +1,8 @@
 """Readout cards: the benchmark's verdict on the current sample, with its reason, in the paper's words.
 
-One module per benchmark kind registers its card class with :func:`register_card` (as the
-sample views do in :mod:`masklens.gui.views`); every module of this package is imported on first
-use, so a new benchmark adds a file and touches no switch. A kind without a card gets the
-generic one (``register_card("")``).
+Each kind's card class is a plug-in (entry-point group ``masklens.gui.cards``, see
+:mod:`masklens.core.plugins`), masklens' own cards included, imported when first shown; a kind
+without a card gets the generic one (:class:`~masklens.gui.cards.generic.GenericCard`).
 
 A card reads the core scorer's per-sample record (``Scorer.readouts`` / ``benchmark_readout``)
 and never recomputes a metric; ``numbers``/``texts`` keep what it shows (tests, accessibility).
@@ -11,8 +10,6 @@ and never recomputes a metric; ``numbers``/``texts`` keep what it shows (tests, 
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +17,8 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
+from masklens.core import plugins
+from masklens.core.plugins import Plugins
 from masklens.core.schema import Prediction, Sample
 from masklens.core.scoring.contract import BenchmarkKind
 from masklens.gui.cards.widgets import (
@@ -285,37 +284,35 @@ class ReadoutCard(QFrame):
         return self.line(text, tooltip or self.params_tip(), muted=True)
 
 
-_CARDS: dict[str, type[ReadoutCard]] = {}
-_LOADED = False
+#: each kind's card: entry points of ``masklens.gui.cards`` (the kind's name -> a ReadoutCard
+#: subclass), masklens' own included; a kind without one (or with a broken one) gets the generic card
+CARDS: Plugins[type[ReadoutCard]] = Plugins(plugins.CARDS, "readout card", plugins.subclass_of(ReadoutCard))
 
 
 def register_card(kind: str) -> Callable[[type[ReadoutCard]], type[ReadoutCard]]:
-    """Class decorator: show this card for benchmark kind ``kind`` ("" = the generic fallback)."""
+    """Class decorator: show this card for benchmark kind ``kind`` in this process (a notebook, a
+    test); an installed package declares an entry point in ``masklens.gui.cards`` instead."""
 
     def deco(cls: type[ReadoutCard]) -> type[ReadoutCard]:
-        _CARDS[kind] = cls
+        CARDS.add(kind, cls)
         return cls
 
     return deco
 
 
-def _load_modules() -> None:
-    global _LOADED
-    if not _LOADED:
-        _LOADED = True
-        for info in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{info.name}")
-
-
 def card_for(kind: str | None) -> type[ReadoutCard]:
     """The card class registered for ``kind``, else the generic card."""
-    _load_modules()
-    return _CARDS.get(kind or "", _CARDS[""])
+    if kind and kind in CARDS:
+        card = CARDS.available().get(kind)
+        if card is not None:
+            return card
+    from masklens.gui.cards.generic import GenericCard
+
+    return GenericCard
 
 
 def registered_kinds() -> list[str]:
-    _load_modules()
-    return [k for k in _CARDS if k]
+    return CARDS.names()
 
 
 __all__ = ["Bar", "CardContext", "ReadoutCard", "Tone", "card_for", "register_card", "registered_kinds"]

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from masklens.core.schema import Role
-from masklens.gui.cards import ReadoutCard, register_card
+from masklens.gui.cards import ReadoutCard
 from masklens.gui.cards.widgets import Tone, fmt, fmt_pair
 
 _CLASS_KEY = {"TA-TP": "TA_TP", "UA-P": "UA_P", "TA-FN": "TA_FN_paper", "UA-FN": "UA_FN",
@@ -98,7 +98,6 @@ def _cmp(name: str, value: float, symbol: str, threshold: float, digits: int = 2
     return f"{name} {value:.{d}f} {'≥' if value >= threshold else '<'} {symbol} {b}"
 
 
-@register_card("cafe")
 class CafeCard(ReadoutCard):
     HELP = {
         "pos_class": "class of the positive prompt p⁺ (paper Table 1): TA-TP when an instance has "

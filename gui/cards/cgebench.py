@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from masklens.gui.cards import ReadoutCard, register_card
+from masklens.gui.cards import ReadoutCard
 from masklens.gui.cards.widgets import Tone, fmt
 
 _OUTCOME = {"full": Tone.PASS, "partial": Tone.PARTIAL, "zero": Tone.FAIL}
@@ -15,7 +15,6 @@ def level_name(level: int) -> str:
     return "p_base" if level == 0 else f"p{level}"
 
 
-@register_card("cgebench")
 class CgeCard(ReadoutCard):
     HELP = {
         "IoGT": "IoGT(p_k) = s(p_k) = |M(p_k) ∩ G| / |G|, M(p_k) = union of the instances with s ≥ t",

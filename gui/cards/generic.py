@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from masklens.gui.cards import ReadoutCard, register_card
+from masklens.gui.cards import ReadoutCard
 from masklens.gui.cards.widgets import Tone, fmt
 
 
-@register_card("")
 class GenericCard(ReadoutCard):
     """Top-level scalar fields of the record (nested ones stay under details)."""
 

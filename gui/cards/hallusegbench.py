@@ -5,7 +5,7 @@ and CMS_counterfact with their symbols and a bar each."""
 from __future__ import annotations
 
 from masklens.core.schema import Role
-from masklens.gui.cards import ReadoutCard, register_card
+from masklens.gui.cards import ReadoutCard
 from masklens.gui.cards.widgets import Tone
 
 #: (role, image) of a query -> the record fields it decides
@@ -30,7 +30,6 @@ _ORDER = ("IoU_fact", "IoU_textual", "IoU_visual", "dIoU_textual", "dIoU_visual"
           "CMS_counterfact")
 
 
-@register_card("hallusegbench")
 class HalluCard(ReadoutCard):
     HELP = {
         "IoU_fact": "IoU of the prediction for c on the factual image I against M_c (↑)",

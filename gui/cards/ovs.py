@@ -10,11 +10,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 
-from masklens.gui.cards import ReadoutCard, register_card
+from masklens.gui.cards import ReadoutCard
 from masklens.gui.cards.widgets import Tone, fmt
 
 
-@register_card("ovs")
 class OvsCard(ReadoutCard):
     HELP = {
         "front": "this image's mean foreground IoU over its ground-truth classes at τ: "

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QVBoxLayout
 
-from masklens.gui.cards import ReadoutCard, register_card
+from masklens.gui.cards import ReadoutCard
 from masklens.gui.cards.widgets import HoverFrame, Tone, fmt, fmt_pair
 
 _IL = {"TP": Tone.PASS, "TN": Tone.PASS, "FP": Tone.FAIL, "FN": Tone.FAIL}
@@ -22,7 +22,6 @@ _IL_REASON = {
 }
 
 
-@register_card("pcs")
 class PcsCard(ReadoutCard):
     HELP = {
         "IL": "image-level class of the entry: TP/FN when it has non-crowd ground truth (with/without "

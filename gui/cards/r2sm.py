@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from masklens.gui.cards import ReadoutCard, register_card
+from masklens.gui.cards import ReadoutCard
 from masklens.gui.cards.widgets import Tone, fmt
 
 
-@register_card("r2sm")
 class R2smCard(ReadoutCard):
     HELP = {
         "IoU": "IoU of the union of the instances with s ≥ t against the requested mask "

@@ -1,15 +1,18 @@
 """Per-benchmark sample views: which panels (image, prompt, ground truths) a sample shows.
 
-A view is a small class registered under a kind name; the generic renderer
+A view is a small class, a plug-in named after its kind (entry-point group
+``masklens.gui.views``, :mod:`masklens.core.plugins`); the generic renderer
 (:mod:`masklens.gui.canvas.sample_view`) draws its panels with synchronised pan/zoom.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from masklens.core import plugins
+from masklens.core.plugins import Plugins
 from masklens.core.schema import Prompt, Sample
 
 
@@ -72,20 +75,29 @@ def prompt_title(p: Prompt, sample: Sample) -> str:
     return f"{role}: “{p.text}”{where}"
 
 
-_VIEWS: dict[str, type[SampleView]] = {}
+def _view(name: str, obj: object) -> type[SampleView]:
+    if not (isinstance(obj, type) and issubclass(obj, SampleView)):
+        raise TypeError(f"sample view '{name}' is not a subclass of SampleView")
+    return obj
 
 
-def register_view(kind: str):
-    """Class decorator: use this view for benchmark kind ``kind``."""
+#: each kind's view: entry points of ``masklens.gui.views`` (the kind's name -> a SampleView
+#: subclass), masklens' own included; a kind without one gets the default view
+VIEWS: Plugins[type[SampleView]] = Plugins(plugins.VIEWS, "sample view", _view)
+
+
+def register_view(kind: str) -> Callable[[type[SampleView]], type[SampleView]]:
+    """Class decorator: use this view for benchmark kind ``kind`` in this process; an installed
+    package declares an entry point in ``masklens.gui.views`` instead."""
 
     def deco(cls: type[SampleView]) -> type[SampleView]:
-        _VIEWS[kind] = cls
+        VIEWS.add(kind, cls)
         return cls
 
     return deco
 
 
 def view_for(kind: str | None) -> SampleView:
-    from masklens.gui.views import builtin  # noqa: F401 - registers the built-in views
-
-    return _VIEWS.get(kind or "", SampleView)()
+    """A new view of ``kind`` (the default view when it has none, or a broken one)."""
+    cls = VIEWS.available().get(kind) if kind and kind in VIEWS else None
+    return (cls or SampleView)()

@@ -7,12 +7,11 @@ from typing import Any
 
 from masklens.core.schema import Prompt, Role, Sample
 from masklens.core.scoring.readout import implied_gt
-from masklens.gui.views import SampleView, register_view
+from masklens.gui.views import SampleView
 
 _ROLE_ORDER = {r: i for i, r in enumerate(Role)}
 
 
-@register_view("cafe")
 class CafeView(SampleView):
     """Positive | negative prompt results side by side, both against the positive target."""
 
@@ -41,7 +40,6 @@ _HALLU_KEYS = {  # (role, image) -> the readout fields of that query
 }
 
 
-@register_view("hallusegbench")
 class HalluView(SampleView):
     """Factual | counterfactual image side by side; rows: the positive then the negative query."""
 
@@ -60,7 +58,6 @@ class HalluView(SampleView):
         )
 
 
-@register_view("cgebench")
 class CgeView(SampleView):
     """The hierarchy as a strip: p_base, p1, p2, p3, each with G and its mask M(p_k)."""
 
@@ -76,7 +73,6 @@ class CgeView(SampleView):
                 f" · kept {lv['kept']}/{lv['instances']}")
 
 
-@register_view("r2sm")
 class R2smView(SampleView):
     """Each query with the requested mask filled and the other (modal ↔ amodal) outlined."""
 
@@ -105,7 +101,6 @@ class R2smView(SampleView):
         return keys
 
 
-@register_view("ovs")
 class OvsView(SampleView):
     """One panel per vocabulary entry; its per-threshold masks drawn nested (no score labels)."""
 

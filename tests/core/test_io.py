@@ -72,8 +72,8 @@ def test_read_json_errors_name_the_file(tmp_path):
 def test_a_broken_kind_module_does_not_take_the_others_down(tmp_path, monkeypatch, capsys):
     (tmp_path / "broken_kind_mod.py").write_text("raise NameError('half-edited plug-in')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(scoring._KIND_MODULES, "broken", "broken_kind_mod")
-    monkeypatch.setattr(scoring, "_BROKEN_KINDS", {})
+    monkeypatch.setattr(scoring, "KINDS", scoring.KINDS.copy())
+    scoring.register_kind("broken", "broken_kind_mod")
     names = [k.name for k in scoring.available_kinds()]
     assert "broken" not in names and "cafe" in names
     assert "benchmark kind 'broken' unavailable" in capsys.readouterr().err

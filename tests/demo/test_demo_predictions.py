@@ -138,7 +138,8 @@ def test_a_plugin_backend_without_a_score_threshold_option_keeps_its_own(monkeyp
     def flexible(**options):  # noqa: ANN202
         raise AssertionError("not created here")
 
-    monkeypatch.setitem(registry._FACTORIES, "fixed-plugin", (info, fixed))
+    monkeypatch.setattr(registry, "BACKENDS", registry.BACKENDS.copy())
+    registry.register_backend(info, fixed)
     assert default_output_threshold(get_kind("cafe"), "fixed-plugin") is None
-    monkeypatch.setitem(registry._FACTORIES, "fixed-plugin", (info, flexible))
+    registry.register_backend(info, flexible)
     assert default_output_threshold(get_kind("cafe"), "fixed-plugin") == 0.05

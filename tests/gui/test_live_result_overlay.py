@@ -185,7 +185,8 @@ def test_three_results_of_a_hundred_photo_sized_masks_are_decoded_once(window, t
 
     import cv2
 
-    monkeypatch.setitem(registry._FACTORIES, "hundred", (Hundred.info, lambda **_: Hundred()))
+    monkeypatch.setattr(registry, "BACKENDS", registry.BACKENDS.copy())
+    registry.register_backend(Hundred.info, lambda **_: Hundred())
     cv2.imwrite(str(Path(toy["ann"]).parent / "img0.png"), np.full((1200, 1800, 3), 90, np.uint8))
     w = window
     assert w.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])])

@@ -201,6 +201,8 @@ def install(monkeypatch) -> None:
     from masklens.core.models import registry
     from masklens.core.scoring import contract as scoring
 
-    monkeypatch.setitem(scoring._KINDS, "toy", KIND)
-    monkeypatch.setitem(registry._FACTORIES, "toy-colour", (ColourSegmenter.info, lambda **_: ColourSegmenter()))
-    monkeypatch.setitem(registry._FACTORIES, "toy-slow", (SLOW_INFO, lambda **_: SLOW))
+    monkeypatch.setattr(scoring, "KINDS", scoring.KINDS.copy())
+    monkeypatch.setattr(registry, "BACKENDS", registry.BACKENDS.copy())
+    scoring.register_kind("toy", KIND)
+    registry.register_backend(ColourSegmenter.info, lambda **_: ColourSegmenter())
+    registry.register_backend(SLOW_INFO, lambda **_: SLOW)

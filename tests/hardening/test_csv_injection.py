@@ -103,9 +103,8 @@ def toy_kind(monkeypatch):
     from masklens.core.reports import layout
     from masklens.core.scoring import contract as scoring
 
-    monkeypatch.setattr(scoring, "_KINDS", dict(scoring._KINDS))
-    monkeypatch.setattr(layout, "_LAYOUTS", dict(layout._LAYOUTS))
-    monkeypatch.setattr(layout, "_LAYOUT_MODULES", dict(layout._LAYOUT_MODULES))
+    monkeypatch.setattr(scoring, "KINDS", scoring.KINDS.copy())
+    monkeypatch.setattr(layout, "LAYOUTS", layout.LAYOUTS.copy())
     return install()
 
 

@@ -186,7 +186,8 @@ def test_real_registry_backend_and_no_cuda_here(monkeypatch):
         def unload(self) -> None:
             self.unloads += 1
 
-    monkeypatch.setitem(registry._FACTORIES, info.name, (info, Null))
+    monkeypatch.setattr(registry, "BACKENDS", registry.BACKENDS.copy())
+    registry.register_backend(info, Null)
     m = ModelManager()
     seg = m.get("test-manager-null", device="cpu")
     assert isinstance(seg, Null) and estimate_gpu_bytes(seg) == 0

@@ -17,7 +17,9 @@ from masklens.core.scoring import contract as scoring
 @pytest.fixture
 def cli(tmp_path, monkeypatch):
     """The toy kind and the colour segmenter registered for the duration of one test."""
-    monkeypatch.setitem(scoring._KINDS, "toy", ToyKind())
+    monkeypatch.setattr(scoring, "KINDS", scoring.KINDS.copy())
+    monkeypatch.setattr(registry, "BACKENDS", registry.BACKENDS.copy())
+    scoring.register_kind("toy", ToyKind())
     made: list[ColourSegmenter] = []
     hooks: dict[str, Any] = {}
 
@@ -27,7 +29,7 @@ def cli(tmp_path, monkeypatch):
         made.append(seg)
         return seg
 
-    monkeypatch.setitem(registry._FACTORIES, "toy-colour", (ColourSegmenter.info, factory))
+    registry.register_backend(ColourSegmenter.info, factory)
     kind, args, bench = build_toy(tmp_path / "t")
     base = ["predict", "toy", "--model", "toy-colour", "--ann", args.ann,
             "--cache-dir", str(tmp_path / "cache"), "--quiet"]

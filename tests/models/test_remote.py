@@ -159,7 +159,8 @@ def test_which_backends_run_apart(monkeypatch):
     assert not runs_apart("clipseg")
     monkeypatch.setenv("MASKLENS_MODEL_PROCESS", "separate")
     info = registry.backend_info("clipseg")
-    monkeypatch.setitem(registry._FACTORIES, "clipseg", (info, lambda **_: None))  # replaced here only
+    monkeypatch.setattr(registry, "BACKENDS", registry.BACKENDS.copy())
+    registry.register_backend(info, lambda **_: None)  # replaced in this process only
     assert not runs_apart("clipseg")
     make = window_factory(ModelHost())
     assert make("demo").info.name == "demo"

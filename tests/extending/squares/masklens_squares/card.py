@@ -1,12 +1,11 @@
-"""The Squares readout card (what gui/cards/<kind>.py holds for a kind in the tree)."""
+"""The Squares readout card (entry point ``masklens.gui.cards``)."""
 
 from __future__ import annotations
 
-from masklens.gui.cards import ReadoutCard, register_card
+from masklens.gui.cards import ReadoutCard
 from masklens.gui.cards.widgets import Tone
 
 
-@register_card("squares")
 class SquaresCard(ReadoutCard):
     HELP = {"IoU": "IoU of the best instance with s ≥ t"}
 

@@ -28,7 +28,7 @@ from masklens.core.schema import (
     Sample,
 )
 from masklens.core.scoring.contract import BenchmarkKind, ParamSpec
-from squares.metrics import best_accepted_iou, summary
+from masklens_squares.metrics import best_accepted_iou, summary
 
 SIZE = 32
 

@@ -1,4 +1,4 @@
-"""The Squares section of a batch report (found by convention: ``<kind package>.report``)."""
+"""The Squares section of a batch report (entry point ``masklens.report_layouts``)."""
 
 from __future__ import annotations
 
