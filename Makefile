@@ -57,7 +57,7 @@ demo: setup
 # reads masklens.core's source through a link folder (build/docs-api/masklens/core → core/).
 docs: setup
 	@mkdir -p build/docs-api/masklens && ln -sfn ../../../core build/docs-api/masklens/core
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) build site *.egg-info .pytest_cache .ruff_cache

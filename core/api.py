@@ -158,7 +158,7 @@ def score(
 def segmenter(
     name: str, weights: str | os.PathLike[str] | None = None, device: str | None = None, **options: Any
 ) -> Any:
-    """A model backend by name (``"demo"``, ``"sam3"``, ``"clipseg"``…; see :func:`models`), as
+    """A model backend by name (``"demo"``, ``"sam3"``, ``"clipseg"``…; see :func:`model_names`), as
     ``masklens predict --model NAME --weights … --device …``; weights load on first use.
     Backend-specific ``options`` are what ``--option KEY=VALUE`` passes."""
     from masklens.core.models.registry import create_segmenter
