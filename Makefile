@@ -45,10 +45,11 @@ bench-models: setup
 fuzz: setup
 	@QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(BIN)/python tests/fuzz/run_fuzz.py
 
-# ruff, then the import contracts of pyproject.toml (README, Code map)
+# ruff, the import contracts of pyproject.toml (README, Code map), then the type checker (mypy)
 lint: setup
 	$(BIN)/ruff check core gui tests packaging tools
 	$(BIN)/lint-imports
+	$(BIN)/python tools/typecheck.py
 
 demo: setup
 	$(BIN)/python packaging/make_demo.py

@@ -13,31 +13,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from masklens.core.api import (  # noqa: F401
-        Benchmark,
-        PredictionSet,
-        Scorer,
-        ScoreResult,
-        get_kind,
-        kind_names,
-        load_benchmark,
-        load_predictions,
-        model_names,
-        predict,
-        score,
-        segmenter,
-    )
-    from masklens.core.api_kinds import (  # noqa: F401
-        score_cafe,
-        score_cgebench,
-        score_hallusegbench,
-        score_ovs,
-        score_pcs,
-        score_r2sm,
-    )
-    from masklens.core.errors import MasklensError  # noqa: F401
-    from masklens.core.interop.export import export  # noqa: F401
+if TYPE_CHECKING:  # what a type checker sees (``name as name``: an explicit re-export)
+    from masklens.core.api import Benchmark as Benchmark
+    from masklens.core.api import PredictionSet as PredictionSet
+    from masklens.core.api import Scorer as Scorer
+    from masklens.core.api import ScoreResult as ScoreResult
+    from masklens.core.api import get_kind as get_kind
+    from masklens.core.api import kind_names as kind_names
+    from masklens.core.api import load_benchmark as load_benchmark
+    from masklens.core.api import load_predictions as load_predictions
+    from masklens.core.api import model_names as model_names
+    from masklens.core.api import predict as predict
+    from masklens.core.api import score as score
+    from masklens.core.api import segmenter as segmenter
+    from masklens.core.api_kinds import score_cafe as score_cafe
+    from masklens.core.api_kinds import score_cgebench as score_cgebench
+    from masklens.core.api_kinds import score_hallusegbench as score_hallusegbench
+    from masklens.core.api_kinds import score_ovs as score_ovs
+    from masklens.core.api_kinds import score_pcs as score_pcs
+    from masklens.core.api_kinds import score_r2sm as score_r2sm
+    from masklens.core.errors import MasklensError as MasklensError
+    from masklens.core.interop.export import export as export
+
+    __version__: str
 
 _API = frozenset({
     "Benchmark", "PredictionSet", "ScoreResult", "Scorer", "get_kind", "kind_names", "load_benchmark",
@@ -61,10 +59,15 @@ def _version() -> str:
 
 
 def __getattr__(name: str) -> Any:  # PEP 562: the API is imported on first use, not with the package
+    value: Any
     if name == "export":
-        from masklens.core.interop.export import export as value
+        from masklens.core.interop import export as export_module
+
+        value = export_module.export
     elif name == "MasklensError":
-        from masklens.core.errors import MasklensError as value
+        from masklens.core import errors
+
+        value = errors.MasklensError
     elif name in _KIND_API:
         from masklens.core import api_kinds
 

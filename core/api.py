@@ -151,7 +151,7 @@ def score(
     if out is not None:
         from masklens.core.files.io import atomic_write_json_fast
 
-        atomic_write_json_fast(out, result.to_json(), pretty=pretty)
+        atomic_write_json_fast(Path(out), result.to_json(), pretty=pretty)
     return result
 
 
@@ -221,10 +221,11 @@ def predict(
         name, seg = model, segmenter(model, **options)
     else:
         name, seg = model.info.name, model
-    cache = None if no_cache else PredictionCache(cache_dir)
+    cache = None if no_cache else PredictionCache(None if cache_dir is None else Path(cache_dir))
     try:
         predictions = (runner or run_benchmark)(seg, benchmark, backend=name, options=options, cache=cache,
-                                    images_dir=images, progress=progress, stats=stats)
+                                    images_dir=None if images is None else Path(images), progress=progress,
+                                    stats=stats)
     finally:
         if cache is not None:
             cache.close()

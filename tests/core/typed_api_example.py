@@ -34,3 +34,11 @@ def misspelt() -> str:
     except ml.MasklensError as exc:
         return str(exc)
     raise AssertionError("a misspelt keyword must be an error")
+
+
+def every_public_name() -> list[object]:
+    """Each name of ``masklens.core.__all__``, as a user's ``mypy --strict`` sees it."""
+    return [ml.Benchmark, ml.PredictionSet, ml.Scorer, ml.ScoreResult, ml.get_kind, ml.kind_names,
+            ml.load_benchmark, ml.load_predictions, ml.model_names, ml.predict, ml.score, ml.segmenter,
+            ml.score_cafe, ml.score_cgebench, ml.score_hallusegbench, ml.score_ovs, ml.score_pcs,
+            ml.score_r2sm, ml.MasklensError, ml.export, ml.__version__]
