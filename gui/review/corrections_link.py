@@ -61,7 +61,7 @@ class CorrectionsLink(QObject):
         """Record an accepted edit in the review store (committed before this returns). A
         correction replaces this reviewer's earlier one of the instance, so a new mask keeps its
         category change and a category change (``keep_mask``) keeps its corrected mask."""
-        from masklens.core.review.store import benchmark_key
+        from masklens.core.review.locations import benchmark_key
 
         w = self.window
         store, view = w.state.review_store, w.corrected_view
@@ -164,7 +164,7 @@ class CorrectionsLink(QObject):
 
     def export_to(self, out: str | Path) -> Path:
         from masklens.core.review.apply import export_review
-        from masklens.core.review.store import benchmark_key
+        from masklens.core.review.locations import benchmark_key
 
         w = self.window
         store = w.state.review_store

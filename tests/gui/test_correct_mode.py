@@ -96,7 +96,7 @@ def test_brush_undo_redo_and_brush_size_by_keys(demo, qtbot):
 
 
 def _key(w):
-    from masklens.core.review.store import benchmark_key
+    from masklens.core.review.locations import benchmark_key
 
     return benchmark_key(w.state.benchmark)
 

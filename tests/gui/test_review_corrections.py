@@ -17,7 +17,8 @@ from PySide6.QtCore import Qt
 from test_correct_mode import click, drag, enter_correct_and_select, key
 from test_gui_defects import canvas, focus, open_demo
 
-from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.review.locations import benchmark_key
+from masklens.core.review.store import ReviewStore, Role, open_store
 
 demo = pytest.importorskip("masklens.core.kinds.demo")
 
@@ -237,7 +238,7 @@ def test_team_queue_merge_and_disagreements(cafe, qtbot, tmp_path):
     ana_mask = brush_and_accept(w, qtbot)
     # ben, in his own store: agrees on one sample, disagrees on another, corrects differently
     ben_db = tmp_path / "ben.sqlite"
-    with ReviewStore(ben_db, reviewer="ben") as ben:
+    with open_store(ben_db, Role.WRITE, reviewer="ben") as ben:
         ben.record(bkey(w), agreed, "fine")
         ben.record(bkey(w), disputed, "fine")
         other = np.zeros(ana_mask.shape, np.uint8)
