@@ -283,8 +283,9 @@ def _no_category_change(w, s, before):
 def _accepted(mask_expected: bool, instance: int | None = 0):
     def check(w, s, before):
         assert w.correction.session is None and len(w._accepted) == 1, w._accepted
-        sid, key, inst, mask = w._accepted[0]
+        sid, key, inst, mask, tools = w._accepted[0]
         assert sid == w.state.sample.id and inst == instance and (mask is not None) == mask_expected
+        assert tools == (["brush"] if mask is not None else ["delete"])
         if mask is not None:
             assert mask.area == int(before.sum())
 
