@@ -160,7 +160,7 @@ def verdict_and_undo(w, qtbot) -> None:
     assert [v.verdict for v in w.state.review_store.sample_verdicts(key).get(sid, [])] == ["model_wrong"]
     qtbot.keyClick(canvas(w), Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert w.message_bar.text.startswith("undone:")
-    with open_store(w.state.review_store.path, Role.WRITE) as st:
+    with open_store(w.state.review_store.path, Role.READ) as st:
         assert st.current(key) == [] and len(st.history(key)) == 2  # a retraction, nothing deleted
     consistent(w, qtbot, "verdict undone")
 

@@ -4,6 +4,7 @@ equals scoring with the corrections applied in Python; inputs never written over
 import hashlib
 import json
 import shutil
+import sqlite3
 
 import numpy as np
 import pytest
@@ -71,10 +72,15 @@ def test_apply_then_score_equals_python_corrected_scores(kind, tmp_path, capsys)
     with open_store(db, Role.WRITE, reviewer="ana") as st:
         _correct(st, bench, key)
         rows = st.corrections(benchmark_key(bench))
+    with sqlite3.connect(db) as con:  # as a reviewer may hand it over: a rollback-journal file
+        assert con.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
     before = _digests(tmp_path / kind)
+    store_before = (db.read_bytes(), db.stat().st_mtime_ns, sorted(p.name for p in tmp_path.glob("r.sqlite*")))
     out = tmp_path / "out" / out_name
     out.parent.mkdir()
     assert main(["review", "apply", kind, *gt_argv, "--store", str(db), "--out", str(out)]) == 0
+    # the store is read, never written: same bytes, same mtime, nothing left beside it
+    assert (db.read_bytes(), db.stat().st_mtime_ns, sorted(p.name for p in tmp_path.glob("r.sqlite*"))) == store_before
     assert "applied 3 correction(s) to 3 sample(s)" in capsys.readouterr().err
     after = _digests(tmp_path / kind)
     assert {p: d for p, d in after.items() if p in before} == before  # no input written over
