@@ -184,3 +184,33 @@ def test_reading_a_missing_store_creates_nothing(tmp_path):
     with pytest.raises(MasklensError):
         open_store(tmp_path / "none.sqlite", Role.READ)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+@pytest.mark.parametrize("argv", [
+    ["review", "queue", "{db}", "--benchmark", BENCH],
+    ["review", "queue", "{db}", "--benchmark", BENCH, "--reviewer", "ann"],
+    ["review", "summary", "{db}"],
+    ["review", "export", "{db}", "--out", "{out}/v.json", "--history"],
+    ["review", "agreement", "{db}", "--json"],
+    ["review", "merge", "{out}/merged.sqlite", "{db}"],
+], ids=["queue", "queue-reviewer", "summary", "export", "agreement", "merge-source"])
+def test_reading_commands_leave_a_current_store_as_it_was(tmp_path, capsys, journal, argv):
+    """A store of this schema with verdicts, corrections and queues, in either journal mode."""
+    from masklens.core.cli import main
+
+    folder, out = tmp_path / "store", tmp_path / "out"
+    folder.mkdir()
+    out.mkdir()
+    db = folder / "r.sqlite"
+    with open_store(db, Role.WRITE, reviewer="ann") as st:
+        st.assign(BENCH, ["s1", "s2", "s3"], ["ann", "bo"], overlap=0.5)
+        st.record(BENCH, "s1", "fine")
+        st.record(BENCH, "s1", "model_wrong", reviewer="bo")
+        st.add_correction(BENCH, "s2", "gt", 0, Mask.from_array(np.ones((3, 3), bool)), tool="brush")
+    if journal == "delete":
+        with sqlite3.connect(db) as con:
+            con.execute("PRAGMA journal_mode = DELETE")
+    before = _state(folder)
+    assert main([a.format(db=db, out=out) for a in argv]) == 0, capsys.readouterr().err
+    assert _state(folder) == before
