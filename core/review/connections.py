@@ -70,6 +70,19 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+def _registered(path: Path) -> Connection | None:
+    """The writing connection this process holds on the file at ``path`` (call under _REGISTRY).
+    An entry whose own path no longer names that file (deleted, its inode number reused) is
+    dropped from the registry: its users keep it, nobody else is given it."""
+    key = _identity(path)
+    known = _WRITERS.get(key) if key is not None else None
+    if known is not None and _identity(known.path) != key:
+        del _WRITERS[key]  # type: ignore[arg-type]
+        known.identity = None
+        return None
+    return known
+
+
 def _errors(path: Path) -> StoreErrors:
     return StoreErrors(path, "review database", f"run `masklens review check {path}`")
 
@@ -85,7 +98,7 @@ def newer_schema(path: Path, version: int) -> MasklensError:
 def acquire_writer(path: Path, timeout: float) -> Connection:
     """The process' writing connection to the store at ``path`` (created or upgraded)."""
     with _REGISTRY:
-        known = _WRITERS.get(_identity(path) or (-1, -1))
+        known = _registered(path)
         if known is not None:
             known.users += 1
             return known
@@ -144,7 +157,7 @@ def acquire_reader(path: Path, timeout: float) -> Connection:
     """A connection reading the store at ``path`` without changing it (see the module doc)."""
     require_existing(path, "review database")
     with _REGISTRY:
-        known = _WRITERS.get(_identity(path) or (-1, -1))
+        known = _registered(path)
         if known is not None:
             known.users += 1
             return known

@@ -109,6 +109,5 @@ class CorrectionRecorder:
 
     def verdict_uid(self, sample_id: str) -> str:
         """The uid of the sample's latest current "Ground truth wrong" verdict ("" for none)."""
-        flagged = [v for v in self.store.sample_current(self.benchmark, sample_id)
-                   if v.verdict == "gt_wrong"]
-        return max(flagged, key=lambda v: v.time).uid if flagged else ""
+        newest = self.store.newest_current(self.benchmark, sample_id, "gt_wrong")
+        return newest.uid if newest is not None else ""

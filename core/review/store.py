@@ -275,11 +275,24 @@ class ReviewStore:
         """The current verdicts on one sample (all reviewers, sample- and prompt-level), as
         ``sample_verdicts(benchmark).get(sample_id, [])`` gives them, read by the store's index
         on benchmark and sample (sized by the sample, not by the store)."""
+        return _latest(self._sample_rows(benchmark, sample_id))
+
+    def newest_current(self, benchmark: str, sample_id: str, verdict: str) -> Verdict | None:
+        """The most recently recorded of the sample's current ``verdict`` verdicts (any reviewer,
+        sample- or prompt-level; by time, then by row order), or None."""
+        latest: dict[tuple[str, str, str, str], tuple[int, Verdict]] = {}
+        for n, v in enumerate(effective(self._sample_rows(benchmark, sample_id))):
+            latest[v.key] = (n, v)
+        hits = [(n, v) for n, v in latest.values() if v.verdict == verdict]
+        return max(hits, key=lambda nv: nv[0])[1] if hits else None
+
+    def _sample_rows(self, benchmark: str, sample_id: str) -> list[Verdict]:
+        """One sample's rows, oldest first (by time, then row order)."""
         with self._lock, self._guard("reading"):
             rows = self._db.execute(
                 f"SELECT {self._columns} FROM verdicts WHERE benchmark = ? AND sample_id = ?"
                 " ORDER BY time, id", (benchmark, sample_id)).fetchall()
-        return _latest(Verdict(*r) for r in rows)
+        return [Verdict(*r) for r in rows]
 
     def stamp(self) -> tuple[int, int]:
         """(rows, largest row id): changes whenever a verdict, a clear or a retraction is added,

@@ -214,3 +214,17 @@ def test_reading_commands_leave_a_current_store_as_it_was(tmp_path, capsys, jour
     before = _state(folder)
     assert main([a.format(db=db, out=out) for a in argv]) == 0, capsys.readouterr().err
     assert _state(folder) == before
+
+
+def test_a_store_replaced_under_its_path_is_opened_afresh(tmp_path):
+    """The writer registry follows the file, not the name: a store deleted and made again is a
+    new file, never served the connection of the one that was deleted."""
+    db = tmp_path / "r.sqlite"
+    old = open_store(db, Role.WRITE)
+    old.record(BENCH, "s1", "fine")
+    for p in tmp_path.iterdir():
+        p.unlink()
+    with open_store(db, Role.WRITE) as new:
+        assert new.history() == []
+    assert len(old.history()) == 1  # the old connection still reads its (deleted) file
+    old.close()
