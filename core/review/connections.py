@@ -14,7 +14,9 @@ Every store is opened through :func:`masklens.core.review.store.open_store`, whi
   the writer's WAL index); a WAL store with no ``-wal`` beside it is read ``immutable`` (there is
   no WAL to read, and ``mode=ro`` would leave an empty ``-wal`` and ``-shm`` behind), as is a
   store where ``mode=ro`` itself needs a write (a WAL index in a folder this user cannot write).
-  The schema is read as it is (no upgrade); older stores lack later columns and tables.
+  An immutable reader reads the file as it was when it opened: a writer that opens meanwhile
+  writes to its new WAL, which this reader does not see. The schema is read as it is (no
+  upgrade); older stores lack later columns and tables.
 
 :func:`release` gives a connection back; the last user closes it.
 """
