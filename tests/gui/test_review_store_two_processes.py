@@ -1,4 +1,4 @@
-"""The window and a `masklens review` command share a review store: the window reopens the same
+"""The window and `masklens review` commands (summary, queue, check) share a review store: the window reopens the same
 benchmark, records verdicts, and a command run beside it (another process) sees every one of
 them; the store is never "malformed", and the window holds one connection to the file, whose
 WAL is never deleted under it."""
@@ -73,6 +73,10 @@ def test_a_command_beside_the_window_sees_every_verdict_after_a_reopen(window, q
         assert summary_counts(path) == expected  # the other process sees each verdict
         assert all("(deleted)" not in name for name in fds_on(path))  # the WAL in use is still there
         assert fds_on(path)[path.name] == 1  # one connection to the store
+    w.state.review_store.assign(key, ids, ["ana"])
+    queue = masklens("review", "queue", str(path), "--benchmark", key)
+    assert queue.returncode == 0 and "malformed" not in queue.stderr, queue.stderr
+    assert queue.stdout.split("\n")[2].split()[:3] == ["ana", "4", str(len(ids))]  # done, queued
     w.state.review_store.record(key, ids[0], "gt_wrong", reviewer="bo")
     check = masklens("review", "check", str(path))
     assert check.returncode == 0 and ": ok" in check.stdout, check.stdout + check.stderr
