@@ -31,7 +31,8 @@ def main() -> None:
     from PySide6.QtWidgets import QApplication
 
     from masklens.core.masks import Mask
-    from masklens.core.review.store import ReviewStore, benchmark_key
+    from masklens.core.review.locations import benchmark_key
+    from masklens.core.review.store import Role, open_store
     from masklens.gui.settings import Settings
     from masklens.gui.window.main_window import MainWindow
 
@@ -48,7 +49,7 @@ def main() -> None:
     m = sample.gts[gt_key].masks[0].to_array().astype(bool).copy()
     ys, xs = np.nonzero(m)
     m[ys.min():ys.max() + 1, max(xs.min() - 40, 0):xs.min() + 5] = True  # the part the annotator missed
-    w.corrections_link.persist(sample.id, gt_key, 0, Mask.from_array(m))
+    w.corrections_link.persist(sample.id, gt_key, 0, Mask.from_array(m), ["brush"])
     w.corrected_view.action.setChecked(True)
     w.readout_dock.raise_()
 
@@ -59,7 +60,7 @@ def main() -> None:
         app.processEvents()
     w.grab().save(str(out / "gui_corrected.png"))
     # team: an assignment, ben's store with a different verdict merged in
-    with ReviewStore(tmp / "ben.sqlite", reviewer="ben") as ben:
+    with open_store(tmp / "ben.sqlite", Role.WRITE, reviewer="ben") as ben:
         ben.record(key, sample.id, "fine")
         for sid in [s.id for s in w.state.benchmark.samples][:4]:
             ben.record(key, sid, "fine")

@@ -57,12 +57,13 @@ def load_prediction_sets(kind: BenchmarkKind, args: argparse.Namespace, benchmar
 
 def load_verdicts(paths: list[str], benchmark) -> list:
     """Current verdicts of the benchmark from one or more review databases."""
-    from masklens.core.review.store import ReviewStore, benchmark_key
+    from masklens.core.review.locations import benchmark_key
+    from masklens.core.review.store import Role, open_store
 
     key = benchmark_key(benchmark)
     out = []
     for p in paths or []:
-        with ReviewStore(p, read_only=True) as st:  # missing, 0-byte or foreign files are errors
+        with open_store(p, Role.READ) as st:  # missing, 0-byte or foreign files are errors
             vs = st.current(key)
             keys = st.benchmarks()
             if not vs and len(keys) == 1:  # a store of one benchmark under another name
@@ -79,7 +80,7 @@ def load_verdicts(paths: list[str], benchmark) -> list:
 def load_corrections(paths: list[str], benchmark) -> list:
     """The benchmark's effective ground-truth corrections in the review databases."""
     from masklens.core.review.apply import store_corrections
-    from masklens.core.review.store import benchmark_key
+    from masklens.core.review.locations import benchmark_key
 
     return store_corrections(paths or [], benchmark_key(benchmark))
 

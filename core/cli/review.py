@@ -44,10 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _open(path: str):
 
-    from masklens.core.review.store import ReviewStore
+    from masklens.core.review.store import Role, open_store
 
     # missing, 0-byte or foreign files are errors; the file is never changed (no upgrade, no WAL)
-    return ReviewStore(path, read_only=True)
+    return open_store(path, Role.READ)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -59,11 +59,11 @@ def _export(args: argparse.Namespace) -> int:
 
 def _merge(args: argparse.Namespace) -> int:
     from masklens.core.review.corrections import correction_conflicts
-    from masklens.core.review.store import ReviewStore
+    from masklens.core.review.store import Role, open_store
 
     for o in args.others:
         _open(o).close()  # a missing or empty file is an error, not a new empty store
-    with ReviewStore(args.db) as st:
+    with open_store(args.db, Role.WRITE) as st:
         added = st.merge(*args.others)
         total = len(st.history()) + len(st.correction_history())
         conflicts = correction_conflicts(st.corrections())
@@ -132,7 +132,7 @@ def _summary(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from masklens.core.review.check import check_review_db
-    from masklens.core.review.store import SCHEMA_VERSION
+    from masklens.core.review.migrations import SCHEMA_VERSION
 
     damaged = newer = 0
     for db in args.db:

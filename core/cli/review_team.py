@@ -77,12 +77,13 @@ def _apply(args: argparse.Namespace) -> int:
 
 
 def _assign(args: argparse.Namespace) -> int:
-    from masklens.core.review.store import ReviewStore, benchmark_key
+    from masklens.core.review.locations import benchmark_key
+    from masklens.core.review.store import Role, open_store
 
     kind, files = _files(args)
     bench = kind.load_benchmark(**files)
     key = benchmark_key(bench)
-    with ReviewStore(args.store) as st:
+    with open_store(args.store, Role.WRITE) as st:
         queues = st.assign(key, [s.id for s in bench.samples], args.reviewers.split(","),
                            overlap=args.overlap, seed=args.seed)
     shared = sum(q.shared for q in next(iter(queues.values())))
@@ -92,10 +93,10 @@ def _assign(args: argparse.Namespace) -> int:
 
 
 def _queue(args: argparse.Namespace) -> int:
-    from masklens.core.review.store import ReviewStore
+    from masklens.core.review.store import Role, open_store
     from masklens.core.scoring.tables import format_table
 
-    with ReviewStore(args.db, create=False) as st:
+    with open_store(args.db, Role.READ) as st:
         if args.reviewer:
             items = st.queue(args.benchmark, args.reviewer)
             if not items:

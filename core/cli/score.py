@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "corrections", None):
         from masklens.core.review.apply import store_corrections
         from masklens.core.review.corrections import corrected_benchmark
-        from masklens.core.review.store import benchmark_key
+        from masklens.core.review.locations import benchmark_key
 
         benchmark = api.load_benchmark(kind, **files)
         benchmark = corrected_benchmark(benchmark, store_corrections(args.corrections, benchmark_key(benchmark)))

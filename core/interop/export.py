@@ -15,7 +15,7 @@ from masklens.core.interop.coco import write_coco
 from masklens.core.interop.csv_export import write_csv
 from masklens.core.interop.fiftyone import write_fiftyone
 from masklens.core.interop.table import ExportTable, build_table
-from masklens.core.review.store import Verdict
+from masklens.core.review.verdicts import Verdict
 from masklens.core.schema import Benchmark, PredictionSet
 
 #: format name -> writer(table, fresh folder, copy_images) -> files written
@@ -34,13 +34,14 @@ DEFAULT_IOU_THRESHOLD = 0.5
 def load_verdicts(paths: Sequence[str | os.PathLike[str]], benchmark: Benchmark) -> list[Verdict]:
     """The current verdicts on ``benchmark`` in the review databases ``paths`` (a verdict merged
     into several of them counts once)."""
-    from masklens.core.review.store import ReviewStore, benchmark_key
+    from masklens.core.review.locations import benchmark_key
+    from masklens.core.review.store import Role, open_store
 
     key, seen, out = benchmark_key(benchmark), set(), []
     for p in paths:
         if not Path(p).is_file():
             raise MasklensError("review database not found", path=p)
-        with ReviewStore(p, read_only=True) as store:
+        with open_store(p, Role.READ) as store:
             found = store.current(key)
             names = store.benchmarks()
             if not found and len(names) == 1:  # a store of one benchmark under another name
@@ -54,7 +55,7 @@ def load_verdicts(paths: Sequence[str | os.PathLike[str]], benchmark: Benchmark)
 
 def default_reviews(benchmark: Benchmark) -> list[Path]:
     """The benchmark's own review database (where the window records verdicts), if it exists."""
-    from masklens.core.review.store import default_store_path
+    from masklens.core.review.locations import default_store_path
 
     path = default_store_path(benchmark.sources)
     return [path] if path.is_file() else []
@@ -142,7 +143,7 @@ def export(
     if corrections:
         from masklens.core.review.apply import store_corrections
         from masklens.core.review.corrections import corrected_benchmark
-        from masklens.core.review.store import benchmark_key
+        from masklens.core.review.locations import benchmark_key
 
         rows = store_corrections(list(corrections), benchmark_key(benchmark))
         benchmark, fixes = corrected_benchmark(benchmark, rows), len(rows)

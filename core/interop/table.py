@@ -12,7 +12,7 @@ from typing import Any
 
 from masklens.core.interop.annotators import annotators, as_annotator
 from masklens.core.interop.outcomes import PromptOutcomes, prompt_outcomes, unique_prompts
-from masklens.core.review.store import Verdict
+from masklens.core.review.verdicts import Verdict
 from masklens.core.schema import Benchmark, ImageRef, PredictionSet, Prompt, Sample
 from masklens.core.scoring.contract import BenchmarkKind, Scorer, ScoreResult
 

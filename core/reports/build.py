@@ -25,7 +25,7 @@ from masklens.core.reports.writers import (
     write_summary_csv,
     write_summary_json,
 )
-from masklens.core.review.store import Verdict
+from masklens.core.review.verdicts import Verdict
 from masklens.core.schema import Benchmark, PredictionSet
 from masklens.core.scoring.contract import BenchmarkKind
 

@@ -9,7 +9,8 @@ from typing import Any
 from masklens.core.reports.layout import KindLayout, Table, paper_table
 from masklens.core.reports.runs import ReportContext
 from masklens.core.review.agreement import agreement
-from masklens.core.review.store import VERDICT_TYPES, Verdict, excluding_verdicts
+from masklens.core.review.verdict_types import VERDICT_TYPES, excluding_verdicts
+from masklens.core.review.verdicts import Verdict
 
 
 def review_section(ctx: ReportContext, layout: KindLayout) -> dict[str, Any] | None:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from masklens.core.review.store import Verdict
+from masklens.core.review.verdicts import Verdict
 from masklens.core.schema import Benchmark, PredictionSet
 from masklens.core.scoring.contract import BenchmarkKind, Scorer, ScoreResult
 

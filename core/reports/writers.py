@@ -10,7 +10,7 @@ from typing import Any
 from masklens.core.files.io import atomic_write_json, atomic_write_text, json_safe
 from masklens.core.files.safe_csv import csv_text
 from masklens.core.reports.runs import ReportContext
-from masklens.core.review.store import Verdict
+from masklens.core.review.verdicts import Verdict
 
 
 def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

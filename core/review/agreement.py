@@ -21,7 +21,7 @@ from itertools import combinations
 
 import numpy as np
 
-from masklens.core.review.store import Verdict
+from masklens.core.review.verdicts import Verdict
 
 
 def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float | None:

@@ -34,11 +34,11 @@ class Applied:
 def store_corrections(stores: Sequence[str | Path], benchmark: str, *,
                       reviewer: str | None = None) -> list[Correction]:
     """Every correction row of ``benchmark`` in the stores (each row once, by uid), effective."""
-    from masklens.core.review.store import ReviewStore
+    from masklens.core.review.store import Role, open_store
 
     rows: dict[str, Correction] = {}
     for path in stores:
-        with ReviewStore(path, create=False) as st:
+        with open_store(path, Role.READ) as st:
             for c in st.correction_history(benchmark, reviewer=reviewer):
                 rows.setdefault(c.uid, c)
     return effective_corrections(sorted(rows.values(), key=lambda c: c.time))
@@ -75,7 +75,7 @@ def apply_corrections(
     (one reviewer's with ``reviewer``; conflicting corrections are an error otherwise), write it
     with the kind's ``write_corrected`` at ``out`` and the changelog beside it."""
     from masklens.core.kinds.common.corrected_out import refuse_inputs
-    from masklens.core.review.store import benchmark_key
+    from masklens.core.review.locations import benchmark_key
 
     out = Path(out)
     refuse_inputs([out, changelog_path(out)], files)
@@ -107,7 +107,7 @@ def export_review(store: Any, out: str | Path, benchmark: str) -> Path:
     ``store`` as one JSON file, atomically (the window's File › Export verdicts/corrections…)."""
     from dataclasses import asdict, fields
 
-    from masklens.core.review.store import SCHEMA_VERSION
+    from masklens.core.review.migrations import SCHEMA_VERSION
 
     out = Path(out)
     if out.suffix.lower() != ".json":

@@ -4,14 +4,14 @@
 ``overlap`` of them (rounded, at least one when ``overlap`` > 0 and there are two reviewers)
 goes to *every* reviewer (those items give the agreement statistics), and the rest is dealt
 round-robin, so queues differ in length by at most one. Each queue keeps the shuffled order.
-The store keeps each assignment as a batch of rows (:class:`QueueRows`); the latest batch of a
-benchmark is the one in force.
+The store keeps each assignment as a batch of rows
+(:meth:`ReviewStore.assign <masklens.core.review.store.ReviewStore.assign>`); the latest batch
+of a benchmark is the one in force.
 """
 
 from __future__ import annotations
 
 import random
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,78 +52,3 @@ def split_queues(
             queues[names[turn % len(names)]].append(QueueItem(sid, False))
             turn += 1
     return queues
-
-
-class QueueRows:
-    """``assignments`` table access (a mixin of ReviewStore; needs ``_db``, ``_lock``,
-    ``_guard``, ``_write``)."""
-
-    def assign(
-        self, benchmark: str, sample_ids: Sequence[str], reviewers: Sequence[str], *,
-        overlap: float = 0.0, seed: int = 0,
-    ) -> dict[str, list[QueueItem]]:
-        """Split ``sample_ids`` into queues (:func:`split_queues`) and store them as the
-        benchmark's assignment in force (one committed transaction); returns the queues."""
-        from masklens.core.review.store import _utc_now
-
-        queues = split_queues(sample_ids, reviewers, overlap=overlap, seed=seed)
-        batch, now = uuid.uuid4().hex, _utc_now()
-        rows = [(batch, benchmark, r, i, q.sample_id, int(q.shared), seed, now)
-                for r, items in queues.items() for i, q in enumerate(items)]
-        self._insert_assignments(rows)
-        return queues
-
-    def _insert_assignments(self, rows: list[tuple]) -> int:
-        return self._write(
-            "INSERT OR IGNORE INTO assignments (batch, benchmark, reviewer, position, sample_id,"
-            " shared, seed, time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-
-    def _assignment_rows(self) -> list[tuple]:
-        if not self._has_table("assignments"):
-            return []
-        with self._lock, self._guard("reading"):
-            return self._db.execute(
-                "SELECT batch, benchmark, reviewer, position, sample_id, shared, seed, time"
-                " FROM assignments ORDER BY id").fetchall()
-
-    def _batch(self, benchmark: str) -> str | None:
-        if not self._has_table("assignments"):
-            return None
-        with self._lock, self._guard("reading"):
-            row = self._db.execute(
-                "SELECT batch FROM assignments WHERE benchmark = ? ORDER BY time DESC, id DESC"
-                " LIMIT 1", (benchmark,)).fetchone()
-        return None if row is None else row[0]
-
-    def assigned_reviewers(self, benchmark: str) -> list[str]:
-        """The reviewers of the benchmark's assignment in force (none when not assigned)."""
-        batch = self._batch(benchmark)
-        if batch is None:
-            return []
-        with self._lock, self._guard("reading"):
-            return [r[0] for r in self._db.execute(
-                "SELECT DISTINCT reviewer FROM assignments WHERE batch = ? ORDER BY reviewer",
-                (batch,))]
-
-    def queue(self, benchmark: str, reviewer: str | None = None) -> list[str]:
-        """The reviewer's queue of sample ids in the assignment in force ([] when none)."""
-        return [i.sample_id for i in self.queue_items(benchmark, reviewer)]
-
-    def queue_items(self, benchmark: str, reviewer: str | None = None) -> list[QueueItem]:
-        batch = self._batch(benchmark)
-        if batch is None:
-            return []
-        with self._lock, self._guard("reading"):
-            rows = self._db.execute(
-                "SELECT sample_id, shared FROM assignments WHERE batch = ? AND reviewer = ?"
-                " ORDER BY position", (batch, reviewer or self.reviewer)).fetchall()
-        return [QueueItem(s, bool(sh)) for s, sh in rows]
-
-    def progress(self, benchmark: str, reviewer: str | None = None) -> tuple[int, int]:
-        """(done, total) of the reviewer's queue: done = queued samples with a current verdict
-        or an effective correction by that reviewer."""
-        who = reviewer or self.reviewer
-        queue = self.queue(benchmark, who)
-        seen = self.reviewed_samples(benchmark, reviewer=who)
-        seen |= {c.sample_id for c in self.corrections(benchmark, reviewer=who)}
-        return sum(1 for s in queue if s in seen), len(queue)

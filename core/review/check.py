@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from masklens.core.files.sqlite_errors import is_sqlite_file, require_existing
-from masklens.core.review.reading import ADDED_LATER, blob_cells, connect_read_only
-from masklens.core.review.store import FIELDS, SCHEMA_VERSION
+from masklens.core.review.connections import connect_read_only
+from masklens.core.review.migrations import SCHEMA_VERSION
+from masklens.core.review.reading import ADDED_LATER, blob_cells
+from masklens.core.review.verdicts import FIELDS
 
 
 @dataclass

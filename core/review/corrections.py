@@ -28,7 +28,19 @@ from masklens.core.masks import Mask
 from masklens.core.schema import Benchmark, GroundTruth, Sample
 
 #: the tools a correction may name (the window's Correct mode); other names are accepted too
-TOOLS = ("brush", "eraser", "polygon", "fill", "model", "delete", "new", "category", "import")
+TOOLS = ("brush", "eraser", "polygon", "fill", "model", "clear", "delete", "new", "category", "import")
+#: how a correction's ``tool`` joins several tools: "brush+eraser+fill" (in the order of first use)
+TOOL_SEPARATOR = "+"
+
+
+def join_tools(tools: Iterable[str]) -> str:
+    """The ``tool`` of a correction made with ``tools`` (each kept once, in order)."""
+    return TOOL_SEPARATOR.join(dict.fromkeys(t for t in tools if t))
+
+
+def tool_names(tool: str) -> list[str]:
+    """The tools a correction's ``tool`` names ("polygon" of an older row: one)."""
+    return [t for t in tool.split(TOOL_SEPARATOR) if t]
 
 
 @dataclass(frozen=True)

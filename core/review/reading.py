@@ -1,7 +1,5 @@
-"""Reading a review store without changing it, and reading its rows as untrusted input.
+"""Reading a review store's rows as untrusted input.
 
-- :func:`connect_read_only`: SQLite's read-only mode; a store in a folder the user cannot write
-  (shared, archived: SQLite cannot make the WAL index there) is opened as immutable.
 - :func:`select_columns`: an older schema (no ``uid``, no ``retracts``) is read as it is.
 - :func:`as_text`: a cell that should hold text but holds a BLOB (an edited store) is decoded
   when it is UTF-8, else a DataFormatError naming the file, the row and the field.
@@ -25,23 +23,6 @@ _DEFAULTS = {"uid": "NULL", "retracts": "''", "prompt_id": "''", "note": "''"}
 ADDED_LATER = frozenset({"uid", "retracts"})
 #: fields that may be empty (NULL) in a stored row
 _OPTIONAL = {"uid"}
-
-
-def connect_read_only(path: Path, timeout: float) -> sqlite3.Connection:
-    """A connection that cannot change ``path`` (``mode=ro``); where even that needs a write
-    (the WAL index of a WAL store in a read-only folder) the file is opened ``immutable``."""
-    uri = path.resolve().as_uri()
-    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=timeout, check_same_thread=False,
-                         isolation_level=None)
-    try:
-        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-        return db
-    except sqlite3.OperationalError as exc:
-        db.close()
-        if "unable to open" not in str(exc) and "readonly" not in str(exc).replace("-", ""):
-            raise
-    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=timeout,
-                           check_same_thread=False, isolation_level=None)
 
 
 def select_columns(present: Iterable[str], fields: Sequence[str], *, path: Path | None = None) -> str:

@@ -14,173 +14,120 @@ row with an empty ``verdict``, and an undone verdict is followed by a *retractio
 from several reviewers is idempotent. The schema is versioned with
 ``PRAGMA user_version`` and upgraded by :data:`MIGRATIONS`.
 
+Every command and the window open a store with :func:`open_store` and a :class:`Role`:
+``Role.READ`` changes nothing (no upgrade, no journal switch, nothing left beside the file; a
+store in a folder the user cannot write is fine); ``Role.WRITE`` creates or upgrades it, and a
+process holds one connection per store file however often it opens it
+(:mod:`masklens.core.review.connections`). A :class:`ReviewStore` holds the verdicts, the
+ground-truth corrections (:mod:`masklens.core.review.corrections`) and the reviewers' queues
+(:mod:`masklens.core.review.assign`) of one file.
+
 Qt-free; the GUI's review panel and ``masklens review`` both use this module.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sqlite3
-import threading
+import enum
 import uuid
-from collections.abc import Iterable, Iterator
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from masklens.core.errors import DataFormatError, MasklensError
+from masklens.core.errors import MasklensError
 from masklens.core.files.io import atomic_write_json, atomic_write_text
 from masklens.core.files.safe_csv import csv_text
-from masklens.core.files.sqlite_errors import (
-    StoreErrors,
-    is_sqlite_file,
-    require_existing,
-    rollback_quietly,
+from masklens.core.masks import Mask
+from masklens.core.review import connections
+from masklens.core.review.assign import QueueItem, split_queues
+from masklens.core.review.corrections import (
+    COLUMNS,
+    Correction,
+    effective_corrections,
+    from_row,
+    to_row,
 )
-from masklens.core.review.assign import QueueRows
-from masklens.core.review.locations import (  # noqa: F401 - importable from here, as before
-    benchmark_key,
-    default_store_path,
-    is_bundled,
-)
-from masklens.core.review.migrations import MIGRATIONS, SCHEMA_VERSION
-from masklens.core.review.store_corrections import CorrectionRows
-
-# the verdict types live in their own module (re-exported: the GUI, reports and tests read them here)
-from masklens.core.review.verdict_types import (  # noqa: F401
-    VERDICT_TYPES,
-    VerdictType,
-    excluding_verdicts,
-    register_verdict_type,
-    verdict_type,
-)
-from masklens.core.review.verdicts import FIELDS, Verdict, _where, effective  # noqa: F401 - as before
+from masklens.core.review.migrations import SCHEMA_VERSION
+from masklens.core.review.verdict_types import verdict_type
+from masklens.core.review.verdicts import FIELDS, Verdict, effective, where
 
 
-def _utc_now() -> str:
+def utc_now() -> str:
+    """The time a row is recorded at: ISO 8601 UTC, milliseconds."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+class Role(enum.Enum):
+    """What an opened store may do: READ changes nothing, WRITE records."""
+
+    READ = "read"
+    WRITE = "write"
+
+
+def open_store(path: str | Path, role: Role, *, reviewer: str | None = None,
+               timeout: float = 15.0) -> ReviewStore:
+    """Open the review store at ``path`` for ``role``.
+
+    ``Role.READ``: a missing, empty (0-byte) or non-masklens file is an error; the file, its
+    folder and its mtime stay exactly as they were; an older schema is read as it is.
+    ``Role.WRITE``: the file is created or upgraded; a store this process already has open
+    is shared (one connection per file), and each :meth:`ReviewStore.close` gives one use back.
+    SQLite errors become clear messages (:class:`~masklens.core.files.sqlite_errors.StoreErrors`)."""
+    if not isinstance(role, Role):
+        raise TypeError(f"role must be Role.READ or Role.WRITE, got {role!r}")
+    p = Path(path)
+    conn = (connections.acquire_writer(p, timeout) if role is Role.WRITE
+            else connections.acquire_reader(p, timeout))
+    return ReviewStore(conn, role, reviewer=reviewer)
+
+
 # ------------------------------------------------------------------ store
-class ReviewStore(CorrectionRows, QueueRows):
-    """Verdicts, ground-truth corrections (:class:`CorrectionRows`) and reviewers' queues
-    (:class:`QueueRows`) of one SQLite file. Thread-safe; each ``record`` and
-    ``add_correction`` is its own committed transaction."""
+class ReviewStore:
+    """Verdicts, ground-truth corrections and reviewers' queues of one SQLite file, opened by
+    :func:`open_store`. Thread-safe; each ``record``, ``add_correction`` and ``assign`` is its
+    own committed transaction."""
 
-    def __init__(
-        self, path: str | Path, *, reviewer: str | None = None, timeout: float = 15.0,
-        create: bool = True, read_only: bool = False,
-    ) -> None:
-        """Open (with ``create``: create or upgrade) the store at ``path``. With
-        ``create=False`` a missing, empty (0-byte) or non-masklens file is an error, never
-        silently turned into a new database. ``read_only=True`` (what reading commands use)
-        opens it without changing it in any way (no upgrade, no WAL switch; a file the user may
-        read but not write is fine; an older schema is read as it is). SQLite errors become
-        clear messages (:class:`~masklens.core.files.sqlite_errors.StoreErrors`)."""
-        self.path = Path(path)
+    def __init__(self, connection: connections.Connection, role: Role, *,
+                 reviewer: str | None = None) -> None:
+        self.path = connection.path
+        self.role = role
         self.reviewer = reviewer or _default_reviewer()
-        self._lock = threading.RLock()
-        self._error = StoreErrors(self.path, "review database",
-                                  f"run `masklens review check {self.path}`")
-        self.read_only = read_only
-        self._columns = ", ".join(FIELDS)
-        if read_only:
-            self._open_read_only(timeout)
-            return
-        if not create:
-            require_existing(self.path, "review database")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise MasklensError(f"cannot create the folder ({exc.strerror})", path=self.path.parent) from None
-        if self.path.is_file() and self.path.stat().st_size and not is_sqlite_file(self.path):
-            raise DataFormatError(
-                "not a usable review database (not an SQLite file)", path=self.path,
-                hint="verdicts are stored in SQLite files written by masklens",
-            )
-        try:
-            self._db = sqlite3.connect(
-                str(self.path), timeout=timeout, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            raise self._error(exc, "opening") from None
-        try:
-            self._db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            self._db.execute("PRAGMA synchronous = FULL")
-            if not create and self._db.execute("PRAGMA user_version").fetchone()[0] == 0:
-                raise DataFormatError(
-                    "not a masklens review database (no verdicts schema)", path=self.path,
-                    hint="verdicts are stored in SQLite files written by masklens",
-                )
-            self._migrate()
-        except sqlite3.Error as exc:
-            self._db.close()
-            raise self._error(exc, "opening") from None
-        except BaseException:
-            self._db.close()
-            raise
-        self.journal_mode = str(mode).lower()
+        self.journal_mode = connection.journal_mode
+        self._conn = connection
+        self._db = connection.db
+        self._lock = connection.lock
+        self._error = connection.errors
+        self._columns = connection.verdict_columns
+        self._release = weakref.finalize(self, connections.release, connection)
 
-    def _open_read_only(self, timeout: float) -> None:
-        from masklens.core.review.reading import connect_read_only, select_columns
-
-        require_existing(self.path, "review database")
-        if not is_sqlite_file(self.path):
-            raise DataFormatError("not a usable review database (not an SQLite file)", path=self.path,
-                                  hint="verdicts are stored in SQLite files written by masklens")
-        try:
-            self._db = connect_read_only(self.path, timeout)
-            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-            if version == 0:
-                raise DataFormatError("not a masklens review database (no verdicts schema)", path=self.path,
-                                      hint="verdicts are stored in SQLite files written by masklens")
-            if version > SCHEMA_VERSION:
-                raise newer_schema(self.path, version)
-            cols = {r[1] for r in self._db.execute("PRAGMA table_info(verdicts)")}
-            if cols:  # no table at all: reading reports the damage
-                self._columns = select_columns(cols, FIELDS, path=self.path)
-            self.journal_mode = str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).lower()
-        except sqlite3.Error as exc:
-            self._db.close()
-            raise self._error(exc, "opening") from None
-        except BaseException:
-            if hasattr(self, "_db"):
-                self._db.close()
-            raise
+    @property
+    def read_only(self) -> bool:
+        return self.role is Role.READ
 
     @contextlib.contextmanager
     def _guard(self, action: str) -> Iterator[None]:
         """sqlite3 errors inside become clear messages (disk full, damaged, locked …)."""
+        import sqlite3
+
+        if not self._release.alive:
+            raise MasklensError("this review database was closed", path=self.path)
         try:
             yield
         except sqlite3.Error as exc:
             raise self._error(exc, action) from None
 
     # -------------------------------------------------------------- lifecycle
-    def _migrate(self) -> None:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                version = self._db.execute("PRAGMA user_version").fetchone()[0]
-                if version > SCHEMA_VERSION:
-                    raise newer_schema(self.path, version)
-                for step in range(version, SCHEMA_VERSION):
-                    MIGRATIONS[step](self._db)
-                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                self._db.execute("COMMIT")
-            except BaseException:
-                rollback_quietly(self._db)
-                raise
-
     @property
     def schema_version(self) -> int:
         with self._lock, self._guard("reading"):
             return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        """Give this use of the file's connection back (the last use closes it); idempotent."""
+        self._release()
 
     def __enter__(self) -> ReviewStore:
         return self
@@ -209,11 +156,24 @@ class ReviewStore(CorrectionRows, QueueRows):
             verdict=verdict,
             note=note or "",
             reviewer=reviewer or self.reviewer,
-            time=_utc_now(),
+            time=utc_now(),
             uid=uuid.uuid4().hex,
         )
         self._insert([v])
         return v
+
+    def record_many(self, benchmark: str, sample_ids: Sequence[str], verdict: str,
+                    *, reviewer: str | None = None, note: str = "") -> list[Verdict]:
+        """One verdict (``""`` clears) on each whole sample of ``sample_ids``, as if recorded one
+        by one, written in one transaction (all of them or none); returns the rows."""
+        if verdict:
+            verdict_type(verdict)
+        now = utc_now()
+        rows = [Verdict(benchmark=str(benchmark), sample_id=str(sid), prompt_id="", verdict=verdict,
+                        note=note, reviewer=reviewer or self.reviewer, time=now, uid=uuid.uuid4().hex)
+                for sid in sample_ids]
+        self._insert(rows)
+        return rows
 
     def clear(self, benchmark: str, sample_id: str, *, prompt_id: str | None = None) -> Verdict:
         return self.record(benchmark, sample_id, "", prompt_id=prompt_id)
@@ -224,23 +184,17 @@ class ReviewStore(CorrectionRows, QueueRows):
         if verdict.retracts:
             raise MasklensError("a retraction cannot itself be retracted", path=self.path,
                                 hint="record the verdict again instead")
-        r = Verdict(
-            benchmark=verdict.benchmark,
-            sample_id=verdict.sample_id,
-            prompt_id=verdict.prompt_id,
-            verdict="",
-            note="",
-            reviewer=verdict.reviewer,
-            time=_utc_now(),
-            uid=uuid.uuid4().hex,
-            retracts=verdict.uid,
-        )
-        self._insert([r])
-        return r
+        return self.retract_many([verdict])[0]
+
+    def retract_many(self, verdicts: Sequence[Verdict]) -> list[Verdict]:
+        """Undo ``verdicts`` (rows of this store): one retraction row each, in one transaction."""
+        now = utc_now()
+        rows = [replace(v, verdict="", note="", time=now, uid=uuid.uuid4().hex, retracts=v.uid)
+                for v in reversed(verdicts)]
+        self._insert(rows)
+        return rows
 
     def _insert(self, rows: Iterable[Verdict]) -> int:
-        if self.read_only:
-            raise MasklensError("this review database was opened read-only", path=self.path)
         sql = (
             "INSERT OR IGNORE INTO verdicts (benchmark, sample_id, prompt_id, verdict, note,"
             " reviewer, time, uid, retracts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -249,6 +203,10 @@ class ReviewStore(CorrectionRows, QueueRows):
 
     def _write(self, sql: str, values: list[tuple]) -> int:
         """Run ``sql`` over ``values`` in one committed transaction; returns the rows changed."""
+        from masklens.core.files.sqlite_errors import rollback_quietly
+
+        if self.role is not Role.WRITE:
+            raise MasklensError("this review database was opened read-only", path=self.path)
         with self._lock, self._guard("writing"):
             before = self._db.total_changes
             self._db.execute("BEGIN IMMEDIATE")
@@ -271,7 +229,7 @@ class ReviewStore(CorrectionRows, QueueRows):
         added = 0
         self.merge_skipped: dict[str, int] = {}
         for other in others:
-            with ReviewStore(other, reviewer=self.reviewer, read_only=True) as src:
+            with open_store(other, Role.READ, reviewer=self.reviewer) as src:
                 rows, skipped = [], 0
                 for v in src.history():
                     if missing_required(v):
@@ -299,10 +257,10 @@ class ReviewStore(CorrectionRows, QueueRows):
         """Every row, oldest first (optionally of one benchmark / reviewer)."""
         from masklens.core.review.reading import as_text
 
-        where, args = _where(benchmark=benchmark, reviewer=reviewer)
+        clause, args = where(benchmark=benchmark, reviewer=reviewer)
         with self._lock, self._guard("reading"):
             rows = self._db.execute(
-                f"SELECT id, {self._columns} FROM verdicts {where} ORDER BY time, id", args
+                f"SELECT id, {self._columns} FROM verdicts {clause} ORDER BY time, id", args
             ).fetchall()
         return [Verdict(*as_text(self.path, r[0], r[1:], FIELDS)) for r in rows]
 
@@ -311,10 +269,37 @@ class ReviewStore(CorrectionRows, QueueRows):
     ) -> list[Verdict]:
         """The latest verdict per (benchmark, sample, prompt, reviewer), cleared ones left out;
         retracted rows (and the retractions themselves) count as absent."""
-        latest: dict[tuple[str, str, str, str], Verdict] = {}
-        for v in effective(self.history(benchmark, reviewer=reviewer)):
-            latest[v.key] = v
-        return [v for v in latest.values() if v.verdict]
+        return _latest(self.history(benchmark, reviewer=reviewer))
+
+    def sample_current(self, benchmark: str, sample_id: str) -> list[Verdict]:
+        """The current verdicts on one sample (all reviewers, sample- and prompt-level), as
+        ``sample_verdicts(benchmark).get(sample_id, [])`` gives them, read by the store's index
+        on benchmark and sample (sized by the sample, not by the store)."""
+        return _latest(self._sample_rows(benchmark, sample_id))
+
+    def newest_current(self, benchmark: str, sample_id: str, verdict: str) -> Verdict | None:
+        """The most recently recorded of the sample's current ``verdict`` verdicts (any reviewer,
+        sample- or prompt-level; by time, then by row order), or None."""
+        latest: dict[tuple[str, str, str, str], tuple[int, Verdict]] = {}
+        for n, v in enumerate(effective(self._sample_rows(benchmark, sample_id))):
+            latest[v.key] = (n, v)
+        hits = [(n, v) for n, v in latest.values() if v.verdict == verdict]
+        return max(hits, key=lambda nv: nv[0])[1] if hits else None
+
+    def _sample_rows(self, benchmark: str, sample_id: str) -> list[Verdict]:
+        """One sample's rows, oldest first (by time, then row order)."""
+        with self._lock, self._guard("reading"):
+            rows = self._db.execute(
+                f"SELECT {self._columns} FROM verdicts WHERE benchmark = ? AND sample_id = ?"
+                " ORDER BY time, id", (benchmark, sample_id)).fetchall()
+        return [Verdict(*r) for r in rows]
+
+    def stamp(self) -> tuple[int, int]:
+        """(rows, largest row id): changes whenever a verdict, a clear or a retraction is added,
+        by this process or another (a summary of the whole store is computed again only then)."""
+        with self._lock, self._guard("reading"):
+            n, top = self._db.execute("SELECT COUNT(*), MAX(id) FROM verdicts").fetchone()
+        return int(n), int(top or 0)
 
     def verdict_of(
         self, benchmark: str, sample_id: str, prompt_id: str | None = None,
@@ -350,6 +335,149 @@ class ReviewStore(CorrectionRows, QueueRows):
     def benchmarks(self) -> list[str]:
         return sorted({v.benchmark for v in self.history()})
 
+    # -------------------------------------------------------------- corrections
+    def add_correction(
+        self,
+        benchmark: str,
+        sample_id: str,
+        gt_key: str,
+        instance: int | None,
+        mask: Mask | None,
+        *,
+        tool: str = "",
+        note: str = "",
+        verdict_uid: str = "",
+        category: Any = None,
+        reviewer: str | None = None,
+    ) -> Correction:
+        """Record (and commit) one correction: ``mask`` replaces instance ``instance`` of ground
+        truth ``gt_key`` (``instance=None``: a new instance; ``mask=None``: delete it)."""
+        if instance is None and mask is None:
+            raise MasklensError("a new instance needs a mask", path=self.path, field="mask")
+        if instance is not None and (isinstance(instance, bool) or int(instance) < 0):
+            raise MasklensError(f"instance must be an index ≥ 0, got {instance!r}",
+                                path=self.path, field="instance")
+        if mask is not None and not isinstance(mask, Mask):
+            raise TypeError(f"mask must be a Mask or None, got {type(mask).__name__}")
+        c = Correction(
+            benchmark=str(benchmark), sample_id=str(sample_id), gt_key=str(gt_key),
+            instance=None if instance is None else int(instance), mask=mask, tool=tool or "",
+            reviewer=reviewer or self.reviewer, time=utc_now(), note=note or "",
+            verdict_uid=verdict_uid or "", uid=uuid.uuid4().hex, category=category,
+        )
+        self._insert_corrections([c])
+        return c
+
+    def retract_correction(self, correction: Correction) -> Correction:
+        """Undo ``correction`` by appending a retraction row (the row stays in the history;
+        every reading treats it as absent, so the correction before it is effective again)."""
+        if correction.retracts:
+            raise MasklensError("a retraction cannot itself be retracted", path=self.path,
+                                hint="record the correction again instead")
+        r = Correction(
+            benchmark=correction.benchmark, sample_id=correction.sample_id,
+            gt_key=correction.gt_key, instance=correction.instance, mask=None, tool="",
+            reviewer=correction.reviewer, time=utc_now(), note="", verdict_uid="",
+            uid=uuid.uuid4().hex, retracts=correction.uid,
+        )
+        self._insert_corrections([r])
+        return r
+
+    def _insert_corrections(self, rows: Iterable[Correction]) -> int:
+        sql = (f"INSERT OR IGNORE INTO corrections ({', '.join(COLUMNS)})"
+               f" VALUES ({', '.join('?' * len(COLUMNS))})")
+        return self._write(sql, [to_row(c) for c in rows])
+
+    def correction_history(
+        self, benchmark: str | None = None, *, reviewer: str | None = None
+    ) -> list[Correction]:
+        """Every correction row (retractions included), oldest first."""
+        if not self._has_table("corrections"):
+            return []
+        clause, args = where(benchmark=benchmark, reviewer=reviewer)
+        with self._lock, self._guard("reading"):
+            rows = self._db.execute(
+                f"SELECT {', '.join(COLUMNS)} FROM corrections {clause} ORDER BY time, id", args
+            ).fetchall()
+        return [from_row(r, path=self.path) for r in rows]
+
+    def corrections(
+        self, benchmark: str | None = None, *, reviewer: str | None = None
+    ) -> list[Correction]:
+        """The effective corrections (retractions applied, the last per sample, ground truth,
+        instance and reviewer; every added instance kept), oldest first."""
+        return effective_corrections(self.correction_history(benchmark, reviewer=reviewer))
+
+    # -------------------------------------------------------------- queues
+    def assign(
+        self, benchmark: str, sample_ids: Sequence[str], reviewers: Sequence[str], *,
+        overlap: float = 0.0, seed: int = 0,
+    ) -> dict[str, list[QueueItem]]:
+        """Split ``sample_ids`` into queues (:func:`~masklens.core.review.assign.split_queues`)
+        and store them as the benchmark's assignment in force (one committed transaction)."""
+        queues = split_queues(sample_ids, reviewers, overlap=overlap, seed=seed)
+        batch, now = uuid.uuid4().hex, utc_now()
+        rows = [(batch, benchmark, r, i, q.sample_id, int(q.shared), seed, now)
+                for r, items in queues.items() for i, q in enumerate(items)]
+        self._insert_assignments(rows)
+        return queues
+
+    def _insert_assignments(self, rows: list[tuple]) -> int:
+        return self._write(
+            "INSERT OR IGNORE INTO assignments (batch, benchmark, reviewer, position, sample_id,"
+            " shared, seed, time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def _assignment_rows(self) -> list[tuple]:
+        if not self._has_table("assignments"):
+            return []
+        with self._lock, self._guard("reading"):
+            return self._db.execute(
+                "SELECT batch, benchmark, reviewer, position, sample_id, shared, seed, time"
+                " FROM assignments ORDER BY id").fetchall()
+
+    def _batch(self, benchmark: str) -> str | None:
+        """The benchmark's assignment in force: its latest batch of rows."""
+        if not self._has_table("assignments"):
+            return None
+        with self._lock, self._guard("reading"):
+            row = self._db.execute(
+                "SELECT batch FROM assignments WHERE benchmark = ? ORDER BY time DESC, id DESC"
+                " LIMIT 1", (benchmark,)).fetchone()
+        return None if row is None else row[0]
+
+    def assigned_reviewers(self, benchmark: str) -> list[str]:
+        """The reviewers of the benchmark's assignment in force (none when not assigned)."""
+        batch = self._batch(benchmark)
+        if batch is None:
+            return []
+        with self._lock, self._guard("reading"):
+            return [r[0] for r in self._db.execute(
+                "SELECT DISTINCT reviewer FROM assignments WHERE batch = ? ORDER BY reviewer",
+                (batch,))]
+
+    def queue(self, benchmark: str, reviewer: str | None = None) -> list[str]:
+        """The reviewer's queue of sample ids in the assignment in force ([] when none)."""
+        return [i.sample_id for i in self.queue_items(benchmark, reviewer)]
+
+    def queue_items(self, benchmark: str, reviewer: str | None = None) -> list[QueueItem]:
+        batch = self._batch(benchmark)
+        if batch is None:
+            return []
+        with self._lock, self._guard("reading"):
+            rows = self._db.execute(
+                "SELECT sample_id, shared FROM assignments WHERE batch = ? AND reviewer = ?"
+                " ORDER BY position", (batch, reviewer or self.reviewer)).fetchall()
+        return [QueueItem(s, bool(sh)) for s, sh in rows]
+
+    def progress(self, benchmark: str, reviewer: str | None = None) -> tuple[int, int]:
+        """(done, total) of the reviewer's queue: done = queued samples with a current verdict
+        or an effective correction by that reviewer."""
+        who = reviewer or self.reviewer
+        queue = self.queue(benchmark, who)
+        seen = self.reviewed_samples(benchmark, reviewer=who)
+        seen |= {c.sample_id for c in self.corrections(benchmark, reviewer=who)}
+        return sum(1 for s in queue if s in seen), len(queue)
+
     # -------------------------------------------------------------- export
     def export(
         self, out: str | Path, *, benchmark: str | None = None, history: bool = False
@@ -367,11 +495,13 @@ class ReviewStore(CorrectionRows, QueueRows):
         return p
 
 
-def newer_schema(path: Path, version: int) -> MasklensError:
-    """The error for a store written by a newer masklens (not damaged: this one cannot read it)."""
-    return MasklensError(
-        f"made by a newer masklens (review schema version {version}; this masklens reads up to "
-        f"{SCHEMA_VERSION})", path=path, hint="upgrade masklens to open it; the file was left as it is")
+def _latest(rows: Iterable[Verdict]) -> list[Verdict]:
+    """The latest of ``rows`` per (benchmark, sample, prompt, reviewer), retractions applied,
+    cleared ones left out."""
+    latest: dict[tuple[str, str, str, str], Verdict] = {}
+    for v in effective(rows):
+        latest[v.key] = v
+    return [v for v in latest.values() if v.verdict]
 
 
 def _default_reviewer() -> str:

@@ -38,7 +38,7 @@ def effective(rows: Iterable[Verdict]) -> list[Verdict]:
     return [v for v in rows if not v.retracts and v.uid not in retracted]
 
 
-def _where(**conds: str | None) -> tuple[str, tuple[str, ...]]:
+def where(**conds: str | None) -> tuple[str, tuple[str, ...]]:
     parts = [(f"{k} = ?", v) for k, v in conds.items() if v is not None]
     if not parts:
         return "", ()

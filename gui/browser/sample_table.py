@@ -27,7 +27,7 @@ COLUMN_MAX = {"#": 44, "sample": 130, "group": 70, "prompts": 120, "verdict": 10
 def verdict_labels() -> list[str]:
     """The reviewer's verdict labels (none when the review module is absent)."""
     try:
-        from masklens.core.review.store import VERDICT_TYPES
+        from masklens.core.review.verdict_types import VERDICT_TYPES
     except ImportError:
         return []
     return [vt.label for vt in VERDICT_TYPES.values()]

@@ -5,6 +5,10 @@ only inside its bounding box and records one :class:`Patch` (the box, the pixels
 after), so undo/redo costs the size of the change, not of the image. A brush *stroke* (press,
 moves, release) is one undo step. Operations return the changed box ``(x0, y0, x1, y1)``
 (exclusive ends) or None when nothing changed, which is what the overlay re-composes.
+
+Each undo step names the tool that made it (:data:`OPERATION_TOOLS`); :attr:`EditSession.operations`
+is the log of the steps that make the working mask (an undone step leaves it, a redone one comes
+back), and :attr:`EditSession.tools` the tools in the order of first use: what a correction records.
 """
 
 from __future__ import annotations
@@ -19,15 +23,18 @@ from masklens.core.masks import Mask
 Box = tuple[int, int, int, int]
 #: how a model's proposal combines with the working mask
 COMBINE_MODES = ("add", "subtract", "replace")
+#: the tool each operation is logged as (the names of core.review.corrections.TOOLS)
+OPERATION_TOOLS = ("brush", "eraser", "polygon", "fill", "model", "clear")
 
 
 @dataclass(frozen=True)
 class Patch:
-    """One undo step: the pixels of ``box`` before and after."""
+    """One undo step: the pixels of ``box`` before and after, and the tool that changed them."""
 
     box: Box
     before: np.ndarray
     after: np.ndarray
+    tool: str = ""
 
     @property
     def nbytes(self) -> int:
@@ -69,6 +76,17 @@ class EditSession:
         self._stroke_value = True
         self._radius = 1
 
+    # ------------------------------------------------------------ operation log
+    @property
+    def operations(self) -> list[str]:
+        """The tool of each undo step that makes the working mask, oldest first."""
+        return [p.tool for p in self.undo_stack]
+
+    @property
+    def tools(self) -> list[str]:
+        """The tools of :attr:`operations`, each once, in the order of first use."""
+        return list(dict.fromkeys(self.operations))
+
     # ------------------------------------------------------------ state
     @property
     def shape(self) -> tuple[int, int]:
@@ -93,21 +111,21 @@ class EditSession:
                min(w, int(np.ceil(x1))), min(h, int(np.ceil(y1))))
         return box if box[2] > box[0] and box[3] > box[1] else None
 
-    def _commit(self, box: Box, before: np.ndarray) -> Box | None:
+    def _commit(self, box: Box, before: np.ndarray, tool: str) -> Box | None:
         x0, y0, x1, y1 = box
         after = self.mask[y0:y1, x0:x1]
         if np.array_equal(before, after):
             return None
-        self.undo_stack.append(Patch(box, before, after.copy()))
+        self.undo_stack.append(Patch(box, before, after.copy(), tool))
         self.redo_stack.clear()
         return box
 
-    def _write(self, box: Box, new: np.ndarray) -> Box | None:
-        """Replace the pixels of ``box`` with ``new`` as one undo step."""
+    def _write(self, box: Box, new: np.ndarray, tool: str) -> Box | None:
+        """Replace the pixels of ``box`` with ``new`` as one undo step made by ``tool``."""
         x0, y0, x1, y1 = box
         before = self.mask[y0:y1, x0:x1].copy()
         self.mask[y0:y1, x0:x1] = new
-        return self._commit(box, before)
+        return self._commit(box, before, tool)
 
     # ------------------------------------------------------------ brush / eraser
     def begin_stroke(self, x: float, y: float, radius: float, *, erase: bool = False) -> Box | None:
@@ -137,7 +155,7 @@ class EditSession:
         before = self.mask[y0:y1, x0:x1].copy()
         for (bx0, by0, bx1, by1), old in reversed(parts):  # back to the pixels before the stroke
             before[by0 - y0:by1 - y0, bx0 - x0:bx1 - x0] = old
-        return self._commit(box, before)
+        return self._commit(box, before, "brush" if self._stroke_value else "eraser")
 
     def _segment(self, ax: float, ay: float, bx: float, by: float) -> Box | None:
         import cv2
@@ -178,7 +196,7 @@ class EditSession:
         cv2.fillPoly(stamp, [pts], 1, lineType=cv2.LINE_8, shift=4)
         new = self.mask[y0:y1, x0:x1].copy()
         new[stamp.view(bool)] = not erase
-        return self._write(box, new)
+        return self._write(box, new, "polygon")
 
     def fill_holes(self) -> Box | None:
         """Fill every background region the mask encloses (not connected to its box's border)."""
@@ -196,7 +214,7 @@ class EditSession:
         holes = flood[1:-1, 1:-1] == 0
         if not holes.any():
             return None
-        return self._write(box, region | holes)
+        return self._write(box, region | holes, "fill")
 
     def combine(self, proposal: np.ndarray, mode: str) -> Box | None:
         """Add the proposal to the mask, subtract it, or replace the mask with it."""
@@ -211,12 +229,12 @@ class EditSession:
         x0, y0, x1, y1 = box
         cur, p = self.mask[y0:y1, x0:x1], prop[y0:y1, x0:x1]
         new = cur | p if mode == "add" else cur & ~p if mode == "subtract" else p
-        return self._write(box, new)
+        return self._write(box, new, "model")
 
     def clear(self) -> Box | None:
         """Erase the whole mask (one undo step)."""
         box = mask_box(self.mask)
-        return None if box is None else self._write(box, False)
+        return None if box is None else self._write(box, False, "clear")
 
     # ------------------------------------------------------------ undo / redo
     def undo(self) -> Box | None:

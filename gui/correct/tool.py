@@ -4,7 +4,8 @@
 picks what a drag or click does. The edit itself is an :class:`~.session.EditSession` at the
 ground truth's full resolution; each operation re-composes only the box it changed
 (:class:`~.overlay.MaskItem`). Accepting emits :attr:`CorrectionTool.accepted`
-``(sample_id, gt_key, instance index or None for a new one, Mask or None for a deletion)``:
+``(sample_id, gt_key, instance index or None for a new one, Mask or None for a deletion, the
+tools used)``:
 what the review store's corrections are made of (the store is wired to it elsewhere).
 """
 
@@ -34,7 +35,9 @@ EDIT_COLOUR, PROPOSAL_COLOUR = "#F0E442", "#56B4E9"
 class CorrectionTool(CategoryChange, QObject):
     """The correction tools of a window (``window.sample_view``'s panels)."""
 
-    accepted = Signal(str, str, object, object)
+    #: (sample_id, gt_key, instance index or None for a new one, mask or None for a deletion,
+    #: the tools of the edit's operations in the order of first use)
+    accepted = Signal(str, str, object, object, object)
     #: (sample_id, gt_key, instance index, new category id): a category change, mask unchanged
     recategorized = Signal(str, str, int, object)
     changed = Signal()
@@ -191,9 +194,9 @@ class CorrectionTool(CategoryChange, QObject):
             self._say("nothing changed: no correction recorded")
             return
         mask = s.to_mask()
-        sample_id, gt_key, instance = s.sample_id, s.gt_key, s.instance
+        sample_id, gt_key, instance, tools = s.sample_id, s.gt_key, s.instance, s.tools
         self.end()
-        self.accepted.emit(sample_id, gt_key, instance, mask)
+        self.accepted.emit(sample_id, gt_key, instance, mask, tools)
         where = "new instance" if instance is None else f"instance {instance + 1}"
         self._say(f"correction accepted: {gt_key} {where} of {sample_id} ({mask.area} px)")
 
@@ -213,7 +216,7 @@ class CorrectionTool(CategoryChange, QObject):
             return
         sample_id, gt_key, instance = s.sample_id, s.gt_key, s.instance
         self.end()  # quietly: the deletion is the decision
-        self.accepted.emit(sample_id, gt_key, instance, None)
+        self.accepted.emit(sample_id, gt_key, instance, None, ["delete"])
         self._say(f"deletion accepted: {gt_key} instance {instance + 1} of {sample_id}")
 
     def _first_panel_with_gt(self) -> int | None:

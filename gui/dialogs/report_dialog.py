@@ -99,7 +99,7 @@ class ReportDialog(JobDialog):
         params = dict(st.params)
         verdicts = []
         if self.reviews.isChecked() and st.review_store is not None:
-            from masklens.core.review.store import benchmark_key
+            from masklens.core.review.locations import benchmark_key
 
             verdicts = st.review_store.current(benchmark_key(st.benchmark))
         opts = ReportOptions(title=self.title.text().strip() or None,
@@ -143,7 +143,7 @@ def default_report_dir(benchmark: Any) -> Path:
     """Beside the benchmark's data, unless that is the bundled demo or not writable."""
     import os
 
-    from masklens.core.review.store import is_bundled
+    from masklens.core.review.locations import is_bundled
 
     src = next(iter(benchmark.sources.values()), None)
     folder = Path(src).parent if src else None

@@ -162,7 +162,7 @@ class GalleryTab(QWidget):
     # ------------------------------------------------------------ batch verdicts
     def _build_batch_buttons(self) -> None:
         try:
-            from masklens.core.review.store import VERDICT_TYPES
+            from masklens.core.review.verdict_types import VERDICT_TYPES
         except ImportError:
             VERDICT_TYPES = {}  # noqa: N806 - the review module is optional
         for vt in VERDICT_TYPES.values():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from masklens.core.review.store import VERDICT_TYPES
+from masklens.core.review.verdict_types import VERDICT_TYPES
 
 
 class BatchVerdicts:
@@ -14,13 +14,11 @@ class BatchVerdicts:
     def record_batch(self, sample_ids: list[str], verdict: str) -> list[Any]:
         """One verdict on several whole samples (the gallery's selection): one row per sample in
         the store, as if recorded one by one, in one transaction; one Ctrl+Z undoes the batch."""
-        from masklens.core.review.batch import record_batch
-
         if self.store is None or not sample_ids:
             self.status.setText("open a benchmark and select samples first")
             return []
         try:
-            done = record_batch(self.store, self.benchmark, sample_ids, verdict,
+            done = self.store.record_many(self.benchmark, sample_ids, verdict,
                                 reviewer=self.reviewer.text().strip() or None)
         except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
             self.status.setText(f"not recorded (none of the {len(sample_ids)}): {type(exc).__name__}: {exc}")
@@ -38,10 +36,8 @@ class BatchVerdicts:
 
     def _undo_batch(self, batch: tuple[Any, ...]) -> tuple[Any, ...]:
         """Take back a whole batch: a retraction row for each, in one transaction."""
-        from masklens.core.review.batch import retract_batch
-
         try:
-            retract_batch(self.store, batch)
+            self.store.retract_many(batch)
         except Exception as exc:  # noqa: BLE001 - shown, never a crash; the batch stays to undo
             self.status.setText(f"not undone: {type(exc).__name__}: {exc}")
             return ()

@@ -167,7 +167,7 @@ class CorrectedView(QObject):
         """The effective corrections of the open benchmark (all reviewers'; where reviewers
         conflict, only this reviewer's are applied and the window says so)."""
         from masklens.core.review.corrections import correction_conflicts
-        from masklens.core.review.store import benchmark_key
+        from masklens.core.review.locations import benchmark_key
 
         store, bench = self.window.state.review_store, self.original_benchmark or self.window.state.benchmark
         if store is None or bench is None:

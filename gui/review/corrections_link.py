@@ -1,8 +1,9 @@
 """Ground-truth corrections from the window into the review store, and out again (docs/gui.md).
 
 :class:`CorrectionsLink` records every edit accepted in Correct mode
-(``window.correction.accepted``) in the benchmark's review store: the reviewer named in the
-Review dock, its Note field, the tool, and the uid of the sample's latest "Ground truth wrong"
+(``window.correction.accepted``) in the benchmark's review store through
+:class:`~masklens.core.review.recorder.CorrectionRecorder`: the reviewer named in the Review dock,
+its Note field, the tools of the edit's operations, and the uid of the sample's latest "Ground truth wrong"
 verdict when there is one. Each correction goes on the Review dock's undo stack, so Ctrl+Z
 (outside an edit) retracts it as it retracts a verdict. File › Apply corrections… writes the
 corrected benchmark with :func:`~masklens.core.review.apply.apply_corrections` (the code of
@@ -12,6 +13,7 @@ corrected benchmark with :func:`~masklens.core.review.apply.apply_corrections` (
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +24,6 @@ from PySide6.QtWidgets import QFileDialog
 from masklens.core.errors import MasklensError
 
 log = logging.getLogger(__name__)
-
-#: Correct mode's sub-tool -> the tool a correction names (core.review.corrections.TOOLS)
-TOOL_NAMES = {"brush": "brush", "erase": "eraser", "polygon": "polygon", "model": "model", "select": "brush"}
-
 
 class CorrectionsLink(QObject):
     def __init__(self, window: Any) -> None:
@@ -57,11 +55,12 @@ class CorrectionsLink(QObject):
         return self.persist(sample_id, gt_key, instance, gt.masks[instance], category=category, keep_mask=True)
 
     def persist(self, sample_id: str, gt_key: str, instance: int | None, mask: Any,
-                category: Any = None, *, keep_mask: bool = False) -> Any:
-        """Record an accepted edit in the review store (committed before this returns). A
-        correction replaces this reviewer's earlier one of the instance, so a new mask keeps its
-        category change and a category change (``keep_mask``) keeps its corrected mask."""
-        from masklens.core.review.store import benchmark_key
+                tools: Sequence[str] = (), category: Any = None, *, keep_mask: bool = False) -> Any:
+        """Record an accepted edit (``tools``: those of its operations) in the review store,
+        committed before this returns, by the rules of
+        :class:`~masklens.core.review.recorder.CorrectionRecorder`; shown, never a crash."""
+        from masklens.core.review.locations import benchmark_key
+        from masklens.core.review.recorder import CorrectionRecorder, Edit
 
         w = self.window
         store, view = w.state.review_store, w.corrected_view
@@ -69,24 +68,17 @@ class CorrectionsLink(QObject):
         if store is None or bench is None:
             w.message_bar.show_message("correction not recorded: no review store is open", "error")
             return None
-        key, who = benchmark_key(bench), self.reviewer()
-        retract = None
-        if view.on:  # indices of the corrected ground truth -> the loaded one
-            instance, retract = self._original_instance(key, sample_id, gt_key, instance, who)
-        tool = "delete" if mask is None else "new" if instance is None and retract is None else (
-            "category" if category is not None else TOOL_NAMES.get(w.correction.subtool, w.correction.subtool))
-        prior = self._prior(key, sample_id, gt_key, instance, who) if retract is None else None
-        if prior is not None and mask is not None:
-            category = prior.category if category is None else category
-            mask = prior.mask if keep_mask and prior.mask is not None else mask
+        shown_from, shown_key = None, None
+        if view.on:  # edited on the corrected ground truth: its indices map back to the loaded one
+            shown = w.state.sample.gts.get(gt_key)
+            shown_from = (shown.meta.get("corrected_from") if shown is not None else None) or []
+            shown_key = shown.key if shown is not None else None
         panel = w.review_panel
         note = panel.note.text().strip() if panel is not None else ""
+        edit = Edit(sample_id, gt_key, instance, mask, tuple(tools), category, keep_mask)
         try:
-            if retract is not None:
-                store.retract_correction(retract)
-            c = store.add_correction(key, sample_id, gt_key, instance, mask, tool=tool, note=note,
-                                     verdict_uid=self._verdict_uid(key, sample_id), reviewer=who,
-                                     category=category)
+            c = CorrectionRecorder(store, benchmark_key(bench)).record(
+                edit, reviewer=self.reviewer(), note=note, shown_from=shown_from, shown_gt_key=shown_key)
         except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError: shown, never a crash
             w.message_bar.show_message(f"correction not recorded: {type(exc).__name__}: {exc}", "error")
             return None
@@ -98,39 +90,6 @@ class CorrectionsLink(QObject):
             panel.status.setText(f"saved: correction of {gt_key} in sample {sample_id} ({c.time})")
         self.changed()
         return c
-
-    def _prior(self, key: str, sample_id: str, gt_key: str, instance: int | None, who: str) -> Any:
-        """This reviewer's current correction of a loaded instance (None for none)."""
-        if instance is None:
-            return None
-        store = self.window.state.review_store
-        return next((c for c in reversed(store.corrections(key, reviewer=who))
-                     if (c.sample_id, c.gt_key, c.instance) == (sample_id, gt_key, instance)), None)
-
-    def _verdict_uid(self, key: str, sample_id: str) -> str:
-        """The uid of the sample's latest current "Ground truth wrong" verdict ("" for none)."""
-        store = self.window.state.review_store
-        flagged = [v for v in store.sample_verdicts(key).get(sample_id, []) if v.verdict == "gt_wrong"]
-        return max(flagged, key=lambda v: v.time).uid if flagged else ""
-
-    def _original_instance(self, key: str, sample_id: str, gt_key: str, instance: int | None,
-                           who: str) -> tuple[int | None, Any]:
-        """An instance index of the corrected ground truth shown -> (index in the loaded ground
-        truth or None, the correction to retract first when it is an instance a correction added)."""
-        if instance is None:
-            return None, None
-        gt = self.window.state.sample.gts.get(gt_key)
-        origin = (gt.meta.get("corrected_from") if gt is not None else None) or []
-        if instance >= len(origin):
-            return instance, None
-        if origin[instance] is not None:
-            return origin[instance], None
-        nth = sum(1 for o in origin[:instance] if o is None)
-        added = [c for c in self.window.state.review_store.corrections(key)
-                 if c.sample_id == sample_id and c.instance is None and c.target[2] == gt.key]
-        added.sort(key=lambda c: c.time)
-        c = added[nth] if nth < len(added) else None
-        return None, c  # to change an added instance: retract it and add the new one
 
     def changed(self) -> None:
         """A correction was recorded or retracted: the corrected view and the team views follow."""
@@ -164,7 +123,7 @@ class CorrectionsLink(QObject):
 
     def export_to(self, out: str | Path) -> Path:
         from masklens.core.review.apply import export_review
-        from masklens.core.review.store import benchmark_key
+        from masklens.core.review.locations import benchmark_key
 
         w = self.window
         store = w.state.review_store

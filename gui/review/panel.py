@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
 )
 
 from masklens.core.errors import MasklensError
-from masklens.core.review.queries import sample_current, stamp
-from masklens.core.review.store import VERDICT_TYPES, ReviewStore
+from masklens.core.review.store import ReviewStore
+from masklens.core.review.verdict_types import VERDICT_TYPES
 from masklens.gui.review.batch_verdicts import BatchVerdicts
 from masklens.gui.widgets.elided_label import ElidedLabel
 
@@ -315,7 +315,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
         mine = None
         if self.store is not None and self.sample_id:
             pid = self.target.currentData() or ""
-            for v in sample_current(self.store, self.benchmark, self.sample_id):  # this sample's rows only
+            for v in self.store.sample_current(self.benchmark, self.sample_id):  # this sample's rows only
                 label = VERDICT_TYPES[v.verdict].label if v.verdict in VERDICT_TYPES else v.verdict
                 where = f" on {self._prompt_of(v)}" if v.prompt_id else ""
                 note = f" — {v.note}" if v.note else ""
@@ -331,7 +331,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
         if self.store is None or not self.benchmark:
             self.agreement.setText("")
             return
-        rows = stamp(self.store)
+        rows = self.store.stamp()
         key = (id(self.store), self.benchmark, rows)
         if key == getattr(self, "_agreement_key", None):
             return  # nothing was recorded since: the whole-store summary stands (sample switches)

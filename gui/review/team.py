@@ -54,7 +54,7 @@ class TeamView(QObject):
         window.state.sampleChanged.connect(lambda *_: self._show_progress())
 
     def _key(self) -> str | None:
-        from masklens.core.review.store import benchmark_key
+        from masklens.core.review.locations import benchmark_key
 
         bench = self.window.corrected_view.original_benchmark or self.window.state.benchmark
         return benchmark_key(bench) if bench is not None else None
@@ -62,14 +62,13 @@ class TeamView(QObject):
     def refresh(self) -> None:
         """Read the store again: κ per pair, the disagreements, the queue progress (on a thread
         when the store is large, as the panel's agreement line)."""
-        from masklens.core.review.queries import stamp
         from masklens.gui.review import panel as panel_module
 
         store, key = self.window.state.review_store, self._key()
         if store is None or key is None:
             self._apply({}, [])
             return
-        if stamp(store)[0] <= panel_module.INLINE_AGREEMENT_ROWS:
+        if store.stamp()[0] <= panel_module.INLINE_AGREEMENT_ROWS:
             self._apply(*team_figures(store, key))
             return
         from superqt.utils import create_worker
@@ -140,7 +139,7 @@ class TeamView(QObject):
 
 def _labelled(text: str) -> str:
     """A reviewer's verdict keys (``gt_wrong``, ``p1: fine``) in the buttons' words."""
-    from masklens.core.review.store import VERDICT_TYPES
+    from masklens.core.review.verdict_types import VERDICT_TYPES
 
     def one(part: str) -> str:
         where, _, key = part.rpartition(": ")

@@ -59,27 +59,29 @@ def review_shortcuts(panel: Any) -> list[QAction]:
 
 
 def attach_review_store(window: Any) -> None:
-    """Open the benchmark's review store (beside its data) and show its verdicts in the browser."""
+    """Open the benchmark's review store (beside its data) for writing and show its verdicts in
+    the browser. The store is opened before the one shown so far is given back: reopening a
+    benchmark reuses the process' one connection to its file (never a second one)."""
+    from masklens.core.review.locations import default_store_path
+    from masklens.core.review.store import Role, open_store
+
     bench = window.state.benchmark
     if bench is None:
         return
-    review = _module("masklens.core.review.store")
-    if review is None:
-        return
-    try:
-        store = review.ReviewStore(review.default_store_path(bench.sources))
-    except Exception as exc:  # noqa: BLE001 - shown, never a crash
-        window.message_bar.show_message(f"reviews unavailable: {exc}", "warning")
-        return
     old = window.state.review_store
-    if old is not None and hasattr(old, "close"):
-        old.close()
+    try:
+        store = open_store(default_store_path(bench.sources), Role.WRITE)
+    except (MasklensError, OSError) as exc:  # shown, never a crash
+        store = None
+        window.message_bar.show_message(f"reviews unavailable: {exc}", "warning")
     window.state.review_store = store
+    if old is not None:
+        old.close()
     if window.review_panel is not None:
         window.review_panel.set_store(store)
-        if hasattr(window.review_panel, "sample_order"):
-            window.review_panel.sample_order = [s.id for s in bench.samples]
-    refresh_verdicts(window)
+        window.review_panel.sample_order = [s.id for s in bench.samples] if store is not None else []
+    if store is not None:
+        refresh_verdicts(window)
 
 
 #: up to this many changed samples are read one by one; beyond, the whole store once
@@ -92,17 +94,15 @@ def refresh_verdicts(window: Any, sample_ids: list[str] | None = None) -> None:
     store, bench = window.state.review_store, window.state.benchmark
     if store is None or bench is None:
         return
-    from masklens.core.review import store as review
-    from masklens.core.review.store import benchmark_key
+    from masklens.core.review.locations import benchmark_key
+    from masklens.core.review.verdict_types import VERDICT_TYPES
 
     key = benchmark_key(bench)
     model = window.browser.model
     if sample_ids is not None and len(sample_ids) <= FEW_SAMPLES:
-        from masklens.core.review.queries import sample_current
-
         verdicts = dict(model.verdicts)
         for sid in dict.fromkeys(sample_ids):
-            keys = ", ".join(sorted({v.verdict for v in sample_current(store, key, sid) if v.verdict}))
+            keys = ", ".join(sorted({v.verdict for v in store.sample_current(key, sid) if v.verdict}))
             if keys:
                 verdicts[sid] = keys
             else:
@@ -110,7 +110,7 @@ def refresh_verdicts(window: Any, sample_ids: list[str] | None = None) -> None:
     else:
         verdicts = {sid: ", ".join(sorted({v.verdict for v in vs if v.verdict}))
                     for sid, vs in store.sample_verdicts(key).items()}
-    labels = {k: vt.label for k, vt in getattr(review, "VERDICT_TYPES", {}).items()}
+    labels = {k: vt.label for k, vt in VERDICT_TYPES.items()}
     model.verdict_label = lambda k: labels.get(k, k)
     model.set_verdicts(verdicts)
     proxy = window.browser.proxy
@@ -133,7 +133,7 @@ def reads_verdicts(f: Any) -> bool:
 
 
 def review_set_sample(window: Any) -> None:
-    from masklens.core.review.store import benchmark_key
+    from masklens.core.review.locations import benchmark_key
 
     sample = window.state.sample
     window.review_panel.set_sample(benchmark_key(window.state.benchmark), sample.id,

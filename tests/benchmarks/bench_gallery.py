@@ -269,7 +269,7 @@ def main() -> int:
     print(f"  Ctrl+A at {SMALL:,}: {s_wall:.1f} ms wall, {s_cpu:.1f} ms GUI CPU (median of 5; target ≤ "
           f"{TARGET_MS:.0f} ms) | QListView.selectAll {sb_wall:.1f} ms wall, {sb_cpu:.1f} ms CPU")
     if w.review_panel is not None:
-        from masklens.core.review.store import benchmark_key
+        from masklens.core.review.locations import benchmark_key
 
         store, bench = w.state.review_store, benchmark_key(w.state.benchmark)
         v_wall, v_cpu = timed(app, w, lambda: key(grid, Qt.Key.Key_K, text="k"))

@@ -96,7 +96,7 @@ def test_brush_undo_redo_and_brush_size_by_keys(demo, qtbot):
 
 
 def _key(w):
-    from masklens.core.review.store import benchmark_key
+    from masklens.core.review.locations import benchmark_key
 
     return benchmark_key(w.state.benchmark)
 
@@ -122,8 +122,9 @@ def test_polygon_fill_holes_and_accept_emit_the_corrected_mask(demo, qtbot):
     assert s.mask[int(10 * sy), int(10 * sx)] and not w.correction.polygon
     with qtbot.waitSignal(w.correction.accepted, timeout=3000) as got:
         key(w, qtbot, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
-    sid, gt_key, inst, mask = got.args
+    sid, gt_key, inst, mask, tools = got.args
     assert (sid, gt_key, inst) == (w.state.sample.id, w.sample_view.specs[0].gts[0], 0)
+    assert tools == ["eraser", "fill", "polygon"]  # each operation's tool, in the order of first use
     arr = mask.to_array().astype(bool)
     assert arr.shape == m.shape and arr[int(10 * sy), int(10 * sx)] and (arr | m).sum() == arr.sum()
     assert w.correction.session is None and "edit" not in w.correction._items

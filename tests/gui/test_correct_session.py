@@ -114,3 +114,28 @@ def test_the_session_is_qt_free():
             "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in ('PySide6', 'shiboken6')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_the_operation_log_names_each_steps_tool_and_follows_undo_and_redo():
+    s = EditSession(disk(60, 60, 30, 30, 15))
+    s.begin_stroke(5, 5, 3)
+    s.end_stroke()
+    s.begin_stroke(30, 30, 2, erase=True)  # a hole in the disk
+    s.end_stroke()
+    s.fill_holes()
+    s.polygon([(40, 40), (55, 40), (55, 55)])
+    prop = np.zeros((60, 60), bool)
+    prop[0:4, 50:58] = True
+    s.combine(prop, "add")
+    assert s.operations == ["brush", "eraser", "fill", "polygon", "model"]
+    s.begin_stroke(8, 50, 3)
+    s.end_stroke()
+    assert s.tools == ["brush", "eraser", "fill", "polygon", "model"]  # each once, by first use
+    s.undo()
+    s.undo()
+    assert s.operations == ["brush", "eraser", "fill", "polygon"]  # an undone step made nothing
+    s.redo()
+    assert s.operations[-1] == "model"
+    s.clear()
+    assert s.tools[-1] == "clear"
+    assert EditSession(np.zeros((4, 4), bool)).tools == []

@@ -99,7 +99,7 @@ def test_batch_verdict_for_the_selected_samples_is_one_undo(cafe, qtbot):
     w = cafe
     if w.review_panel is None:
         pytest.skip("no review panel")
-    from masklens.core.review.store import benchmark_key
+    from masklens.core.review.locations import benchmark_key
 
     grid = show_gallery(w, qtbot)
     click_tile(qtbot, grid, 2)

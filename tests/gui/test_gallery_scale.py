@@ -87,7 +87,7 @@ def test_one_verdict_key_for_all_selected_samples_and_one_undo(big, qtbot):
     w = big
     if w.review_panel is None:
         pytest.skip("no review panel")
-    from masklens.core.review.store import benchmark_key
+    from masklens.core.review.locations import benchmark_key
 
     grid = w.gallery.grid
     qtbot.keyClick(grid.viewport(), Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
@@ -205,7 +205,7 @@ def test_a_verdict_key_after_a_held_move_goes_to_the_sample_with_the_frame(big, 
     w = big
     if w.review_panel is None:
         pytest.skip("no review panel")
-    from masklens.core.review.store import benchmark_key
+    from masklens.core.review.locations import benchmark_key
 
     grid = w.gallery.grid
     for _ in range(4):

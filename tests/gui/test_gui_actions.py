@@ -122,7 +122,7 @@ def _dock_toggled(title: str):
 
 def _verdict(key: str):
     def check(w, _):
-        from masklens.core.review.store import benchmark_key
+        from masklens.core.review.locations import benchmark_key
 
         sid = w.state.sample.id
         mine = w.state.review_store.sample_verdicts(benchmark_key(w.state.benchmark)).get(sid, [])
@@ -132,7 +132,7 @@ def _verdict(key: str):
 
 
 def _next_unreviewed(w, before):
-    from masklens.core.review.store import benchmark_key
+    from masklens.core.review.locations import benchmark_key
 
     done = w.state.review_store.sample_verdicts(benchmark_key(w.state.benchmark))
     assert w.state.sample.id not in done and w.state.index != before
@@ -141,7 +141,7 @@ def _next_unreviewed(w, before):
 def _undo_last_verdict():
     """A verdict recorded first (M, from the canvas); Ctrl+Z appends its retraction."""
     def before(w):
-        from masklens.core.review.store import benchmark_key
+        from masklens.core.review.locations import benchmark_key
 
         focus(w, w._qtbot, canvas(w))
         w._qtbot.keyClick(canvas(w), Qt.Key.Key_M)
@@ -283,8 +283,9 @@ def _no_category_change(w, s, before):
 def _accepted(mask_expected: bool, instance: int | None = 0):
     def check(w, s, before):
         assert w.correction.session is None and len(w._accepted) == 1, w._accepted
-        sid, key, inst, mask = w._accepted[0]
+        sid, key, inst, mask, tools = w._accepted[0]
         assert sid == w.state.sample.id and inst == instance and (mask is not None) == mask_expected
+        assert tools == (["brush"] if mask is not None else ["delete"])
         if mask is not None:
             assert mask.area == int(before.sum())
 
@@ -364,7 +365,7 @@ def _docs_opened(w, _):
 def _one_correction(w):
     """The store's corrections retracted, then one recorded (a square added to instance 0)."""
     from masklens.core.masks import Mask
-    from masklens.core.review.store import benchmark_key
+    from masklens.core.review.locations import benchmark_key
 
     st = w.state.review_store
     for c in st.corrections(benchmark_key(w.state.benchmark)):
@@ -415,7 +416,7 @@ def _written_by(action: str):
 
 def table(w) -> dict[str, Entry]:
     from masklens.core.kinds.demo import demo_kinds
-    from masklens.core.review.store import VERDICT_TYPES
+    from masklens.core.review.verdict_types import VERDICT_TYPES
     from masklens.core.scoring.contract import get_kind
 
     t: dict[str, Entry] = {

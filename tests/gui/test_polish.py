@@ -74,7 +74,7 @@ def test_the_model_box_shows_the_selected_model_s_whole_name(demo, qtbot):
 def test_the_verdict_column_fits_its_longest_verdict(demo, qtbot):
     from PySide6.QtWidgets import QStyle
 
-    from masklens.core.review.store import VERDICT_TYPES
+    from masklens.core.review.verdict_types import VERDICT_TYPES
     from masklens.gui.browser.sample_table import FIXED
 
     w = demo

@@ -17,7 +17,8 @@ from PySide6.QtCore import Qt
 from test_correct_mode import click, drag, enter_correct_and_select, key
 from test_gui_defects import canvas, focus, open_demo
 
-from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.review.locations import benchmark_key
+from masklens.core.review.store import ReviewStore, Role, open_store
 
 demo = pytest.importorskip("masklens.core.kinds.demo")
 
@@ -237,7 +238,7 @@ def test_team_queue_merge_and_disagreements(cafe, qtbot, tmp_path):
     ana_mask = brush_and_accept(w, qtbot)
     # ben, in his own store: agrees on one sample, disagrees on another, corrects differently
     ben_db = tmp_path / "ben.sqlite"
-    with ReviewStore(ben_db, reviewer="ben") as ben:
+    with open_store(ben_db, Role.WRITE, reviewer="ben") as ben:
         ben.record(bkey(w), agreed, "fine")
         ben.record(bkey(w), disputed, "fine")
         other = np.zeros(ana_mask.shape, np.uint8)
@@ -267,6 +268,30 @@ def test_team_queue_merge_and_disagreements(cafe, qtbot, tmp_path):
     assert w.state.sample.id == item.text(0)
 
 
+def test_an_edit_with_brush_eraser_and_fill_holes_stores_every_tool(cafe, qtbot):
+    """Brush (D) a stroke, Eraser (X) a hole into the object, Fill holes (Shift+F), then the
+    Brush tool selected again at accept time: the stored tool names all three, in order."""
+    import sqlite3
+
+    w = cafe
+    x, y, m = enter_correct_and_select(w, qtbot)
+    s = w.correction.session
+    key(w, qtbot, Qt.Key.Key_D)
+    drag(qtbot, canvas(w), [(5, 5), (30, 10)])
+    key(w, qtbot, Qt.Key.Key_X)
+    w.correction.radius = 2.0
+    drag(qtbot, canvas(w), [(x, y), (x + 1, y)])  # a hole inside the object
+    holed = s.area
+    key(w, qtbot, Qt.Key.Key_F, SHIFT)  # Fill holes
+    assert s.area > holed and s.operations == ["brush", "eraser", "fill"]
+    key(w, qtbot, Qt.Key.Key_D)  # the tool selected at accept time is not what is recorded
+    key(w, qtbot, Qt.Key.Key_Return, SHIFT)
+    qtbot.waitUntil(lambda: bool(store_of(w).corrections(bkey(w))), timeout=5000)
+    with sqlite3.connect(f"{store_of(w).path.resolve().as_uri()}?mode=ro", uri=True) as db:
+        rows = db.execute("SELECT sample_id, instance, tool FROM corrections").fetchall()
+    assert rows == [(w.state.sample.id, 0, "brush+eraser+fill")]
+
+
 def test_correcting_while_the_switch_is_on_names_the_loaded_instance(window, qtbot, no_internal_errors):
     """With the corrected ground truth shown, an edit of an added instance retracts and re-adds
     it, and an edit of a loaded instance keeps its index in the loaded ground truth."""
@@ -283,7 +308,7 @@ def test_correcting_while_the_switch_is_on_names_the_loaded_instance(window, qtb
     c.session.end_stroke()
     c.accept()
     added = store_of(w).corrections(bkey(w))
-    assert [(r.instance, r.tool) for r in added] == [(None, "new")]
+    assert [(r.instance, r.tool) for r in added] == [(None, "new+brush")]
     assert len(w.state.sample.gts[gt_key].masks) == n + 1  # drawn at once
     assert c.start(0, gt_key, n)  # the added instance, as the corrected ground truth shows it
     c.session.begin_stroke(40, 40, 6)

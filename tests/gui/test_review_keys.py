@@ -9,7 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.review.locations import benchmark_key
+from masklens.core.review.store import Role, open_store
 
 
 @pytest.fixture
@@ -33,13 +34,13 @@ def canvas_of(w):
 
 
 def rows(w):
-    """Every row of the review store (read through a second connection: committed rows only)."""
-    with ReviewStore(w.state.review_store.path) as other:
+    """Every row of the review store, read as a reading command reads it (committed rows only)."""
+    with open_store(w.state.review_store.path, Role.READ) as other:
         return other.history(benchmark_key(w.state.benchmark))
 
 
 def current(w):
-    with ReviewStore(w.state.review_store.path) as other:
+    with open_store(w.state.review_store.path, Role.READ) as other:
         return [(v.sample_id, v.verdict, v.note) for v in other.current(benchmark_key(w.state.benchmark))]
 
 
@@ -215,7 +216,7 @@ def test_undo_does_not_reach_into_the_previous_benchmark_s_store(rw, qtbot):
     qtbot.mouseClick(canvas_of(w).viewport(), Qt.MouseButton.LeftButton)
     qtbot.keyClick(canvas_of(w), Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert "nothing to undo" in w.review_panel.status.text()
-    with ReviewStore(old_path) as st:
+    with open_store(old_path, Role.READ) as st:
         assert [v.verdict for v in st.current(old_key)] == ["model_wrong"]
 
 

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt, qInstallMessageHandler
 
-from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.review.locations import benchmark_key
+from masklens.core.review.store import Role, open_store
 
 demo = pytest.importorskip("masklens.core.kinds.demo")
 
@@ -64,7 +65,7 @@ def test_review_draw_and_compare_on_each_demo(window, qtbot, kind, no_errors):
         qtbot.keyClick(canvas, Qt.Key.Key_M)
         assert "Ctrl+Z to undo" in w.message_bar.text
         qtbot.keyClick(canvas, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-        with ReviewStore(w.state.review_store.path) as st:
+        with open_store(w.state.review_store.path, Role.READ) as st:
             assert st.current(key) == [] and len(st.history(key)) == 2
 
     # draw a box on the first panel and run it on the demo model

@@ -16,7 +16,8 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QSlider
 from test_gui_defects import canvas, focus, open_demo, type_filter, type_prompt
 
-from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.review.locations import benchmark_key
+from masklens.core.review.store import Role, open_store
 
 demo = pytest.importorskip("masklens.core.kinds.demo")
 
@@ -159,7 +160,7 @@ def verdict_and_undo(w, qtbot) -> None:
     assert [v.verdict for v in w.state.review_store.sample_verdicts(key).get(sid, [])] == ["model_wrong"]
     qtbot.keyClick(canvas(w), Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert w.message_bar.text.startswith("undone:")
-    with ReviewStore(w.state.review_store.path) as st:
+    with open_store(w.state.review_store.path, Role.READ) as st:
         assert st.current(key) == [] and len(st.history(key)) == 2  # a retraction, nothing deleted
     consistent(w, qtbot, "verdict undone")
 

@@ -14,7 +14,8 @@ from reports.toykind import install, load_toy_predictions, write_fixture
 from masklens.core.files.io import atomic_write_json
 from masklens.core.files.safe_csv import csv_text, safe_cell, starts_formula
 from masklens.core.reports import build_report
-from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.review.locations import benchmark_key
+from masklens.core.review.store import Role, open_store
 
 PAYLOADS = [
     "=1+1",
@@ -87,7 +88,7 @@ def test_numbers_stay_numbers_and_text_keeps_its_content():
 
 def test_review_export_csv_has_no_formula(tmp_path):
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="=evil") as st:
+    with open_store(db, Role.WRITE, reviewer="=evil") as st:
         for i, p in enumerate(PAYLOADS):
             st.record(p, f"{p}#{i}", "model_wrong", note=p, prompt_id=p, reviewer=p or "x")
         st.export(tmp_path / "v.csv", history=True)
@@ -120,7 +121,7 @@ def test_report_csvs_have_no_formula(tmp_path, toy_kind):
     pred = {hostile[k.split("/")[0]] + "/" + k.split("/")[1]: v for k, v in pred.items()}
     atomic_write_json(files["pred_a"], pred)
     bench = kind.load_benchmark(ann=str(files["ann"]))
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="-1+1") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="-1+1") as st:
         st.record(benchmark_key(bench), hostile["s2"], "fine", prompt_id="@x")
         verdicts = st.current()
     out = build_report(kind, bench, [load_toy_predictions(files["pred_a"])], tmp_path / "rep",

@@ -15,7 +15,8 @@ from masklens.core.cli import main
 from masklens.core.errors import MasklensError
 from masklens.core.masks import Mask
 from masklens.core.models.base import SegmentResult
-from masklens.core.review.store import SCHEMA_VERSION, ReviewStore
+from masklens.core.review.migrations import SCHEMA_VERSION
+from masklens.core.review.store import ReviewStore, Role, open_store
 
 from .conftest import fill
 
@@ -23,7 +24,7 @@ BENCH = "cafe:demo"
 
 
 def _store_with(path, n: int, note_len: int = 200) -> list[str]:
-    with ReviewStore(path, reviewer="ann") as st:
+    with open_store(path, Role.WRITE, reviewer="ann") as st:
         return [st.record(BENCH, f"s{i}", "model_wrong", note="n" * note_len).uid for i in range(n)]
 
 
@@ -37,7 +38,7 @@ def _cap_pages(st: ReviewStore) -> None:
 def test_record_on_a_full_database_says_disk_full_and_keeps_acknowledged_verdicts(tmp_path):
     db = tmp_path / "r.sqlite"
     acknowledged = _store_with(db, 5)
-    with ReviewStore(db, reviewer="ann") as st:
+    with open_store(db, Role.WRITE, reviewer="ann") as st:
         _cap_pages(st)
         with pytest.raises(MasklensError) as info:
             for i in range(10_000):
@@ -46,14 +47,14 @@ def test_record_on_a_full_database_says_disk_full_and_keeps_acknowledged_verdict
         assert "disk full while writing" in msg and str(db) in msg
         assert "cannot rollback" not in msg
         assert not st._db.in_transaction
-    with ReviewStore(db, create=False) as st:
+    with open_store(db, Role.WRITE) as st:
         assert [v.uid for v in st.history()] == acknowledged  # nothing acknowledged was lost
 
 
 def test_record_on_a_real_full_filesystem(tiny_fs):
     db = tiny_fs / "r.sqlite"
     acknowledged = _store_with(db, 3)
-    st = ReviewStore(db, reviewer="ann")
+    st = open_store(db, Role.WRITE, reviewer="ann")
     fill(tiny_fs)
     with pytest.raises(MasklensError) as info:
         for i in range(10_000):
@@ -62,7 +63,7 @@ def test_record_on_a_real_full_filesystem(tiny_fs):
     assert "cannot rollback" not in str(info.value)
     st.close()
     os.unlink(tiny_fs / "filler")
-    with ReviewStore(db, create=False) as again:
+    with open_store(db, Role.WRITE) as again:
         assert [v.uid for v in again.history()] == acknowledged
 
 

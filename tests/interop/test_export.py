@@ -19,7 +19,8 @@ from masklens.core.errors import MasklensError
 from masklens.core.files.output_dirs import MARKER
 from masklens.core.interop.export import MANIFEST, export
 from masklens.core.interop.outcomes import gt_masks
-from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.review.locations import benchmark_key
+from masklens.core.review.store import Role, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 D = ROOT / "resources" / "demo"
@@ -111,7 +112,7 @@ def test_verdicts_become_attributes_and_a_csv_column(tmp_path):
     bench, preds = _load("cafe")
     db = tmp_path / "reviews.sqlite"
     s0, s1, s2 = bench.samples[:3]
-    with ReviewStore(db, reviewer="ana") as store:
+    with open_store(db, Role.WRITE, reviewer="ana") as store:
         store.record(benchmark_key(bench), s0.id, "model_wrong")
         store.record(benchmark_key(bench), s1.id, "prompt_ambiguous", prompt_id=s1.prompts[1].id)
         store.record(benchmark_key(bench), s1.id, "fine", reviewer="bo")

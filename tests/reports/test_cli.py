@@ -5,7 +5,8 @@ import json
 import pytest
 
 from masklens.core.cli import main
-from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.review.locations import benchmark_key
+from masklens.core.review.store import Role, open_store
 
 from .toykind import BrightSegmenter, install, install_backend, write_fixture
 
@@ -20,7 +21,7 @@ def files(tmp_path, monkeypatch):
 
 def test_report_cli_two_models_and_reviews(files, tmp_path, capsys):
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="ann") as st:
+    with open_store(db, Role.WRITE, reviewer="ann") as st:
         st.record(benchmark_key(type("B", (), {"kind": "toy", "name": "toybench"})), "s2", "gt_wrong")
     out = tmp_path / "rep"
     rc = main(["report", "toy", "--ann", str(files["ann"]), "--pred", str(files["pred_a"]),
@@ -84,10 +85,10 @@ def test_evaluate_cli_bad_subset_and_model(files, tmp_path, capsys):
 
 def test_review_cli_export_merge_agreement(tmp_path, capsys):
     a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
-    with ReviewStore(a, reviewer="ann") as st:
+    with open_store(a, Role.WRITE, reviewer="ann") as st:
         for s, v in (("s1", "fine"), ("s2", "gt_wrong"), ("s3", "fine")):
             st.record("toy:t", s, v)
-    with ReviewStore(b, reviewer="bob") as st:
+    with open_store(b, Role.WRITE, reviewer="bob") as st:
         for s, v in (("s1", "fine"), ("s2", "gt_wrong"), ("s3", "model_wrong")):
             st.record("toy:t", s, v)
     assert main(["review", "agreement", str(a), str(b), "--json"]) == 0

@@ -10,7 +10,8 @@ from masklens.core.errors import Cancelled
 from masklens.core.files.output_dirs import MARKER
 from masklens.core.masks import Mask
 from masklens.core.reports import FILES, ReportOptions, build_report
-from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.review.locations import benchmark_key
+from masklens.core.review.store import Role, open_store
 from masklens.core.scoring.contract import Scorer
 
 from .toykind import install, load_toy_predictions, write_fixture
@@ -59,7 +60,7 @@ def test_report_files_and_numbers_match_the_scorer(toy, tmp_path):
 def test_html_is_self_contained_and_escaped(toy, tmp_path):
     kind, bench, preds, _ = toy
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="<img src=x onerror=alert(2)>") as st:
+    with open_store(db, Role.WRITE, reviewer="<img src=x onerror=alert(2)>") as st:
         st.record(benchmark_key(bench), "s1", "gt_wrong", note=XSS)
         verdicts = st.current()
     preds[0].name = "<b>model</b>"
@@ -109,7 +110,7 @@ def test_models_side_by_side_fixes_and_breaks(toy, tmp_path):
 
 def test_reviews_section_recomputes_without_excluded(toy, tmp_path):
     kind, bench, preds, _ = toy
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ann") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ann") as st:
         key = benchmark_key(bench)
         st.record(key, "s2", "edit_invalid", note="the sun is not there")
         st.record(key, "s1", "fine")
@@ -163,7 +164,7 @@ def test_sweep_rescores_without_decoding(toy, tmp_path, monkeypatch):
 
 def test_every_sample_reviewed_out_still_writes_a_report(toy, tmp_path):
     kind, bench, preds, _ = toy
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ann") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ann") as st:
         for s in bench.samples:
             st.record(benchmark_key(bench), s.id, "edit_invalid")
         verdicts = st.current()

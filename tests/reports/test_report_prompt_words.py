@@ -4,7 +4,8 @@ by the benchmark's internal prompt id (the id stays in summary.json for programs
 import json
 
 from masklens.core.reports import ReportOptions, build_report
-from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.review.locations import benchmark_key
+from masklens.core.review.store import Role, open_store
 
 from .toykind import install, load_toy_predictions, write_fixture
 
@@ -17,7 +18,7 @@ def test_prompt_verdicts_read_as_the_prompts_text(tmp_path):
     sample = bench.samples[1]
     prompt = sample.prompts[-1]
     assert prompt.text and prompt.text != prompt.id
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ann") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ann") as st:
         st.record(benchmark_key(bench), sample.id, "edit_invalid", prompt_id=prompt.id)
         verdicts = st.current()
     out = build_report(kind, bench, preds, tmp_path / "rep", names=["A"], verdicts=verdicts,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from masklens.core.review.agreement import agreement, cohen_kappa, cohen_kappa_table, fleiss_kappa
-from masklens.core.review.store import Verdict
+from masklens.core.review.verdicts import Verdict
 
 
 def test_cohen_textbook_2x2():

@@ -4,6 +4,7 @@ equals scoring with the corrections applied in Python; inputs never written over
 import hashlib
 import json
 import shutil
+import sqlite3
 
 import numpy as np
 import pytest
@@ -14,7 +15,8 @@ from masklens.core.errors import MasklensError
 from masklens.core.kinds.demo import DEMO_DIR, demo_argv
 from masklens.core.masks import Mask
 from masklens.core.review.corrections import corrected_benchmark, corrected_scorer
-from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.review.locations import benchmark_key
+from masklens.core.review.store import Role, open_store
 from masklens.core.scoring.contract import Scorer, get_kind
 from masklens.core.scoring.kind_args import kind_files, kind_parser
 
@@ -67,13 +69,18 @@ def test_apply_then_score_equals_python_corrected_scores(kind, tmp_path, capsys)
     files = _files(kind, gt_argv)
     bench = ml.load_benchmark(kind, **files)
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="ana") as st:
+    with open_store(db, Role.WRITE, reviewer="ana") as st:
         _correct(st, bench, key)
         rows = st.corrections(benchmark_key(bench))
+    with sqlite3.connect(db) as con:  # as a reviewer may hand it over: a rollback-journal file
+        assert con.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
     before = _digests(tmp_path / kind)
+    store_before = (db.read_bytes(), db.stat().st_mtime_ns, sorted(p.name for p in tmp_path.glob("r.sqlite*")))
     out = tmp_path / "out" / out_name
     out.parent.mkdir()
     assert main(["review", "apply", kind, *gt_argv, "--store", str(db), "--out", str(out)]) == 0
+    # the store is read, never written: same bytes, same mtime, nothing left beside it
+    assert (db.read_bytes(), db.stat().st_mtime_ns, sorted(p.name for p in tmp_path.glob("r.sqlite*"))) == store_before
     assert "applied 3 correction(s) to 3 sample(s)" in capsys.readouterr().err
     after = _digests(tmp_path / kind)
     assert {p: d for p, d in after.items() if p in before} == before  # no input written over
@@ -129,7 +136,7 @@ def test_apply_refuses_inputs_conflicts_and_foreign_outputs(tmp_path, capsys):
     bk, s0 = benchmark_key(bench), bench.samples[0]
     h, w = s0.gts["target"].height, s0.gts["target"].width
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="ana") as st:
+    with open_store(db, Role.WRITE, reviewer="ana") as st:
         st.add_correction(bk, s0.id, "target", 0, _box(h, w, 0.5), tool="brush")
     original = ann.read_bytes()
     assert main(["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(ann)]) == 2
@@ -140,7 +147,7 @@ def test_apply_refuses_inputs_conflicts_and_foreign_outputs(tmp_path, capsys):
     assert main(["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(foreign)]) == 2
     assert "not written by `masklens review apply`" in capsys.readouterr().err
     assert foreign.read_text() == "{}"
-    with ReviewStore(db, reviewer="ben") as st:  # ben corrects the same instance differently
+    with open_store(db, Role.WRITE, reviewer="ben") as st:  # ben corrects the same instance differently
         st.add_correction(bk, s0.id, "pos_entry", 0, _box(h, w, 0.3), tool="model")
     out = tmp_path / "new.json"
     assert main(["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(out)]) == 2
@@ -164,7 +171,7 @@ def test_r2sm_modal_and_amodal_stay_paired(tmp_path, capsys):
     key = benchmark_key(bench)
     first = {s.id: next(k for k in s.gts if k.endswith("/modal")) for s in (s0, s1, s2)}
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="ana") as st:
+    with open_store(db, Role.WRITE, reviewer="ana") as st:
         g = s0.gts[first[s0.id]]
         st.add_correction(key, s0.id, first[s0.id], 0, _box(g.height, g.width, 0.5), tool="brush")
         amodal1 = first[s1.id].replace("/modal", "/amodal")
@@ -204,7 +211,7 @@ def test_cafe_positive_shared_by_two_pairs_is_corrected_in_both(tmp_path, capsys
     g = a.gts["pos_entry"]
     new = _box(g.height, g.width, 0.4)
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="ana") as st:
+    with open_store(db, Role.WRITE, reviewer="ana") as st:
         st.add_correction(benchmark_key(bench), a.id, "target", 0, new, tool="brush")
         rows = st.corrections(benchmark_key(bench))
     fixed = corrected_benchmark(bench, rows)
@@ -228,7 +235,7 @@ def test_export_coco_with_corrections(tmp_path, capsys):
     g = s0.gts["target"]
     new = _box(g.height, g.width, 0.3)
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="ana") as st:
+    with open_store(db, Role.WRITE, reviewer="ana") as st:
         st.add_correction(benchmark_key(bench), s0.id, "target", 0, new, tool="brush")
 
     def target_areas(folder):
@@ -250,7 +257,7 @@ def test_apply_keeps_records_and_writes_a_changed_category(tmp_path, capsys):
     bench = ml.load_benchmark("cafe", **_files("cafe", gt_argv))
     s0, s1 = bench.samples[:2]
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="ana") as st:  # same mask, another category
+    with open_store(db, Role.WRITE, reviewer="ana") as st:  # same mask, another category
         st.add_correction(benchmark_key(bench), s0.id, "pos_entry", 0, s0.gts["pos_entry"].masks[0],
                           tool="category", category=7)
         g = s1.gts["pos_entry"]
@@ -276,7 +283,7 @@ def test_ovs_class_deleted_in_an_image_and_category_changes_refused(tmp_path, ca
     bench = ml.load_benchmark("ovs", **files)
     s = bench.samples[0]
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="ana") as st:
+    with open_store(db, Role.WRITE, reviewer="ana") as st:
         st.add_correction(benchmark_key(bench), s.id, "circle", 0, None, tool="delete")
         rows = st.corrections(benchmark_key(bench))
     fixed = corrected_benchmark(bench, rows).sample(s.id)
@@ -288,7 +295,7 @@ def test_ovs_class_deleted_in_an_image_and_category_changes_refused(tmp_path, ca
     res = tmp_path / "s.json"
     assert main(["score", "ovs", "--ann", str(out), "--pred", demo_argv("ovs")[-1], "--out", str(res)]) == 0
     assert json.loads(res.read_text())["summary"] == json.loads(json.dumps(py.summary))
-    with ReviewStore(db, reviewer="ana") as st:
+    with open_store(db, Role.WRITE, reviewer="ana") as st:
         st.add_correction(benchmark_key(bench), s.id, "square", 0, s.gts["square"].masks[0], category=1)
         with pytest.raises(MasklensError, match="category change is not a correction OVS can store"):
             corrected_benchmark(bench, st.corrections(benchmark_key(bench)))
@@ -299,7 +306,7 @@ def test_score_with_corrections_equals_score_of_the_applied_file(tmp_path, capsy
     pred_argv = demo_argv("pcs")[len(gt_argv):]
     bench = ml.load_benchmark("pcs", **_files("pcs", gt_argv))
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="ana") as st:
+    with open_store(db, Role.WRITE, reviewer="ana") as st:
         _correct(st, bench, "gt0")
     assert main(["review", "apply", "pcs", *gt_argv, "--store", str(db), "--out", str(tmp_path / "new")]) == 0
     outs = {}

@@ -10,7 +10,8 @@ from masklens.core.cli import main
 from masklens.core.kinds.demo import demo_argv, demo_files
 from masklens.core.masks import Mask
 from masklens.core.review.corrections import corrected_benchmark
-from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.review.locations import benchmark_key
+from masklens.core.review.store import Role, open_store
 
 
 def test_report_shows_metrics_before_and_after_corrections(tmp_path, capsys):
@@ -18,7 +19,7 @@ def test_report_shows_metrics_before_and_after_corrections(tmp_path, capsys):
     bench = ml.load_benchmark("cafe", **files)
     key = benchmark_key(bench)
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="ana") as st:
+    with open_store(db, Role.WRITE, reviewer="ana") as st:
         for s in bench.samples[:4]:
             g = s.gts["target"]
             a = np.zeros((g.height, g.width), bool)

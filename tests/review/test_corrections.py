@@ -15,7 +15,8 @@ from masklens.core.review.corrections import (
     corrected_benchmark,
     correction_conflicts,
 )
-from masklens.core.review.store import MIGRATIONS, SCHEMA_VERSION, ReviewStore
+from masklens.core.review.migrations import MIGRATIONS, SCHEMA_VERSION
+from masklens.core.review.store import Role, open_store
 
 
 def _square(h, w, y0, y1, x0, x1):
@@ -26,7 +27,7 @@ def _square(h, w, y0, y1, x0, x1):
 
 def test_corrections_are_appended_retracted_and_read_back(tmp_path):
     m1, m2 = _square(8, 8, 0, 4, 0, 4), _square(8, 8, 2, 6, 2, 6)
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ana") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ana") as st:
         v = st.record("k:b", "s1", "gt_wrong")
         a = st.add_correction("k:b", "s1", "target", 0, m1, tool="brush", note="too small",
                               verdict_uid=v.uid)
@@ -38,7 +39,7 @@ def test_corrections_are_appended_retracted_and_read_back(tmp_path):
         assert [c.uid for c in st.corrections("k:b")] == [a.uid, new.uid, gone.uid]
         with pytest.raises(MasklensError, match="new instance needs a mask"):
             st.add_correction("k:b", "s1", "target", None, None)
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ben") as st:  # reopened: all kept
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ben") as st:  # reopened: all kept
         got = {c.uid: c for c in st.corrections("k:b", reviewer="ana")}
         assert got[a.uid].mask == m1 and got[a.uid].verdict_uid == v.uid
         assert got[a.uid].note == "too small" and got[a.uid].tool == "brush"
@@ -70,12 +71,12 @@ def test_every_earlier_schema_migrates_to_corrections(tmp_path, version):
     path = tmp_path / f"v{version}.sqlite"
     _store_at(path, version)
     m = _square(4, 4, 0, 2, 0, 2)
-    with ReviewStore(path, reviewer="ana") as st:
+    with open_store(path, Role.WRITE, reviewer="ana") as st:
         assert st.schema_version == SCHEMA_VERSION
         assert [v.note for v in st.current("k:b")] == (["old"] if version else [])
         c = st.add_correction("k:b", "s1", "gt", 0, m, tool="brush")
         st.assign("k:b", ["s1", "s2"], ["ana", "ben"], seed=1)
-    with ReviewStore(path, reviewer="ana") as st:
+    with open_store(path, Role.WRITE, reviewer="ana") as st:
         assert st.corrections("k:b") == [c]
         assert sorted(st.queue("k:b", "ana") + st.queue("k:b", "ben")) == ["s1", "s2"]
 
@@ -93,7 +94,7 @@ def test_corrected_benchmark_is_a_new_benchmark(cafe, tmp_path):
     before = list(pos.masks)
     new0 = _square(h, w, 0, h // 2, 0, w // 2)
     extra = _square(h, w, h // 2, h, w // 2, w)
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ana") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ana") as st:
         key = "cafe:" + cafe.name
         st.add_correction(key, s0.id, "pos_entry", 0, new0, tool="brush")
         st.add_correction(key, s0.id, "pos_entry", None, extra, tool="new", category=1)
@@ -117,7 +118,7 @@ def test_corrected_benchmark_is_a_new_benchmark(cafe, tmp_path):
 def test_deletion_and_bad_corrections(cafe, tmp_path):
     s0 = cafe.samples[0]
     key = "cafe:" + cafe.name
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ana") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ana") as st:
         n = len(s0.gts["pos_entry"].masks)
         everything = [st.add_correction(key, s0.id, "pos_entry", i, None, tool="delete")
                       for i in range(n)]
@@ -144,19 +145,19 @@ def test_deletion_and_bad_corrections(cafe, tmp_path):
 
 def test_conflicts_between_reviewers(tmp_path):
     a_mask, b_mask = _square(6, 6, 0, 3, 0, 3), _square(6, 6, 1, 5, 1, 5)
-    with ReviewStore(tmp_path / "ana.sqlite", reviewer="ana") as ana:
+    with open_store(tmp_path / "ana.sqlite", Role.WRITE, reviewer="ana") as ana:
         ana.add_correction("k:b", "s1", "gt", 0, a_mask, tool="brush")
         ana.add_correction("k:b", "s2", "gt", 0, a_mask, tool="brush")  # ben agrees here
         ana.add_correction("k:b", "s3", "gt", 1, None, tool="delete")
         ana.add_correction("k:b", "s4", "gt", None, a_mask, tool="new")
-    with ReviewStore(tmp_path / "ben.sqlite", reviewer="ben") as ben:
+    with open_store(tmp_path / "ben.sqlite", Role.WRITE, reviewer="ben") as ben:
         ben.add_correction("k:b", "s1", "gt", 0, b_mask, tool="model")
         ben.add_correction("k:b", "s2", "gt", 0, a_mask, tool="polygon")
         ben.add_correction("k:b", "s3", "gt", 1, b_mask, tool="brush")
         ben.add_correction("k:b", "s4", "gt", None, b_mask, tool="new")  # added: no conflict
         undone = ben.add_correction("k:b", "s5", "gt", 0, b_mask)
         ben.retract_correction(undone)
-    with ReviewStore(tmp_path / "ana.sqlite", reviewer="ana") as ana:
+    with open_store(tmp_path / "ana.sqlite", Role.WRITE, reviewer="ana") as ana:
         ana.add_correction("k:b", "s5", "gt", 0, a_mask)
         assert ana.merge(tmp_path / "ben.sqlite") == 6  # corrections travel with the merge
         assert ana.merge(tmp_path / "ben.sqlite") == 0  # idempotent
@@ -170,7 +171,7 @@ def test_check_names_a_missing_corrections_table(tmp_path):
     from masklens.core.review.check import check_review_db
 
     path = tmp_path / "r.sqlite"
-    ReviewStore(path).close()
+    open_store(path, Role.WRITE).close()
     assert check_review_db(path).ok
     db = sqlite3.connect(path)
     db.execute("DROP TABLE corrections")
@@ -181,13 +182,13 @@ def test_check_names_a_missing_corrections_table(tmp_path):
 
 def test_a_damaged_correction_row_is_a_clear_error(tmp_path):
     path = tmp_path / "r.sqlite"
-    with ReviewStore(path, reviewer="ana") as st:
+    with open_store(path, Role.WRITE, reviewer="ana") as st:
         c = st.add_correction("k:b", "s1", "gt", 0, _square(4, 4, 0, 2, 0, 2))
     db = sqlite3.connect(path)
     db.execute("UPDATE corrections SET mask = '{\"size\": [4, 4], \"counts\": \"##\"}'")
     db.commit()
     db.close()
-    with ReviewStore(path) as st, pytest.raises(MasklensError) as err:
+    with open_store(path, Role.WRITE) as st, pytest.raises(MasklensError) as err:
         st.corrections("k:b")
     assert str(err.value).startswith(f"{path}, record correction {c.uid}, field 'mask': corrupt RLE")
 
@@ -199,10 +200,10 @@ def test_an_earlier_store_read_only_has_no_corrections_and_merges_unchanged(tmp_
     old = tmp_path / f"v{version}.sqlite"
     _store_at(old, version)
     before = old.read_bytes()
-    with ReviewStore(old, read_only=True) as st:
+    with open_store(old, Role.READ) as st:
         assert st.correction_history() == [] and st.corrections("k:b") == []
         assert st.queue("k:b", "ana") == [] and st.assigned_reviewers("k:b") == []
-    with ReviewStore(tmp_path / "mine.sqlite", reviewer="ben") as mine:
+    with open_store(tmp_path / "mine.sqlite", Role.WRITE, reviewer="ben") as mine:
         assert mine.merge(old) == 1
         assert [v.note for v in mine.current("k:b")] == ["old"]
     assert old.read_bytes() == before

@@ -8,13 +8,13 @@ import sys
 import textwrap
 import time
 
-from masklens.core.review.store import ReviewStore
+from masklens.core.review.store import Role, open_store
 
 WRITER = textwrap.dedent(
     """
     import sys
-    from masklens.core.review.store import ReviewStore
-    st = ReviewStore(sys.argv[1], reviewer=sys.argv[2])
+    from masklens.core.review.store import Role, open_store
+    st = open_store(sys.argv[1], Role.WRITE, reviewer=sys.argv[2])
     i = 0
     while True:
         v = st.record("b", f"{sys.argv[2]}-{i}", ("fine", "model_wrong")[i % 2], note="n" * 50)
@@ -41,7 +41,7 @@ def test_sigkill_mid_review_loses_no_committed_verdict(tmp_path):
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
     assert len(committed) >= 40
-    with ReviewStore(db) as st:
+    with open_store(db, Role.WRITE) as st:
         stored = {v.uid for v in st.history()}
     assert set(committed) <= stored
     assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -52,8 +52,8 @@ CORRECTOR = textwrap.dedent(
     import sys
     import numpy as np
     from masklens.core.masks import Mask
-    from masklens.core.review.store import ReviewStore
-    st = ReviewStore(sys.argv[1], reviewer="ann")
+    from masklens.core.review.store import Role, open_store
+    st = open_store(sys.argv[1], Role.WRITE, reviewer="ann")
     i = 0
     while True:
         a = np.zeros((64, 64), bool)
@@ -82,7 +82,7 @@ def test_sigkill_mid_correction_loses_no_acknowledged_correction(tmp_path):
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
     assert len(acknowledged) >= 48
-    with ReviewStore(db) as st:
+    with open_store(db, Role.WRITE) as st:
         rows = st.correction_history()
         assert set(acknowledged) <= {c.uid for c in rows}
         assert all(c.mask is not None and c.mask.area == 64 for c in rows if not c.retracts)
@@ -92,7 +92,7 @@ def test_sigkill_mid_correction_loses_no_acknowledged_correction(tmp_path):
 
 def test_two_processes_write_the_same_store(tmp_path):
     db = tmp_path / "reviews.sqlite"
-    ReviewStore(db).close()  # create the schema first
+    open_store(db, Role.WRITE).close()  # create the schema first
     procs = [
         subprocess.Popen([sys.executable, "-c", WRITER, str(db), who, "60"],
                          stdout=subprocess.PIPE, text=True)
@@ -100,7 +100,7 @@ def test_two_processes_write_the_same_store(tmp_path):
     ]
     outs = [p.communicate(timeout=120)[0].split() for p in procs]
     assert [p.returncode for p in procs] == [0, 0]
-    with ReviewStore(db) as st:
+    with open_store(db, Role.WRITE) as st:
         assert {v.uid for v in st.history()} == set(outs[0]) | set(outs[1])
         assert len(st.current("b")) == 120
     assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -108,7 +108,7 @@ def test_two_processes_write_the_same_store(tmp_path):
 
 def test_two_connections_in_one_process_see_each_other(tmp_path):
     db = tmp_path / "reviews.sqlite"
-    a, b = ReviewStore(db, reviewer="ann"), ReviewStore(db, reviewer="bob")
+    a, b = open_store(db, Role.WRITE, reviewer="ann"), open_store(db, Role.WRITE, reviewer="bob")
     a.record("b", "s1", "fine")
     assert b.verdict_of("b", "s1", reviewer="ann").verdict == "fine"
     b.record("b", "s1", "gt_wrong")

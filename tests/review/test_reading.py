@@ -2,30 +2,28 @@
 thousands of rows): one sample's current verdicts, equal to what the whole-store reading gives,
 and a stamp that changes with every row added."""
 
-from masklens.core.review.batch import record_batch, retract_batch
-from masklens.core.review.queries import sample_current, stamp
-from masklens.core.review.store import ReviewStore
+from masklens.core.review.store import Role, open_store
 
 B = "toy:t"
 
 
 def test_one_samples_verdicts_are_what_the_whole_store_says(tmp_path):
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ann") as st:
-        stamps = [stamp(st)]
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ann") as st:
+        stamps = [st.stamp()]
         st.record(B, "s1", "model_wrong")
         st.record(B, "s1", "gt_wrong", prompt_id="p2", reviewer="bob")
         wrong = st.record(B, "s2", "fine", note="n")
         st.record("other:b", "s1", "fine")  # another benchmark's s1
-        stamps.append(stamp(st))
+        stamps.append(st.stamp())
         st.retract(wrong)
-        stamps.append(stamp(st))
-        rows = record_batch(st, B, ["s1", "s3"], "edit_invalid", reviewer="cy")
-        stamps.append(stamp(st))
-        retract_batch(st, rows[1:])
-        stamps.append(stamp(st))
+        stamps.append(st.stamp())
+        rows = st.record_many(B, ["s1", "s3"], "edit_invalid", reviewer="cy")
+        stamps.append(st.stamp())
+        st.retract_many(rows[1:])
+        stamps.append(st.stamp())
         whole = st.sample_verdicts(B)
         for sid in ("s1", "s2", "s3", "s4"):
-            assert sample_current(st, B, sid) == whole.get(sid, []), sid
-        assert [v.verdict for v in sample_current(st, B, "s1")] == ["model_wrong", "gt_wrong", "edit_invalid"]
+            assert st.sample_current(B, sid) == whole.get(sid, []), sid
+        assert [v.verdict for v in st.sample_current(B, "s1")] == ["model_wrong", "gt_wrong", "edit_invalid"]
         assert len(set(stamps)) == len(stamps)  # every write moved it
-        assert stamp(st) == stamps[-1]  # reading does not
+        assert st.stamp() == stamps[-1]  # reading does not

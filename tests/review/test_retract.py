@@ -10,13 +10,14 @@ import pytest
 
 from masklens.core.errors import MasklensError
 from masklens.core.review.agreement import agreement
-from masklens.core.review.store import SCHEMA_VERSION, ReviewStore
+from masklens.core.review.migrations import SCHEMA_VERSION
+from masklens.core.review.store import Role, open_store
 
 B = "toy:t"
 
 
 def test_retraction_restores_the_previous_verdict_and_keeps_the_history(tmp_path):
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ann") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ann") as st:
         first = st.record(B, "s1", "model_wrong", note="edge")
         second = st.record(B, "s1", "gt_wrong")
         r = st.retract(second)
@@ -32,7 +33,7 @@ def test_retraction_restores_the_previous_verdict_and_keeps_the_history(tmp_path
 
 
 def test_export_summary_and_kappa_ignore_retracted_verdicts(tmp_path):
-    with ReviewStore(tmp_path / "r.sqlite") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE) as st:
         for sid, a, b in (("s1", "fine", "fine"), ("s2", "model_wrong", "model_wrong"),
                           ("s3", "fine", "model_wrong")):
             st.record(B, sid, a, reviewer="ann")
@@ -64,7 +65,7 @@ def test_report_exclusions_follow_undo(tmp_path):
     class Bench:
         kind, name = "toy", "t"
 
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ann") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ann") as st:
         v = st.record(B, "s1", "gt_wrong")  # excludes s1 from recomputed metrics
         assert [x.verdict for x in load_verdicts([str(tmp_path / "r.sqlite")], Bench)] == ["gt_wrong"]
         st.retract(v)
@@ -72,10 +73,10 @@ def test_report_exclusions_follow_undo(tmp_path):
 
 
 def test_merge_carries_retractions(tmp_path):
-    with ReviewStore(tmp_path / "a.sqlite", reviewer="ann") as a:
+    with open_store(tmp_path / "a.sqlite", Role.WRITE, reviewer="ann") as a:
         v = a.record(B, "s1", "model_wrong")
         a.retract(v)
-    with ReviewStore(tmp_path / "m.sqlite") as m:
+    with open_store(tmp_path / "m.sqlite", Role.WRITE) as m:
         assert m.merge(tmp_path / "a.sqlite") == 2
         assert m.merge(tmp_path / "a.sqlite") == 0  # idempotent
         assert m.current(B) == []
@@ -92,7 +93,7 @@ def test_a_v2_store_is_upgraded_with_its_verdicts(tmp_path):
     db.execute("PRAGMA user_version = 2")
     db.commit()
     db.close()
-    with ReviewStore(p) as st:
+    with open_store(p, Role.WRITE) as st:
         assert st.schema_version == SCHEMA_VERSION == 4  # v4: corrections, queues
         (v,) = st.current(B)
         assert (v.uid, v.retracts) == ("u1", "")
@@ -104,7 +105,7 @@ def test_cli_summary_and_agreement_count_an_undone_verdict_as_absent(tmp_path, c
     from masklens.core.cli import main
 
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db) as st:
+    with open_store(db, Role.WRITE) as st:
         st.record(B, "s1", "fine", reviewer="ann")
         st.record(B, "s1", "fine", reviewer="bob")
         st.retract(st.record(B, "s2", "model_wrong", reviewer="ann"))

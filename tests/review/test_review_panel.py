@@ -4,7 +4,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from masklens.core.review.store import VERDICT_TYPES, ReviewStore  # noqa: E402
+from masklens.core.review.store import Role, open_store  # noqa: E402
+from masklens.core.review.verdict_types import VERDICT_TYPES  # noqa: E402
 from masklens.gui.review.panel import ReviewPanel  # noqa: E402
 
 
@@ -12,7 +13,7 @@ from masklens.gui.review.panel import ReviewPanel  # noqa: E402
 def panel(qtbot, tmp_path):
     p = ReviewPanel()
     qtbot.addWidget(p)
-    store = ReviewStore(tmp_path / "r.sqlite", reviewer="ann")
+    store = open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ann")
     p.set_store(store)
     p.set_sample("toy:t", "s1", ["s1/pos", "s1/neg"])
     p.sample_order = ["s1", "s2", "s3"]
@@ -29,7 +30,7 @@ def test_shortcut_records_and_commits(panel, qtbot):
         acts["M"].trigger()
     assert sig.args == ["s1"]
     # visible to another connection immediately: committed, not pending
-    with ReviewStore(tmp_path / "r.sqlite") as other:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE) as other:
         (v,) = other.current("toy:t")
     assert (v.verdict, v.note, v.reviewer, v.prompt_id) == ("model_wrong", "<b>mask bleeds</b>", "ann", "")
     assert p.buttons["model_wrong"].isChecked() and p.note.text() == ""

@@ -7,13 +7,12 @@ import sqlite3
 import pytest
 
 from masklens.core.errors import DataFormatError, MasklensError
-from masklens.core.review.store import (
-    MIGRATIONS,
-    SCHEMA_VERSION,
+from masklens.core.review.locations import default_store_path
+from masklens.core.review.migrations import MIGRATIONS, SCHEMA_VERSION
+from masklens.core.review.store import Role, open_store
+from masklens.core.review.verdict_types import (
     VERDICT_TYPES,
-    ReviewStore,
     VerdictType,
-    default_store_path,
     excluding_verdicts,
     register_verdict_type,
 )
@@ -31,7 +30,7 @@ def test_default_verdict_list_and_shortcuts():
 
 
 def test_record_current_and_clear(tmp_path):
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ann") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ann") as st:
         assert st.journal_mode == "wal"
         assert st.schema_version == SCHEMA_VERSION
         st.record("cafe:demo", "s1", "model_wrong", note="misses the sun")
@@ -53,7 +52,7 @@ def test_record_current_and_clear(tmp_path):
 
 
 def test_export_csv_and_json_escape_formulas(tmp_path):
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ann") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ann") as st:
         st.record("b", "s1", "model_wrong", note="=HYPERLINK(\"x\")")
         st.record("b", "s2", "fine", note="<script>alert(1)</script>")
         st.export(tmp_path / "v.csv")
@@ -70,8 +69,8 @@ def test_export_csv_and_json_escape_formulas(tmp_path):
 
 
 def test_merge_is_idempotent(tmp_path):
-    a = ReviewStore(tmp_path / "a.sqlite", reviewer="ann")
-    b = ReviewStore(tmp_path / "b.sqlite", reviewer="bob")
+    a = open_store(tmp_path / "a.sqlite", Role.WRITE, reviewer="ann")
+    b = open_store(tmp_path / "b.sqlite", Role.WRITE, reviewer="bob")
     a.record("b", "s1", "fine")
     b.record("b", "s1", "model_wrong")
     b.record("b", "s2", "gt_wrong")
@@ -94,7 +93,7 @@ def test_old_schema_is_migrated_and_newer_refused(tmp_path):
     db.execute("PRAGMA user_version = 1")
     db.commit()
     db.close()
-    with ReviewStore(path) as st:
+    with open_store(path, Role.WRITE) as st:
         assert st.schema_version == SCHEMA_VERSION
         (v,) = st.current("b")
         assert (v.note, len(v.uid)) == ("kept", 32)
@@ -103,14 +102,14 @@ def test_old_schema_is_migrated_and_newer_refused(tmp_path):
     db.commit()
     db.close()
     with pytest.raises(MasklensError, match="schema version"):
-        ReviewStore(path)
+        open_store(path, Role.WRITE)
 
 
 def test_not_a_database_is_a_clear_error(tmp_path):
     bad = tmp_path / "bad.sqlite"
     bad.write_text("this is not sqlite " * 100)
     with pytest.raises(DataFormatError, match="bad.sqlite"):
-        ReviewStore(bad)
+        open_store(bad, Role.WRITE)
 
 
 def test_default_store_path_beside_annotations(tmp_path):

@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from masklens.core.cli import main
-from masklens.core.review.store import MIGRATIONS, SCHEMA_VERSION, ReviewStore
+from masklens.core.review.migrations import MIGRATIONS, SCHEMA_VERSION
+from masklens.core.review.store import Role, open_store
 
 BENCH = "cafe:demo"
 
@@ -79,7 +80,7 @@ def test_a_store_the_user_may_only_read_is_readable(tmp_path, request):
     folder = base / "archive"
     folder.mkdir()
     db = folder / "r.sqlite"
-    with ReviewStore(db, reviewer="ann") as st:  # a WAL store, as masklens writes them
+    with open_store(db, Role.WRITE, reviewer="ann") as st:  # a WAL store, as masklens writes them
         st.record(BENCH, "s1", "gt_wrong")
     os.chmod(db, 0o444)
     os.chmod(folder, 0o555)
@@ -96,7 +97,7 @@ def test_a_store_the_user_may_only_read_is_readable(tmp_path, request):
 
 def test_a_blob_in_a_text_cell_is_found_by_check_and_never_a_traceback(tmp_path, capsys):
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="ann") as st:
+    with open_store(db, Role.WRITE, reviewer="ann") as st:
         st.record(BENCH, "s1", "gt_wrong", note="fine")
         st.record(BENCH, "s2", "model_wrong")
     con = sqlite3.connect(db)
@@ -122,7 +123,7 @@ def test_a_blob_in_a_text_cell_is_found_by_check_and_never_a_traceback(tmp_path,
 
 def test_a_newer_store_is_made_by_a_newer_masklens_not_damaged(tmp_path, capsys):
     db = tmp_path / "new.sqlite"
-    with ReviewStore(db, reviewer="ann") as st:
+    with open_store(db, Role.WRITE, reviewer="ann") as st:
         st.record(BENCH, "s1", "gt_wrong")
     con = sqlite3.connect(db)
     con.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
@@ -158,14 +159,14 @@ def test_merge_is_idempotent_for_rows_without_uid_and_counts_what_it_skips(tmp_p
     assert err.count("merged 2 new verdict and correction row(s)") == 1
     assert err.count("merged 0 new verdict and correction row(s)") == 2
     assert err.count("2 row(s) not merged") == 3
-    with ReviewStore(target, read_only=True) as st:
+    with open_store(target, Role.READ) as st:
         assert len(st.history()) == 2
     assert _digest(src) == before
 
 
 def test_a_failing_damaged_store_is_copied_aside_once(tmp_path, capsys):
     db = tmp_path / "r.sqlite"
-    with ReviewStore(db, reviewer="ann") as st:
+    with open_store(db, Role.WRITE, reviewer="ann") as st:
         for i in range(400):
             st.record(BENCH, f"s{i}", "model_wrong", note="n" * 200)
     rng = np.random.default_rng(0)

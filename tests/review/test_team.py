@@ -14,7 +14,8 @@ from masklens.core.kinds.demo import demo_argv, demo_files
 from masklens.core.masks import Mask
 from masklens.core.review.assign import split_queues
 from masklens.core.review.corrections import corrected_scorer
-from masklens.core.review.store import ReviewStore, benchmark_key
+from masklens.core.review.locations import benchmark_key
+from masklens.core.review.store import Role, open_store
 from masklens.core.scoring.contract import Scorer, get_kind
 
 
@@ -43,7 +44,7 @@ def test_assign_cli_stores_queues_and_progress(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "assigned 18 samples of cafe:ann to 3 reviewer(s), 4 shared by all" in out
     bench = ml.load_benchmark("cafe", **demo_files("cafe"))
-    with ReviewStore(db, reviewer="ana") as st:
+    with open_store(db, Role.WRITE, reviewer="ana") as st:
         queues = {r: st.queue("cafe:ann", r) for r in ("ana", "ben", "eve")}
         assert set().union(*queues.values()) == {s.id for s in bench.samples}
         assert st.queue("cafe:ann") == queues["ana"]  # the store's own reviewer
@@ -68,7 +69,7 @@ def _box(n, frac):
 
 def test_merge_cli_lists_conflicts_and_agreement_names_them(tmp_path, capsys):
     for who, frac in (("ana", 0.5), ("ben", 0.25)):
-        with ReviewStore(tmp_path / f"{who}.sqlite", reviewer=who) as st:
+        with open_store(tmp_path / f"{who}.sqlite", Role.WRITE, reviewer=who) as st:
             st.record("k:b", "s1", "gt_wrong")
             st.add_correction("k:b", "s1", "gt", 0, _box(8, frac), tool="brush")
             st.add_correction("k:b", "s2", "gt", 0, _box(8, 0.5), tool="brush")  # the same: agreed
@@ -80,7 +81,7 @@ def test_merge_cli_lists_conflicts_and_agreement_names_them(tmp_path, capsys):
         "conflict: k:b: sample s1, gt instance 0: ana: new mask of area 16 (brush); "
         "ben: new mask of area 4 (brush)"]
     assert "1 instance(s) corrected differently" in captured.err
-    with ReviewStore(merged) as st:  # both kept, none chosen
+    with open_store(merged, Role.WRITE) as st:  # both kept, none chosen
         assert {c.reviewer for c in st.corrections("k:b") if c.sample_id == "s1"} == {"ana", "ben"}
     assert main(["review", "agreement", str(merged), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -124,7 +125,7 @@ def test_corrected_scorer_rereads_only_the_corrected_samples(monkeypatch):
 
 
 def _verdict(bench, sid, verdict, reviewer, prompt=""):
-    from masklens.core.review.store import Verdict
+    from masklens.core.review.verdicts import Verdict
 
     return Verdict(benchmark=bench, sample_id=sid, prompt_id=prompt, verdict=verdict, note="",
                    reviewer=reviewer, time="2026-01-01T00:00:00Z", uid=f"{sid}{reviewer}{prompt}")
@@ -144,7 +145,7 @@ def test_disagreements_lists_differing_verdicts_and_corrections_side_by_side(tmp
     a[:4] = 1
     c = np.zeros((8, 8), np.uint8)
     c[:, :4] = 1
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ana") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ana") as st:
         st.add_correction(b, "s4", "gt", 0, Mask.from_array(a), tool="brush")
         st.add_correction(b, "s4", "gt", 0, Mask.from_array(c), tool="polygon", reviewer="ben")
         st.add_correction(b, "s6", "gt", 0, Mask.from_array(a), tool="brush")
@@ -162,7 +163,7 @@ def test_export_review_writes_verdicts_and_corrections_as_json(tmp_path):
 
     a = np.zeros((8, 8), np.uint8)
     a[:4] = 1
-    with ReviewStore(tmp_path / "r.sqlite", reviewer="ana") as st:
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ana") as st:
         v = st.record("cafe:demo", "s1", "gt_wrong")
         c = st.add_correction("cafe:demo", "s1", "gt", 0, Mask.from_array(a), tool="brush", verdict_uid=v.uid)
         st.add_correction("other:x", "s1", "gt", None, Mask.from_array(a))
