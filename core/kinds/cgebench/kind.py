@@ -11,7 +11,7 @@ Metrics: :mod:`masklens.core.kinds.cgebench.metrics`.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +123,7 @@ def load_cgebench_predictions(pred: str | Path, benchmark: Benchmark) -> Predict
                                lambda keys: prompt_id(keys["image_id"], keys["level"]))
 
 
-class CGEBenchKind(BenchmarkKind):
+class CGEBenchKind(BenchmarkKind[cge.CgeAreas]):
     name = "cgebench"
     title = "CGEBench"
     result_keys = ("level",)
@@ -196,7 +196,8 @@ class CGEBenchKind(BenchmarkKind):
             rec["reason"] = cge.EMPTY_GT_REASON
         return rec
 
-    def summarize(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],
+    def summarize(self, samples: Sequence[Sample], overlaps: Sequence[cge.CgeAreas],
+                  readouts: Sequence[Mapping[str, Any]],
                   params: Mapping[str, float]) -> dict[str, dict[str, Value]]:
         out: dict[str, dict[str, Value]] = {}
         for k in range(LEVELS):
@@ -206,7 +207,7 @@ class CGEBenchKind(BenchmarkKind):
             out[f"p{k}"] = cge.level_summary(inter, cum, gt)
         return out
 
-    def notes(self, samples: list[Sample], overlaps: list[Any]) -> list[str]:
+    def notes(self, samples: Sequence[Sample], overlaps: Sequence[cge.CgeAreas]) -> list[str]:
         empty = sum(1 for o in overlaps if o.gt_area <= 0)
         if not empty:
             return []

@@ -13,7 +13,7 @@ that need it. Predictions of another size are resized to their ground truth with
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -246,7 +246,7 @@ def write_prediction_dir(benchmark: Benchmark, predictions: PredictionSet, out: 
     return written
 
 
-class HalluSegBenchKind(BenchmarkKind):
+class HalluSegBenchKind(BenchmarkKind[hallu.ItemOverlaps]):
     name = "hallusegbench"
     title = "HalluSegBench"
     groups = ("all", *hallu.SIZE_GROUPS)
@@ -344,14 +344,15 @@ class HalluSegBenchKind(BenchmarkKind):
             rec["edit_leak_px"] = leakage.get("edit_leak_px")
         return rec
 
-    def summarize(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],
+    def summarize(self, samples: Sequence[Sample], overlaps: Sequence[hallu.ItemOverlaps],
+                  readouts: Sequence[Mapping[str, Any]],
                   params: Mapping[str, float]) -> dict[str, dict[str, Value]]:
         out = {"all": hallu.summarize_items(readouts)}
         for g in hallu.SIZE_GROUPS:
             out[g] = hallu.summarize_items([r for r in readouts if r["size"] == g])
         return out
 
-    def notes(self, samples: list[Sample], overlaps: list[Any]) -> list[str]:
+    def notes(self, samples: Sequence[Sample], overlaps: Sequence[hallu.ItemOverlaps]) -> list[str]:
         notes = []
         counts = {f: sum(1 for o in overlaps if o.pred(f) is None) for f in hallu.FOLDERS}
         missing = {f: n for f, n in counts.items() if n}

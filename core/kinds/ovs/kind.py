@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,8 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring.contract import BenchmarkKind, OverlapsCache, ParamSpec, PathLike, Value
+from masklens.core.scoring.contract import BenchmarkKind, ParamSpec, PathLike, Value
+from masklens.core.scoring.overlaps import derived
 
 FORMAT = "masklens-ovs/1"
 T_KEYS = tuple(f"{t:.1f}" for t in ovs.THRESHOLDS)
@@ -250,7 +251,7 @@ def write_ovs_predictions(benchmark: Benchmark, predictions: PredictionSet, out:
 
 
 # ---------------------------------------------------------------- kind
-class OvsKind(BenchmarkKind):
+class OvsKind(BenchmarkKind[ovs.ImageOverlaps]):
     name = "ovs"
     title = "Mask-wise OVS"
     groups = ("all", *T_KEYS)
@@ -274,9 +275,6 @@ class OvsKind(BenchmarkKind):
         "modularity": "modularity Q of those communities",
         "community_rate": "communities / vocabulary size",
     }
-
-    def __init__(self) -> None:
-        self._confusion_cache = OverlapsCache(size=1)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--ann", required=True, help="OVS ground truth (docs/formats/ovs.md)")
@@ -321,7 +319,7 @@ class OvsKind(BenchmarkKind):
             per_t.append(ovs.ThresholdOverlaps({n: m.area for n, m in masks.items()}, inter, rem, iou))
         return ovs.ImageOverlaps(img.height * img.width, {n: m.area for n, m in gts.items()}, tuple(per_t))
 
-    def _readouts(self, overlaps: list[ovs.ImageOverlaps], tau_av: float) -> list[list[ovs.ImageReadout]]:
+    def _readouts(self, overlaps: Sequence[ovs.ImageOverlaps], tau_av: float) -> list[list[ovs.ImageReadout]]:
         return [[ovs.image_readout(o, k, tau_av) for k in range(len(ovs.THRESHOLDS))] for o in overlaps]
 
     def sample_readout(self, sample: Sample, overlaps: ovs.ImageOverlaps, params: Mapping[str, float]) -> dict[str, Any]:
@@ -340,18 +338,21 @@ class OvsKind(BenchmarkKind):
             rec["null_reasons"] = {"front": "image has no ground truth"}
         return rec
 
-    def _confusion(self, overlaps: list[Any]) -> list[tuple[float | None, float | None, int]]:
-        """front/back per threshold, cached for the same overlap objects (they never change)."""
-        return self._confusion_cache.get(
-            overlaps, lambda: [ovs.confusion_scores(overlaps, k) for k in range(len(ovs.THRESHOLDS))]
-        )
+    def _confusion(self, overlaps: Sequence[ovs.ImageOverlaps]) -> list[tuple[float | None, float | None, int]]:
+        """front/back per threshold, independent of τ_AV: built once per overlaps list."""
+        return derived(overlaps, "ovs.confusion", lambda: self._confusion_of(overlaps))
 
-    def _aggregate(self, samples: list[Sample], overlaps: list[Any], params: Mapping[str, float]) -> ovs.OvsSummary:
+    @staticmethod
+    def _confusion_of(overlaps: Sequence[ovs.ImageOverlaps]) -> list[tuple[float | None, float | None, int]]:
+        return [ovs.confusion_scores(overlaps, k) for k in range(len(ovs.THRESHOLDS))]
+
+    def _aggregate(self, samples: Sequence[Sample], overlaps: Sequence[ovs.ImageOverlaps], params: Mapping[str, float]) -> ovs.OvsSummary:
         vocab = len(samples[0].prompts) if samples else 0
         readouts = self._readouts(overlaps, float(params["av_threshold"]))
         return ovs.summarize(overlaps, readouts, vocab, self._confusion(overlaps))
 
-    def summarize(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],
+    def summarize(self, samples: Sequence[Sample], overlaps: Sequence[ovs.ImageOverlaps],
+                  readouts: Sequence[Mapping[str, Any]],
                   params: Mapping[str, float]) -> dict[str, dict[str, Value]]:
         agg = self._aggregate(samples, overlaps, params)
         out: dict[str, dict[str, Value]] = {}
@@ -377,7 +378,8 @@ class OvsKind(BenchmarkKind):
                         "err_mask_mean": s.err_mask_mean, "err_rate": s.err_rate, "outmatched": s.outmatched}
         return out
 
-    def extras(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],
+    def extras(self, samples: Sequence[Sample], overlaps: Sequence[ovs.ImageOverlaps],
+               readouts: Sequence[Mapping[str, Any]],
                params: Mapping[str, float]) -> dict[str, Any]:
         agg = self._aggregate(samples, overlaps, params)
         k = agg.tau_star_index
