@@ -35,15 +35,11 @@ from masklens.core.cache.model_cache import EncodingCache, image_key
 from masklens.core.errors import ModelError
 from masklens.core.masks import Mask
 from masklens.core.models.base import BackendInfo, Segmenter, SegmentRequest, SegmentResult
-from masklens.core.models.demo_vision import (  # noqa: F401 - the palette is re-exported
+from masklens.core.models.demo_vision import (
     _SHAPES,
-    BACKGROUNDS,
-    GLASS,
-    INK,
     OBJECT_COLOURS,
     Region,
     analyse,
-    palette_labels,
 )
 
 VERSION = "1"

@@ -11,8 +11,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from masklens.core.files.rle_validation import rle_counts_problem, rle_counts_problems
 from masklens.core.kinds.cafe.kind import KIND
-from masklens.core.masks import Mask, rle_counts_problem, rle_counts_problems
+from masklens.core.masks import Mask
 from masklens.core.scoring.contract import Scorer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))

@@ -292,10 +292,10 @@ small_ious = st.integers(0, 5).flatmap(
 def test_bulk_match_values_equal_the_tables(ious) -> None:
     """``stack_entries``' list-valued matching gives exactly the per-entry table's values
     (scipy's assignment, its tie-breaking included), as Python floats."""
-    from masklens.core.kinds.common.cgf1.tables import _match_values
+    from masklens.core.kinds.common.cgf1.matching import match_values
 
     got = pcs_bulk._match_values(ious)
-    want = _match_values(ious)
+    want = match_values(ious)
     assert all(type(v) is float for v in got)
     assert got == want.tolist()
     assert np.array_equal(np.array(got, dtype=np.float64), want)

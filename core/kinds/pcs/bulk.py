@@ -192,7 +192,7 @@ def stack_entries(
 
 
 def _match_values(ious: np.ndarray) -> list[float]:
-    """:func:`masklens.core.kinds.common.cgf1.tables._match_values` as a list of floats (the same
+    """:func:`masklens.core.kinds.common.cgf1.matching.match_values` as a list of floats (the same
     values, without an array per prefix)."""
     rows, cols = ious.shape
     if rows == 0 or cols == 0:

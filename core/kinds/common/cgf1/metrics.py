@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from masklens.core.kinds.common.cgf1.matching import assignment, category_order
 from masklens.core.kinds.common.cgf1.sums import member_sums
 from masklens.core.kinds.common.cgf1.tables import (
     _I50,
@@ -32,8 +33,6 @@ from masklens.core.kinds.common.cgf1.tables import (
     EntryTable,
     _entry_columns,
     _tp_row,
-    assignment,
-    category_order,
     entry_table,
     local_f1,
     ordered_entry_table,

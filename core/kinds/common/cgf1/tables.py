@@ -21,11 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.kinds.common.cgf1.matching import (  # noqa: F401 (re-exported)
-    _category_key,
-    _match_values,
-    assignment,
+from masklens.core.kinds.common.cgf1.matching import (
     category_order,
+    match_values,
 )
 
 #: IoU thresholds 0.50:0.05:0.95, built exactly as pycocotools' Params does
@@ -84,7 +82,7 @@ def entry_table(scores: Sequence[float], ious_per_annotator: Sequence[np.ndarray
         rows = sorted(order[:i])  # the accepted predictions, in file order (as the official)
         levels.append(level)
         ndt.append(i)
-        tp.append([_tp_row(_match_values(m[rows])) if m.shape[1] else _ZERO for m in mats])
+        tp.append([_tp_row(match_values(m[rows])) if m.shape[1] else _ZERO for m in mats])
     return EntryTable(
         tuple(reversed(levels)),
         np.array(ndt, dtype=np.int64),
