@@ -1,6 +1,6 @@
 """Torch runtime for the model backends: image intake, the shared backend base classes
 (:class:`TorchSegmenter`, :class:`HfSegmenter`) and the small conversions every backend shares.
-Device and dtype choice live in :mod:`masklens.core.models.torch_device` (re-exported here).
+Device and dtype choice live in :mod:`masklens.core.models.torch_device`.
 
 Nothing here imports torch at module import time; every function that needs it imports it lazily.
 """

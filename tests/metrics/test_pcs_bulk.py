@@ -254,11 +254,8 @@ def test_local_f1_bulk_is_bitwise_local_f1(triples, dtype) -> None:
 def test_summary_moving_t_with_kept_subsets_equals_accumulate(data, ts, bits) -> None:
     """The cumulative subset sums kept on a stack (same ``members`` at every t, then the same
     array changed in place) give accumulate_groups' numbers at every threshold."""
-    from masklens.core.kinds.common.cgf1.metrics import (
-        accumulate_groups,
-        select_oracle,
-        summarize_groups,
-    )
+    from masklens.core.kinds.common.cgf1.metrics import accumulate_groups, summarize_groups
+    from masklens.core.kinds.common.cgf1.tables import select_oracle
 
     stack = stack_entries(*data)
     members = np.array([[True] * stack.n, bits[: stack.n]], dtype=bool)

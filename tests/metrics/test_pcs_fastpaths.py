@@ -8,14 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from masklens.core.kinds.common.cgf1.metrics import (
-    _THR,
-    EntryStack,
-    _tp_row,
-    accumulate_groups,
-    entry_table,
-    summarize_groups,
-)
+from masklens.core.kinds.common.cgf1.metrics import accumulate_groups, summarize_groups
+from masklens.core.kinds.common.cgf1.tables import _THR, EntryStack, _tp_row, entry_table
 
 iou_val = st.sampled_from([0.0, 0.5, 0.55, 0.75, 0.95, 1.0, *_THR]) | st.floats(0, 1)
 score_val = st.sampled_from([0.0, 0.3, 0.5, 0.9]) | st.floats(0, 1)

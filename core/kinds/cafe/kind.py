@@ -1,9 +1,9 @@
 """CAFE (counterfactual attribute factuality): the scoring kind (docs/metrics.md, CAFE).
 
-Samples come from :func:`~masklens.core.kinds.cafe.io.load_cafe` (re-exported here):
-one per (positive, negative) pair, both prompts asked on the edited image and scored
-against the target (``gts = {"target", "pos_entry", "neg_entry"}``; the entries' full
-annotation lists feed cgF1). Groups ``Overall``, ``SM``, ``CC``, ``OC``.
+Samples come from :func:`~masklens.core.kinds.cafe.io.load_cafe`: one per (positive,
+negative) pair, both prompts asked on the edited image and scored against the target
+(``gts = {"target", "pos_entry", "neg_entry"}``; the entries' full annotation lists feed
+cgF1). Groups ``Overall``, ``SM``, ``CC``, ``OC``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from masklens.core.errors import MasklensError
-from masklens.core.kinds.cafe.io import EDIT_TYPES, GROUPS, edit_group, load_cafe
+from masklens.core.kinds.cafe.io import GROUPS, load_cafe
 from masklens.core.kinds.cafe.metrics import (
     CLASS_FLAGS,
     PAIR_HELP,
@@ -26,7 +26,7 @@ from masklens.core.kinds.cafe.metrics import (
     rates,
 )
 from masklens.core.kinds.cafe.stacks import build_stacks
-from masklens.core.kinds.cafe.stage1 import CafeOverlaps, EntrySource, all_overlaps
+from masklens.core.kinds.cafe.stage1 import CafeOverlaps, all_overlaps
 from masklens.core.kinds.common.cgf1.io import (
     add_images_flag,
     load_coco_predictions,
@@ -42,18 +42,7 @@ from masklens.core.scoring.contract import BenchmarkKind, ParamSpec, PathLike, V
 from masklens.core.scoring.overlaps import derived
 from masklens.core.scoring.records import MemoRows, Records
 
-__all__ = [  # the loader's names stay importable from here (re-exported)
-    "CAFE_HELP",
-    "EDIT_TYPES",
-    "GROUPS",
-    "IOU_THRESHOLD",
-    "KIND",
-    "CafeKind",
-    "CafeOverlaps",
-    "EntrySource",
-    "edit_group",
-    "load_cafe",
-]
+__all__ = ["CAFE_HELP", "IOU_THRESHOLD", "KIND", "CafeKind"]
 
 IOU_THRESHOLD = ParamSpec(
     "iou_threshold",

@@ -20,7 +20,7 @@ from masklens.core.kinds.cafe.batch import GROUP_BITS, CafeBatch
 from masklens.core.kinds.cafe.io import GROUPS
 from masklens.core.kinds.cafe.metrics import PairStack
 from masklens.core.kinds.cafe.stage1 import CafeOverlaps, EntrySource
-from masklens.core.kinds.common.cgf1.metrics import EntryStack, EntryTable
+from masklens.core.kinds.common.cgf1.tables import EntryStack, EntryTable
 from masklens.core.schema import Sample
 
 

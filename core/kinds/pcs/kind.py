@@ -35,12 +35,8 @@ from masklens.core.kinds.common.cgf1.io import (
     text_of,
     write_coco_results,
 )
-from masklens.core.kinds.common.cgf1.metrics import (
-    assignment,
-    category_order,
-    entry_readout,
-    summarize_groups,
-)
+from masklens.core.kinds.common.cgf1.matching import assignment, category_order
+from masklens.core.kinds.common.cgf1.metrics import entry_readout, summarize_groups
 from masklens.core.kinds.common.cgf1.params import PCS_HELP, SCORE_THRESHOLD
 from masklens.core.kinds.common.coco import load_coco
 from masklens.core.kinds.pcs.bulk import stack_entries
@@ -62,7 +58,7 @@ from masklens.core.scoring.contract import BenchmarkKind, PathLike, Value
 from masklens.core.scoring.overlaps import derived
 from masklens.core.scoring.records import Records
 
-__all__ = ["KIND", "PCS_HELP", "SCORE_THRESHOLD", "PcsKind", "load_pcs"]
+__all__ = ["KIND", "PcsKind", "load_pcs"]
 
 # ---------------------------------------------------------------- PCS loader
 @gc_paused()

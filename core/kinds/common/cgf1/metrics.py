@@ -9,7 +9,7 @@ FN = #gt − TP.
 
 Two stages, as everywhere in masklens:
 
-* :func:`entry_table` (in :mod:`masklens.core.kinds.common.cgf1.tables`, re-exported here) is
+* :func:`~masklens.core.kinds.common.cgf1.tables.entry_table` is
   threshold-free: for every distinct score level it stores the TP counts that acceptance
   at that level gives (the only place that matches);
 * :func:`summarize_entries` (this module) reads those tables at a score threshold ``t``,
@@ -20,44 +20,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from masklens.core.kinds.common.cgf1.matching import assignment, category_order
 from masklens.core.kinds.common.cgf1.sums import member_sums
 from masklens.core.kinds.common.cgf1.tables import (
     _I50,
     _I75,
-    _THR,
     IL_EPS,
-    IOU_THRESHOLDS,
     P_EPS,
     EntryStack,
     EntryTable,
     _entry_columns,
-    _tp_row,
-    entry_table,
     local_f1,
-    ordered_entry_table,
     select_oracle,
 )
-
-__all__ = [  # the table names stay importable from here (re-exported)
-    "IL_EPS",
-    "IOU_THRESHOLDS",
-    "P_EPS",
-    "EntryStack",
-    "EntryTable",
-    "_THR",
-    "_tp_row",
-    "accumulate_groups",
-    "assignment",
-    "category_order",
-    "entry_readout",
-    "entry_table",
-    "local_f1",
-    "ordered_entry_table",
-    "select_oracle",
-    "summarize_entries",
-    "summarize_groups",
-]
 
 
 def _means(v: np.ndarray) -> list[float]:
