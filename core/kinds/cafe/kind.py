@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from masklens.core.scoring.contract import BenchmarkKind, ParamSpec, PathLike, V
 from masklens.core.scoring.overlaps import derived
 from masklens.core.scoring.records import MemoRows, Records
 
-__all__ = ["CAFE_HELP", "IOU_THRESHOLD", "KIND", "CafeKind"]
+__all__ = ["CAFE_HELP", "IOU_THRESHOLD", "KIND", "CafeInstance", "CafeKind", "CafeRecord"]
 
 IOU_THRESHOLD = ParamSpec(
     "iou_threshold",
@@ -61,6 +61,42 @@ CAFE_HELP: dict[str, str] = {
 
 
 _FLAGS = [flags for row in CLASS_FLAGS for flags in row]  # index: positive * 3 + negative
+
+
+class CafeInstance(TypedDict):
+    score: float
+    iou: float  # with the target
+
+
+class CafeRecord(TypedDict):
+    """One pair's record (docs/metrics.md, CAFE): the threshold-free fields, then the classes
+    and 0/1 flags at (t, τ)."""
+
+    id: str
+    edit_type: str
+    pos_image_id: int | str | None
+    neg_image_id: int | str | None
+    SoftSwap: int
+    pos_max_score: float
+    neg_max_score: float
+    pos_max_iou: float
+    neg_max_iou: float
+    pos_missing: bool
+    neg_missing: bool
+    pos_instances: list[CafeInstance]
+    neg_instances: list[CafeInstance]
+    pos_class: str
+    neg_class: str
+    TA_TP: int
+    TA_FN: int
+    UA_P: int
+    TA_FN_paper: int
+    UA_FN: int
+    TA_FP: int
+    UA_FP: int
+    TN: int
+    ACS: int
+    UCS: int
 
 
 class CafeKind(BenchmarkKind[CafeOverlaps]):
@@ -130,10 +166,10 @@ class CafeKind(BenchmarkKind[CafeOverlaps]):
     # ---------------------------------------------------------------- stage 2
     def sample_readout(
         self, sample: Sample, overlaps: CafeOverlaps, params: Mapping[str, float]
-    ) -> dict[str, Any]:
+    ) -> CafeRecord:
         flags = classify_pair(overlaps.pair, params["score_threshold"], params["iou_threshold"])
         del flags["SoftSwap"]
-        return {**overlaps.static, **flags}
+        return cast(CafeRecord, {**overlaps.static, **flags})
 
     def sample_readouts(
         self, samples: Sequence[Sample], overlaps: Sequence[CafeOverlaps], params: Mapping[str, float]

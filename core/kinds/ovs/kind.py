@@ -16,7 +16,7 @@ import argparse
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -251,6 +251,26 @@ def write_ovs_predictions(benchmark: Benchmark, predictions: PredictionSet, out:
 
 
 # ---------------------------------------------------------------- kind
+class OvsThresholdRecord(TypedDict):
+    front: float | None  # mean per-class foreground IoU of the image's own classes
+    predicted: int  # classes predicted at this threshold
+    outmatched: list[list[Any]]  # [gt class, predicted class, IoU]
+    err: float
+
+
+class _OvsRecordKeys(TypedDict):
+    id: str
+    image_id: int | str | None
+    gt_classes: list[Any]  # the class names with ground truth in the image
+    thresholds: dict[str, OvsThresholdRecord]
+
+
+class OvsRecord(_OvsRecordKeys, total=False):
+    """One image's record (docs/metrics.md, OVS): per score-map threshold ("0.1" … "0.9")."""
+
+    null_reasons: dict[str, str]  # an image without ground truth
+
+
 class OvsKind(BenchmarkKind[ovs.ImageOverlaps]):
     name = "ovs"
     title = "Mask-wise OVS"
@@ -322,8 +342,8 @@ class OvsKind(BenchmarkKind[ovs.ImageOverlaps]):
     def _readouts(self, overlaps: Sequence[ovs.ImageOverlaps], tau_av: float) -> list[list[ovs.ImageReadout]]:
         return [[ovs.image_readout(o, k, tau_av) for k in range(len(ovs.THRESHOLDS))] for o in overlaps]
 
-    def sample_readout(self, sample: Sample, overlaps: ovs.ImageOverlaps, params: Mapping[str, float]) -> dict[str, Any]:
-        per: dict[str, Any] = {}
+    def sample_readout(self, sample: Sample, overlaps: ovs.ImageOverlaps, params: Mapping[str, float]) -> OvsRecord:
+        per: dict[str, OvsThresholdRecord] = {}
         for k, key in enumerate(T_KEYS):
             r = ovs.image_readout(overlaps, k, float(params["av_threshold"]))
             per[key] = {
@@ -332,7 +352,7 @@ class OvsKind(BenchmarkKind[ovs.ImageOverlaps]):
                 "outmatched": [[g, p, iou] for g, p, iou in r.pairs],
                 "err": math.fsum(r.err.values()),
             }
-        rec: dict[str, Any] = {"id": sample.id, "image_id": sample.meta["image_id"],
+        rec: OvsRecord = {"id": sample.id, "image_id": sample.meta["image_id"],
                                "gt_classes": list(overlaps.gt_classes), "thresholds": per}
         if not overlaps.gt_area:
             rec["null_reasons"] = {"front": "image has no ground truth"}

@@ -16,7 +16,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import numpy as np
 
@@ -58,7 +58,7 @@ from masklens.core.scoring.contract import BenchmarkKind, PathLike, Value
 from masklens.core.scoring.overlaps import derived
 from masklens.core.scoring.records import Records
 
-__all__ = ["KIND", "PcsKind", "load_pcs"]
+__all__ = ["KIND", "PcsInstance", "PcsKind", "PcsRecord", "load_pcs"]
 
 # ---------------------------------------------------------------- PCS loader
 @gc_paused()
@@ -132,6 +132,35 @@ def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> B
 
 
 # ---------------------------------------------------------------- PCS kind
+class PcsInstance(TypedDict):
+    score: float
+    iou: float  # best IoU with the oracle annotator's instances
+    accepted: bool  # score ≥ t
+
+
+#: one entry's record (docs/metrics.md, SA-Co/Gold): the entry, then its cgF1 counts at t
+#: against the oracle annotator (functional form: the keys hold "@")
+PcsRecord = TypedDict("PcsRecord", {
+    "id": str,
+    "image_id": int | str | None,
+    "text": str,
+    "exhaustive": bool,
+    "missing": bool,
+    "n_pred": int,
+    "max_score": float,
+    "n_accepted": int,
+    "n_gt": int,
+    "annotator": int,
+    "IL": str,
+    "TP@0.5": int,
+    "TP@0.75": int,
+    "FP@0.5": int,
+    "FN@0.5": int,
+    "local_F1": float | None,
+    "instances": list[PcsInstance],
+})
+
+
 class PcsKind(BenchmarkKind[PcsOverlaps]):
     name = "pcs"
     title = "SA-Co/Gold (PCS, cgF1)"
@@ -183,12 +212,12 @@ class PcsKind(BenchmarkKind[PcsOverlaps]):
 
     def sample_readout(
         self, sample: Sample, overlaps: PcsOverlaps, params: Mapping[str, float]
-    ) -> dict[str, Any]:
+    ) -> PcsRecord:
         t = params["score_threshold"]
         prompt = sample.prompts[0]
         entry = entry_readout(overlaps.table, t)
         ious = overlaps.best_ious[entry["annotator"]]  # type: ignore[index]
-        return {
+        return cast(PcsRecord, {
             "id": sample.id,
             "image_id": prompt.source_id,
             "text": prompt.text,
@@ -201,7 +230,7 @@ class PcsKind(BenchmarkKind[PcsOverlaps]):
                 {"score": s, "iou": v, "accepted": s >= t}
                 for s, v in zip(overlaps.scores, ious, strict=True)
             ],
-        }
+        })
 
     def sample_readouts(
         self, samples: Sequence[Sample], overlaps: Sequence[PcsOverlaps], params: Mapping[str, float]

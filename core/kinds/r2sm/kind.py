@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from masklens.core.errors import DataFormatError
 from masklens.core.kinds.common.coco import (
@@ -202,6 +202,17 @@ def _query_of(sample: Sample, prompt: Prompt) -> Any:
     raise DataFormatError(f"prompt {prompt.id!r} names no query of sample {sample.id!r}", field="gt")
 
 
+class R2smRecord(TypedDict):
+    """One image's record (docs/metrics.md, R2SM): its queries at t."""
+
+    sample: str
+    image_id: int | str | None
+    N: int
+    gIoU: float | None
+    wrong_type: int
+    queries: list[m.QueryRecord]
+
+
 class R2SMKind(BenchmarkKind[m.R2smOverlaps]):
     name = "r2sm"
     title = "R2SM"
@@ -268,7 +279,7 @@ class R2SMKind(BenchmarkKind[m.R2smOverlaps]):
             ))
         return m.R2smOverlaps(tuple(queries))
 
-    def sample_readout(self, sample: Sample, overlaps: m.R2smOverlaps, params: Mapping[str, float]) -> dict[str, Any]:
+    def sample_readout(self, sample: Sample, overlaps: m.R2smOverlaps, params: Mapping[str, float]) -> R2smRecord:
         t = params["score_threshold"]
         qs = [q.readout(t) for q in overlaps.queries]
         return {
@@ -321,4 +332,4 @@ class R2SMKind(BenchmarkKind[m.R2smOverlaps]):
 
 KIND = R2SMKind()
 
-__all__ = ["KIND", "R2SMKind", "load_r2sm", "load_r2sm_predictions"]
+__all__ = ["KIND", "R2SMKind", "R2smRecord", "load_r2sm", "load_r2sm_predictions"]
