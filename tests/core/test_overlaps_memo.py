@@ -179,3 +179,18 @@ def test_one_scorer_shared_by_threads_builds_once(monkeypatch: pytest.MonkeyPatc
         t.join()
     assert len(calls) == 1
     assert results == [expected[i % 2] for i in range(4)]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_one_sample_outside_a_scorer_reads_the_scorers_record(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """The window's shown sample is re-read alone at each slider move: the same record as the
+    scorer's, without building the whole-list tables for it."""
+    kind, benchmark, predictions = loaded(name)
+    scorer = Scorer(kind, benchmark, predictions)
+    calls = count_builds(monkeypatch, name)
+    for params in CASES[name][2]:
+        p = kind.resolve_params(params)
+        rows = scorer.readouts(p)
+        for i, (sample, overlaps) in enumerate(zip(benchmark.samples, scorer.overlaps, strict=True)):
+            assert kind.sample_readouts([sample], [overlaps], p)[0] == rows[i]
+    assert len(calls) <= 1  # the scorer's own build, if its readouts need one

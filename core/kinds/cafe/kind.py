@@ -39,7 +39,7 @@ from masklens.core.kinds.common.cgf1.params import PCS_HELP, SCORE_THRESHOLD
 from masklens.core.runtime.gc_pause import gc_paused
 from masklens.core.schema import Benchmark, PredictionSet, Sample
 from masklens.core.scoring.contract import BenchmarkKind, ParamSpec, PathLike, Value
-from masklens.core.scoring.overlaps import derived
+from masklens.core.scoring.overlaps import Overlaps, derived
 from masklens.core.scoring.records import MemoRows, Records
 
 __all__ = ["CAFE_HELP", "IOU_THRESHOLD", "KIND", "CafeInstance", "CafeKind", "CafeRecord"]
@@ -175,7 +175,10 @@ class CafeKind(BenchmarkKind[CafeOverlaps]):
         self, samples: Sequence[Sample], overlaps: Sequence[CafeOverlaps], params: Mapping[str, float]
     ) -> Records:
         """Vectorised: every pair classified at once, records from per-class flag tables
-        (memoised; a fresh copy of a record when it is first read: :class:`Records`)."""
+        (memoised; a fresh copy of a record when it is first read: :class:`Records`). One
+        sample in a list without a memo (the window's shown sample): its record directly."""
+        if len(overlaps) == 1 and not isinstance(overlaps, Overlaps):
+            return Records.of([self.sample_readout(samples[0], overlaps[0], params)])
         with gc_paused():  # many acyclic dicts (see masklens.core.runtime.gc_pause)
             return self._readouts(samples, overlaps, params)
 

@@ -55,7 +55,7 @@ from masklens.core.schema import (
     Sample,
 )
 from masklens.core.scoring.contract import BenchmarkKind, PathLike, Value
-from masklens.core.scoring.overlaps import derived
+from masklens.core.scoring.overlaps import Overlaps, derived
 from masklens.core.scoring.records import Records
 
 __all__ = ["KIND", "PcsInstance", "PcsKind", "PcsRecord", "load_pcs"]
@@ -237,7 +237,10 @@ class PcsKind(BenchmarkKind[PcsOverlaps]):
     ) -> Records:
         """Vectorised :meth:`sample_readout` (the same records): a lookup of each entry's
         row at t in tables built once per overlaps list, no matching and no mask; a record
-        is built and copied when first read (:class:`~masklens.core.scoring.records.Records`)."""
+        is built and copied when first read (:class:`~masklens.core.scoring.records.Records`).
+        One sample in a list without a memo (the window's shown sample): its record directly."""
+        if len(overlaps) == 1 and not isinstance(overlaps, Overlaps):
+            return Records.of([self.sample_readout(samples[0], overlaps[0], params)])
         return self._tables(samples, overlaps)["records"].at(params["score_threshold"])
 
     def _tables(self, samples: Sequence[Sample], overlaps: Sequence[PcsOverlaps]) -> dict[str, Any]:
