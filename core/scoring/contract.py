@@ -104,8 +104,8 @@ class ScoreResult:
 
 
 class BenchmarkKind(ABC, Generic[OverlapsT]):
-    """One benchmark family: how to load it, score a sample, and aggregate. ``OverlapsT`` is the type
-    of its per-sample overlaps (stage 1's cache, e.g. :class:`CafeOverlaps`).
+    """One benchmark family: how to load it, score a sample, and aggregate. Generic over the
+    type of one sample's overlaps (stage 1's cache): ``class CafeKind(BenchmarkKind[CafeOverlaps])``.
 
     A kind keeps no state of its own: one instance serves every thread and every
     :class:`Scorer`. What it derives from a whole overlaps list (stacks, tables) it memoises

@@ -55,6 +55,10 @@ class Overlaps(Sequence[OverlapsT], Generic[OverlapsT]):
             self._items.extend(values)
             self._memo.clear()
 
+    def __reduce__(self) -> tuple[type[Overlaps[OverlapsT]], tuple[list[OverlapsT]]]:
+        """A copy or a pickle holds the entries and a memo of its own (empty)."""
+        return (type(self), (list(self._items),))
+
     def __repr__(self) -> str:
         return f"Overlaps({len(self._items)} samples, {len(self._memo)} derived)"
 

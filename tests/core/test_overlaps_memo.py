@@ -4,6 +4,8 @@ scorers, so threads scoring the same kind at once get the right results."""
 
 from __future__ import annotations
 
+import copy
+import pickle
 import threading
 from pathlib import Path
 from typing import Any
@@ -123,6 +125,11 @@ def test_overlaps_memo_is_emptied_by_each_change() -> None:
     overlaps.extend([a])
     assert derived(overlaps, "x", build("x5")) == "x5"
     assert overlaps[1:] == [c, a] and len(overlaps) == 3
+    twin = copy.copy(overlaps)  # a copy (or a pickle) has its own entries and an empty memo
+    twin[0] = a
+    assert list(overlaps) == [b, c, a] and list(twin) == [a, c, a]
+    assert derived(overlaps, "x", build("x6")) == "x5"
+    assert list(pickle.loads(pickle.dumps(Overlaps([1, 2])))) == [1, 2]
     assert derived([a, b], "x", build("p1")) == "p1"
     assert derived([a, b], "x", build("p2")) == "p2"  # a plain list has no memo
     assert built == ["x1", "y1", "x3", "x4", "x5", "p1", "p2"]
