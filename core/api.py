@@ -199,7 +199,7 @@ def predict(
     ``runner`` replaces ``runner.run_benchmark`` (same arguments), e.g. a bound
     ``ray_runner.run_benchmark_ray`` to run on Ray.
     """
-    from masklens.core.cache.model_cache import PredictionCache
+    from masklens.core.cache.predictions import PredictionCache
     from masklens.core.inference.prediction_io import (
         default_output_threshold,
         keep_scored,

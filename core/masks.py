@@ -19,7 +19,7 @@ from pycocotools import mask as mask_utils
 
 from masklens.core.errors import DataFormatError
 from masklens.core.files.limits import check_image_header, check_mask_size, check_polygon, is_int
-from masklens.core.files.rle_validation import rle_counts_problem, rle_counts_problems  # noqa: F401 - re-exported
+from masklens.core.files.rle_validation import rle_counts_problem
 
 
 class Mask:

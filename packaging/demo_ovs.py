@@ -28,7 +28,7 @@ from masklens.core.files.io import atomic_write_json
 from masklens.core.kinds.ovs.kind import FORMAT, load_ovs_annotations, write_ovs_predictions
 from masklens.core.masks import Mask
 from masklens.core.models.base import Segmenter, SegmentRequest
-from masklens.core.models.demo import BACKGROUNDS
+from masklens.core.models.demo_vision import BACKGROUNDS
 from masklens.core.schema import Benchmark, Instance, Prediction, PredictionSet, Role
 
 VOCABULARY = [

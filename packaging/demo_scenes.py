@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import cv2
 import numpy as np
 
-from masklens.core.models.demo import BACKGROUNDS, GLASS, INK, OBJECT_COLOURS
+from masklens.core.models.demo_vision import BACKGROUNDS, GLASS, INK, OBJECT_COLOURS
 
 SHAPES = ("circle", "square", "rectangle", "triangle", "star")
 

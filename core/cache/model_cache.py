@@ -1,14 +1,10 @@
-"""Caches for model work: image encodings in memory, predictions on disk.
+"""Image encodings in memory, for the model backends.
 
 - :class:`EncodingCache` — a thread-safe LRU of image encodings (e.g. SAM 3
   ``vision_embeds``) bounded by *bytes*, not by entry count.
-- :func:`image_key` — a content hash of an image array (shape, dtype and pixels).
-- :class:`PredictionCache` — a SQLite database (WAL mode) mapping
-  (backend, checkpoint hash, image content hash, prompt text, role, parameters)
-  to a :class:`~masklens.core.models.base.SegmentResult`, so that re-opening a
-  sample or re-running `masklens predict` costs nothing. Each entry is committed
-  in its own transaction, so a crash or Ctrl-C leaves every finished entry
-  readable and no half-written one.
+- :func:`image_key` — a content hash of an image array (shape, dtype and pixels); it also
+  keys the on-disk prediction cache (:mod:`masklens.core.cache.predictions`).
+- :func:`nbytes_of` — the bytes an encoding holds (arrays, tensors, nested containers).
 """
 
 from __future__ import annotations
@@ -21,15 +17,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
-
-from masklens.core.cache.predictions import (  # re-exported: the caches live together here
-    CACHE_DIR_ENV,
-    PredictionCache,
-    PredictionKey,
-    default_cache_dir,
-    result_from_json,
-    result_to_json,
-)
 
 T = TypeVar("T")
 
@@ -195,15 +182,4 @@ def nbytes_of(value: Any, *, distinct: bool = False) -> int:
     return walk(value)
 
 
-__all__ = [
-    "CACHE_DIR_ENV",
-    "CacheStats",
-    "EncodingCache",
-    "PredictionCache",
-    "PredictionKey",
-    "default_cache_dir",
-    "image_key",
-    "nbytes_of",
-    "result_from_json",
-    "result_to_json",
-]
+__all__ = ["CacheStats", "EncodingCache", "image_key", "nbytes_of"]

@@ -3,8 +3,8 @@
 Keyed by (backend, checkpoint identity, image content hash, prompt text, role,
 parameters), so re-opening a sample or re-running `masklens predict` costs
 nothing. Each write is its own transaction: a crash or Ctrl-C leaves every
-finished entry readable and no half-written one. Import it from
-:mod:`masklens.core.cache.model_cache` (re-exported there).
+finished entry readable and no half-written one. What an entry is (its key, its JSON, how it
+is read back) is :mod:`masklens.core.cache.entries`.
 """
 
 from __future__ import annotations
@@ -20,12 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from masklens.core.cache.prediction_entries import (  # noqa: F401 - importable from here, as before
-    PredictionKey,
-    result_from_json,
-    result_json_text,
-    result_to_json,
-)
+from masklens.core.cache.entries import BadEntry, PredictionKey, parse_entries, result_json_text
 from masklens.core.errors import MasklensError
 from masklens.core.files.sqlite_errors import (
     CORRUPT,
@@ -230,10 +225,9 @@ class PredictionCache:
         return result
 
     def _parse_many(self, texts: list[Any]) -> list[SegmentResult | None]:
-        """Entries read as untrusted input (masklens.core.cache.entries, one bulk RLE check): a
+        """Entries read as untrusted input (:func:`~masklens.core.cache.entries.parse_entries`, one bulk RLE
+        check): a
         bad one counts as missing (computed again and replaced), with one warning per cache."""
-        from masklens.core.cache.entries import BadEntry, parse_entries
-
         out: list[SegmentResult | None] = []
         for result in parse_entries(texts):
             if isinstance(result, BadEntry):

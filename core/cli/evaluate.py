@@ -100,7 +100,7 @@ class _Bars:
 
 def run(args: argparse.Namespace) -> int:
     from masklens.core.api import load_benchmark
-    from masklens.core.cache.model_cache import PredictionCache
+    from masklens.core.cache.predictions import PredictionCache
     from masklens.core.cli.predict import check_device
     from masklens.core.cli.scale import apply_shard, runner_of, write_shard_record
     from masklens.core.inference.evaluate import evaluate, safe_label, subset

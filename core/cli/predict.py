@@ -22,10 +22,9 @@ from masklens.core.cli import kind_parsers
 from masklens.core.cli.scale import add_scale_arguments, apply_shard, runner_of, write_shard_record
 from masklens.core.errors import MasklensError, ModelError
 from masklens.core.files.paths import add_flag
-from masklens.core.inference.prediction_io import (  # noqa: F401 - re-exported
+from masklens.core.inference.prediction_io import (
     check_output,
     default_output_threshold,
-    keep_scored,
     write_atomically,
 )
 from masklens.core.scoring.contract import BenchmarkKind, get_kind
@@ -141,7 +140,7 @@ def check_device(device: str | None) -> None:
     """Fail before any work when the requested device is absent (e.g. --device cuda without CUDA)."""
     if device in (None, "auto", "cpu"):
         return
-    from masklens.core.models.torch_runtime import resolve_device
+    from masklens.core.models.torch_device import resolve_device
 
     resolve_device(device)
 

@@ -113,7 +113,7 @@ def evaluate(
 ) -> EvaluateResult:
     """Run each model over ``benchmark`` (cached), write its predictions and scores under ``out``.
 
-    ``cache`` is a :class:`~masklens.core.cache.model_cache.PredictionCache` (None: no caching);
+    ``cache`` is a :class:`~masklens.core.cache.predictions.PredictionCache` (None: no caching);
     ``manager`` a :class:`~masklens.core.models.manager.ModelManager` (one is made
     when None); ``runner`` replaces ``run_benchmark`` (e.g. the Ray runner). Raises :class:`Cancelled` when ``cancel`` fires; what finished is
     in the cache and a re-run continues.

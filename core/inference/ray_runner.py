@@ -21,12 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.cache.model_cache import (
-    PredictionCache,
-    image_key,
-    result_from_json,
-    result_to_json,
-)
+from masklens.core.cache.entries import result_from_json, result_to_json
+from masklens.core.cache.model_cache import image_key
+from masklens.core.cache.predictions import PredictionCache
 from masklens.core.errors import Cancelled, MasklensError
 from masklens.core.files.image_batches import plan_batches
 from masklens.core.inference.runner import (

@@ -3,7 +3,7 @@
 :func:`run_benchmark` groups the prompts by image file, so a segmenter with an
 encoding cache encodes every image once however many prompts (or samples) ask
 about it. Before calling the model it looks every prompt up in the
-:class:`~masklens.core.cache.model_cache.PredictionCache`; what the model computes is
+:class:`~masklens.core.cache.predictions.PredictionCache`; what the model computes is
 stored there image by image, *before* progress is reported. A run interrupted
 at any point (Ctrl-C, :class:`~masklens.core.errors.Cancelled` raised by the
 progress callback or a cancel check) therefore leaves every finished image in
@@ -23,7 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.cache.model_cache import PredictionCache, PredictionKey, image_key
+from masklens.core.cache.entries import PredictionKey
+from masklens.core.cache.model_cache import image_key
+from masklens.core.cache.predictions import PredictionCache
 from masklens.core.errors import Cancelled, DataFormatError
 from masklens.core.files.images import DECODER_VERSION
 from masklens.core.models.base import Segmenter, SegmentRequest, SegmentResult

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from masklens.core.kinds.common.cgf1.tables import assignment, category_order
+from masklens.core.kinds.common.cgf1.matching import assignment, category_order
 from masklens.core.masks import Mask, iou_matrix, resize_nearest
 from masklens.core.schema import Benchmark, Prediction, Prompt, Role, Sample
 

@@ -20,7 +20,8 @@ import numpy as np
 
 from masklens.core.errors import ModelError
 from masklens.core.models.base import BackendInfo, SegmentRequest, SegmentResult
-from masklens.core.models.torch_runtime import HfSegmenter, fit_text, import_torch
+from masklens.core.models.torch_device import import_torch
+from masklens.core.models.torch_runtime import HfSegmenter, fit_text
 
 DEFAULT_THRESHOLD = 0.4
 

@@ -35,15 +35,11 @@ from masklens.core.cache.model_cache import EncodingCache, image_key
 from masklens.core.errors import ModelError
 from masklens.core.masks import Mask
 from masklens.core.models.base import BackendInfo, Segmenter, SegmentRequest, SegmentResult
-from masklens.core.models.demo_vision import (  # noqa: F401 - the palette is re-exported
-    _SHAPES,
-    BACKGROUNDS,
-    GLASS,
-    INK,
+from masklens.core.models.demo_vision import (
     OBJECT_COLOURS,
+    SHAPES,
     Region,
     analyse,
-    palette_labels,
 )
 
 VERSION = "1"
@@ -111,7 +107,7 @@ class Query:
     amodal: bool = False
 
 
-_NOUNS = {*_SHAPES, *_HYPERNYMS, *_TEXTURE_CONCEPTS, *_CONTEXT_CONCEPTS, "polygon"}
+_NOUNS = {*SHAPES, *_HYPERNYMS, *_TEXTURE_CONCEPTS, *_CONTEXT_CONCEPTS, "polygon"}
 
 
 def _norm(word: str) -> str:
@@ -168,7 +164,7 @@ def _region_score(r: Region, q: Query) -> tuple[float, str | None]:
         if not (r.stuff and q.head == "stuff" and r.colour == q.context):
             return 0.0, None
         return 0.9 * 0.75**q.unknown, None
-    if q.head in _SHAPES:
+    if q.head in SHAPES:
         shape, s = q.head, r.shape_score(q.head)
     elif q.head == "polygon":
         shape = max(("square", "rectangle", "triangle", "star"), key=r.shape_score)

@@ -30,7 +30,7 @@ GLASS = (200, 240, 250)
 _PALETTE = np.array([*OBJECT_COLOURS.values(), *BACKGROUNDS.values(), INK, GLASS], np.int32)
 _N_OBJ, _N_BG = len(OBJECT_COLOURS), len(BACKGROUNDS)
 _INK, _GLASS = _N_OBJ + _N_BG, _N_OBJ + _N_BG + 1
-_SHAPES = ("circle", "square", "rectangle", "triangle", "star")
+SHAPES = ("circle", "square", "rectangle", "triangle", "star")
 
 
 # ------------------------------------------------------------------ image analysis
@@ -61,7 +61,7 @@ class Region:
 
     @property
     def best_shape(self) -> str:
-        return max(_SHAPES, key=lambda s: self.fits[s][0])
+        return max(SHAPES, key=lambda s: self.fits[s][0])
 
 
 _LUT: np.ndarray | None = None

@@ -13,7 +13,8 @@ import numpy as np
 
 from masklens.core.models.base import BackendInfo
 from masklens.core.models.sam2_masks import DetectorSam2Segmenter
-from masklens.core.models.torch_runtime import fit_text, import_torch
+from masklens.core.models.torch_device import import_torch
+from masklens.core.models.torch_runtime import fit_text
 
 INFO = BackendInfo(
     name="grounded-sam2",

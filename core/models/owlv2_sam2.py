@@ -19,7 +19,8 @@ from masklens.core.models import owlv2_pixels
 from masklens.core.models.base import BackendInfo
 from masklens.core.models.interrupt import current_check
 from masklens.core.models.sam2_masks import DetectorSam2Segmenter
-from masklens.core.models.torch_runtime import fit_text, import_torch
+from masklens.core.models.torch_device import import_torch
+from masklens.core.models.torch_runtime import fit_text
 
 INFO = BackendInfo(
     name="owlv2-sam2",

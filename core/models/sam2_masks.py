@@ -18,7 +18,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from masklens.core.errors import ModelError
-from masklens.core.models.torch_runtime import Runtime, TorchSegmenter, import_torch
+from masklens.core.models.torch_device import Runtime, import_torch
+from masklens.core.models.torch_runtime import TorchSegmenter
 from masklens.core.models.weights import ResolvedWeights, load_hf_pair, safe_torch_load
 
 DEFAULT_SAM2_WEIGHTS = "facebook/sam2.1-hiera-large"

@@ -13,7 +13,8 @@ import numpy as np
 
 from masklens.core.errors import ModelError
 from masklens.core.models.base import BackendInfo, SegmentRequest, SegmentResult
-from masklens.core.models.torch_runtime import HfSegmenter, Stopwatch, as_rgb_image, import_torch
+from masklens.core.models.torch_device import Stopwatch, import_torch
+from masklens.core.models.torch_runtime import HfSegmenter, as_rgb_image
 
 #: SAM 3's text encoder context (``max_position_embeddings`` of its CLIP text model)
 TEXT_TOKENS = 32

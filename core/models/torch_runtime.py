@@ -1,6 +1,6 @@
 """Torch runtime for the model backends: image intake, the shared backend base classes
 (:class:`TorchSegmenter`, :class:`HfSegmenter`) and the small conversions every backend shares.
-Device and dtype choice live in :mod:`masklens.core.models.torch_device` (re-exported here).
+Device and dtype choice live in :mod:`masklens.core.models.torch_device`.
 
 Nothing here imports torch at module import time; every function that needs it imports it lazily.
 """
@@ -17,16 +17,12 @@ import numpy as np
 from masklens.core.errors import ModelError
 from masklens.core.masks import Mask
 from masklens.core.models.base import Segmenter, SegmentRequest, SegmentResult
-from masklens.core.models.torch_device import (  # noqa: F401 - re-exported for the backends and tests
-    DEVICES,
-    DTYPES,
+from masklens.core.models.torch_device import (
     Runtime,
     Stopwatch,
     free_accelerator_memory,
     heavy_imports,
     import_torch,
-    resolve_device,
-    resolve_dtype,
     tensor_nbytes,
 )
 from masklens.core.models.weights import ResolvedWeights, load_hf_pair, resolve_weights

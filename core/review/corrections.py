@@ -81,7 +81,8 @@ class Correction:
 def canonical_gt(benchmark: str, gt_key: str) -> str:
     """The ground truth a correction of ``gt_key`` lands in, by the kind's ``gt_aliases``
     (the kind is the ``kind:`` prefix of the benchmark key)."""
-    aliases = getattr(_kind(benchmark.split(":", 1)[0]), "gt_aliases", None) or {}
+    kind = _kind(benchmark.split(":", 1)[0])
+    aliases = kind.gt_aliases if kind is not None else {}
     return aliases.get(gt_key, gt_key)
 
 
@@ -230,9 +231,11 @@ def corrected_benchmark(
     corrections = sorted(effective_corrections(corrections), key=lambda c: c.time)
     rows = [dataclasses.replace(c, gt_key=c.target[2]) for c in corrections]
     kind = _kind(benchmark.kind)
-    rows = _with_twins(benchmark, rows, getattr(kind, "ground_truth_home", None))
-    if adjust is None:
-        adjust = getattr(kind, "corrected_sample", None)
+    from masklens.core.scoring.contract import SharedGroundTruth
+
+    rows = _with_twins(benchmark, rows, kind.ground_truth_home if isinstance(kind, SharedGroundTruth) else None)
+    if adjust is None and kind is not None:
+        adjust = kind.corrected_sample
     by_sample: dict[str, list[Correction]] = {}
     for c in rows:
         by_sample.setdefault(c.sample_id, []).append(c)

@@ -17,17 +17,17 @@ from __future__ import annotations
 import argparse
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from masklens.core import plugins
 from masklens.core.errors import MasklensError, argument_name
 from masklens.core.plugins import Plugins
 from masklens.core.runtime.gc_pause import gc_paused
-from masklens.core.schema import Benchmark, PredictionSet, Sample
-from masklens.core.scoring.overlaps_cache import OverlapsCache  # noqa: F401 - importable from here, as before
+from masklens.core.schema import Benchmark, Prediction, PredictionSet, Sample
+from masklens.core.scoring.overlaps import Overlaps, OverlapsT
 from masklens.core.scoring.records import Records
 
 Value = float | int | None
@@ -103,8 +103,15 @@ class ScoreResult:
         return html_table(self)
 
 
-class BenchmarkKind(ABC):
-    """One benchmark family: how to load it, score a sample, and aggregate."""
+class BenchmarkKind(ABC, Generic[OverlapsT]):
+    """One benchmark family: how to load it, score a sample, and aggregate. Generic over the
+    type of one sample's overlaps (stage 1's cache): ``class CafeKind(BenchmarkKind[CafeOverlaps])``.
+
+    A kind keeps no state of its own: one instance serves every thread and every
+    :class:`Scorer`. What it derives from a whole overlaps list (stacks, tables) it memoises
+    on the :class:`~masklens.core.scoring.overlaps.Overlaps` a Scorer passes
+    (:func:`~masklens.core.scoring.overlaps.derived`). Optional capabilities are the Protocols
+    below (:class:`SharedGroundTruth`, :class:`InstanceMatches`)."""
 
     #: registry key and CLI word, e.g. "cafe"
     name: str = ""
@@ -151,8 +158,6 @@ class BenchmarkKind(ABC):
     #: ground truths that repeat another's instances: key -> the ground truth whose instances
     #: they are (CAFE: "target" -> "pos_entry"); a correction of one lands in the other
     gt_aliases: Mapping[str, str] = {}
-    # optional ``ground_truth_home(sample, gt_key)``: what a ground truth is loaded from, when
-    # several samples load one (CAFE's positive image in several pairs); a correction holds in all
 
     def corrected_sample(self, sample: Sample) -> Sample:
         """A sample after ground-truth corrections (core/review/corrections.py), fixed up for
@@ -170,23 +175,23 @@ class BenchmarkKind(ABC):
 
     # ------------------------------------------------------------ scoring
     @abstractmethod
-    def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> Any:
+    def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> OverlapsT:
         """Threshold-free cache for one sample; the only stage that touches masks."""
 
-    def all_overlaps(self, samples: list[Sample], predictions: PredictionSet) -> list[Any]:
+    def all_overlaps(self, samples: list[Sample], predictions: PredictionSet) -> list[OverlapsT]:
         """:meth:`sample_overlaps` of consecutive ``samples`` (same list, same order, same first
         error); a kind overrides it to batch the mask work across samples."""
         return [self.sample_overlaps(sample, predictions) for sample in samples]
 
     @abstractmethod
     def sample_readout(
-        self, sample: Sample, overlaps: Any, params: Mapping[str, float]
-    ) -> dict[str, Any]:
+        self, sample: Sample, overlaps: OverlapsT, params: Mapping[str, float]
+    ) -> Mapping[str, Any]:
         """Per-sample record (JSON-ready, no NaN) for given parameters."""
 
     def sample_readouts(
-        self, samples: list[Sample], overlaps: list[Any], params: Mapping[str, float]
-    ) -> Sequence[dict[str, Any]]:
+        self, samples: Sequence[Sample], overlaps: Sequence[OverlapsT], params: Mapping[str, float]
+    ) -> Sequence[Mapping[str, Any]]:
         """Every sample's record for ``params`` (what :meth:`Scorer.readouts` calls): a list of
         fresh dicts, or a :class:`~masklens.core.scoring.records.Records` over memoised ones (same
         records). The default calls :meth:`sample_readout` per sample; a kind may vectorise it."""
@@ -195,9 +200,9 @@ class BenchmarkKind(ABC):
     @abstractmethod
     def summarize(
         self,
-        samples: list[Sample],
-        overlaps: list[Any],
-        readouts: Sequence[dict[str, Any]],
+        samples: Sequence[Sample],
+        overlaps: Sequence[OverlapsT],
+        readouts: Sequence[Mapping[str, Any]],
         params: Mapping[str, float],
     ) -> dict[str, dict[str, Value]]:
         """Aggregate metrics per group for given parameters."""
@@ -225,19 +230,44 @@ class BenchmarkKind(ABC):
                     f"got {value}")
         return out
 
-    def notes(self, samples: list[Sample], overlaps: list[Any]) -> list[str]:
+    def notes(self, samples: Sequence[Sample], overlaps: Sequence[OverlapsT]) -> list[str]:
         """Optional notes about the run (e.g. how many predictions were missing)."""
         return []
 
     def extras(
         self,
-        samples: list[Sample],
-        overlaps: list[Any],
-        readouts: Sequence[dict[str, Any]],
+        samples: Sequence[Sample],
+        overlaps: Sequence[OverlapsT],
+        readouts: Sequence[Mapping[str, Any]],
         params: Mapping[str, float],
     ) -> dict[str, Any]:
         """Optional JSON-ready structured results (written under "extras"); none by default."""
         return {}
+
+
+@runtime_checkable
+class SharedGroundTruth(Protocol):
+    """A kind whose samples share ground truths (CAFE: a positive image paired with several
+    negatives): a correction of one holds in every sample that loads it
+    (core/review/corrections.py)."""
+
+    def ground_truth_home(self, sample: Sample, gt_key: str) -> Hashable | None:
+        """What ``sample``'s ground truth ``gt_key`` is loaded from (equal for every sample
+        that loads it), or None when no other sample loads it."""
+        ...
+
+
+@runtime_checkable
+class InstanceMatches(Protocol):
+    """A kind that can say which ground-truth instance each predicted instance of one sample
+    is matched to (the readout card's GT / IoU columns)."""
+
+    def instance_matches(
+        self, sample: Sample, prediction: Prediction | None, params: Mapping[str, float], annotator: int
+    ) -> list[dict[str, Any]]:
+        """Per predicted instance (file order): ``instance``, ``score``, ``accepted``, the
+        matched ground-truth instance ``gt`` of ``annotator`` (None when unmatched) and ``iou``."""
+        ...
 
 
 #: samples per :meth:`BenchmarkKind.all_overlaps` call when progress is reported
@@ -253,15 +283,18 @@ def overlap_chunks(n: int, size: int) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1], bounds[1:], strict=True))
 
 
-class Scorer:
+class Scorer(Generic[OverlapsT]):
     """Scores one benchmark against one prediction set, caching the overlaps.
 
     ``rescore(params)`` re-derives every readout and the summary from the cache.
+    :attr:`overlaps` is an :class:`~masklens.core.scoring.overlaps.Overlaps`: what the kind
+    derives from the whole list is memoised there, for this scorer only (a list assigned to
+    it becomes one).
     """
 
     def __init__(
         self,
-        kind: BenchmarkKind,
+        kind: BenchmarkKind[OverlapsT],
         benchmark: Benchmark,
         predictions: PredictionSet,
         *,
@@ -272,44 +305,55 @@ class Scorer:
         self.predictions = predictions
         samples = benchmark.samples
         n = len(samples)
-        self.overlaps: list[Any] = []
+        overlaps: list[OverlapsT] = []
         # a kind that batches stage 1 gets runs of samples (all at once without progress to
         # report); any other kind, one sample at a time, so progress and cancel stay per sample
         batches = type(kind).all_overlaps is not BenchmarkKind.all_overlaps
         size = n if progress is None else OVERLAP_CHUNK if batches else 1
         with gc_paused():  # many small acyclic objects (see masklens.core.runtime.gc_pause)
             for start, end in overlap_chunks(n, size):
-                self.overlaps.extend(kind.all_overlaps(samples[start:end], predictions))
+                overlaps.extend(kind.all_overlaps(samples[start:end], predictions))
                 if progress is not None:
                     progress(end, n)
+        self._overlaps = Overlaps(overlaps)
+
+    @property
+    def overlaps(self) -> Overlaps[OverlapsT]:
+        """Every sample's threshold-free cache, in sample order."""
+        return self._overlaps
+
+    @overlaps.setter
+    def overlaps(self, value: Iterable[OverlapsT]) -> None:
+        self._overlaps = Overlaps(value)  # a memo of its own: never another scorer's
 
     def update_sample(self, index: int, predictions: PredictionSet) -> None:
         """Recompute one sample's cache after its predictions changed (e.g. a live prompt)."""
-        self.overlaps[index] = self.kind.sample_overlaps(self.benchmark.samples[index], predictions)
+        self._overlaps[index] = self.kind.sample_overlaps(self.benchmark.samples[index], predictions)
 
     def readouts(self, params: Mapping[str, Any] | None = None) -> Records:
         """Every sample's record for ``params`` (as :attr:`ScoreResult.samples`)."""
         p = self.kind.resolve_params(params)
         with gc_paused():
-            return Records.of(self.kind.sample_readouts(self.benchmark.samples, self.overlaps, p))
+            return Records.of(self.kind.sample_readouts(self.benchmark.samples, self._overlaps, p))
 
     def rescore(self, params: Mapping[str, Any] | None = None) -> ScoreResult:
         p = self.kind.resolve_params(params)
+        samples, overlaps = self.benchmark.samples, self._overlaps
         with gc_paused():  # records: many small acyclic objects
-            readouts = self.kind.sample_readouts(self.benchmark.samples, self.overlaps, p)
-        summary = self.kind.summarize(self.benchmark.samples, self.overlaps, readouts, p)
+            readouts = self.kind.sample_readouts(samples, overlaps, p)
+        summary = self.kind.summarize(samples, overlaps, readouts, p)
         return ScoreResult(
             benchmark=self.kind.name,
             params=dict(p),
             summary=summary,
             samples=Records.of(readouts),
-            notes=self.kind.notes(self.benchmark.samples, self.overlaps),
-            extras=self.kind.extras(self.benchmark.samples, self.overlaps, readouts, p),
+            notes=self.kind.notes(samples, overlaps),
+            extras=self.kind.extras(samples, overlaps, readouts, p),
         )
 
 
 def score(
-    kind: BenchmarkKind,
+    kind: BenchmarkKind[Any],
     benchmark: Benchmark,
     predictions: PredictionSet,
     params: Mapping[str, Any] | None = None,
@@ -321,10 +365,10 @@ def score(
 # ------------------------------------------------------------------ registry
 #: the installed kinds: entry points of the group ``masklens.kinds`` (masklens' own included,
 #: see pyproject.toml), each naming a BenchmarkKind instance; imported on first use
-KINDS: Plugins[BenchmarkKind] = Plugins(plugins.KINDS, "benchmark kind", plugins.instance_of(BenchmarkKind))
+KINDS: Plugins[BenchmarkKind[Any]] = Plugins(plugins.KINDS, "benchmark kind", plugins.instance_of(BenchmarkKind))
 
 
-def register_kind(name: str, kind: str | BenchmarkKind) -> None:
+def register_kind(name: str, kind: str | BenchmarkKind[Any]) -> None:
     """Add a benchmark kind in this process (a notebook, a test): an instance, or
     ``"module:attribute"`` (``"module"`` alone: its ``KIND``), imported on first use. An installed
     package declares an entry point in ``masklens.kinds`` instead (docs/extending.md)."""
@@ -342,7 +386,7 @@ def kind_names() -> list[str]:
     return KINDS.names()
 
 
-def get_kind(name: str) -> BenchmarkKind:
+def get_kind(name: str) -> BenchmarkKind[Any]:
     """The benchmark kind registered under ``name``; unknown names raise MasklensError."""
     try:
         return KINDS.get(name)
@@ -352,7 +396,7 @@ def get_kind(name: str) -> BenchmarkKind:
         ) from None
 
 
-def available_kinds() -> list[BenchmarkKind]:
+def available_kinds() -> list[BenchmarkKind[Any]]:
     """Every kind that imports. A kind whose module is missing or broken (a plug-in mid-edit)
     is skipped with one warning on stderr, so it cannot take the other commands down."""
     return list(KINDS.available().values())

@@ -22,8 +22,8 @@ What callers may rely on (as with the plain list it replaces):
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, overload
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -51,9 +51,12 @@ class Records(Sequence[Record]):
             self._unowned = len(templates)
 
     @classmethod
-    def of(cls, records: Sequence[Record] | Records) -> Records:
-        """``records`` as a :class:`Records`: itself, or a list of fresh dicts taken as owned."""
-        return records if isinstance(records, Records) else cls(records, owned=True)
+    def of(cls, records: Sequence[Mapping[str, Any]] | Records) -> Records:
+        """``records`` as a :class:`Records`: itself, or a list of fresh dicts taken as owned
+        (a kind's records are dicts; their types are its TypedDicts)."""
+        if isinstance(records, Records):
+            return records
+        return cls(cast("Sequence[Record]", records), owned=True)
 
     # ------------------------------------------------------------ reading
     def __len__(self) -> int:

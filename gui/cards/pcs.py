@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QVBoxLayout
 
+from masklens.core.scoring.contract import InstanceMatches
 from masklens.gui.cards import ReadoutCard
 from masklens.gui.cards.widgets import HoverFrame, Tone, fmt, fmt_pair
 
@@ -69,7 +70,7 @@ class PcsCard(ReadoutCard):
         """The kind's per-instance assignment for this entry (None when it cannot be had)."""
         kind, rec = self.ctx.kind, self.record
         pred = self.ctx.prediction(prompt) if prompt is not None else None
-        if pred is None or not hasattr(kind, "instance_matches"):
+        if pred is None or not isinstance(kind, InstanceMatches):
             return None
         return kind.instance_matches(self.ctx.sample, pred, self.ctx.params, int(rec.get("annotator") or 0))
 

@@ -28,7 +28,7 @@ def no_category_reason(session: Any, sample: Any, kind: Any) -> str:
     gt = sample.gts.get(session.gt_key) if sample is not None else None
     if gt is not None and category_ids(gt):
         return ""
-    name = getattr(kind, "name", "this kind")
+    name = kind.name if kind is not None else "this kind"
     if name == "ovs":
         return "in OVS the class is the ground truth: delete the instance and add it to the other class's ground truth"
     return f"{name}'s ground truth carries no categories"

@@ -124,7 +124,7 @@ class EvaluateDialog(JobDialog):
         params = dict(getattr(self.state, "params", {}) or {})
 
         def work(ctx: JobContext) -> EvaluateResult:
-            from masklens.core.cache.model_cache import PredictionCache
+            from masklens.core.cache.predictions import PredictionCache
 
             cache = PredictionCache()
             try:

@@ -30,7 +30,7 @@ class PredictionCacheAccess:
         from a prompt job, which opens it off the GUI thread (SQLite opening takes ~30 ms)."""
         import sqlite3
 
-        from masklens.core.cache.model_cache import PredictionCache
+        from masklens.core.cache.predictions import PredictionCache
 
         with _CACHE_LOCK:
             if getattr(self, "_prediction_cache", False) is not False:

@@ -29,7 +29,7 @@ PROMPTS = ["red circle", "the whole blue square, including the hidden part", "sh
 def scenes(n: int = 12) -> list[np.ndarray]:
     rng = np.random.default_rng(0)
     out = []
-    kinds, colours = ["circle", "square", "triangle", "star", "rectangle"], list(demo.OBJECT_COLOURS)
+    kinds, colours = ["circle", "square", "triangle", "star", "rectangle"], list(demo_vision.OBJECT_COLOURS)
     for _ in range(n):
         shapes = [Shape(str(rng.choice(kinds)), str(rng.choice(colours)),
                         float(rng.uniform(50, 334)), float(rng.uniform(50, 334)),

@@ -20,7 +20,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from masklens.core.cache.model_cache import PredictionCache, PredictionKey, image_key
+from masklens.core.cache.entries import PredictionKey
+from masklens.core.cache.model_cache import image_key
+from masklens.core.cache.predictions import PredictionCache
 from masklens.core.inference.runner import RunStats, run_benchmark
 from masklens.core.kinds.demo import demo_kinds, demo_namespace
 from masklens.core.masks import Mask

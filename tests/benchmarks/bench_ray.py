@@ -85,7 +85,7 @@ def main() -> None:
     import orjson
     import ray
 
-    from masklens.core.cache.model_cache import result_from_json, result_to_json
+    from masklens.core.cache.entries import result_from_json, result_to_json
     from masklens.core.inference.ray_runner import RayConfig, run_benchmark_ray
     from masklens.core.inference.runner import RunStats, request_for, segment_image
 

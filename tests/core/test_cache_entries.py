@@ -84,7 +84,7 @@ def test_the_cached_json_text_is_made_a_mask_at_a_time(monkeypatch):
 
     import numpy as np
 
-    from masklens.core.cache.prediction_entries import result_json_text, result_to_json
+    from masklens.core.cache.entries import result_json_text, result_to_json
     from masklens.core.masks import Mask
     from masklens.core.models.base import SegmentResult
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from masklens.core.cache import shared as cache_shared
-from masklens.core.cache.model_cache import PredictionCache, PredictionKey
+from masklens.core.cache.entries import PredictionKey
+from masklens.core.cache.predictions import PredictionCache
 from masklens.core.errors import MasklensError
 from masklens.core.masks import Mask
 from masklens.core.models.base import SegmentResult
@@ -64,7 +65,7 @@ _WRITER = textwrap.dedent("""
     import os, signal, sys
     sys.path.insert(0, {here!r})
     from test_cache_shared import _key, _result
-    from masklens.core.cache.model_cache import PredictionCache
+    from masklens.core.cache.predictions import PredictionCache
     cache = PredictionCache({root!r})
     for i in range({start}, {stop}):
         cache.put(_key(i), _result(i))
@@ -128,7 +129,8 @@ _MID_TRANSACTION = textwrap.dedent("""
     import os, signal, sys
     sys.path.insert(0, {here!r})
     from test_cache_shared import _key, _result
-    from masklens.core.cache.model_cache import PredictionCache, result_to_json
+    from masklens.core.cache.entries import result_to_json
+    from masklens.core.cache.predictions import PredictionCache
     import json
     cache = PredictionCache({root!r})
     for i in range(3):

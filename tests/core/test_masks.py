@@ -9,6 +9,7 @@ from hypothesis.extra.numpy import arrays
 from pycocotools import mask as mask_utils
 
 from masklens.core.errors import DataFormatError
+from masklens.core.files.rle_validation import rle_counts_problem
 from masklens.core.masks import (
     Mask,
     intersect_all,
@@ -17,7 +18,6 @@ from masklens.core.masks import (
     iou,
     iou_matrix,
     resize_nearest,
-    rle_counts_problem,
     union_all,
     union_area,
 )

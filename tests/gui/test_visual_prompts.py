@@ -99,7 +99,7 @@ def test_box_tool_draws_a_box_and_the_demo_model_answers_it(cafe, qtbot):
 
 
 def test_cache_key_holds_the_drawn_geometry(cafe, qtbot):
-    from masklens.core.cache.predictions import PredictionKey
+    from masklens.core.cache.entries import PredictionKey
     from masklens.core.inference.runner import request_for
 
     w = cafe

@@ -41,7 +41,7 @@ def test_killed_final_move_is_repaired_by_the_next_run(tmp_path):
     script = textwrap.dedent(f"""
         import os, signal
         from pathlib import Path
-        from masklens.core.cli.predict import write_atomically
+        from masklens.core.inference.prediction_io import write_atomically
         real = os.replace
         def replace(src, dst):
             real(src, dst)

@@ -10,7 +10,8 @@ import sqlite3
 import numpy as np
 import pytest
 
-from masklens.core.cache.model_cache import PredictionCache, PredictionKey
+from masklens.core.cache.entries import PredictionKey
+from masklens.core.cache.predictions import PredictionCache
 from masklens.core.cli import main
 from masklens.core.errors import MasklensError
 from masklens.core.masks import Mask

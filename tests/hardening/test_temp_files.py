@@ -108,7 +108,8 @@ def test_a_cache_merge_sweeps_the_copies_of_merges_killed_before_their_rename(tm
     import numpy as np
 
     from masklens.core.cache import shared as cache_shared
-    from masklens.core.cache.model_cache import PredictionCache, PredictionKey
+    from masklens.core.cache.entries import PredictionKey
+    from masklens.core.cache.predictions import PredictionCache
     from masklens.core.masks import Mask
     from masklens.core.models.base import SegmentResult
 

@@ -11,8 +11,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from masklens.core.files.rle_validation import rle_counts_problem, rle_counts_problems
 from masklens.core.kinds.cafe.kind import KIND
-from masklens.core.masks import Mask, rle_counts_problem, rle_counts_problems
+from masklens.core.masks import Mask
 from masklens.core.scoring.contract import Scorer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"))
@@ -129,7 +130,7 @@ def test_two_scorers_and_a_replaced_sample_keep_their_own_results(tmp_path: Path
 def test_stage_one_equals_iou_per_prompt(tmp_path: Path) -> None:
     """The one-call stage 1 gives what separate IoU calls per prompt and entry give."""
     from masklens.core.kinds.common.cgf1.io import instances_of, non_crowd
-    from masklens.core.kinds.common.cgf1.metrics import EntryTable, entry_table
+    from masklens.core.kinds.common.cgf1.tables import EntryTable, entry_table
     from masklens.core.masks import iou_matrix
     from masklens.core.schema import Role
 

@@ -32,7 +32,7 @@ from masklens.core.kinds.common.cgf1.io import (
     non_crowd,
     non_crowd_categories,
 )
-from masklens.core.kinds.common.cgf1.metrics import EntryStack, EntryTable, ordered_entry_table
+from masklens.core.kinds.common.cgf1.tables import EntryStack, EntryTable, ordered_entry_table
 from masklens.core.masks import Mask, iou_matrix
 from masklens.core.schema import Role
 from masklens.core.scoring.contract import Scorer

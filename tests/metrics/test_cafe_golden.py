@@ -32,8 +32,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from masklens.core.kinds.cafe.kind import KIND, load_cafe
-from masklens.core.kinds.common.cgf1.metrics import IOU_THRESHOLDS
+from masklens.core.kinds.cafe.io import load_cafe
+from masklens.core.kinds.cafe.kind import KIND
+from masklens.core.kinds.common.cgf1.tables import IOU_THRESHOLDS
 from masklens.core.masks import Mask
 from masklens.core.scoring.contract import Scorer
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from masklens.core.kinds.common.cgf1.tables import _match_values, assignment
+from masklens.core.kinds.common.cgf1.matching import assignment, match_values
 from masklens.core.kinds.demo import demo_namespace
 from masklens.core.scoring.contract import Scorer, get_kind
 
@@ -16,7 +16,7 @@ def test_assignment_has_the_values_cgf1_counts(shape):
     for _ in range(20):
         ious = rng.random(shape).round(2)  # rounding makes ties
         pairs = assignment(ious)
-        assert sorted(ious[r, c] for r, c in pairs) == sorted(_match_values(ious).tolist())
+        assert sorted(ious[r, c] for r, c in pairs) == sorted(match_values(ious).tolist())
         assert len({r for r, _ in pairs}) == len(pairs) == len({c for _, c in pairs})  # one-to-one
 
 

@@ -254,11 +254,8 @@ def test_local_f1_bulk_is_bitwise_local_f1(triples, dtype) -> None:
 def test_summary_moving_t_with_kept_subsets_equals_accumulate(data, ts, bits) -> None:
     """The cumulative subset sums kept on a stack (same ``members`` at every t, then the same
     array changed in place) give accumulate_groups' numbers at every threshold."""
-    from masklens.core.kinds.common.cgf1.metrics import (
-        accumulate_groups,
-        select_oracle,
-        summarize_groups,
-    )
+    from masklens.core.kinds.common.cgf1.metrics import accumulate_groups, summarize_groups
+    from masklens.core.kinds.common.cgf1.tables import select_oracle
 
     stack = stack_entries(*data)
     members = np.array([[True] * stack.n, bits[: stack.n]], dtype=bool)
@@ -292,10 +289,10 @@ small_ious = st.integers(0, 5).flatmap(
 def test_bulk_match_values_equal_the_tables(ious) -> None:
     """``stack_entries``' list-valued matching gives exactly the per-entry table's values
     (scipy's assignment, its tie-breaking included), as Python floats."""
-    from masklens.core.kinds.common.cgf1.tables import _match_values
+    from masklens.core.kinds.common.cgf1.matching import match_values
 
     got = pcs_bulk._match_values(ious)
-    want = _match_values(ious)
+    want = match_values(ious)
     assert all(type(v) is float for v in got)
     assert got == want.tolist()
     assert np.array_equal(np.array(got, dtype=np.float64), want)

@@ -18,11 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from masklens.core.kinds.common.cgf1.metrics import (
-    IOU_THRESHOLDS,
-    category_order,
-    ordered_entry_table,
-)
+from masklens.core.kinds.common.cgf1.matching import category_order
+from masklens.core.kinds.common.cgf1.tables import IOU_THRESHOLDS, ordered_entry_table
 from masklens.core.kinds.pcs import kind as pcs
 from masklens.core.scoring.contract import Scorer
 

@@ -8,16 +8,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from masklens.core.kinds.common.cgf1.metrics import (
-    _THR,
+from masklens.core.kinds.common.cgf1.metrics import accumulate_groups, summarize_groups
+from masklens.core.kinds.common.cgf1.tables import (
+    IOU_THRESHOLD_LIST,
     EntryStack,
-    _tp_row,
-    accumulate_groups,
     entry_table,
-    summarize_groups,
+    tp_row,
 )
 
-iou_val = st.sampled_from([0.0, 0.5, 0.55, 0.75, 0.95, 1.0, *_THR]) | st.floats(0, 1)
+iou_val = st.sampled_from([0.0, 0.5, 0.55, 0.75, 0.95, 1.0, *IOU_THRESHOLD_LIST]) | st.floats(0, 1)
 score_val = st.sampled_from([0.0, 0.3, 0.5, 0.9]) | st.floats(0, 1)
 thr = st.sampled_from([0.0, 0.3, 0.5, 0.9, 1.0]) | st.floats(0, 1)
 
@@ -85,5 +84,5 @@ def test_row_table_falls_back_when_a_row_breaks_the_invariant() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(iou_val | st.just(float("nan")), max_size=7))
 def test_tp_row_counts_like_the_definition(values) -> None:
-    want = [sum(v >= x for v in values) for x in _THR]
-    assert _tp_row(np.array(values, dtype=float)) == want
+    want = [sum(v >= x for v in values) for x in IOU_THRESHOLD_LIST]
+    assert tp_row(np.array(values, dtype=float)) == want

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from masklens.core.kinds.common.cgf1.metrics import IOU_THRESHOLDS
+from masklens.core.kinds.common.cgf1.tables import IOU_THRESHOLDS
 from masklens.core.kinds.pcs.kind import KIND
 from masklens.core.masks import Mask
 from masklens.core.scoring.contract import Scorer

@@ -8,13 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from masklens.core.kinds.common.cgf1.metrics import (
-    IOU_THRESHOLDS,
-    EntryStack,
-    entry_readout,
-    entry_table,
-    summarize_entries,
-)
+from masklens.core.kinds.common.cgf1.metrics import entry_readout, summarize_entries
+from masklens.core.kinds.common.cgf1.tables import IOU_THRESHOLDS, EntryStack, entry_table
 
 iou_val = st.sampled_from([0.0, 0.2, 0.5, 0.55, 0.7, 0.75, 0.9, 1.0]) | st.floats(0, 1)
 score_val = st.sampled_from([0.0, 0.3, 0.5, 0.9]) | st.floats(0, 1)

@@ -11,13 +11,11 @@ from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from masklens.core.kinds.common.cgf1.metrics import (
-    IOU_THRESHOLDS,
-    EntryStack,
     accumulate_groups,
     entry_readout,
-    entry_table,
     summarize_groups,
 )
+from masklens.core.kinds.common.cgf1.tables import IOU_THRESHOLDS, EntryStack, entry_table
 from masklens.core.kinds.pcs.records import EntryRecords
 
 iou_val = st.sampled_from([0.0, 0.25, 0.5, 0.75, 0.95, 1.0]) | st.floats(0, 1)

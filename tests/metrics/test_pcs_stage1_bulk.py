@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from masklens.core.kinds.common.cgf1.io import categories_of, instances_of
-from masklens.core.kinds.pcs.kind import KIND, entry_overlaps
+from masklens.core.kinds.pcs.kind import KIND
+from masklens.core.kinds.pcs.stage1 import entry_overlaps
 from masklens.core.masks import Mask
 from masklens.core.schema import (
     GroundTruth,

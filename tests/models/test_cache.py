@@ -14,15 +14,9 @@ import time
 import numpy as np
 import pytest
 
-from masklens.core.cache.model_cache import (
-    CACHE_DIR_ENV,
-    EncodingCache,
-    PredictionCache,
-    PredictionKey,
-    default_cache_dir,
-    image_key,
-    nbytes_of,
-)
+from masklens.core.cache.entries import PredictionKey
+from masklens.core.cache.model_cache import EncodingCache, image_key, nbytes_of
+from masklens.core.cache.predictions import CACHE_DIR_ENV, PredictionCache, default_cache_dir
 from masklens.core.errors import MasklensError
 from masklens.core.masks import Mask
 from masklens.core.models.base import SegmentRequest, SegmentResult
@@ -214,7 +208,8 @@ def test_killed_writer_leaves_every_committed_entry(tmp_path):
     code = textwrap.dedent(
         f"""
         import sys, numpy as np
-        from masklens.core.cache.model_cache import PredictionCache, PredictionKey
+        from masklens.core.cache.entries import PredictionKey
+        from masklens.core.cache.predictions import PredictionCache
         from masklens.core.masks import Mask
         from masklens.core.models.base import SegmentResult
         pc = PredictionCache({str(tmp_path)!r})

@@ -135,7 +135,7 @@ def test_sam3_refuses_points_only(tiny_sam3, rgb_image):
 
 def test_meta_config_inferred_from_official_file_names(tmp_path):
     from masklens.core.models.sam2_masks import MetaSam2Masker, make_box_masker
-    from masklens.core.models.torch_runtime import Runtime
+    from masklens.core.models.torch_device import Runtime
     from masklens.core.models.weights import resolve_weights
 
     runtime = Runtime.create("cpu")

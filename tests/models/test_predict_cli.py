@@ -194,8 +194,8 @@ def test_failed_move_of_a_new_output_folder_puts_the_previous_one_back(tmp_path,
     """If the new folder cannot be moved in, the previous output is restored, not deleted."""
     import os
 
-    from masklens.core.cli.predict import write_atomically
     from masklens.core.errors import MasklensError
+    from masklens.core.inference.prediction_io import write_atomically
 
     class FolderKind:
         name = "folder"

@@ -137,7 +137,7 @@ class CrashOnce:
 
 
 def test_an_actor_dying_mid_run_loses_and_repeats_nothing(local_ray, tmp_path):
-    from masklens.core.cache.model_cache import PredictionCache
+    from masklens.core.cache.predictions import PredictionCache
     from masklens.core.inference.ray_runner import RayConfig, run_benchmark_ray
     from masklens.core.inference.runner import RunStats
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from test_predict_toykind import ColourSegmenter, build_toy
 
-from masklens.core.cache.model_cache import PredictionCache
+from masklens.core.cache.predictions import PredictionCache
 from masklens.core.errors import MasklensError, ModelError
 from masklens.core.inference.runner import RunStats, load_image, run_benchmark
 from masklens.core.models.base import SegmentRequest

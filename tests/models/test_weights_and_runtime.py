@@ -12,7 +12,8 @@ import pytest
 from masklens.core.errors import ModelError
 from masklens.core.models.base import SegmentRequest
 from masklens.core.models.registry import create_segmenter
-from masklens.core.models.torch_runtime import Runtime, as_rgb_image, resolve_device, resolve_dtype
+from masklens.core.models.torch_device import Runtime, resolve_device, resolve_dtype
+from masklens.core.models.torch_runtime import as_rgb_image
 from masklens.core.models.weights import (
     checkpoint_hash,
     pretrained_kwargs,

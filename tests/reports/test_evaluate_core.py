@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from masklens.core.cache.model_cache import PredictionCache
+from masklens.core.cache.predictions import PredictionCache
 from masklens.core.errors import Cancelled, MasklensError
 from masklens.core.inference.evaluate import ModelSpec, evaluate, safe_label, subset
 

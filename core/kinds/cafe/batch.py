@@ -14,7 +14,7 @@ import numpy as np
 
 from masklens.core.kinds.cafe.io import GROUPS
 from masklens.core.kinds.cafe.metrics import PairStack
-from masklens.core.kinds.common.cgf1.metrics import EntryTable
+from masklens.core.kinds.common.cgf1.tables import EntryTable
 
 #: group name -> its bit in an entry's membership (GROUPS[0], Overall, holds every entry)
 GROUP_BITS: dict[str, int] = {g: 1 << i for i, g in enumerate(GROUPS[1:])}

@@ -1,23 +1,23 @@
 """CAFE (counterfactual attribute factuality): the scoring kind (docs/metrics.md, CAFE).
 
-Samples come from :func:`~masklens.core.kinds.cafe.io.load_cafe` (re-exported here):
-one per (positive, negative) pair, both prompts asked on the edited image and scored
-against the target (``gts = {"target", "pos_entry", "neg_entry"}``; the entries' full
-annotation lists feed cgF1). Groups ``Overall``, ``SM``, ``CC``, ``OC``.
+Samples come from :func:`~masklens.core.kinds.cafe.io.load_cafe`: one per (positive,
+negative) pair, both prompts asked on the edited image and scored against the target
+(``gts = {"target", "pos_entry", "neg_entry"}``; the entries' full annotation lists feed
+cgF1). Groups ``Overall``, ``SM``, ``CC``, ``OC``.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import numpy as np
 
 from masklens.core.errors import MasklensError
-from masklens.core.kinds.cafe.io import EDIT_TYPES, GROUPS, edit_group, load_cafe
+from masklens.core.kinds.cafe.io import GROUPS, load_cafe
 from masklens.core.kinds.cafe.metrics import (
     CLASS_FLAGS,
     PAIR_HELP,
@@ -26,7 +26,7 @@ from masklens.core.kinds.cafe.metrics import (
     rates,
 )
 from masklens.core.kinds.cafe.stacks import build_stacks
-from masklens.core.kinds.cafe.stage1 import CafeOverlaps, EntrySource, all_overlaps
+from masklens.core.kinds.cafe.stage1 import CafeOverlaps, all_overlaps
 from masklens.core.kinds.common.cgf1.io import (
     add_images_flag,
     load_coco_predictions,
@@ -38,21 +38,11 @@ from masklens.core.kinds.common.cgf1.metrics import (
 from masklens.core.kinds.common.cgf1.params import PCS_HELP, SCORE_THRESHOLD
 from masklens.core.runtime.gc_pause import gc_paused
 from masklens.core.schema import Benchmark, PredictionSet, Sample
-from masklens.core.scoring.contract import BenchmarkKind, OverlapsCache, ParamSpec, PathLike, Value
+from masklens.core.scoring.contract import BenchmarkKind, ParamSpec, PathLike, Value
+from masklens.core.scoring.overlaps import Overlaps, derived
 from masklens.core.scoring.records import MemoRows, Records
 
-__all__ = [  # the loader's names stay importable from here (re-exported)
-    "CAFE_HELP",
-    "EDIT_TYPES",
-    "GROUPS",
-    "IOU_THRESHOLD",
-    "KIND",
-    "CafeKind",
-    "CafeOverlaps",
-    "EntrySource",
-    "edit_group",
-    "load_cafe",
-]
+__all__ = ["CAFE_HELP", "IOU_THRESHOLD", "KIND", "CafeInstance", "CafeKind", "CafeRecord"]
 
 IOU_THRESHOLD = ParamSpec(
     "iou_threshold",
@@ -73,16 +63,49 @@ CAFE_HELP: dict[str, str] = {
 _FLAGS = [flags for row in CLASS_FLAGS for flags in row]  # index: positive * 3 + negative
 
 
-class CafeKind(BenchmarkKind):
+class CafeInstance(TypedDict):
+    score: float
+    iou: float  # with the target
+
+
+class CafeRecord(TypedDict):
+    """One pair's record (docs/metrics.md, CAFE): the threshold-free fields, then the classes
+    and 0/1 flags at (t, τ)."""
+
+    id: str
+    edit_type: str
+    pos_image_id: int | str | None
+    neg_image_id: int | str | None
+    SoftSwap: int
+    pos_max_score: float
+    neg_max_score: float
+    pos_max_iou: float
+    neg_max_iou: float
+    pos_missing: bool
+    neg_missing: bool
+    pos_instances: list[CafeInstance]
+    neg_instances: list[CafeInstance]
+    pos_class: str
+    neg_class: str
+    TA_TP: int
+    TA_FN: int
+    UA_P: int
+    TA_FN_paper: int
+    UA_FN: int
+    TA_FP: int
+    UA_FP: int
+    TN: int
+    ACS: int
+    UCS: int
+
+
+class CafeKind(BenchmarkKind[CafeOverlaps]):
     name = "cafe"
     title = "CAFE"
     groups = GROUPS
     params = (SCORE_THRESHOLD, IOU_THRESHOLD)
     metric_help = CAFE_HELP
     gt_aliases = {"target": "pos_entry"}  # the target is the positive entry's first instance
-
-    def __init__(self) -> None:
-        self._cache = OverlapsCache()
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--ann", required=True, metavar="FILE", help="CAFE annotation JSON")
@@ -117,7 +140,7 @@ class CafeKind(BenchmarkKind):
         gts = dict(sample.gts, target=replace(target, masks=[pos.masks[0]]))
         return replace(sample, gts=gts)
 
-    def ground_truth_home(self, sample: Sample, gt_key: str) -> Any:
+    def ground_truth_home(self, sample: Sample, gt_key: str) -> Hashable | None:
         """The image entry an entry ground truth is loaded from (a positive image may be paired
         with several negatives: a correction of it holds in every pair)."""
         for p in sample.prompts:
@@ -143,23 +166,26 @@ class CafeKind(BenchmarkKind):
     # ---------------------------------------------------------------- stage 2
     def sample_readout(
         self, sample: Sample, overlaps: CafeOverlaps, params: Mapping[str, float]
-    ) -> dict[str, Any]:
+    ) -> CafeRecord:
         flags = classify_pair(overlaps.pair, params["score_threshold"], params["iou_threshold"])
         del flags["SoftSwap"]
-        return {**overlaps.static, **flags}
+        return cast(CafeRecord, {**overlaps.static, **flags})
 
     def sample_readouts(
-        self, samples: list[Sample], overlaps: list[CafeOverlaps], params: Mapping[str, float]
+        self, samples: Sequence[Sample], overlaps: Sequence[CafeOverlaps], params: Mapping[str, float]
     ) -> Records:
         """Vectorised: every pair classified at once, records from per-class flag tables
-        (memoised; a fresh copy of a record when it is first read: :class:`Records`)."""
+        (memoised; a fresh copy of a record when it is first read: :class:`Records`). One
+        sample in a list without a memo (the window's shown sample): its record directly."""
+        if len(overlaps) == 1 and not isinstance(overlaps, Overlaps):
+            return Records.of([self.sample_readout(samples[0], overlaps[0], params)])
         with gc_paused():  # many acyclic dicts (see masklens.core.runtime.gc_pause)
             return self._readouts(samples, overlaps, params)
 
     def _readouts(
-        self, samples: list[Sample], overlaps: list[CafeOverlaps], params: Mapping[str, float]
+        self, samples: Sequence[Sample], overlaps: Sequence[CafeOverlaps], params: Mapping[str, float]
     ) -> Records:
-        cache = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))
+        cache = self._derived(samples, overlaps)
         pc, nc = self._codes(cache, params)
         # a pair has at most 12 (positive, negative) class states: its record per state is
         # built once (memo slot 12 * pair + state) when first read, and copied for the reader
@@ -173,8 +199,11 @@ class CafeKind(BenchmarkKind):
 
         return Records(MemoRows(memo, built, slots, build))
 
+    def _derived(self, samples: Sequence[Sample], overlaps: Sequence[CafeOverlaps]) -> dict[str, Any]:
+        return derived(overlaps, "cafe.stacks", lambda: self._stacks(samples, overlaps))
+
     @gc_paused()
-    def _stacks(self, samples: list[Sample], overlaps: list[CafeOverlaps]) -> dict[str, Any]:
+    def _stacks(self, samples: Sequence[Sample], overlaps: Sequence[CafeOverlaps]) -> dict[str, Any]:
         """Threshold-free, built once per overlaps list (:func:`cafe_stacks.build_stacks`),
         with the codes of the latest (t, τ) and the memoised records."""
         out = build_stacks(samples, overlaps)
@@ -187,18 +216,20 @@ class CafeKind(BenchmarkKind):
     @staticmethod
     def _codes(cache: dict[str, Any], params: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
         key = (params["score_threshold"], params["iou_threshold"])
-        if key not in cache["codes"]:
-            cache["codes"] = {key: cache["pairs"].codes(*key)}  # keep the latest only
-        return cache["codes"][key]
+        codes: tuple[np.ndarray, np.ndarray] | None = cache["codes"].get(key)
+        if codes is None:
+            codes = cache["pairs"].codes(*key)
+            cache["codes"] = {key: codes}  # keep the latest only (one swap: another thread's read holds)
+        return codes
 
     def summarize(
         self,
-        samples: list[Sample],
-        overlaps: list[CafeOverlaps],
-        readouts: list[dict[str, Any]],
+        samples: Sequence[Sample],
+        overlaps: Sequence[CafeOverlaps],
+        readouts: Sequence[Mapping[str, Any]],
         params: Mapping[str, float],
     ) -> dict[str, dict[str, Value]]:
-        cache = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))
+        cache = self._derived(samples, overlaps)
         pc, nc = self._codes(cache, params)
         soft = cache["pairs"].soft
         entries = summarize_groups(
@@ -213,7 +244,7 @@ class CafeKind(BenchmarkKind):
             out[g] = summary
         return out
 
-    def notes(self, samples: list[Sample], overlaps: list[CafeOverlaps]) -> list[str]:
+    def notes(self, samples: Sequence[Sample], overlaps: Sequence[CafeOverlaps]) -> list[str]:
         out = []
         info = samples[0].meta.get("load_info", {}) if samples else {}
         if info.get("dropped_pairs"):
@@ -225,7 +256,7 @@ class CafeKind(BenchmarkKind):
                 f"{info['orphan_entries']} image entries in no scored pair: counted in cgF1 "
                 "(SAM 3's evaluator over the file), not in the pair metrics"
             )
-        missing = self._cache.get(overlaps, lambda: self._stacks(samples, overlaps))["missing"]
+        missing = self._derived(samples, overlaps)["missing"]
         if missing:
             out.append(f"{missing} prompts have no prediction entry at all (scored as empty)")
         return out

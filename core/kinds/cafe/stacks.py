@@ -11,6 +11,7 @@ positive's; a positive without one: the groups of its pairs), as the per-subset 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,11 +20,11 @@ from masklens.core.kinds.cafe.batch import GROUP_BITS, CafeBatch
 from masklens.core.kinds.cafe.io import GROUPS
 from masklens.core.kinds.cafe.metrics import PairStack
 from masklens.core.kinds.cafe.stage1 import CafeOverlaps, EntrySource
-from masklens.core.kinds.common.cgf1.metrics import EntryStack, EntryTable
+from masklens.core.kinds.common.cgf1.tables import EntryStack, EntryTable
 from masklens.core.schema import Sample
 
 
-def build_stacks(samples: list[Sample], overlaps: list[CafeOverlaps]) -> dict[str, Any]:
+def build_stacks(samples: Sequence[Sample], overlaps: Sequence[CafeOverlaps]) -> dict[str, Any]:
     """The kind's cache: ``entries`` (EntryStack), ``entry_members`` (groups × entries),
     ``pair_members`` (per group, a mask over pairs), ``pairs`` (PairStack), ``missing``."""
     batch = _whole_batch(overlaps)
@@ -49,7 +50,7 @@ def build_stacks(samples: list[Sample], overlaps: list[CafeOverlaps]) -> dict[st
     }
 
 
-def _whole_batch(overlaps: list[CafeOverlaps]) -> CafeBatch | None:
+def _whole_batch(overlaps: Sequence[CafeOverlaps]) -> CafeBatch | None:
     """The run(s) whose pairs ``overlaps`` is, all of each and in order (runs over consecutive
     slices of the samples, e.g. stage 1 in chunks), joined; None otherwise."""
     runs: list[CafeBatch] = []
@@ -67,7 +68,7 @@ def _whole_batch(overlaps: list[CafeOverlaps]) -> CafeBatch | None:
     return CafeBatch.concat(runs) if runs else None
 
 
-def _entries(samples: list[Sample], overlaps: list[CafeOverlaps]) -> tuple[EntryStack, np.ndarray]:
+def _entries(samples: Sequence[Sample], overlaps: Sequence[CafeOverlaps]) -> tuple[EntryStack, np.ndarray]:
     """Pair by pair: the distinct entries (first seen first; single-instance ones before
     those with a full table) and their group bits."""
     tables: dict[Any, EntrySource] = {}

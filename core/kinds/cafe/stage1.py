@@ -24,7 +24,7 @@ from masklens.core.kinds.cafe.io import OrphanEntry
 from masklens.core.kinds.cafe.metrics import PairScores
 from masklens.core.kinds.common.cgf1.io import categories_of, non_crowd, non_crowd_categories
 from masklens.core.kinds.common.cgf1.io import instances_of as _instances
-from masklens.core.kinds.common.cgf1.metrics import EntryTable, ordered_entry_table
+from masklens.core.kinds.common.cgf1.tables import EntryTable, ordered_entry_table
 from masklens.core.masks import Mask
 from masklens.core.schema import GroundTruth, Prediction, PredictionSet, Role, Sample
 from masklens.core.scoring.iou_batch import IouJobs

@@ -11,9 +11,9 @@ Metrics: :mod:`masklens.core.kinds.cgebench.metrics`.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from masklens.core.errors import DataFormatError
 from masklens.core.kinds.cgebench import metrics as cge
@@ -123,7 +123,42 @@ def load_cgebench_predictions(pred: str | Path, benchmark: Benchmark) -> Predict
                                lambda keys: prompt_id(keys["image_id"], keys["level"]))
 
 
-class CGEBenchKind(BenchmarkKind):
+class CgeLevelRecord(TypedDict):
+    level: int  # 0 = p_base, 1 … 3 = p1 … p3
+    prompt_id: str | None
+    text: str | None
+    IoGT: float | None  # |M ∩ G| / |G| at t (None for |G| = 0)
+    cumulative: float | None  # the same for the union of this and the earlier levels
+    outcome: str | None  # "zero", "partial", "full"
+    kept: int  # instances with s ≥ t
+    instances: int
+    pred_area: int
+    inter_area: int
+    cumulative_area: int
+
+
+class _CgeRecordKeys(TypedDict):
+    sample: str
+    image_id: int | str | None
+    gt_area: int
+    IoGT_p0: float | None
+    cumulative_p0: float | None
+    IoGT_p1: float | None
+    cumulative_p1: float | None
+    IoGT_p2: float | None
+    cumulative_p2: float | None
+    IoGT_p3: float | None
+    cumulative_p3: float | None
+    levels: list[CgeLevelRecord]
+
+
+class CgeRecord(_CgeRecordKeys, total=False):
+    """One entry's record (docs/metrics.md, CGEBench): IoGT and cumulative IoGT per level."""
+
+    reason: str  # why the entry is not scored (an empty ground truth)
+
+
+class CGEBenchKind(BenchmarkKind[cge.CgeAreas]):
     name = "cgebench"
     title = "CGEBench"
     result_keys = ("level",)
@@ -176,7 +211,7 @@ class CGEBenchKind(BenchmarkKind):
             levels.append(([resize_nearest(i.mask, g.height, g.width) for i in insts], [i.score for i in insts]))
         return cge.cge_areas(union, levels)
 
-    def sample_readout(self, sample: Sample, overlaps: cge.CgeAreas, params: Mapping[str, float]) -> dict[str, Any]:
+    def sample_readout(self, sample: Sample, overlaps: cge.CgeAreas, params: Mapping[str, float]) -> CgeRecord:
         row = overlaps.rows[overlaps.row(params["score_threshold"])]
         g = overlaps.gt_area
         rec: dict[str, Any] = {"sample": sample.id, "image_id": sample.meta.get("image_id"), "gt_area": g}
@@ -194,9 +229,10 @@ class CGEBenchKind(BenchmarkKind):
         rec["levels"] = levels
         if g <= 0:
             rec["reason"] = cge.EMPTY_GT_REASON
-        return rec
+        return cast(CgeRecord, rec)  # the IoGT_p{k} keys are made in the loop
 
-    def summarize(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],
+    def summarize(self, samples: Sequence[Sample], overlaps: Sequence[cge.CgeAreas],
+                  readouts: Sequence[Mapping[str, Any]],
                   params: Mapping[str, float]) -> dict[str, dict[str, Value]]:
         out: dict[str, dict[str, Value]] = {}
         for k in range(LEVELS):
@@ -206,7 +242,7 @@ class CGEBenchKind(BenchmarkKind):
             out[f"p{k}"] = cge.level_summary(inter, cum, gt)
         return out
 
-    def notes(self, samples: list[Sample], overlaps: list[Any]) -> list[str]:
+    def notes(self, samples: Sequence[Sample], overlaps: Sequence[cge.CgeAreas]) -> list[str]:
         empty = sum(1 for o in overlaps if o.gt_area <= 0)
         if not empty:
             return []
@@ -225,4 +261,4 @@ def level_prompts(sample: Sample) -> list[Prompt | None]:
 
 KIND = CGEBenchKind()
 
-__all__ = ["KIND", "CGEBenchKind", "load_cgebench", "load_cgebench_predictions"]
+__all__ = ["KIND", "CGEBenchKind", "CgeLevelRecord", "CgeRecord", "load_cgebench", "load_cgebench_predictions"]

@@ -13,10 +13,10 @@ that need it. Predictions of another size are resized to their ground truth with
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import numpy as np
 
@@ -246,7 +246,36 @@ def write_prediction_dir(benchmark: Benchmark, predictions: PredictionSet, out: 
     return written
 
 
-class HalluSegBenchKind(BenchmarkKind):
+class _HalluRecordKeys(TypedDict):
+    id: str
+    ann_id: int | str | None
+    factual_label: str
+    counterfactual_label: str
+    size: str
+    area_factual: int
+    area_counterfactual: int
+    IoU_fact: float | None
+    IoU_textual: float | None
+    IoU_visual: float | None
+    IoU_counterfact: float | None
+    dIoU_textual: float | None
+    dIoU_visual: float | None
+    CMS_fact: float | None
+    CMS_counterfact: float | None
+    CCMS_item: float | None
+    missing: list[str]  # prediction folders without this item's PNG
+
+
+class HalluRecord(_HalluRecordKeys, total=False):
+    """One item's record (docs/metrics.md, HalluSegBench); a None value's reason is in
+    ``null_reasons``."""
+
+    null_reasons: dict[str, str]
+    edit_leakage: float | None  # measured by the window from the pixels
+    edit_leak_px: int | None
+
+
+class HalluSegBenchKind(BenchmarkKind[hallu.ItemOverlaps]):
     name = "hallusegbench"
     title = "HalluSegBench"
     groups = ("all", *hallu.SIZE_GROUPS)
@@ -320,7 +349,7 @@ class HalluSegBenchKind(BenchmarkKind):
             preds[folder] = (p.area, intersect_all([p, gt]).area)
         return hallu.ItemOverlaps({k: g.area for k, g in gts.items()}, preds, tuple(resized))
 
-    def sample_readout(self, sample: Sample, overlaps: hallu.ItemOverlaps, params: Mapping[str, float]) -> dict[str, Any]:
+    def sample_readout(self, sample: Sample, overlaps: hallu.ItemOverlaps, params: Mapping[str, float]) -> HalluRecord:
         alpha = float(params["alpha"])
         if not alpha > 0:
             raise DataFormatError(f"alpha must be positive, got {alpha:g}", field="--alpha")
@@ -342,16 +371,17 @@ class HalluSegBenchKind(BenchmarkKind):
         if leakage is not None:
             rec["edit_leakage"] = leakage.get("edit_leakage")
             rec["edit_leak_px"] = leakage.get("edit_leak_px")
-        return rec
+        return cast(HalluRecord, rec)  # the metric keys come from item_metrics
 
-    def summarize(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],
+    def summarize(self, samples: Sequence[Sample], overlaps: Sequence[hallu.ItemOverlaps],
+                  readouts: Sequence[Mapping[str, Any]],
                   params: Mapping[str, float]) -> dict[str, dict[str, Value]]:
         out = {"all": hallu.summarize_items(readouts)}
         for g in hallu.SIZE_GROUPS:
             out[g] = hallu.summarize_items([r for r in readouts if r["size"] == g])
         return out
 
-    def notes(self, samples: list[Sample], overlaps: list[Any]) -> list[str]:
+    def notes(self, samples: Sequence[Sample], overlaps: Sequence[hallu.ItemOverlaps]) -> list[str]:
         notes = []
         counts = {f: sum(1 for o in overlaps if o.pred(f) is None) for f in hallu.FOLDERS}
         missing = {f: n for f, n in counts.items() if n}

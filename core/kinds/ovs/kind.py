@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -39,7 +39,8 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring.contract import BenchmarkKind, OverlapsCache, ParamSpec, PathLike, Value
+from masklens.core.scoring.contract import BenchmarkKind, ParamSpec, PathLike, Value
+from masklens.core.scoring.overlaps import derived
 
 FORMAT = "masklens-ovs/1"
 T_KEYS = tuple(f"{t:.1f}" for t in ovs.THRESHOLDS)
@@ -250,7 +251,27 @@ def write_ovs_predictions(benchmark: Benchmark, predictions: PredictionSet, out:
 
 
 # ---------------------------------------------------------------- kind
-class OvsKind(BenchmarkKind):
+class OvsThresholdRecord(TypedDict):
+    front: float | None  # mean per-class foreground IoU of the image's own classes
+    predicted: int  # classes predicted at this threshold
+    outmatched: list[list[Any]]  # [gt class, predicted class, IoU]
+    err: float
+
+
+class _OvsRecordKeys(TypedDict):
+    id: str
+    image_id: int | str | None
+    gt_classes: list[Any]  # the class names with ground truth in the image
+    thresholds: dict[str, OvsThresholdRecord]
+
+
+class OvsRecord(_OvsRecordKeys, total=False):
+    """One image's record (docs/metrics.md, OVS): per score-map threshold ("0.1" … "0.9")."""
+
+    null_reasons: dict[str, str]  # an image without ground truth
+
+
+class OvsKind(BenchmarkKind[ovs.ImageOverlaps]):
     name = "ovs"
     title = "Mask-wise OVS"
     groups = ("all", *T_KEYS)
@@ -274,9 +295,6 @@ class OvsKind(BenchmarkKind):
         "modularity": "modularity Q of those communities",
         "community_rate": "communities / vocabulary size",
     }
-
-    def __init__(self) -> None:
-        self._confusion_cache = OverlapsCache(size=1)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--ann", required=True, help="OVS ground truth (docs/formats/ovs.md)")
@@ -321,11 +339,11 @@ class OvsKind(BenchmarkKind):
             per_t.append(ovs.ThresholdOverlaps({n: m.area for n, m in masks.items()}, inter, rem, iou))
         return ovs.ImageOverlaps(img.height * img.width, {n: m.area for n, m in gts.items()}, tuple(per_t))
 
-    def _readouts(self, overlaps: list[ovs.ImageOverlaps], tau_av: float) -> list[list[ovs.ImageReadout]]:
+    def _readouts(self, overlaps: Sequence[ovs.ImageOverlaps], tau_av: float) -> list[list[ovs.ImageReadout]]:
         return [[ovs.image_readout(o, k, tau_av) for k in range(len(ovs.THRESHOLDS))] for o in overlaps]
 
-    def sample_readout(self, sample: Sample, overlaps: ovs.ImageOverlaps, params: Mapping[str, float]) -> dict[str, Any]:
-        per: dict[str, Any] = {}
+    def sample_readout(self, sample: Sample, overlaps: ovs.ImageOverlaps, params: Mapping[str, float]) -> OvsRecord:
+        per: dict[str, OvsThresholdRecord] = {}
         for k, key in enumerate(T_KEYS):
             r = ovs.image_readout(overlaps, k, float(params["av_threshold"]))
             per[key] = {
@@ -334,24 +352,27 @@ class OvsKind(BenchmarkKind):
                 "outmatched": [[g, p, iou] for g, p, iou in r.pairs],
                 "err": math.fsum(r.err.values()),
             }
-        rec: dict[str, Any] = {"id": sample.id, "image_id": sample.meta["image_id"],
+        rec: OvsRecord = {"id": sample.id, "image_id": sample.meta["image_id"],
                                "gt_classes": list(overlaps.gt_classes), "thresholds": per}
         if not overlaps.gt_area:
             rec["null_reasons"] = {"front": "image has no ground truth"}
         return rec
 
-    def _confusion(self, overlaps: list[Any]) -> list[tuple[float | None, float | None, int]]:
-        """front/back per threshold, cached for the same overlap objects (they never change)."""
-        return self._confusion_cache.get(
-            overlaps, lambda: [ovs.confusion_scores(overlaps, k) for k in range(len(ovs.THRESHOLDS))]
-        )
+    def _confusion(self, overlaps: Sequence[ovs.ImageOverlaps]) -> list[tuple[float | None, float | None, int]]:
+        """front/back per threshold, independent of τ_AV: built once per overlaps list."""
+        return derived(overlaps, "ovs.confusion", lambda: self._confusion_of(overlaps))
 
-    def _aggregate(self, samples: list[Sample], overlaps: list[Any], params: Mapping[str, float]) -> ovs.OvsSummary:
+    @staticmethod
+    def _confusion_of(overlaps: Sequence[ovs.ImageOverlaps]) -> list[tuple[float | None, float | None, int]]:
+        return [ovs.confusion_scores(overlaps, k) for k in range(len(ovs.THRESHOLDS))]
+
+    def _aggregate(self, samples: Sequence[Sample], overlaps: Sequence[ovs.ImageOverlaps], params: Mapping[str, float]) -> ovs.OvsSummary:
         vocab = len(samples[0].prompts) if samples else 0
         readouts = self._readouts(overlaps, float(params["av_threshold"]))
         return ovs.summarize(overlaps, readouts, vocab, self._confusion(overlaps))
 
-    def summarize(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],
+    def summarize(self, samples: Sequence[Sample], overlaps: Sequence[ovs.ImageOverlaps],
+                  readouts: Sequence[Mapping[str, Any]],
                   params: Mapping[str, float]) -> dict[str, dict[str, Value]]:
         agg = self._aggregate(samples, overlaps, params)
         out: dict[str, dict[str, Value]] = {}
@@ -377,7 +398,8 @@ class OvsKind(BenchmarkKind):
                         "err_mask_mean": s.err_mask_mean, "err_rate": s.err_rate, "outmatched": s.outmatched}
         return out
 
-    def extras(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],
+    def extras(self, samples: Sequence[Sample], overlaps: Sequence[ovs.ImageOverlaps],
+               readouts: Sequence[Mapping[str, Any]],
                params: Mapping[str, float]) -> dict[str, Any]:
         agg = self._aggregate(samples, overlaps, params)
         k = agg.tau_star_index

@@ -32,13 +32,13 @@ from itertools import chain
 import numpy as np
 
 from masklens.core.kinds.common.cgf1.tables import (
-    _THR,
+    IOU_THRESHOLD_LIST,
     EntryStack,
     entry_table,
 )
 
-_THR_ARR = np.array(_THR)
-_W = len(_THR)
+_THR_ARR = np.array(IOU_THRESHOLD_LIST)
+_W = len(IOU_THRESHOLD_LIST)
 _NEVER = np.iinfo(np.int64).max
 
 
@@ -182,7 +182,7 @@ def stack_entries(
                 values = _match_values(m[accepted])
                 found.extend(values)
                 counts.append(len(values))
-        # TP at each threshold: how many matched IoUs reach it (as _tp_row; no NaN here)
+        # TP at each threshold: how many matched IoUs reach it (as tp_row; no NaN here)
         slot = np.repeat(np.arange(len(counts)), counts)
         met = np.searchsorted(_THR_ARR, np.array(found, dtype=np.float64), side="right")
         hist = np.bincount(slot * (_W + 1) + met, minlength=len(counts) * (_W + 1))
@@ -192,7 +192,7 @@ def stack_entries(
 
 
 def _match_values(ious: np.ndarray) -> list[float]:
-    """:func:`masklens.core.kinds.common.cgf1.tables._match_values` as a list of floats (the same
+    """:func:`masklens.core.kinds.common.cgf1.matching.match_values` as a list of floats (the same
     values, without an array per prefix)."""
     rows, cols = ious.shape
     if rows == 0 or cols == 0:

@@ -16,7 +16,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import numpy as np
 
@@ -35,21 +35,13 @@ from masklens.core.kinds.common.cgf1.io import (
     text_of,
     write_coco_results,
 )
-from masklens.core.kinds.common.cgf1.metrics import (
-    assignment,
-    category_order,
-    entry_readout,
-    summarize_groups,
-)
+from masklens.core.kinds.common.cgf1.matching import assignment, category_order
+from masklens.core.kinds.common.cgf1.metrics import entry_readout, summarize_groups
 from masklens.core.kinds.common.cgf1.params import PCS_HELP, SCORE_THRESHOLD
 from masklens.core.kinds.common.coco import load_coco
 from masklens.core.kinds.pcs.bulk import stack_entries
 from masklens.core.kinds.pcs.records import EntryRecords
-from masklens.core.kinds.pcs.stage1 import (  # noqa: F401 (entry_overlaps re-exported)
-    PcsOverlaps,
-    all_overlaps,
-    entry_overlaps,
-)
+from masklens.core.kinds.pcs.stage1 import PcsOverlaps, all_overlaps
 from masklens.core.masks import iou_matrix
 from masklens.core.runtime.gc_pause import gc_paused
 from masklens.core.schema import (
@@ -62,10 +54,11 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring.contract import BenchmarkKind, OverlapsCache, PathLike, Value
+from masklens.core.scoring.contract import BenchmarkKind, PathLike, Value
+from masklens.core.scoring.overlaps import Overlaps, derived
 from masklens.core.scoring.records import Records
 
-__all__ = ["KIND", "PCS_HELP", "SCORE_THRESHOLD", "PcsKind", "load_pcs"]
+__all__ = ["KIND", "PcsInstance", "PcsKind", "PcsRecord", "load_pcs"]
 
 # ---------------------------------------------------------------- PCS loader
 @gc_paused()
@@ -139,15 +132,41 @@ def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> B
 
 
 # ---------------------------------------------------------------- PCS kind
-class PcsKind(BenchmarkKind):
+class PcsInstance(TypedDict):
+    score: float
+    iou: float  # best IoU with the oracle annotator's instances
+    accepted: bool  # score ≥ t
+
+
+#: one entry's record (docs/metrics.md, SA-Co/Gold): the entry, then its cgF1 counts at t
+#: against the oracle annotator (functional form: the keys hold "@")
+PcsRecord = TypedDict("PcsRecord", {
+    "id": str,
+    "image_id": int | str | None,
+    "text": str,
+    "exhaustive": bool,
+    "missing": bool,
+    "n_pred": int,
+    "max_score": float,
+    "n_accepted": int,
+    "n_gt": int,
+    "annotator": int,
+    "IL": str,
+    "TP@0.5": int,
+    "TP@0.75": int,
+    "FP@0.5": int,
+    "FN@0.5": int,
+    "local_F1": float | None,
+    "instances": list[PcsInstance],
+})
+
+
+class PcsKind(BenchmarkKind[PcsOverlaps]):
     name = "pcs"
     title = "SA-Co/Gold (PCS, cgF1)"
     groups = ("all",)
     params = (SCORE_THRESHOLD,)
     metric_help = PCS_HELP
-
-    def __init__(self) -> None:
-        self._cache = OverlapsCache(identity_eq=True)  # PcsOverlaps: eq=False
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
@@ -193,12 +212,12 @@ class PcsKind(BenchmarkKind):
 
     def sample_readout(
         self, sample: Sample, overlaps: PcsOverlaps, params: Mapping[str, float]
-    ) -> dict[str, Any]:
+    ) -> PcsRecord:
         t = params["score_threshold"]
         prompt = sample.prompts[0]
         entry = entry_readout(overlaps.table, t)
         ious = overlaps.best_ious[entry["annotator"]]  # type: ignore[index]
-        return {
+        return cast(PcsRecord, {
             "id": sample.id,
             "image_id": prompt.source_id,
             "text": prompt.text,
@@ -211,45 +230,47 @@ class PcsKind(BenchmarkKind):
                 {"score": s, "iou": v, "accepted": s >= t}
                 for s, v in zip(overlaps.scores, ious, strict=True)
             ],
-        }
+        })
 
     def sample_readouts(
-        self, samples: list[Sample], overlaps: list[PcsOverlaps], params: Mapping[str, float]
+        self, samples: Sequence[Sample], overlaps: Sequence[PcsOverlaps], params: Mapping[str, float]
     ) -> Records:
         """Vectorised :meth:`sample_readout` (the same records): a lookup of each entry's
         row at t in tables built once per overlaps list, no matching and no mask; a record
-        is built and copied when first read (:class:`~masklens.core.scoring.records.Records`)."""
+        is built and copied when first read (:class:`~masklens.core.scoring.records.Records`).
+        One sample in a list without a memo (the window's shown sample): its record directly."""
+        if len(overlaps) == 1 and not isinstance(overlaps, Overlaps):
+            return Records.of([self.sample_readout(samples[0], overlaps[0], params)])
         return self._tables(samples, overlaps)["records"].at(params["score_threshold"])
 
-    def _tables(self, samples: list[Sample], overlaps: list[PcsOverlaps]) -> dict[str, Any]:
-        """Threshold-free, built once per overlaps list: every entry stacked (the metrics
-        read the exhaustive ones) and the per-row records."""
+    def _tables(self, samples: Sequence[Sample], overlaps: Sequence[PcsOverlaps]) -> dict[str, Any]:
+        """Threshold-free, built once per overlaps list (:meth:`_build_tables`)."""
+        return derived(overlaps, "pcs.tables", lambda: self._build_tables(samples, overlaps))
 
-        @gc_paused()
-        def build() -> dict[str, Any]:
-            stack = stack_entries(
-                [o.ordered_scores for o in overlaps],
-                [o.ious for o in overlaps],
-                np.array([o.ngt for o in overlaps], dtype=np.int64).reshape(
-                    len(overlaps), len(overlaps[0].ngt) if overlaps else 1
-                ),
-            )
-            static = [
-                {"id": s.id, "image_id": s.prompts[0].source_id, "text": s.prompts[0].text,
-                 "exhaustive": o.exhaustive, "missing": o.missing, "n_pred": len(o.scores),
-                 "max_score": max(o.scores, default=0.0)}
-                for s, o in zip(samples, overlaps, strict=True)
-            ]  # fmt: skip
-            records = EntryRecords(
-                stack, static, [o.scores for o in overlaps], [o.best_ious for o in overlaps]
-            )
-            exhaustive = np.fromiter(
-                (o.exhaustive for o in overlaps), dtype=bool, count=len(overlaps)
-            )
-            return {"stack": stack, "members": exhaustive[None], "records": records,
-                    "notes": self._notes(overlaps)}  # fmt: skip
-
-        return self._cache.get(overlaps, build)
+    @gc_paused()
+    def _build_tables(self, samples: Sequence[Sample], overlaps: Sequence[PcsOverlaps]) -> dict[str, Any]:
+        """Every entry stacked (the metrics read the exhaustive ones) and the per-row records."""
+        stack = stack_entries(
+            [o.ordered_scores for o in overlaps],
+            [o.ious for o in overlaps],
+            np.array([o.ngt for o in overlaps], dtype=np.int64).reshape(
+                len(overlaps), len(overlaps[0].ngt) if overlaps else 1
+            ),
+        )
+        static = [
+            {"id": s.id, "image_id": s.prompts[0].source_id, "text": s.prompts[0].text,
+             "exhaustive": o.exhaustive, "missing": o.missing, "n_pred": len(o.scores),
+             "max_score": max(o.scores, default=0.0)}
+            for s, o in zip(samples, overlaps, strict=True)
+        ]  # fmt: skip
+        records = EntryRecords(
+            stack, static, [o.scores for o in overlaps], [o.best_ious for o in overlaps]
+        )
+        exhaustive = np.fromiter(
+            (o.exhaustive for o in overlaps), dtype=bool, count=len(overlaps)
+        )
+        return {"stack": stack, "members": exhaustive[None], "records": records,
+                "notes": self._notes(overlaps)}  # fmt: skip
 
     def instance_matches(
         self, sample: Sample, prediction: Prediction | None, params: Mapping[str, float], annotator: int
@@ -276,20 +297,20 @@ class PcsKind(BenchmarkKind):
 
     def summarize(
         self,
-        samples: list[Sample],
-        overlaps: list[PcsOverlaps],
-        readouts: list[dict[str, Any]],
+        samples: Sequence[Sample],
+        overlaps: Sequence[PcsOverlaps],
+        readouts: Sequence[Mapping[str, Any]],
         params: Mapping[str, float],
     ) -> dict[str, dict[str, Value]]:
         tables = self._tables(samples, overlaps)
         t = params["score_threshold"]
         return {"all": summarize_groups(tables["stack"], t, tables["members"])[0]}
 
-    def notes(self, samples: list[Sample], overlaps: list[PcsOverlaps]) -> list[str]:
+    def notes(self, samples: Sequence[Sample], overlaps: Sequence[PcsOverlaps]) -> list[str]:
         return list(self._tables(samples, overlaps)["notes"])
 
     @staticmethod
-    def _notes(overlaps: list[PcsOverlaps]) -> list[str]:
+    def _notes(overlaps: Sequence[PcsOverlaps]) -> list[str]:
         out = []
         skipped = sum(not o.exhaustive for o in overlaps)
         if skipped:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.kinds.common.cgf1.tables import _I50, _I75, EntryStack, local_f1_bulk
+from masklens.core.kinds.common.cgf1.tables import INDEX_50, INDEX_75, EntryStack, local_f1_bulk
 from masklens.core.scoring.records import MemoRows, Records
 
 _IL = ("TN", "FP", "FN", "TP")  # index: 2 * has_gt + has_accepted
@@ -53,7 +53,7 @@ class EntryRecords:
             # row offset + k accepts the k highest levels: its lowest is the level of rank L - k
             lows[stack.offsets[owner] + sizes[owner] - rank] = values
         #: per flat row, threshold-free (numpy columns: Python objects only for rows built)
-        self._cols = (ndt, ngt, best, il, tp[:, _I50], tp[:, _I75], f1, stack.row_entries(), lows)
+        self._cols = (ndt, ngt, best, il, tp[:, INDEX_50], tp[:, INDEX_75], f1, stack.row_entries(), lows)
         self._memo = np.empty(ndt.size, dtype=object)  # a row's record once built
         self._built = np.zeros(ndt.size, dtype=bool)
 

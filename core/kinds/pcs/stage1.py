@@ -18,7 +18,8 @@ from masklens.core.kinds.common.cgf1.io import (
     non_crowd,
     non_crowd_categories,
 )
-from masklens.core.kinds.common.cgf1.metrics import EntryTable, category_order, entry_table
+from masklens.core.kinds.common.cgf1.matching import category_order
+from masklens.core.kinds.common.cgf1.tables import EntryTable, entry_table
 from masklens.core.masks import Mask, iou_matrix, resize_nearest
 from masklens.core.schema import GroundTruth, PredictionSet, Sample
 from masklens.core.scoring.iou_batch import IouJobs

@@ -17,9 +17,9 @@ Metrics: :mod:`masklens.core.kinds.r2sm.metrics`.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from masklens.core.errors import DataFormatError
 from masklens.core.kinds.common.coco import (
@@ -41,7 +41,8 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring.contract import BenchmarkKind, OverlapsCache, ParamSpec, PathLike, Value
+from masklens.core.scoring.contract import BenchmarkKind, ParamSpec, PathLike, Value
+from masklens.core.scoring.overlaps import derived
 
 IMAGE_KEY = "image"
 GROUPS = ("all", "amodal", "modal")
@@ -201,7 +202,18 @@ def _query_of(sample: Sample, prompt: Prompt) -> Any:
     raise DataFormatError(f"prompt {prompt.id!r} names no query of sample {sample.id!r}", field="gt")
 
 
-class R2SMKind(BenchmarkKind):
+class R2smRecord(TypedDict):
+    """One image's record (docs/metrics.md, R2SM): its queries at t."""
+
+    sample: str
+    image_id: int | str | None
+    N: int
+    gIoU: float | None
+    wrong_type: int
+    queries: list[m.QueryRecord]
+
+
+class R2SMKind(BenchmarkKind[m.R2smOverlaps]):
     name = "r2sm"
     title = "R2SM"
     result_keys = ("query_id",)
@@ -220,9 +232,6 @@ class R2SMKind(BenchmarkKind):
         "wrong_type": "fraction of queries (whose modal and amodal masks differ) answered closer to the other mask type",
         "N": "number of queries",
     }
-
-    def __init__(self) -> None:
-        self._ap_cache = OverlapsCache(size=2)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--ann", required=True, help="R2SM annotation JSON (images, annotations, queries)")
@@ -270,7 +279,7 @@ class R2SMKind(BenchmarkKind):
             ))
         return m.R2smOverlaps(tuple(queries))
 
-    def sample_readout(self, sample: Sample, overlaps: m.R2smOverlaps, params: Mapping[str, float]) -> dict[str, Any]:
+    def sample_readout(self, sample: Sample, overlaps: m.R2smOverlaps, params: Mapping[str, float]) -> R2smRecord:
         t = params["score_threshold"]
         qs = [q.readout(t) for q in overlaps.queries]
         return {
@@ -280,7 +289,8 @@ class R2SMKind(BenchmarkKind):
             "queries": qs,
         }
 
-    def summarize(self, samples: list[Sample], overlaps: list[Any], readouts: list[dict[str, Any]],
+    def summarize(self, samples: Sequence[Sample], overlaps: Sequence[m.R2smOverlaps],
+                  readouts: Sequence[Mapping[str, Any]],
                   params: Mapping[str, float]) -> dict[str, dict[str, Value]]:
         ap = self._ap(overlaps)
         out: dict[str, dict[str, Value]] = {}
@@ -296,12 +306,12 @@ class R2SMKind(BenchmarkKind):
             }
         return out
 
-    def _ap(self, overlaps: list[Any]) -> dict[str, dict[str, Value]]:
-        """AP/AR per group; independent of t, so cached on the identity of the overlap objects."""
-        return self._ap_cache.get(overlaps, lambda: self._ap_of(overlaps))
+    def _ap(self, overlaps: Sequence[m.R2smOverlaps]) -> dict[str, dict[str, Value]]:
+        """AP/AR per group; independent of t, so built once per overlaps list."""
+        return derived(overlaps, "r2sm.ap", lambda: self._ap_of(overlaps))
 
     @staticmethod
-    def _ap_of(overlaps: list[Any]) -> dict[str, dict[str, Value]]:
+    def _ap_of(overlaps: Sequence[m.R2smOverlaps]) -> dict[str, dict[str, Value]]:
         # COCOeval with the query id as the image id: images by sorted id, which breaks score
         # ties across queries; the listing order of the files must not (docs/metrics.md)
         queries = sorted((q for o in overlaps for q in o.queries), key=lambda q: id_order(q.query_id))
@@ -312,7 +322,7 @@ class R2SMKind(BenchmarkKind):
         }
         return m.coco_ap_groups([q.unit for q in queries], groups)
 
-    def notes(self, samples: list[Sample], overlaps: list[Any]) -> list[str]:
+    def notes(self, samples: Sequence[Sample], overlaps: Sequence[m.R2smOverlaps]) -> list[str]:
         empty = sum(1 for o in overlaps for q in o.queries if q.gt_area == 0)
         out = ["AP/AR use every predicted instance ranked by score; the score threshold t applies to gIoU/cIoU only"]
         if empty:
@@ -322,4 +332,4 @@ class R2SMKind(BenchmarkKind):
 
 KIND = R2SMKind()
 
-__all__ = ["KIND", "R2SMKind", "load_r2sm", "load_r2sm_predictions"]
+__all__ = ["KIND", "R2SMKind", "R2smRecord", "load_r2sm", "load_r2sm_predictions"]

@@ -22,7 +22,7 @@ import copy
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -185,6 +185,26 @@ def evaluate_units(units: Sequence[EvalUnit], *, use_cache: bool = True) -> None
         u.evals[use_cache] = [ev.evalImgs[a * n_img + n] for a in range(n_area)]
 
 
+class QueryRecord(TypedDict):
+    """One query's record at score threshold t (within an image's record)."""
+
+    query_id: Any
+    prompt_id: str
+    text: str
+    requested: str  # "amodal" or "modal"
+    IoU: float
+    IoU_other: float  # with the other mask type's ground truth
+    wrong_type: bool
+    types_differ: bool
+    I: int  # noqa: E741 - the metric's name
+    U: int
+    pred_area: int
+    gt_area: int
+    kept: int
+    instances: int
+    empty_union: bool
+
+
 @dataclass(frozen=True, eq=False)
 class QueryAreas:
     """Threshold-free cache of one query: prefix-union areas vs both mask types, and its AP unit.
@@ -202,7 +222,7 @@ class QueryAreas:
     prefix: PrefixAreas
     unit: EvalUnit
 
-    def readout(self, threshold: float) -> dict[str, Any]:
+    def readout(self, threshold: float) -> QueryRecord:
         """Per-query record at score threshold t (JSON-ready)."""
         kept, a, (i_req, i_oth) = self.prefix.rows[self.prefix.row(threshold)]
         iou = query_iou(i_req, a, self.gt_area)

@@ -12,8 +12,9 @@ from masklens.core.errors import DataFormatError
 from masklens.core.files import limits
 from masklens.core.files.io import read_json
 from masklens.core.files.paths import inside_root
+from masklens.core.files.rle_validation import rle_counts_problems
 from masklens.core.kinds.common.coco import CocoDataset, CocoImage, load_results, write_results
-from masklens.core.masks import Mask, resize_nearest, rle_counts_problems
+from masklens.core.masks import Mask, resize_nearest
 from masklens.core.runtime.gc_pause import gc_paused
 from masklens.core.schema import Benchmark, GroundTruth, Instance, Prediction, PredictionSet
 from masklens.core.scoring.prediction_check import check_foreign_fields

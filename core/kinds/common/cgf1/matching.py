@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 
-def _match_values(ious: np.ndarray) -> np.ndarray:
+def match_values(ious: np.ndarray) -> np.ndarray:
     """IoUs of the one Hungarian assignment maximising the summed IoU (rows = predictions)."""
     if ious.shape[0] == 0 or ious.shape[1] == 0:
         return np.zeros(0)
@@ -26,7 +26,7 @@ def _match_values(ious: np.ndarray) -> np.ndarray:
 
 def assignment(ious: np.ndarray) -> list[tuple[int, int]]:
     """The (prediction row, ground-truth column) pairs of the assignment whose IoUs
-    :func:`_match_values` returns (for showing which instance matched which; same values)."""
+    :func:`match_values` returns (for showing which instance matched which; same values)."""
     if ious.shape[0] == 0 or ious.shape[1] == 0:
         return []
     if ious.shape[1] == 1:

@@ -9,7 +9,7 @@ FN = #gt − TP.
 
 Two stages, as everywhere in masklens:
 
-* :func:`entry_table` (in :mod:`masklens.core.kinds.common.cgf1.tables`, re-exported here) is
+* :func:`~masklens.core.kinds.common.cgf1.tables.entry_table` is
   threshold-free: for every distinct score level it stores the TP counts that acceptance
   at that level gives (the only place that matches);
 * :func:`summarize_entries` (this module) reads those tables at a score threshold ``t``,
@@ -22,43 +22,16 @@ import numpy as np
 
 from masklens.core.kinds.common.cgf1.sums import member_sums
 from masklens.core.kinds.common.cgf1.tables import (
-    _I50,
-    _I75,
-    _THR,
     IL_EPS,
-    IOU_THRESHOLDS,
+    INDEX_50,
+    INDEX_75,
     P_EPS,
     EntryStack,
     EntryTable,
-    _entry_columns,
-    _tp_row,
-    assignment,
-    category_order,
-    entry_table,
+    entry_columns,
     local_f1,
-    ordered_entry_table,
     select_oracle,
 )
-
-__all__ = [  # the table names stay importable from here (re-exported)
-    "IL_EPS",
-    "IOU_THRESHOLDS",
-    "P_EPS",
-    "EntryStack",
-    "EntryTable",
-    "_THR",
-    "_tp_row",
-    "accumulate_groups",
-    "assignment",
-    "category_order",
-    "entry_readout",
-    "entry_table",
-    "local_f1",
-    "ordered_entry_table",
-    "select_oracle",
-    "summarize_entries",
-    "summarize_groups",
-]
 
 
 def _means(v: np.ndarray) -> list[float]:
@@ -95,7 +68,7 @@ def accumulate_groups(
     """Metrics of entries reduced to one annotator (tp (E, 10), ndt (E,), ngt (E,)) for each
     subset given by a row of ``members`` (G, E) boolean: the official accumulate/summarize
     formulas term for term (same epsilons and order), vectorised over the subsets."""
-    ints, pos = _entry_columns(tp, ndt, ngt)
+    ints, pos = entry_columns(tp, ndt, ngt)
     ints = np.concatenate([ints, tp * pos[:, None]], axis=1, dtype=np.int64)
     w = tp.shape[1]
     f1_pos = np.zeros(tp.shape, dtype=np.float64)
@@ -160,9 +133,9 @@ def _finish(
         prec, rec, fone, mcc_g, fpr = _image_level(il_tp, il_fp, il_tn, il_fn)
         cgm, pmm, pmp, mac, pr, rc, ff = (c[g] for c in cols_mean)
         out.append({
-            "N": n, "cgF1": cgm, "cgF1@0.5": float(cg[g, _I50]), "cgF1@0.75": float(cg[g, _I75]),
-            "IL_MCC": mcc_g, "pmF1": pmm, "pmF1@0.5": float(pm_f1[g, _I50]),
-            "pmF1@0.75": float(pm_f1[g, _I75]), "IL_FPR": fpr, "IL_precision": prec,
+            "N": n, "cgF1": cgm, "cgF1@0.5": float(cg[g, INDEX_50]), "cgF1@0.75": float(cg[g, INDEX_75]),
+            "IL_MCC": mcc_g, "pmF1": pmm, "pmF1@0.5": float(pm_f1[g, INDEX_50]),
+            "pmF1@0.75": float(pm_f1[g, INDEX_75]), "IL_FPR": fpr, "IL_precision": prec,
             "IL_recall": rec, "IL_F1": fone, "IL_TP": il_tp, "IL_FP": il_fp, "IL_TN": il_tn,
             "IL_FN": il_fn, "positive_micro_precision": pmp,
             "positive_macro_F1": mac if il_tp else None, "precision": pr, "recall": rc, "F1": ff,
@@ -225,10 +198,10 @@ def entry_readout(table: EntryTable, t: float) -> dict[str, object]:
         "n_gt": ngt,
         "annotator": best,
         "IL": il,
-        "TP@0.5": int(row[_I50]),
-        "TP@0.75": int(row[_I75]),
-        "FP@0.5": ndt - int(row[_I50]),
-        "FN@0.5": ngt - int(row[_I50]),
+        "TP@0.5": int(row[INDEX_50]),
+        "TP@0.75": int(row[INDEX_75]),
+        "FP@0.5": ndt - int(row[INDEX_50]),
+        "FN@0.5": ngt - int(row[INDEX_50]),
         "local_F1": None
         if il == "TN"
         else float(local_f1(row, np.int64(ndt), np.int64(ngt)).mean()),

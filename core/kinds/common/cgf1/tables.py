@@ -21,11 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from masklens.core.kinds.common.cgf1.matching import (  # noqa: F401 (re-exported)
-    _category_key,
-    _match_values,
-    assignment,
+from masklens.core.kinds.common.cgf1.matching import (
     category_order,
+    match_values,
 )
 
 #: IoU thresholds 0.50:0.05:0.95, built exactly as pycocotools' Params does
@@ -33,8 +31,9 @@ IOU_THRESHOLDS: np.ndarray = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 
 #: epsilons of the official script: precision/recall/F1 and image-level ratios/MCC
 P_EPS = 1e-4
 IL_EPS = 1e-6
-_I50 = int(np.flatnonzero(IOU_THRESHOLDS == 0.5)[0])
-_I75 = int(np.flatnonzero(IOU_THRESHOLDS == 0.75)[0])
+#: the positions of IoU 0.5 and 0.75 in IOU_THRESHOLDS (the @0.5 / @0.75 metrics)
+INDEX_50 = int(np.flatnonzero(IOU_THRESHOLDS == 0.5)[0])
+INDEX_75 = int(np.flatnonzero(IOU_THRESHOLDS == 0.75)[0])
 
 
 @dataclass(frozen=True)
@@ -57,8 +56,9 @@ class EntryTable:
         return len(self.levels) - bisect_left(self.levels, t)
 
 
-_THR = [float(x) for x in IOU_THRESHOLDS]
-_ZERO = [0] * len(_THR)
+#: IOU_THRESHOLDS as Python floats
+IOU_THRESHOLD_LIST = [float(x) for x in IOU_THRESHOLDS]
+_ZERO = [0] * len(IOU_THRESHOLD_LIST)
 
 
 def entry_table(scores: Sequence[float], ious_per_annotator: Sequence[np.ndarray]) -> EntryTable:
@@ -84,11 +84,11 @@ def entry_table(scores: Sequence[float], ious_per_annotator: Sequence[np.ndarray
         rows = sorted(order[:i])  # the accepted predictions, in file order (as the official)
         levels.append(level)
         ndt.append(i)
-        tp.append([_tp_row(_match_values(m[rows])) if m.shape[1] else _ZERO for m in mats])
+        tp.append([tp_row(match_values(m[rows])) if m.shape[1] else _ZERO for m in mats])
     return EntryTable(
         tuple(reversed(levels)),
         np.array(ndt, dtype=np.int64),
-        np.array(tp, dtype=np.int64).reshape(len(ndt), len(mats), len(_THR)),
+        np.array(tp, dtype=np.int64).reshape(len(ndt), len(mats), len(IOU_THRESHOLD_LIST)),
         ngt,
     )
 
@@ -113,13 +113,13 @@ def ordered_entry_table(
     return entry_table([scores[i] for i in rows], mats)
 
 
-def _tp_row(matched: np.ndarray) -> list[int]:
+def tp_row(matched: np.ndarray) -> list[int]:
     """Per IoU threshold x, how many matched IoUs are ≥ x."""
-    below = [0] * (len(_THR) + 1)  # below[k]: values ≥ exactly the k lowest thresholds
+    below = [0] * (len(IOU_THRESHOLD_LIST) + 1)  # below[k]: values ≥ exactly the k lowest thresholds
     for v in matched.tolist():
-        below[bisect_right(_THR, v) if v == v else 0] += 1  # NaN is ≥ no threshold
-    out, run = [0] * len(_THR), 0
-    for j in range(len(_THR) - 1, -1, -1):
+        below[bisect_right(IOU_THRESHOLD_LIST, v) if v == v else 0] += 1  # NaN is ≥ no threshold
+    out, run = [0] * len(IOU_THRESHOLD_LIST), 0
+    for j in range(len(IOU_THRESHOLD_LIST) - 1, -1, -1):
         run += below[j + 1]
         out[j] = run
     return out
@@ -144,9 +144,9 @@ def _table_single(s: list[float], mats: list[np.ndarray], ngt: np.ndarray) -> En
             i += 1
         levels.append(level)
         ndt.append(i)
-        rows.append([[1 if b >= x else 0 for x in _THR] if c is not None else _ZERO
+        rows.append([[1 if b >= x else 0 for x in IOU_THRESHOLD_LIST] if c is not None else _ZERO
                      for b, c in zip(best, cols, strict=True)])  # fmt: skip
-    tp = np.array(rows, dtype=np.int64).reshape(len(ndt), len(mats), len(_THR))
+    tp = np.array(rows, dtype=np.int64).reshape(len(ndt), len(mats), len(IOU_THRESHOLD_LIST))
     return EntryTable(tuple(reversed(levels)), np.array(ndt, dtype=np.int64), tp, ngt)
 
 
@@ -332,7 +332,7 @@ class EntryStack:
         if self._row_table is None:
             _, tp, ngt = self.oracle_rows()
             ndt = self.ndt
-            ints, pos = _entry_columns(tp, ndt, ngt)
+            ints, pos = entry_columns(tp, ndt, ngt)
             if (tp[~pos] != 0).any():
                 self._row_table = (None, None)
             else:
@@ -367,7 +367,7 @@ def select_oracle(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> np.ndarra
     return best
 
 
-def _entry_columns(
+def entry_columns(
     tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Integer columns summed per subset (IL TP/FP/TN/FN, ndt, ngt, ndt of positives, TP@10)

@@ -42,7 +42,11 @@ def square(box: Sequence[int], *, where: str = "box") -> Mask:
     return Mask.from_array(a)
 
 
-class SquaresKind(BenchmarkKind):
+#: one sample's overlaps: the IoU of each predicted square with the ground truth, and its score
+SquaresOverlaps = dict[str, list[float]]
+
+
+class SquaresKind(BenchmarkKind[SquaresOverlaps]):
     name = "squares"
     title = "Squares"
     groups = ("all",)
@@ -75,18 +79,19 @@ class SquaresKind(BenchmarkKind):
     def write_predictions(self, benchmark: Benchmark, predictions: PredictionSet, out: Path) -> list[Path]:
         raise NotImplementedError("squares predictions are written by hand in this example")
 
-    def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> dict[str, list[float]]:
+    def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> SquaresOverlaps:
         pred = predictions.get(sample.prompts[0].id)
         insts = pred.instances if pred else []
         gt = sample.gts["square"].masks
         ious = iou_matrix([i.mask for i in insts], gt)[:, 0].tolist() if insts else []
         return {"ious": ious, "scores": [i.score for i in insts]}
 
-    def sample_readout(self, sample: Sample, overlaps: Any, params: Mapping[str, float]) -> dict[str, Any]:
+    def sample_readout(self, sample: Sample, overlaps: SquaresOverlaps, params: Mapping[str, float]) -> dict[str, Any]:
         iou = best_accepted_iou(overlaps["ious"], overlaps["scores"], params["score_threshold"])
         return {"sample_id": sample.id, "IoU": iou, "hit": iou >= 0.5}
 
-    def summarize(self, samples: list[Sample], overlaps: list[Any], readouts: Sequence[dict[str, Any]],
+    def summarize(self, samples: Sequence[Sample], overlaps: Sequence[SquaresOverlaps],
+                  readouts: Sequence[Mapping[str, Any]],
                   params: Mapping[str, float]) -> dict[str, dict[str, Any]]:
         return {"all": summary([r["IoU"] for r in readouts])}
 
