@@ -39,10 +39,10 @@ __all__ = [
     "segmenter",
 ]
 
-KindLike = str | BenchmarkKind
+KindLike = str | BenchmarkKind[Any]
 
 
-def get_kind(kind: KindLike) -> BenchmarkKind:
+def get_kind(kind: KindLike) -> BenchmarkKind[Any]:
     """The benchmark kind named ``kind`` (``"cafe"``, ``"pcs"``, …), or ``kind`` itself."""
     return scoring.get_kind(kind) if isinstance(kind, str) else kind
 
@@ -75,14 +75,14 @@ def load_predictions(kind: KindLike, benchmark: Benchmark, **files: Any) -> Pred
     return k.load_predictions(benchmark, **_local(k, kind_files(k, files)))
 
 
-def _local(k: BenchmarkKind, files: dict[str, Any]) -> dict[str, Any]:
+def _local(k: BenchmarkKind[Any], files: dict[str, Any]) -> dict[str, Any]:
     """``files`` with ``hf://datasets/…`` paths fetched into the Hugging Face cache."""
     from masklens.core.interop import hub
 
     return hub.resolve_files(files, hub.folder_arguments(k)) if hub.any_hub_path(files) else files
 
 
-def _split(k: BenchmarkKind, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _split(k: BenchmarkKind[Any], kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(files, params): a kind's scoring parameters apart from its file arguments."""
     names = {p.name for p in k.params}
     params = {key: v for key, v in kwargs.items() if key in names}
@@ -90,7 +90,7 @@ def _split(k: BenchmarkKind, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any],
     return files, params
 
 
-class Scorer(scoring.Scorer):
+class Scorer(scoring.Scorer[Any]):
     """Scores a benchmark against a prediction set once, then re-scores at new parameters
     without touching masks again::
 

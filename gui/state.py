@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QObject, Signal
 
@@ -169,7 +169,7 @@ class AppState(QObject):
         if rows is not None and sample is not None and name in self.scorers:
             scorer, i = self.scorers[name], self.index
             rec = self.kind.sample_readouts([sample], [scorer.overlaps[i]], self.params)[0]
-            self.readouts = {name: Records.of(rows).replaced(i, rec)}
+            self.readouts = {name: Records.of(rows).replaced(i, cast(dict[str, Any], rec))}
         for r in self.live:
             self._rescore_live(r)
         self.paramsShown.emit()

@@ -67,7 +67,7 @@ class Overlaps(Sequence[OverlapsT], Generic[OverlapsT]):
         for since the list last changed. ``key`` names what is derived (e.g. ``"cafe.stacks"``)."""
         with self._lock:
             try:
-                return self._memo[key]  # type: ignore[no-any-return]
+                return self._memo[key]
             except KeyError:
                 value = self._memo[key] = build()
                 return value
