@@ -24,8 +24,7 @@ from typing import Any
 from masklens.core.models.interrupt import current_check
 
 #: a core is split only over this many multiply-adds (QKᵀ plus AV; ~0.2-0.4 s on two free CPU
-#: cores): splitting shorter ones costs more than it saves (measured under load: Hiera-L's first
-#: windows 1.4×, SAM 3's ViT windows, 6 G, 1.9× one head a group, 1.24× five heads a group)
+#: cores): splitting shorter ones costs more than it saves
 SPLIT_MACS = 8e9
 #: multiply-adds (QKᵀ plus AV) of one group of heads at most (one head at least): at ~20-50 G/s
 #: on two CPU cores, 2 G is 40-100 ms of work between two cancel checks

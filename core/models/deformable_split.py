@@ -3,7 +3,7 @@
 Grounding DINO's encoder runs ``MultiScaleDeformableAttention`` (transformers' pure-torch version:
 one ``grid_sample`` per feature level, then a weighted sum per query) over every position of every
 feature level — about 20,000 queries for an 800×1200 input — in one call with no submodule inside
-it: the longest piece of its pass (1.9 s measured under load, see docs/models.md).
+it: the longest piece of its pass on the CPU.
 :func:`make_splittable` gives that module a forward that, while the calling thread has a cancel
 check installed and the call has over ``2 × QUERY_BLOCK`` queries on the CPU, runs the module's
 own forward over blocks of queries (each query's output depends only on its own sampling

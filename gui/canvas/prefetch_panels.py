@@ -3,8 +3,8 @@
 the image's size, the ground truth's and the instances' label maps with their ARGB images, and the
 score labels' anchors. The next sample switch then finds them (``build_layers`` takes a prepared
 layer only for the very arrays, box and outline flag it draws, and its image only for the same
-colour table), instead of decoding and labelling on the GUI thread: on a first visit that was a
-third of the switch (issue 21)."""
+colour table), instead of decoding and labelling on the GUI thread, where it would be a large
+part of a first visit's switch."""
 
 from __future__ import annotations
 
