@@ -211,13 +211,16 @@ _file_cache: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
 
 def file_values(path: Path | None = None) -> dict[str, Any]:
     """The config file's settings, checked (every key known, every value of its type); {} when
-    there is no file. Read again only when the file changed."""
+    there is no file (or its folder is not this user's to look into). Read again only when the
+    file changed."""
     import tomllib
 
     path = path or config_path()
     try:
         st = path.stat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    except PermissionError:  # a config folder this user may not look into has no file for it
         return {}
     except OSError as exc:
         raise ConfigError(f"cannot read the config file: {exc.strerror or exc}", path=path) from None
