@@ -1,4 +1,4 @@
-"""The neighbouring samples' images are decoded off the GUI thread (issue 21): after a sample is
+"""The neighbouring samples' images are decoded off the GUI thread: after a sample is
 shown, the next and previous samples in the list's order are decoded by the prefetch thread, and a
 switch to one of them (a real key press) decodes nothing on the GUI thread; the shared image cache
 stays within its byte budget and makes each value once under concurrent use."""

@@ -1,4 +1,4 @@
-"""Re-scoring SA-Co/Gold at a new score threshold without matching again (issue 13) equals a
+"""Re-scoring SA-Co/Gold at a new score threshold without matching again equals a
 fresh matching: the summary (oracle over 1–3 annotators, ties in scores and IoUs) against a
 straightforward per-entry Hungarian written here, and the per-entry records against
 ``entry_readout`` / ``PcsKind.sample_readout`` at every threshold, also after moving t."""

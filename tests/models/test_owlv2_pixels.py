@@ -1,4 +1,4 @@
-"""OWLv2's image pre-processing is interruptible and gives the processor's own pixels (issue 24).
+"""OWLv2's image pre-processing is interruptible and gives the processor's own pixels.
 
 transformers' Owlv2ImageProcessor blurs the padded image in one conv2d before downscaling: seconds
 on a loaded CPU at 1800×1200, and no torch module, so Cancel waited for it (2.31 s measured with
