@@ -203,7 +203,11 @@ def test_three_results_of_a_hundred_photo_sized_masks_are_decoded_once(window, t
         assert w.run_prompt(PromptRequest(text, Role.POSITIVE, None, None, "hundred"))
         qtbot.waitUntil(lambda k=k: len(w.state.live) == k + 1 and not w.jobs.busy, timeout=60000)
     assert w.tabs.currentWidget() is w.compare_view
-    loads = w.store.masks.loads
+    from masklens.gui.canvas.image_cache import ByteLRU
+
+    computed: list[object] = []  # the values the caches had to compute (ByteLRU.get's make, spied)
+    get = ByteLRU.get
+    monkeypatch.setattr(ByteLRU, "get", lambda self, key, make: get(self, key, lambda: computed.append(key) or make()))
     w.render()
     w.render()
-    assert w.store.masks.loads == loads
+    assert computed == []  # drawn again from what was decoded once
