@@ -113,7 +113,7 @@ def read_page(app: QApplication, view) -> None:
     while loader is not None and time.perf_counter() < end:
         app.processEvents()
         view.viewport().repaint()
-        if not loader.pending() and not view.drawn_without_picture:
+        if not loader.pending() and None not in (view.tiles.thumbnail(src) for src in view.painted):
             return
         time.sleep(0.005)
 
