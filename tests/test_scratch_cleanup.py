@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -18,6 +20,7 @@ def _session_env(tmp: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow  # a whole pytest session in a subprocess
 def test_a_pytest_session_leaves_no_scratch_folder_in_tmp(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()

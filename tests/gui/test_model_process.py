@@ -15,6 +15,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 pytest.importorskip("transformers")
+pytestmark = pytest.mark.slow  # a real model process behind the window
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 
 import tiny  # noqa: E402

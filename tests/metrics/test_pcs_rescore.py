@@ -6,6 +6,7 @@ straightforward per-entry Hungarian written here, and the per-entry records agai
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
@@ -67,6 +68,7 @@ def fresh(scores, mats, t):
     return ndt, best
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(entries(), thr, st.lists(st.booleans(), min_size=10, max_size=10))
 def test_summary_at_t_equals_fresh_matching(data, t, member_bits) -> None:

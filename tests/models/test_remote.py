@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("transformers")
+pytestmark = pytest.mark.slow  # real spawned processes, seconds each
 
 import tiny  # noqa: E402
 
