@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.masklens-installed
 
-.PHONY: setup run test bench bench-gpu bench-models lint fuzz demo docs clean
+.PHONY: setup run test test-fast bench bench-gpu bench-models lint fuzz demo docs clean
 
 setup: $(STAMP)
 
@@ -26,6 +26,11 @@ run: setup
 test: setup
 	@QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(BIN)/python -m pytest -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests — that is a failure" >&2; fi; exit $$rc
+
+# everything but the tests marked slow (model and install tests, fuzzing, real processes)
+test-fast: setup
+	@QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(BIN)/python -m pytest -q -m "not slow"; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "make test-fast: pytest collected no tests — that is a failure" >&2; fi; exit $$rc
 
 # every tests/benchmarks/bench_*.py, their printed figures written to docs/benchmarks.md
 bench: setup

@@ -10,7 +10,8 @@ truth's is resized with nearest neighbour (see :func:`resize_nearest`).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+import contextvars
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -236,11 +237,28 @@ def _rles(masks: Sequence[Mask]) -> list[dict[str, Any]]:
 
 
 #: pycocotools holds the GIL for a whole IoU call, and its work grows with the RLE lengths of the
-#: pairs it merges. ``None`` (scripts, the command line): one call per matrix, the fastest. The
-#: window sets a bound while its jobs run beside the GUI thread (``gui.jobs.workers``): a real-size
-#: 100-mask Grounded SAM 2 result against its ground truth held the GIL 110–175 ms in one call.
-#: The bound is in characters of RLE, counted as if every pair's boxes overlapped.
-IOU_CALL_WORK: int | None = None
+#: pairs it merges. No bound (scripts, the command line): one call per matrix, the fastest. The
+#: window's jobs, running beside the GUI thread, compute under :func:`iou_call_bound`
+#: (``gui.jobs.workers``): a real-size 100-mask Grounded SAM 2 result against its ground truth held
+#: the GIL 110–175 ms in one call. The bound is in characters of RLE, counted as if every pair's
+#: boxes overlapped. It is a context variable: it holds in the thread (or task) that set it only.
+_iou_call_work: contextvars.ContextVar[int | None] = contextvars.ContextVar("iou_call_work", default=None)
+
+
+@contextlib.contextmanager
+def iou_call_bound(work: int | None) -> Iterator[None]:
+    """Within the block, in this thread, :func:`iou_matrix` bounds the work of each pycocotools
+    call to ``work`` characters of RLE (None: one call per matrix)."""
+    token = _iou_call_work.set(work)
+    try:
+        yield
+    finally:
+        _iou_call_work.reset(token)
+
+
+def current_iou_call_work() -> int | None:
+    """The bound :func:`iou_matrix` uses here and now (None: one call per matrix)."""
+    return _iou_call_work.get()
 
 
 def _groups(sizes: Sequence[int], cost: Callable[[int], int], limit: int) -> list[slice]:
@@ -256,11 +274,11 @@ def _groups(sizes: Sequence[int], cost: Callable[[int], int], limit: int) -> lis
     return groups
 
 
-def iou_blocks(preds: Sequence[dict[str, Any]], gts: Sequence[dict[str, Any]]) -> list[tuple[slice, slice]]:
+def iou_blocks(preds: Sequence[dict[str, Any]], gts: Sequence[dict[str, Any]],
+               limit: int | None) -> list[tuple[slice, slice]]:
     """(prediction rows, ground-truth columns) per pycocotools call: each block's bound on the
-    work (every pair merged, and the block's ground truth parsed again) at most
-    :data:`IOU_CALL_WORK` unless one pair alone is more; one block when it is ``None``."""
-    limit = IOU_CALL_WORK
+    work (every pair merged, and the block's ground truth parsed again) at most ``limit``
+    unless one pair alone is more; one block when it is ``None``."""
     if limit is None:
         return [(slice(0, len(preds)), slice(0, len(gts)))]
     p_len, g_len = [len(p["counts"]) for p in preds], [len(g["counts"]) for g in gts]
@@ -274,17 +292,20 @@ def iou_blocks(preds: Sequence[dict[str, Any]], gts: Sequence[dict[str, Any]]) -
     return blocks
 
 
-def iou_matrix(preds: Sequence[Mask], gts: Sequence[Mask]) -> np.ndarray:
+def iou_matrix(preds: Sequence[Mask], gts: Sequence[Mask], *, call_work: int | None = None) -> np.ndarray:
     """IoU of every prediction (rows) with every ground truth (columns), on RLE.
 
     All masks must share one size (resize predictions first). IoU of two empty
-    masks is 0 (pycocotools' convention, which is also the official scripts').
+    masks is 0 (pycocotools' convention, which is also the official scripts'). ``call_work``
+    bounds each pycocotools call's work (:func:`iou_blocks`); by default the bound of
+    :func:`iou_call_bound` in force here, if any.
     """
     out = np.zeros((len(preds), len(gts)), dtype=np.float64)
     if not preds or not gts:
         return out
     rles, targets = _rles(preds), _rles(gts)
-    for rows, cols in iou_blocks(rles, targets):  # pycocotools holds the GIL for a whole call
+    limit = call_work if call_work is not None else _iou_call_work.get()
+    for rows, cols in iou_blocks(rles, targets, limit):  # pycocotools holds the GIL for a whole call
         block = mask_utils.iou(rles[rows], targets[cols], [0] * (cols.stop - cols.start))
         out[rows, cols] = np.asarray(block, dtype=np.float64).reshape(rows.stop - rows.start, -1)
     return out

@@ -6,13 +6,13 @@ defaults merged with whatever could be read, never an exception.
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import MasklensError
 from masklens.core.files.io import atomic_write_json, read_json
+from masklens.core.runtime import config
 
 SETTINGS_VERSION = 1
 MAX_RECENT = 10
@@ -28,16 +28,6 @@ DEFAULT_COLOURS: dict[str, str] = {
     "pred": "#0072B2",
     "pred2": "#E69F00",
 }
-
-
-def config_dir() -> Path:
-    """``$MASKLENS_CONFIG_DIR`` or platformdirs' user config dir for masklens."""
-    env = os.environ.get("MASKLENS_CONFIG_DIR")
-    if env:
-        return Path(env)
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("masklens", appauthor=False))
 
 
 @dataclass
@@ -63,7 +53,7 @@ class Settings:
 
     @classmethod
     def path(cls) -> Path:
-        return config_dir() / "gui-settings.json"
+        return config.config_dir() / "gui-settings.json"
 
     @classmethod
     def load(cls, path: Path | None = None) -> tuple[Settings, str | None]:

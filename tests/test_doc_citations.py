@@ -1,4 +1,4 @@
-"""Issue 21 (minor): the docs cited a ``design.md`` that is not in the repository. Every mention
+"""The docs cite no ``design.md`` (it is not in the repository): every mention
 of it must say that the design notes are kept outside the repository; files the docs link to
 must exist."""
 

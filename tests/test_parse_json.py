@@ -1,4 +1,4 @@
-"""read_json parses with orjson (issue 13) yet reads every file exactly as ``json`` does:
+"""read_json parses with orjson yet reads every file exactly as ``json`` does:
 same values and types, NaN/Infinity and integers beyond 64 bits included, same errors."""
 
 from __future__ import annotations

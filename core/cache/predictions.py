@@ -39,13 +39,11 @@ CACHE_DIR_ENV = "MASKLENS_CACHE_DIR"
 
 
 def default_cache_dir() -> Path:
-    """``$MASKLENS_CACHE_DIR`` or the platform's user cache dir for ``masklens``."""
-    env = os.environ.get(CACHE_DIR_ENV)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
+    """The ``cache_dir`` setting: ``$MASKLENS_CACHE_DIR``, the config file, or the platform's
+    user cache dir for ``masklens`` (core/runtime/config.py)."""
+    from masklens.core.runtime import config
 
-    return Path(platformdirs.user_cache_dir("masklens", appauthor=False))
+    return config.get("cache_dir")
 
 
 _SCHEMA = """

@@ -43,9 +43,9 @@ PARTS = "parts"
 
 def cache_mode(root: str | Path) -> str:
     """"files" (per-process files) or "wal" (one database) for a cache folder."""
-    mode = os.environ.get(MODE_ENV, "auto").strip().lower() or "auto"
-    if mode not in ("auto", "wal", "files"):
-        raise MasklensError(f"{MODE_ENV} must be auto, wal or files, got '{mode}'")
+    from masklens.core.runtime import config
+
+    mode = config.get("cache_mode")
     if mode == "auto":
         return "files" if filesystem_type(root) in NETWORK_FS else "wal"
     return mode

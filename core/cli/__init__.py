@@ -60,6 +60,7 @@ COMMANDS: dict[str, str] = {
     "review": "masklens.core.cli.review",
     "export": "masklens.core.cli.export",
     "cache": "masklens.core.cli.cache",
+    "config": "masklens.core.cli.config",
     "completion": "masklens.core.cli.completion",
     "install-desktop": "masklens.core.cli.desktop",
     "gui": "masklens.core.cli.gui",
@@ -77,6 +78,7 @@ COMMAND_HELP: dict[str, str] = {
     "review": "reviewers' verdicts and ground-truth corrections: export, merge, compare, apply, assign",
     "export": "export ground truth, predictions, outcomes and verdicts (COCO, FiftyOne, CSV)",
     "cache": "show or clear the prediction cache",
+    "config": "list the settings, their values and where each value came from",
     "completion": "print a shell completion script (bash, zsh, tcsh)",
     "install-desktop": "add masklens to the desktop's application menu (XDG_DATA_HOME)",
     "gui": "open the inspection window",
@@ -189,7 +191,14 @@ def _main(argv: Sequence[str] | None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a lone surrogate read from the input must not stop output
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    logs.configure()
+    from masklens.core.runtime import config
+
+    try:
+        config.file_values()  # a broken config file stops every command, in one line
+        logs.configure()
+    except MasklensError as exc:
+        print(f"masklens: error: {exc}", file=sys.stderr)
+        return 2
     logs.logger.info("masklens %s: %s", __version__, " ".join(sys.argv[1:] if argv is None else argv))
     from masklens.core.errors import command_line
     from masklens.core.files.paths import allow_outside_root

@@ -1,8 +1,8 @@
 """Input limits checked before anything is allocated or decoded (docs/reliability.md, Limits).
 
 Every check raises :class:`DataFormatError` naming the file, the record and the field. The
-limits can be raised through environment variables (``MASKLENS_MAX_MASK_SIDE`` …); they are
-read at each check, so a test or a user can change them without restarting anything.
+limits are settings (``MASKLENS_MAX_MASK_SIDE`` …, docs/configuration.md); they are read at
+each check, so a test or a user can change them without restarting anything.
 """
 
 from __future__ import annotations
@@ -12,54 +12,33 @@ import math
 import os
 import stat
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import DataFormatError
+from masklens.core.runtime import config
 
 
 @dataclass(frozen=True)
 class Limits:
-    max_mask_side: int = 1 << 15  # pixels along either side of a mask, score map or image
-    max_mask_pixels: int = 1 << 28  # height × width (a decoded boolean mask of 256 MiB)
-    polygon_margin: float = 1.0  # polygon coordinates within [-m·side, (1 + m)·side]
-    max_json_bytes: int = 2 << 30  # size of one JSON input file
-    max_json_depth: int = 64  # nesting of arrays/objects in one JSON input file
-    #: decoded size of one image (H × W × 3 bytes of RGB): 256 MiB, Pillow's own bomb threshold
-    max_image_bytes: int = 1 << 28
-    #: decoded size of the images decoded together (one batch): 1 GiB (core/files/image_batches.py)
-    max_batch_bytes: int = 1 << 30
+    """The input limits in force (the settings of core/runtime/config.py, docs/configuration.md)."""
+
+    max_mask_side: int  # pixels along either side of a mask, score map or image
+    max_mask_pixels: int  # height × width
+    polygon_margin: float  # polygon coordinates within [-m·side, (1 + m)·side]
+    max_json_bytes: int  # size of one JSON input file
+    max_json_depth: int  # nesting of arrays/objects in one JSON input file
+    max_image_bytes: int  # decoded size of one image (H × W × 3 bytes of RGB)
+    max_batch_bytes: int  # decoded size of the images decoded together (core/files/image_batches.py)
 
 
-#: environment variable -> Limits field
-ENV: dict[str, str] = {
-    "MASKLENS_MAX_MASK_SIDE": "max_mask_side",
-    "MASKLENS_MAX_MASK_PIXELS": "max_mask_pixels",
-    "MASKLENS_POLYGON_MARGIN": "polygon_margin",
-    "MASKLENS_MAX_JSON_BYTES": "max_json_bytes",
-    "MASKLENS_MAX_JSON_DEPTH": "max_json_depth",
-    "MASKLENS_MAX_IMAGE_BYTES": "max_image_bytes",
-    "MASKLENS_MAX_BATCH_BYTES": "max_batch_bytes",
-}
+_NAMES = tuple(f.name for f in fields(Limits))
 
 
 def current() -> Limits:
-    """The limits in force: the defaults, overridden by the MASKLENS_* environment variables."""
-    values: dict[str, Any] = {}
-    for var, name in ENV.items():
-        raw = os.environ.get(var)
-        if raw is None:
-            continue
-        kind = type(getattr(Limits, name))
-        try:
-            value = kind(float(raw)) if kind is int else kind(raw)
-        except ValueError:
-            raise DataFormatError(f"{var}={raw!r} is not a number") from None
-        if not value > 0:
-            raise DataFormatError(f"{var}={raw!r} must be positive")
-        values[name] = value
-    return Limits(**values)
+    """The limits in force: the environment, the config file, the defaults (read now)."""
+    return Limits(*config.read(*_NAMES))
 
 
 def is_int(value: Any) -> bool:
@@ -81,14 +60,14 @@ _FLOAT_MAX = 1 << 1023
 def check_mask_size(height: Any, width: Any, *, path: Any = None, record: Any = None,
                     field: str | None = None, what: str = "mask") -> tuple[int, int]:
     """(height, width) as ints within the limits; otherwise a DataFormatError."""
-    lim = current()
+    max_side, max_pixels = config.read("max_mask_side", "max_mask_pixels")
     if not (is_int(height) and is_int(width)) or height < 0 or width < 0:
         raise DataFormatError(f"{what} size must be two non-negative integers, got {height!r} × {width!r}",
                               path=path, record=record, field=field)
-    if max(height, width) > lim.max_mask_side or height * width > lim.max_mask_pixels:
+    if max(height, width) > max_side or height * width > max_pixels:
         raise DataFormatError(
             f"{what} of {height} × {width} pixels is larger than the limit "
-            f"({lim.max_mask_side} px a side, {lim.max_mask_pixels} pixels)", path=path, record=record,
+            f"({max_side} px a side, {max_pixels} pixels)", path=path, record=record,
             field=field, hint="raise MASKLENS_MAX_MASK_SIDE / MASKLENS_MAX_MASK_PIXELS if this is intended")
     return int(height), int(width)
 
@@ -96,7 +75,7 @@ def check_mask_size(height: Any, width: Any, *, path: Any = None, record: Any = 
 def check_polygon(coords: list[Any], height: int, width: int, *, path: Any = None, record: Any = None,
                   field: str | None = None) -> None:
     """Polygon coordinates (x, y, x, y, …): finite numbers within the image ± the margin."""
-    m = current().polygon_margin
+    m = config.get("polygon_margin")
     for i, v in enumerate(coords):
         side = width if i % 2 == 0 else height
         if not is_finite_number(v) or not -m * side <= v <= (1 + m) * side:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import threading
 import time
 from typing import Any
@@ -34,7 +33,7 @@ log = logging.getLogger(__name__)
 
 #: where the window's torch models run: "separate" (the default: a process of their own) or
 #: "in-process" (the window's process, as the command line runs them; for debugging a backend)
-MODE_VARIABLE = "MASKLENS_MODEL_PROCESS"
+MODE_VARIABLE = "MASKLENS_MODEL_PROCESS"  # the model_process setting (core/runtime/config.py)
 #: how often a waiting call looks at its job's Cancel (seconds)
 POLL_S = 0.02
 #: after Cancel, how long the process gets to stop before it is ended (seconds)
@@ -260,8 +259,9 @@ def runs_apart(name: str) -> bool:
     from masklens.core.errors import MasklensError
     from masklens.core.models.preload import needs_torch
     from masklens.core.models.registry import made_by_name
+    from masklens.core.runtime import config
 
-    if os.environ.get(MODE_VARIABLE, "separate").strip().lower() in ("in-process", "inprocess", "0", "off"):
+    if config.get("model_process") == "in-process":
         return False
     try:
         return made_by_name(name) and needs_torch(name)

@@ -47,11 +47,8 @@ def heavy_imports() -> Iterator[None]:
     12,884 small objects — functions, tuples, frames — and no tensor data)."""
     from masklens.core.runtime import gc_pause
 
-    with gc_pause.gc_paused():
-        try:
-            yield
-        finally:
-            gc_pause.freeze()
+    with gc_pause.collected_later():
+        yield
 
 
 

@@ -16,7 +16,7 @@ def default_store_path(benchmark_sources: Mapping[str, Path] | Iterable[str | Pa
     """Where a benchmark's verdicts live: beside its first source file (e.g. the annotation
     file), as ``<stem>.masklens-reviews.sqlite``. When that folder is not writable, there is
     no source, or the source is a file bundled with masklens (the demo), the store goes to
-    the user data dir (``$MASKLENS_DATA_DIR`` overrides it), named after the source's path."""
+    the user data dir (the ``data_dir`` setting, ``$MASKLENS_DATA_DIR``), named after the source's path."""
     import os
 
     sources = list(benchmark_sources.values() if isinstance(benchmark_sources, Mapping)
@@ -28,12 +28,9 @@ def default_store_path(benchmark_sources: Mapping[str, Path] | Iterable[str | Pa
         if folder.is_dir() and os.access(folder, os.W_OK):
             return folder / f"{stem}.masklens-reviews.sqlite"
     digest = hashlib.sha256(str(first.resolve() if first else "").encode()).hexdigest()[:16]
-    base = os.environ.get("MASKLENS_DATA_DIR")
-    if not base:
-        import platformdirs
+    from masklens.core.runtime import config
 
-        base = platformdirs.user_data_dir("masklens")
-    return Path(base) / "reviews" / f"{(first.stem if first else 'unsaved')}-{digest}.sqlite"
+    return config.get("data_dir") / "reviews" / f"{(first.stem if first else 'unsaved')}-{digest}.sqlite"
 
 
 def is_bundled(path: Path) -> bool:

@@ -1,4 +1,8 @@
-"""Pause Python's cyclic garbage collector while bulk-building acyclic objects.
+"""The interpreter's tuning for bulk work: Python's cyclic garbage collector paused while
+bulk-building acyclic objects, and the GIL's switch interval shortened while a worker thread runs
+Python beside a GUI thread. The one module that changes either.
+
+Garbage collector.
 
 Loading a benchmark allocates hundreds of thousands of dicts, lists and masks that form no
 reference cycles; every 700 allocations the collector walks the young objects and, as they
@@ -19,11 +23,18 @@ walked again by later full collections (time, never correctness).
 ``gc.get_freeze_count()`` counts the frozen objects one by one (~0.1 s at a million, a GUI stall
 when a pause ended on the GUI thread): once something is frozen — by :func:`freeze` here, or as
 the check found — nothing is promoted any more and the count is not taken again. (An
-``gc.unfreeze`` elsewhere after that leaves the young objects to the collector, as usual.)"""
+``gc.unfreeze`` elsewhere after that leaves the young objects to the collector, as usual.)
+
+Switch interval. Every Qt virtual call on a Python-made widget takes the GIL: with a worker
+thread busy in Python, each take waits up to one interval (Python's default 5 ms), so a repaint
+(hundreds of takes) froze the window for hundreds of ms. :func:`shorten_switch_interval` sets
+:data:`WORKER_SWITCH_INTERVAL` while any worker runs (counted: the first saves the interval, the
+last gives it back)."""
 
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -72,3 +83,42 @@ def gc_paused() -> Iterator[None]:
             if _depth == 0 and _was_enabled:
                 _promote_if_bulk()
                 gc.enable()
+
+
+@contextmanager
+def collected_later() -> Iterator[None]:
+    """:func:`gc_paused` for a block whose results are long-lived (a loaded model, a benchmark's
+    readouts): what survives is frozen after (:func:`freeze`), so no later full collection walks
+    it with the GIL held. Frozen objects are still freed by reference counting when dropped."""
+    with gc_paused():
+        try:
+            yield
+        finally:
+            freeze()
+
+
+#: the switch interval while a worker thread runs beside the GUI thread (seconds)
+WORKER_SWITCH_INTERVAL = 0.0005
+_switch_lock = threading.Lock()
+_switch_users = 0
+_saved_interval = 0.005
+
+
+def shorten_switch_interval() -> None:
+    """A worker starts: the GIL changes hands every :data:`WORKER_SWITCH_INTERVAL` (or sooner, if
+    it already did) until the last worker calls :func:`restore_switch_interval`."""
+    global _switch_users, _saved_interval
+    with _switch_lock:
+        if _switch_users == 0:
+            _saved_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(_saved_interval, WORKER_SWITCH_INTERVAL))
+        _switch_users += 1
+
+
+def restore_switch_interval() -> None:
+    """A worker ended: the interval it found is back once no worker runs."""
+    global _switch_users
+    with _switch_lock:
+        _switch_users = max(_switch_users - 1, 0)
+        if _switch_users == 0:
+            sys.setswitchinterval(_saved_interval)

@@ -10,10 +10,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import logging.handlers
-import os
 from pathlib import Path
 
-LOG_DIR_ENV = "MASKLENS_LOG_DIR"
+LOG_DIR_ENV = "MASKLENS_LOG_DIR"  # the log_dir setting's variable (core/runtime/config.py)
 FILENAME = "masklens.log"
 MAX_BYTES = 1 << 20
 BACKUPS = 3
@@ -23,12 +22,10 @@ logger = logging.getLogger("masklens")
 
 
 def log_dir() -> Path:
-    env = os.environ.get(LOG_DIR_ENV)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
+    """The ``log_dir`` setting (core/runtime/config.py)."""
+    from masklens.core.runtime import config
 
-    return Path(platformdirs.user_log_dir("masklens", appauthor=False))
+    return config.get("log_dir")
 
 
 def log_path() -> Path:

@@ -31,7 +31,6 @@ class ByteLRU:
         self._bytes = 0
         self._lock = threading.Lock()
         self._making: dict[Hashable, threading.Event] = {}  # keys being made, by any thread
-        self.loads = 0  # how many times a value had to be computed (tests and benchmarks read it)
 
     def get(self, key: Hashable, make: Callable[[], np.ndarray]) -> np.ndarray:
         while True:
@@ -53,7 +52,6 @@ class ByteLRU:
             raise
         with self._lock:
             del self._making[key]
-            self.loads += 1
             self._items[key] = value
             self._bytes += value.nbytes
             while self._bytes > self.budget and len(self._items) > 1:

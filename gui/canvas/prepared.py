@@ -42,7 +42,6 @@ class PreparedLayers:
         self._items: OrderedDict[tuple[Any, ...], tuple[tuple[weakref.ref, ...], Prepared, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
-        self.hits = 0  # how often a drawing found one (tests read it)
 
     @staticmethod
     def _key(layer: str, masks: Sequence[np.ndarray], box: tuple[int, int, int, int],
@@ -69,7 +68,6 @@ class PreparedLayers:
             hit = self._items.get(self._key(layer, masks, box, flag))
             if hit is None or not all(r() is m for r, m in zip(hit[0], masks, strict=True)):
                 return None
-            self.hits += 1
             return hit[1]
 
 

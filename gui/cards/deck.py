@@ -49,8 +49,6 @@ class CardDeck(QScrollArea):
         self.original_for: Callable[[int], Any] = lambda index: None
         self.original_card: ReadoutCard | None = None
         self._before: Any = None  # the shown sample's (original record, original sample), if corrected
-        #: how many refreshes kept the cards and updated their numbers (tests read it)
-        self.updated_in_place = 0
         self._box = QWidget()
         self._rows = QVBoxLayout(self._box)
         self._rows.setContentsMargins(2, 2, 2, 2)
@@ -105,7 +103,6 @@ class CardDeck(QScrollArea):
         shape = tuple(_shape_of(entry) for entry in plan)  # any sample: the cards check their widgets
         self._before = before
         if before is None and self.original_card is None and shape == self._shape and self._update_in_place(plan):
-            self.updated_in_place += 1
             return
         self._shape = shape
         self._build(plan)

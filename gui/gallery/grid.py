@@ -67,8 +67,6 @@ class GalleryGrid(QAbstractScrollArea):
         self.batch_keys: set[str] = set()  # lower-case verdict shortcuts ("m", "w", …)
         self._anchor = 0
         self.painted: list[int] = []  # source rows of the tiles shown at the last paint (tests, benchmarks)
-        self.drawn = 0  # tiles the last paint drew (those in its exposed region)
-        self.drawn_without_picture = 0  # of them, drawn grey: their thumbnail not made yet
         self._shown: dict[int, int] = {}  # source row -> proxy row, of the tiles shown
         self._captions: dict[str, str] = {}  # caption -> its elided text
         self.held = HeldMove(self.move_to, self)  # a held move key: the list follows at the end
@@ -157,7 +155,6 @@ class GalleryGrid(QAbstractScrollArea):
         x0 = max(0, (self.viewport().width() - cols * TILE_W) // 2)
         self.painted = [rows[i] for i in shown]
         self._shown = {src: i for i, src in zip(shown, self.painted, strict=True)}
-        self.drawn = self.drawn_without_picture = 0
         for i, src in zip(shown, self.painted, strict=True):
             rect = QRect(x0 + (i % cols) * TILE_W, (i // cols) * TILE_H - top, TILE_W, TILE_H)
             if region.intersects(rect):
@@ -186,7 +183,6 @@ class GalleryGrid(QAbstractScrollArea):
         return out
 
     def _paint_tile(self, p: QPainter, rect: QRect, src: int, selected: bool, current: bool) -> None:
-        self.drawn += 1
         pal = self.palette()
         inner = rect.adjusted(3, 3, -3, -3)
         if selected:
@@ -194,7 +190,6 @@ class GalleryGrid(QAbstractScrollArea):
         img = self.tiles.thumbnail(src)
         box = QRect(inner.x() + 3, inner.y() + 3, THUMB_W, THUMB_H)
         if img is None:
-            self.drawn_without_picture += 1
             p.fillRect(box, QColor("#e4e4e4"))
         else:
             p.drawImage(box.x() + (THUMB_W - img.width()) // 2, box.y() + (THUMB_H - img.height()) // 2, img)

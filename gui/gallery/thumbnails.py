@@ -168,7 +168,6 @@ class ThumbLoader(QObject):
         self._busy: set[tuple[str, Hashable]] = set()
         self._thread: threading.Thread | None = None
         self._resume_at = 0.0  # time.monotonic() before which no thumbnail is started
-        self.made = 0  # thumbnails drawn (tests and benchmarks read it)
 
     def want(self, jobs: dict[tuple[str, Hashable], Callable[[], QImage]]) -> None:
         """Draw these (in this order); whatever was pending and is not among them is dropped."""
@@ -228,7 +227,6 @@ class ThumbLoader(QObject):
             except Exception:  # noqa: BLE001 - a bad sample gets a blank tile, never a crash
                 log.exception("thumbnail of sample %s", sid)
                 img = None
-            self.made += 1
             try:
                 self.ready.emit(sid, variant, img)
             except RuntimeError:  # the loader was deleted with its window

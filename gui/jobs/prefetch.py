@@ -36,7 +36,6 @@ class ImagePrefetcher:
         self._thread: threading.Thread | None = None
         self._busy = False
         self._closed = False
-        self.done = 0  # refs this thread has taken care of (tests and benchmarks read it)
         self._quiet_from = 0.0  # time.monotonic() from which follow-up work may run
         self._requests = 0  # how many requests came (an item's follow-up is dropped by a newer one)
 
@@ -106,4 +105,3 @@ class ImagePrefetcher:
                     then(pixels)
             except Exception as exc:  # noqa: BLE001 - the GUI thread makes it again and reports
                 log.info("prefetching %s failed: %s: %s", getattr(ref, "path", ref), type(exc).__name__, exc)
-            self.done += 1

@@ -10,8 +10,6 @@ cancelled at its next check. The window installs the result in one step (``prepa
 
 from __future__ import annotations
 
-import gc
-import sys
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
@@ -23,34 +21,18 @@ from masklens.gui.jobs.workers import JobRunner
 ASYNC_FROM = 2000
 
 
-#: while a worker derives readouts, the GIL changes hands this often (seconds; Python's default is
-#: 0.005): the GUI thread re-takes it for every Python call Qt makes while painting, and with the
-#: default a paint of the sample table could wait 5 ms per call
-SWITCH_INTERVAL = 0.0005
-
-
 def _derive(ctx: Any, scorer: Any, params: dict[str, float], prepare: Any) -> tuple[list, Any]:
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(min(previous, SWITCH_INTERVAL))
-    # hundreds of thousands of new (acyclic) dicts would trigger full cyclic collections over
-    # every object of the benchmark, each a GIL-held pause of the window: not while deriving
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    """Runs as a job (the switch interval shortened, gui/jobs/workers.py). Hundreds of thousands of
+    new (acyclic) dicts would trigger full cyclic collections over every object of the benchmark,
+    each a GIL-held pause of the window: none while deriving, and what survives (readouts,
+    flattened rows) is long-lived, frozen after (gc_pause.collected_later)."""
+    with gc_pause.collected_later():
         readouts = scorer.readouts(params)
         view = getattr(readouts, "view", None)
         if view is not None:  # records built lazily (SA-Co/Gold's): here, not in the first filter
             view()
         ctx.check()
         return readouts, prepare(readouts, ctx.check)
-    finally:
-        # what survives is long-lived (readouts, flattened rows): out of the collector's scans, or
-        # the next full collection would walk all of it with the GIL held (~0.2 s at 100,000);
-        # frozen objects are still freed by reference counting when dropped
-        gc_pause.freeze()
-        if collecting:
-            gc.enable()
-        sys.setswitchinterval(previous)
 
 
 def paint_first_frame(window: Any) -> None:

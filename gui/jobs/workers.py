@@ -10,8 +10,9 @@ other exception becomes "internal error: …" — never a crash.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import logging
-import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator
@@ -23,7 +24,7 @@ from superqt.utils import create_worker
 
 from masklens.core import masks
 from masklens.core.errors import Cancelled, MasklensError
-from masklens.core.runtime import logs
+from masklens.core.runtime import gc_pause, logs
 
 log = logging.getLogger(__name__)
 
@@ -53,49 +54,39 @@ class JobContext(QObject):
         return self._cancel.is_set()
 
 
-#: the interpreter's switch interval while a job runs (seconds; Python's default is 0.005). Every
-#: Qt virtual call on a Python-made widget takes the GIL: with a job's thread busy in Python, each
-#: take waits up to one interval, so a repaint of the window (hundreds of takes) froze it for
-#: hundreds of ms during a report export. A shorter interval hands the GIL back sooner.
-JOB_SWITCH_INTERVAL = 0.0005
-#: while a job runs, a pycocotools IoU call merges at most about this many characters of RLE
-#: (:data:`masklens.core.masks.IOU_CALL_WORK`; 10–17 ns a character on a random model's 1800×1200
-#: masks here, so ≤ ~10 ms): it holds the GIL for a whole call. Outside the window (scripts, the
-#: command line) a matrix is one call.
+#: a job's pycocotools IoU calls each merge at most about this many characters of RLE
+#: (:func:`masklens.core.masks.iou_call_bound`; 10–17 ns a character on a random model's
+#: 1800×1200 masks here, so ≤ ~10 ms): a call holds the GIL from start to end. Outside the window
+#: (scripts, the command line) a matrix is one call.
 JOB_IOU_CALL_WORK = 600_000
-_running_lock = threading.Lock()
-_running = 0
-_saved_interval = 0.005
 
 
-def _job_started() -> None:
-    global _running, _saved_interval
-    with _running_lock:
-        if _running == 0:
-            _saved_interval = sys.getswitchinterval()
-            sys.setswitchinterval(min(_saved_interval, JOB_SWITCH_INTERVAL))
-            masks.IOU_CALL_WORK = JOB_IOU_CALL_WORK
-        _running += 1
+def _in_job(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` as a job runs it: its IoU calls bounded, in the job's own thread."""
+    if inspect.isgeneratorfunction(func):
+        @functools.wraps(func)
+        def steps(*args: Any, **kwargs: Any) -> Any:
+            with masks.iou_call_bound(JOB_IOU_CALL_WORK):
+                return (yield from func(*args, **kwargs))
+        return steps
 
-
-def _job_ended() -> None:
-    global _running
-    with _running_lock:
-        _running = max(_running - 1, 0)
-        if _running == 0:
-            sys.setswitchinterval(_saved_interval)
-            masks.IOU_CALL_WORK = None
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with masks.iou_call_bound(JOB_IOU_CALL_WORK):
+            return func(*args, **kwargs)
+    return call
 
 
 @contextlib.contextmanager
 def gui_friendly() -> Iterator[None]:
-    """While a thread of our own (not a job) runs Python, hand the GIL back to the GUI thread
-    as soon as a job does (:data:`JOB_SWITCH_INTERVAL`)."""
-    _job_started()
+    """While a thread of our own (not a job) runs Python: as a job, the GIL handed back to the GUI
+    thread sooner, and its IoU calls bounded."""
+    gc_pause.shorten_switch_interval()
     try:
-        yield
+        with masks.iou_call_bound(JOB_IOU_CALL_WORK):
+            yield
     finally:
-        _job_ended()
+        gc_pause.restore_switch_interval()
 
 
 class Job:
@@ -142,9 +133,10 @@ class JobRunner(QObject):
     ) -> Job:
         """Run ``func(ctx, *args)`` on the thread pool. The thread starts one event-loop turn
         later, once the GUI thread has painted what the request changed (a job's thread busy in
-        Python slows every paint; see :data:`JOB_SWITCH_INTERVAL`)."""
+        Python slows every paint; the switch interval is shortened meanwhile:
+        :func:`masklens.core.runtime.gc_pause.shorten_switch_interval`)."""
         ctx = JobContext()
-        worker = create_worker(func, ctx, *args, _start_thread=False, _ignore_errors=True)
+        worker = create_worker(_in_job(func), ctx, *args, _start_thread=False, _ignore_errors=True)
         job = Job(name, ctx, worker)
         ctx.progressed.connect(lambda d, t, s: isValid(self) and self.progressed.emit(name, d, t, s))
 
@@ -173,7 +165,7 @@ class JobRunner(QObject):
         def finished() -> None:
             if job.started:
                 job.started = False
-                _job_ended()
+                gc_pause.restore_switch_interval()
             if job in self.jobs:
                 self.jobs.remove(job)
             if isValid(self):
@@ -187,7 +179,7 @@ class JobRunner(QObject):
 
         def start() -> None:  # after the GUI thread has handled what is pending (the click's repaint)
             job.started = True
-            _job_started()
+            gc_pause.shorten_switch_interval()
             worker.start()
 
         QTimer.singleShot(0, self, start)

@@ -1,4 +1,4 @@
-"""The issue-12 inputs, one by one, through the command line: each ends in one message naming
+"""Hostile inputs, one by one, through the command line: each ends in one message naming
 file, record and field (exit 2, no traceback, no output), or — for text a report only shows —
 in a report. Inputs are a private copy of the bundled demo with one thing made hostile."""
 

@@ -1,4 +1,4 @@
-"""Fast start (issue 13): the top-level help imports no command module and no numpy,
+"""Fast start: the top-level help imports no command module and no numpy,
 `score KIND` builds only that kind's parser (no other kind, no scipy.optimize), the lazily
 built parsers read the command line exactly as the full one, and `score --out` writes
 compact JSON (``--pretty``: indented) with the same content."""

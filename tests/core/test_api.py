@@ -48,7 +48,7 @@ def in_repo(monkeypatch):
     monkeypatch.chdir(ROOT)  # the paths above are relative, as a notebook beside the repo has them
 
 
-def test_the_notebook_line_of_the_issue(tmp_path):
+def test_the_notebook_line_scores_the_demo(tmp_path):
     r = ml.score("cafe", ann="resources/demo/cafe/ann.json",
                  pred="resources/demo/cafe/pred_demo.json", score_threshold=0.5)
     out = tmp_path / "s.json"

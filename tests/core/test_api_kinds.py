@@ -1,4 +1,4 @@
-"""The Python API as a notebook user meets it (issue 23, item 9): a typed entry point per kind
+"""The Python API as a notebook user meets it: a typed entry point per kind
 whose signature ``inspect.signature`` shows (held to the kind's own arguments and defaults),
 misspelt keywords answered with the closest one and the parameters, errors naming keywords in
 Python and flags on the command line, ``MasklensError`` at the top, ``py.typed``, and short

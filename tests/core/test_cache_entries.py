@@ -79,7 +79,7 @@ def test_predict_ignores_bad_cache_entries_warns_once_and_recomputes(tmp_path, c
 
 def test_the_cached_json_text_is_made_a_mask_at_a_time(monkeypatch):
     """json.dumps holds the GIL for a whole call (~50 ms for 100 masks of an 1800×1200 image): the
-    prediction cache's text is made one mask per call (issue 24) and is the very same text."""
+    prediction cache's text is made one mask per call and is the very same text."""
     import json
 
     import numpy as np

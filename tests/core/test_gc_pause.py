@@ -149,3 +149,26 @@ def test_someone_elses_freeze_is_counted_once(freeze_counts) -> None:
     finally:
         gc.unfreeze()
     del keep
+
+
+def test_the_switch_interval_is_short_while_any_worker_runs_and_given_back_after_the_last():
+    import sys
+
+    default = sys.getswitchinterval()
+    short = min(default, gc_pause.WORKER_SWITCH_INTERVAL)
+    gc_pause.shorten_switch_interval()
+    gc_pause.shorten_switch_interval()  # a second worker
+    assert sys.getswitchinterval() == short
+    gc_pause.restore_switch_interval()
+    assert sys.getswitchinterval() == short  # one still runs
+    gc_pause.restore_switch_interval()
+    assert sys.getswitchinterval() == default
+
+
+def test_collected_later_freezes_what_the_block_made():
+    assert gc.isenabled()
+    before = gc.get_freeze_count()
+    with gc_pause.collected_later():
+        kept = [[i] for i in range(1000)]  # lists: tracked by the collector
+        assert not gc.isenabled()
+    assert gc.isenabled() and gc.get_freeze_count() >= before + len(kept)

@@ -21,6 +21,7 @@ from masklens.core.files.io import read_json
 from masklens.core.files.json_depth import json_depth_exceeds, scan_parsed
 from masklens.core.files.limits import check_image_header, check_npy_header, current
 from masklens.core.masks import Mask
+from masklens.core.runtime.config import ConfigError
 
 
 def _no_hang(fn, *args):
@@ -79,7 +80,7 @@ def test_read_json_size_and_depth_limits_are_configurable(tmp_path, monkeypatch)
     with pytest.raises(DataFormatError, match=r"larger than the limit \(500 bytes\)"):
         read_json(f)
     monkeypatch.setenv("MASKLENS_MAX_JSON_BYTES", "lots")
-    with pytest.raises(DataFormatError, match="MASKLENS_MAX_JSON_BYTES"):
+    with pytest.raises(ConfigError, match="MASKLENS_MAX_JSON_BYTES"):
         read_json(f)
 
 

@@ -206,13 +206,13 @@ def test_iou_matrix_takes_one_pycocotools_call_for_a_score_time_matrix(monkeypat
     the scorer was 4-9x slower), with pycocotools' own matrix."""
     from masklens.core import masks
 
-    monkeypatch.setattr(masks, "IOU_CALL_WORK", bound)
     rng = np.random.default_rng(3)
     preds = [Mask.from_array(rng.random((30, 40)) > 0.6) for _ in range(11)]
     gts = [Mask.from_array(rng.random((30, 40)) > 0.5) for _ in range(3)]
     whole = _whole(preds, gts)
     rows = _spy_iou(monkeypatch)
-    got = masks.iou_matrix(preds, gts)
+    with masks.iou_call_bound(bound):
+        got = masks.iou_matrix(preds, gts)
     assert rows == [(11, 3)]
     assert got.shape == (11, 3) and np.array_equal(got, whole)
 
@@ -221,20 +221,24 @@ def test_iou_matrix_takes_one_pycocotools_call_for_a_score_time_matrix(monkeypat
 def test_iou_matrix_bounds_the_work_of_each_pycocotools_call(monkeypatch, n_preds, n_gts):
     """pycocotools holds the GIL for a whole IoU call: masks with long RLEs (a many-mask result
     at full size, speckled as a random-weight model's) are compared in blocks of rows and of
-    columns, each within ``IOU_CALL_WORK`` (the window's, while its jobs run; issue 24), with the
-    same matrix."""
+    columns, each within the bound (the window's jobs compute under one), with the same matrix,
+    whether the bound is given to the call or in force in the thread."""
     from masklens.core import masks
     from masklens.core.masks import iou_blocks
 
-    monkeypatch.setattr(masks, "IOU_CALL_WORK", 600_000)
+    bound = 600_000
     rng = np.random.default_rng(5)
     preds = [Mask.from_array(rng.random((300, 400)) > 0.5) for _ in range(n_preds)]
     gts = [Mask.from_array(rng.random((300, 400)) > 0.5) for _ in range(n_gts)]
     whole = _whole(preds, gts)
     calls = _spy_iou(monkeypatch)
-    got = masks.iou_matrix(preds, gts)
+    got = masks.iou_matrix(preds, gts, call_work=bound)
     assert np.array_equal(got, whole) and len(calls) > 1
-    blocks = iou_blocks([p.rle for p in preds], [g.rle for g in gts])
+    with masks.iou_call_bound(bound):
+        assert np.array_equal(masks.iou_matrix(preds, gts), whole)
+    assert calls[len(calls) // 2:] == calls[:len(calls) // 2]  # the same blocks both ways
+    calls = calls[:len(calls) // 2]
+    blocks = iou_blocks([p.rle for p in preds], [g.rle for g in gts], bound)
     assert [(r.stop - r.start, c.stop - c.start) for r, c in blocks] == calls
     covered = np.zeros((n_preds, n_gts), int)
     for rows, cols in blocks:  # every pair once; every call within the bound (or one pair alone)
@@ -242,7 +246,21 @@ def test_iou_matrix_bounds_the_work_of_each_pycocotools_call(monkeypatch, n_pred
         p_len = [len(p.rle["counts"]) for p in preds[rows]]
         g_len = [len(g.rle["counts"]) for g in gts[cols]]
         work = len(g_len) * sum(p_len) + len(p_len) * sum(g_len)
-        assert work <= masks.IOU_CALL_WORK or len(p_len) * len(g_len) == 1
+        assert work <= bound or len(p_len) * len(g_len) == 1
     assert (covered == 1).all()
     if n_gts > 3:
         assert any(c.stop - c.start < n_gts for _, c in blocks)  # the columns split too
+
+
+def test_an_iou_call_bound_holds_only_in_the_thread_that_set_it():
+    import threading
+
+    from masklens.core import masks
+
+    seen: list[int | None] = []
+    with masks.iou_call_bound(1000):
+        other = threading.Thread(target=lambda: seen.append(masks.current_iou_call_work()))
+        other.start()
+        other.join()
+        assert masks.current_iou_call_work() == 1000
+    assert seen == [None] and masks.current_iou_call_work() is None

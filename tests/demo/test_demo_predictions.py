@@ -42,10 +42,10 @@ def test_every_demo_prediction_file_is_checked():
 
 @pytest.mark.parametrize(("kind", "key"), SCORED)
 def test_plain_predict_command_writes_the_shipped_predictions(kind, key, tmp_path):
-    """Issue 23 item 5: `masklens predict KIND --model demo …` with no --score-threshold wrote
-    30 of the 41 shipped CAFE instances (only those >= the demo model's 0.5), so its file scored
-    TA_FN_paper/UA_FN 0/1 where the shipped one scores 1/0. predict now keeps instances down to
-    its floor (0.05), as the shipped files; the record lists are equal, row for row."""
+    """`masklens predict KIND --model demo …` with no --score-threshold keeps instances down to the
+    demo model's floor (0.05), as the shipped files do (keeping only those >= its 0.5 would score
+    CAFE's TA_FN_paper/UA_FN 0/1 where the shipped file scores 1/0); the record lists are equal,
+    row for row."""
     out = tmp_path / "pred.json"
     _predict(kind, out)
     shipped = json.loads((DEMO_DIR / kind / "pred_demo.json").read_text())

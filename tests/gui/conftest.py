@@ -21,6 +21,32 @@ def _config_dir(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def computed(monkeypatch):
+    """``computed(lru)``: how many values that ByteLRU had to compute so far (its ``make`` calls
+    that returned, spied on the real ByteLRU.get)."""
+    import threading
+    from collections import Counter
+
+    from masklens.gui.canvas.image_cache import ByteLRU
+
+    counts: Counter[int] = Counter()
+    lock = threading.Lock()
+    get = ByteLRU.get
+
+    def spied(self, key, make):
+        def counted():
+            value = make()
+            with lock:
+                counts[id(self)] += 1
+            return value
+
+        return get(self, key, counted)
+
+    monkeypatch.setattr(ByteLRU, "get", spied)
+    return lambda lru: counts[id(lru)]
+
+
+@pytest.fixture
 def toy(tmp_path):
     return toykind.write_toy(tmp_path / "toy")
 

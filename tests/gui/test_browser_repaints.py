@@ -1,4 +1,4 @@
-"""A slider step repaints the list's cells whose values moved, not the whole list (issue 21: a t
+"""A slider step repaints the list's cells whose values moved, not the whole list (a t
 step ≤ 50 ms; a repaint of a 40-row list costs ~15 ms): what the screen shows afterwards is
 what a full repaint draws."""
 

@@ -1,4 +1,4 @@
-"""Cancel in the status bar stops OWLv2 + SAM 2 while OWLv2's image pre-processing runs (issue 24).
+"""Cancel in the status bar stops OWLv2 + SAM 2 while OWLv2's image pre-processing runs.
 
 That stage is no torch module: transformers' processor blurs the padded photograph in one long
 convolution before downscaling it (2.31 s of Cancel latency measured with the real-size OWLv2).
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from pathlib import Path
 
 import cv2
@@ -54,12 +53,12 @@ def test_status_bar_cancel_stops_owlv2_in_its_image_preprocessing(window, big_to
     seg.ensure_loaded()
     started: list[int] = []
     seg.detector.owlv2.vision_model.register_forward_pre_hook(lambda *_: started.append(1))
-    strips: list[float] = []
+    strips: list[int] = []
     original = owlv2_pixels.blur_in_strips
 
     def watched(image, kernel_size, sigma, check, *args, **kwargs):
         def counted():
-            strips.append(time.perf_counter())
+            strips.append(1)
             if check is not None:
                 check()
 
@@ -75,9 +74,9 @@ def test_status_bar_cancel_stops_owlv2_in_its_image_preprocessing(window, big_to
     qtbot.mouseClick(pb.run, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: len(strips) >= 2, timeout=30000)  # inside the blur
     qtbot.mouseClick(w.status.cancel, Qt.MouseButton.LeftButton)
-    clicked = time.perf_counter()
+    at_click = len(strips)
     qtbot.waitUntil(lambda: not w.jobs.busy, timeout=60000)
-    assert len([t for t in strips if t > clicked]) <= 1, "strips went on after Cancel"
+    assert len(strips) - at_click <= 1, "strips went on after Cancel"
     assert len(strips) < 1350 // owlv2_pixels.STRIP_ROWS, "the whole blur ran"
     assert started == [], "OWLv2's vision model started: Cancel was not seen in the pre-processing"
     assert "cancelled" in w.message_bar.text and w.state.live == []

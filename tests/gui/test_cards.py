@@ -419,7 +419,7 @@ def test_cards_follow_the_state_when_another_benchmark_opens(window, qtbot):
     deck = open_demo(window, qtbot, "r2sm")
     window.run_prompt(PromptRequest("the whole blue square", Role.AMODAL, None, None, "demo"), sync=True)
     qtbot.waitUntil(lambda: len(deck.typed) == 1, timeout=20000)
-    window.tabs.setCurrentIndex(0)  # the Compare tab's stale live panels are issue 8's defect 4 (gui-fix)
+    window.tabs.setCurrentIndex(0)  # the Compare tab's live panels must not go stale
     window.open_demo("cgebench", sync=True)
     qtbot.waitUntil(lambda: window.state.kind.name == "cgebench" and bool(window.state.readouts), timeout=20000)
     assert type(deck.main_card) is card_for("cgebench") and deck.typed == []

@@ -1,4 +1,4 @@
-"""A slider step or a sample switch updates the readout card in place (issue 21): the same widgets
+"""A slider step or a sample switch updates the readout card in place: the same widgets
 show the new record's numbers, and they read exactly as a card built afresh for that record;
 another structure (a typed prompt) builds the card anew; another number of SA-Co/Gold instances
 refills the same instance table."""

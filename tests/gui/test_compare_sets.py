@@ -1,4 +1,4 @@
-"""Compare prediction sets (issue 8): two sets side by side on the same sample with the benchmark's
+"""Compare prediction sets: two sets side by side on the same sample with the benchmark's
 captions, synced pan/zoom, browser columns per set, "fixed by B" / "broken by B" filters, and the
 attached sets and layout restored with the session. CAFE demo + a second prediction file in which
 two negatives and one positive were changed."""
@@ -47,8 +47,8 @@ def click_tab(w, qtbot, text):
 
 
 def shown_ids(w):
-    """The ids the filter lists; the current sample kept although it no longer matches (issue 8,
-    defect 8: marked "outside the filter" until the user moves) is not one of them."""
+    """The ids the filter lists; the current sample kept although it no longer matches (marked
+    "outside the filter" until the user moves) is not one of them."""
     b = w.browser
     rows = [b.proxy.mapToSource(b.proxy.index(r, 0)).row() for r in range(b.proxy.rowCount())]
     if b.model.outside_row is not None:

@@ -1,4 +1,4 @@
-"""Issue 22: Change category… in Correct mode (Shift+C): recorded, undone, applied and scored."""
+"""Change category… in Correct mode (Shift+C): recorded, undone, applied and scored."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A preset filter reads the re-scored records without copying them (issue 21: at 20,000 entries
+"""A preset filter reads the re-scored records without copying them (at 20,000 entries
 the first filter after a t step copied every record, a 0.3–0.8 s stall), and lists exactly the
 samples the preset names."""
 

@@ -69,7 +69,7 @@ _CELL = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_
        value=st.one_of(st.floats(-2, 2), st.sampled_from(["0.5", "TP", "true", "none", "1"])))
 @settings(max_examples=300, deadline=None)
 def test_a_whole_column_passes_exactly_as_value_by_value(values, op, value):
-    """The numpy pass over a column of numbers (issue 21: filters at 20,000 samples) keeps
+    """The numpy pass over a column of numbers (filters at 20,000 samples) keeps
     exactly the rows the one-by-one test keeps: None, NaN, booleans, strings that look like numbers."""
     from masklens.gui.browser.filters import Clause, _parse_value
 
@@ -86,7 +86,7 @@ _SORTED = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allo
 @given(values=st.lists(_SORTED, max_size=40), descending=st.booleans(), data=st.data())
 @settings(max_examples=300, deadline=None)
 def test_rows_sorted_in_one_pass_keep_pythons_order(values, descending, data):
-    """The numpy sort of a column (issue 21: sorts at 20,000 rows) orders rows exactly as
+    """The numpy sort of a column (sorts at 20,000 rows) orders rows exactly as
     Python's stable sort of the same keys: missing first, numbers, equal keys in list order."""
     from masklens.gui.browser.bulk import order_rows, sort_keys
 

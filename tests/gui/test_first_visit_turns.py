@@ -1,5 +1,5 @@
 """A switch onto a sample whose masks are not decoded yet (a first visit the prefetch did not
-reach) is drawn in two event-loop turns (issue 21): the image at once, with no stale overlay of
+reach) is drawn in two event-loop turns: the image at once, with no stale overlay of
 the sample before, then its layers — each half under the GUI-stall budget where the whole was over
 it. A return visit (everything cached) is drawn in one turn, as before."""
 

@@ -1,4 +1,4 @@
-"""Issue 21, "what to build 2": the Gallery tab, driven with real keys and clicks: the list's rows
+"""The Gallery tab, driven with real keys and clicks: the list's rows
 in the list's order (one proxy, two views), one selection, keyboard navigation, thumbnails made
 off the GUI thread into a bounded cache, only visible tiles drawn, batch verdicts undone at once."""
 
@@ -17,7 +17,7 @@ from test_gui_defects import open_demo  # noqa: E402 - File › Open demo, then 
 def show_gallery(w, qtbot):
     bar = w.tabs.tabBar()
     i = next(i for i in range(w.tabs.count()) if w.tabs.tabText(i) == "Gallery")
-    w.message_bar.hide()  # it floats over the tab bar (defect 5, another part of issue 21)
+    w.message_bar.hide()  # it floats over the tab bar
     qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(i).center())
     assert w.tabs.currentWidget() is w.gallery
     grid = w.gallery.grid

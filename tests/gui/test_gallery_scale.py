@@ -1,4 +1,4 @@
-"""Issue 21: the gallery at scale, driven with real keys: Ctrl+A is one selection range whose
+"""The gallery at scale, driven with real keys: Ctrl+A is one selection range whose
 handlers never walk the rows one by one (the list's column headers used to ask every row of
 every visible column whether it was selected, at each paint), and a batch verdict on all of
 them; only the exposed tiles are drawn; the thumbnails of the tiles shown are made and kept in
@@ -112,12 +112,28 @@ def pictures_of(w, rows) -> list:
     return [w.gallery.cache.get(w.browser.model.samples[r].id, variant) for r in rows]
 
 
-def test_page_down_through_thousands_draws_the_tiles_shown_into_a_bounded_cache(big, qtbot):
+def tiles_drawn(monkeypatch, grid) -> list[bool]:
+    """Each tile the grid draws from now on: whether it had its picture (GalleryGrid._paint_tile,
+    spied; clear the list before a repaint to see that paint's tiles)."""
+    drawn: list[bool] = []
+    paint_tile = type(grid)._paint_tile
+
+    def spied(self, p, rect, src, *args):
+        drawn.append(self.tiles.thumbnail(src) is not None)
+        return paint_tile(self, p, rect, src, *args)
+
+    monkeypatch.setattr(type(grid), "_paint_tile", spied)
+    return drawn
+
+
+def test_page_down_through_thousands_draws_the_tiles_shown_into_a_bounded_cache(big, qtbot, monkeypatch):
     from masklens.gui.gallery.grid import THUMB_H, THUMB_W
 
     w = big
     grid, cache, loader = w.gallery.grid, w.gallery.cache, w.gallery.loader
     cache.budget = 60 * THUMB_W * THUMB_H * 4  # room for ~60 tiles: the pages walked past are dropped
+    drawn: list[str] = []
+    loader.ready.connect(lambda sid, *_: drawn.append(sid))
     for _ in range(12):
         qtbot.keyClick(grid.viewport(), Qt.Key.Key_PageDown)
         grid.viewport().repaint()
@@ -126,19 +142,22 @@ def test_page_down_through_thousands_draws_the_tiles_shown_into_a_bounded_cache(
                         timeout=10000)
         assert cache.bytes <= cache.budget
     assert w.state.index == grid.current() >= 12 * grid.columns()
-    assert cache.bytes <= cache.budget and len(cache) < loader.made  # more were drawn than are kept
+    assert cache.bytes <= cache.budget and len(cache) < len(drawn)  # more were drawn than are kept
+    tiles = tiles_drawn(monkeypatch, grid)
     grid.viewport().repaint()  # every tile on screen has its picture (none grey)
-    assert grid.drawn == in_view(grid) and grid.drawn_without_picture == 0
+    assert len(tiles) == in_view(grid) and all(tiles)
 
 
-def test_only_exposed_tiles_are_drawn_and_a_thumbnail_repaints_its_own_tile(big, qtbot):
+def test_only_exposed_tiles_are_drawn_and_a_thumbnail_repaints_its_own_tile(big, qtbot, monkeypatch):
     from PySide6.QtCore import QEvent, QObject
 
     w = big
     grid, loader = w.gallery.grid, w.gallery.loader
+    tiles = tiles_drawn(monkeypatch, grid)
     qtbot.keyClick(grid.viewport(), Qt.Key.Key_End)  # a page whose thumbnails are not made yet
+    tiles.clear()
     grid.viewport().repaint()
-    assert grid.drawn == in_view(grid) > 1 and grid.drawn_without_picture > 0
+    assert len(tiles) == in_view(grid) > 1 and not all(tiles)
 
     class Regions(QObject):
         def __init__(self):
@@ -159,8 +178,9 @@ def test_only_exposed_tiles_are_drawn_and_a_thumbnail_repaints_its_own_tile(big,
     assert all(r.boundingRect() != full or r.rectCount() > 1 for r in regions.seen)
     last = grid.count() - 1
     QApplication.processEvents()  # the last arrival's own update painted first (not merged into the next)
+    tiles.clear()
     grid.viewport().repaint(grid.tile_rect(last))  # one tile exposed: one tile drawn
-    assert grid.drawn == 1 and grid.painted[-1] == w.browser.proxy.visible_rows()[last]
+    assert len(tiles) == 1 and grid.painted[-1] == w.browser.proxy.visible_rows()[last]
 
 
 def held(grid, key, *, repeat=True, release=False):

@@ -1,4 +1,4 @@
-"""Issue 8's defects, each driven as a user would (real key and mouse events) on the demo window."""
+"""The window's behaviour where it once went wrong, each driven as a user would (real key and mouse events) on the demo window."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ def test_recent_menu_reopens(window, toy, qtbot):
     window.state.benchmark = None
     window._fill_recent()
     actions = [a for a in window.recent_menu.actions() if a.isEnabled()]
-    assert actions and actions[0].text() == "toy — toy.json (Toy)"  # by folder and kind (issue 8)
+    assert actions and actions[0].text() == "toy — toy.json (Toy)"  # by folder and kind
     actions[0].trigger()
     qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=10000)
     assert window.state.benchmark.name == "toy"

@@ -219,7 +219,7 @@ def test_missing_argument_and_missing_image_are_clear(window, toy, qtbot, tmp_pa
     assert "image file not found" in window.message_bar.text
 
 
-def test_lazy_loading_of_a_large_benchmark(window, qtbot, tmp_path):
+def test_lazy_loading_of_a_large_benchmark(window, qtbot, tmp_path, computed):
     files = toykind.write_toy(tmp_path / "many", n=2000, images=False, predictions=False)
     window.open_benchmark("toy", ["--ann", str(files["ann"])])
     qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=20000)
@@ -227,31 +227,31 @@ def test_lazy_loading_of_a_large_benchmark(window, qtbot, tmp_path):
     qtbot.wait(60)  # the neighbours' images are queued one short timer after the sample is drawn
     assert window.prefetcher.wait_idle(20)
     # only the first sample's image was decoded, and its one neighbour's (off the GUI thread)
-    assert window.store.images.loads == 2
+    assert computed(window.store.images) == 2
     window.state.set_index(1500)
-    assert window.store.images.loads == 3
+    assert computed(window.store.images) == 3
     qtbot.wait(60)
     assert window.prefetcher.wait_idle(20)
-    assert window.store.images.loads == 5  # samples 1501 and 1499 prefetched
+    assert computed(window.store.images) == 5  # samples 1501 and 1499 prefetched
 
 
-def test_masks_are_decoded_once_per_sample_switch(toy_window, qtbot):
+def test_masks_are_decoded_once_per_sample_switch(toy_window, qtbot, computed):
     w = toy_window
     w.prefetcher.wait_idle(10)
     w.prefetcher.close()  # the neighbours' masks are not decoded ahead: every load counted is this test's
     w.store.masks.clear()
     w.render()  # the current sample's masks decoded again
-    loads = w.store.masks.loads
+    loads = computed(w.store.masks)
 
     def switch(index: int) -> None:  # a first visit draws its masks one event-loop turn later
         w.state.set_index(index)
         qtbot.waitUntil(lambda: w.sample_view.drawing_left() == 0)
 
     switch(1)
-    after_first = w.store.masks.loads
+    after_first = computed(w.store.masks)
     switch(0)
     switch(1)
-    assert w.store.masks.loads == after_first > loads  # second visit: all from the LRU
+    assert computed(w.store.masks) == after_first > loads  # second visit: all from the LRU
 
 
 def test_demo_model_on_the_toy_image(toy_window, qtbot):

@@ -1,4 +1,4 @@
-"""The neighbouring samples' images are decoded off the GUI thread (issue 21): after a sample is
+"""The neighbouring samples' images are decoded off the GUI thread: after a sample is
 shown, the next and previous samples in the list's order are decoded by the prefetch thread, and a
 switch to one of them (a real key press) decodes nothing on the GUI thread; the shared image cache
 stays within its byte budget and makes each value once under concurrent use."""
@@ -41,7 +41,7 @@ def settle_prefetch(window, qtbot) -> None:
 
 @pytest.mark.parametrize("kind", ["cafe", "hallusegbench"])  # one image file per sample, two
 def test_a_switch_finds_the_next_image_prefetched_and_decodes_nothing_on_the_gui_thread(
-        window, qtbot, decodes, kind, no_internal_errors):
+        window, qtbot, decodes, kind, no_internal_errors, computed):
     assert window.open_demo(kind, sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     table = window.browser.table
@@ -57,7 +57,7 @@ def test_a_switch_finds_the_next_image_prefetched_and_decodes_nothing_on_the_gui
         for j in (nxt, prev):
             assert all(window.store.has_image(r) for r in window.state.benchmark.samples[j].images.values())
         decodes.clear()
-        loads = window.store.images.loads
+        loads = computed(window.store.images)
         qtbot.keyClick(table, Qt.Key.Key_Down)
         assert window.state.index == nxt
         qtbot.waitUntil(lambda: window.sample_view.panels and window.sample_view.panels[0].canvas.sceneRect().width() > 0)
@@ -66,7 +66,7 @@ def test_a_switch_finds_the_next_image_prefetched_and_decodes_nothing_on_the_gui
         settle_prefetch(window, qtbot)
         # only the new neighbour's images were decoded, on the prefetch thread
         assert all(name == "masklens-prefetch" for name, _p in decodes)
-        assert window.store.images.loads - loads == len({p for _n, p in decodes})
+        assert computed(window.store.images) - loads == len({p for _n, p in decodes})
         by_prefetch += [p for _n, p in decodes]
     assert by_prefetch, "nothing was prefetched: the test proves nothing"
 
@@ -134,7 +134,6 @@ def test_the_cache_is_bounded_and_makes_each_value_once_under_concurrent_use():
         t.join()
     assert not wrong and not overlap
     assert lru.nbytes <= 10 * item and peak[0] <= 10 * item and len(lru) <= 10
-    assert lru.loads == sum(made.values())
 
 
 def test_a_waiter_takes_the_value_another_thread_makes_and_makes_it_if_that_failed():

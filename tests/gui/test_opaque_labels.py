@@ -1,4 +1,4 @@
-"""Labels whose text changes on every sample switch fill their own background (issue 21): Qt then
+"""Labels whose text changes on every sample switch fill their own background: Qt then
 repaints such a label alone, not every see-through widget under it up to the window; they stay
 opaque after a style sheet's polish, and they look as before."""
 

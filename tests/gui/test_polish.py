@@ -19,8 +19,9 @@ def demo(window, qtbot, no_internal_errors):
     return window
 
 
-def test_report_export_starts_after_the_click_painted_and_shares_the_gil(demo, qtbot, tmp_path):
+def test_report_export_starts_after_the_click_painted_and_shares_the_gil(demo, qtbot, tmp_path, monkeypatch):
     from masklens.core import masks
+    from masklens.core.runtime import gc_pause
     from masklens.gui.dialogs.report_dialog import ReportDialog
     from masklens.gui.jobs import workers
 
@@ -34,7 +35,13 @@ def test_report_export_starts_after_the_click_painted_and_shares_the_gil(demo, q
     intervals: list[float] = []
     bounds: list[int | None] = []  # pycocotools' IoU work per call, while the job runs
     rep.runner.progressed.connect(lambda *_: intervals.append(sys.getswitchinterval()))
-    rep.runner.progressed.connect(lambda *_: bounds.append(masks.IOU_CALL_WORK))
+    progress = workers.JobContext.progress
+
+    def progress_in_the_job(ctx, *args):  # in the job's thread: the IoU bound in force there
+        bounds.append(masks.current_iou_call_work())
+        return progress(ctx, *args)
+
+    monkeypatch.setattr(workers.JobContext, "progress", progress_in_the_job)
     qtbot.mouseClick(rep.export_button, Qt.MouseButton.LeftButton)
     # the click is answered first (status, buttons): the job's thread has not started yet
     assert rep.job is not None and not rep.job.started
@@ -42,10 +49,10 @@ def test_report_export_starts_after_the_click_painted_and_shares_the_gil(demo, q
     assert rep.close_button.text() == "Cancel"
     qtbot.waitUntil(lambda: rep.job is None and rep.written is not None, timeout=60000)
     assert (tmp_path / "rep" / "report.html").is_file()
-    assert intervals and max(intervals) <= workers.JOB_SWITCH_INTERVAL < default
+    assert intervals and max(intervals) <= gc_pause.WORKER_SWITCH_INTERVAL < default
     qtbot.waitUntil(lambda: not rep.runner.busy, timeout=5000)
     assert sys.getswitchinterval() == default  # given back once no job runs
-    assert set(bounds) == {workers.JOB_IOU_CALL_WORK} and masks.IOU_CALL_WORK is None
+    assert set(bounds) == {workers.JOB_IOU_CALL_WORK} and masks.current_iou_call_work() is None
     rep.close()
 
 

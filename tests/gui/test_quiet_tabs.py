@@ -1,4 +1,4 @@
-"""QuietTabWidget (issue 21): a label's new text inside a page no longer repaints the whole page
+"""QuietTabWidget: a label's new text inside a page no longer repaints the whole page
 (Qt's QTabWidget does, on every LayoutRequest), while a real change — a longer tab text, a
 resize, a page asking for more room — is still laid out as QTabWidget lays it out."""
 

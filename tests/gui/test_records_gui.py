@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import sys
 import threading
-import time
 from pathlib import Path
 
 from masklens.core.scoring.records import Records
@@ -72,7 +71,7 @@ def test_releasing_records_frees_them_unless_still_iterated() -> None:
     assert [first, *it] == [{"i": i} for i in range(1000)]
 
 
-def test_release_later_takes_records_apart_off_the_gui_thread(monkeypatch) -> None:
+def test_release_later_takes_records_apart_off_the_gui_thread(monkeypatch, qtbot) -> None:
     from masklens.gui.window import disposal
 
     seen: list[tuple[str, int, int]] = []
@@ -89,10 +88,7 @@ def test_release_later_takes_records_apart_off_the_gui_thread(monkeypatch) -> No
     list(recs)
     disposal.release_later(recs)
     del recs  # the release thread now holds the last reference
-    deadline = time.monotonic() + 10
-    while (("masklens-release", 5000, 0) not in seen) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert ("masklens-release", 5000, 0) in seen
+    qtbot.waitUntil(lambda: ("masklens-release", 5000, 0) in seen, timeout=30000)
 
 
 def test_a_one_entry_pcs_set_in_the_window(window, qtbot, tmp_path):

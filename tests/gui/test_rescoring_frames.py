@@ -52,17 +52,21 @@ def test_a_switch_during_the_worker_is_drawn_again(window, qtbot, tmp_path, monk
 
 def test_a_step_updates_the_card_once(window, qtbot, tmp_path, monkeypatch, no_internal_errors):
     """The worker's readouts hold the same record for the sample shown as the first frame drew:
-    the card is not filled again (issue 21: one card update per step), and shows those values."""
+    the card is not filled again (one card update per step), and shows those values."""
     w = window
     open_async(w, qtbot, tmp_path, monkeypatch)
     w.state.set_index(5)
     deck = w.readout_panel.deck
     card = deck.main_card
+    in_place: list[bool] = []  # each refresh that kept the cards (CardDeck._update_in_place)
+    update_in_place = type(deck)._update_in_place
+    monkeypatch.setattr(type(deck), "_update_in_place",
+                        lambda self, plan: in_place.append(update_in_place(self, plan)) or in_place[-1])
     for value in (0.3, 0.7):
-        updated = deck.updated_in_place
+        updated = in_place.count(True)
         w.readout_panel.sliders.set_value("score_threshold", value)
         qtbot.waitUntil(lambda: not w.rescoring.pending, timeout=30000)
-        assert deck.main_card is card and deck.updated_in_place == updated + 1  # the first frame only
+        assert deck.main_card is card and in_place.count(True) == updated + 1  # the first frame only
         rec = w.state.readout()
         assert rec is w.browser.model.readouts[5]  # the worker's records are installed …
         for key in ("TP@0.5", "FP@0.5", "FN@0.5", "local_F1"):

@@ -1,4 +1,4 @@
-"""A new model result with many masks is drawn over several event-loop turns (issue 24: no GUI
+"""A new model result with many masks is drawn over several event-loop turns (no GUI
 stall over 50 ms while a 100-mask Grounded SAM 2 result arrives), and what is shown once it is
 drawn is all of it: every panel's overlay equals the one drawn in one go, every accepted instance
 has its score label.

@@ -1,4 +1,4 @@
-"""A user session on every demo kind, for the review, drawing and comparing parts of issue 8:
+"""A user session on every demo kind, reviewing, drawing and comparing:
 record a verdict from the canvas and undo it, draw a box on the first panel and run it with the
 demo model, attach a second prediction set and compare the two — real key and mouse events,
 and no exception or Qt warning of ours logged on the way."""

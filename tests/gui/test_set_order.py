@@ -1,4 +1,4 @@
-"""Issue 21, defect 9: A and B mean the same in the window, in Export report and in a restored
+"""A and B mean the same in the window, in Export report and in a restored
 session, whatever order the remembered prediction files finish loading in after a restart."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The sample list painted in one Python call (``table_paint``) draws the same pixels as Qt's own
 per-cell paint through the same cell painter: selected row, alternating rows, the grey italic row
 outside the filter, elided ids, the frozen id columns, a paint region of several rectangles; and
-it calls the cell painter once per row, not once per cell (issue 21: a scroll of the list at
+it calls the cell painter once per row, not once per cell (a scroll of the list at
 100,000 samples cost ~30 ms, most of it crossing from C++ to Python per cell)."""
 
 from __future__ import annotations

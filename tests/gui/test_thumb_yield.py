@@ -5,8 +5,6 @@ window's stall at 100,000 samples), and inputs that keep coming hold one back at
 
 from __future__ import annotations
 
-import time
-
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication
@@ -15,26 +13,27 @@ from masklens.gui.gallery import thumbnails
 from masklens.gui.gallery.thumbnails import ThumbLoader
 
 
-def _job(started: list[float]):
+def _job(started: list[str], name: str):
     def draw() -> QImage:
-        started.append(time.monotonic())
+        started.append(name)
         return QImage(4, 4, QImage.Format.Format_RGB32)
     return draw
 
 
-def test_a_thumbnail_waits_for_the_gui_after_an_input_and_at_most_held_max(qtbot):
+def test_a_thumbnail_waits_for_the_gui_after_an_input_and_at_most_held_max(qtbot, monkeypatch):
+    monkeypatch.setattr(thumbnails, "HELD_MAX_MS", 600_000)
     loader = ThumbLoader()
     try:
-        started: list[float] = []
-        loader.want({("a", 0): _job(started)})  # no input: drawn at once
-        qtbot.waitUntil(lambda: loader.made == 1, timeout=5000)
-        t0 = time.monotonic()
-        loader.yield_to_gui(60_000)  # an input asking for a minute: held back, but not that long
-        loader.want({("b", 0): _job(started)})
-        qtbot.wait(thumbnails.HELD_MAX_MS // 3)
-        assert loader.made == 1  # not yet: the GUI thread's turn
-        qtbot.waitUntil(lambda: loader.made == 2, timeout=5000)
-        assert started[1] - t0 >= thumbnails.HELD_MAX_MS / 1000 * 0.9
+        started: list[str] = []
+        loader.want({("a", 0): _job(started, "a")})  # no input: drawn at once
+        qtbot.waitUntil(lambda: started == ["a"], timeout=10000)
+        loader.yield_to_gui(60_000)  # an input asking for a minute: the GUI thread's turn
+        loader.want({("b", 0): _job(started, "b")})
+        qtbot.wait(50)
+        assert started == ["a"]  # not yet: held back
+        monkeypatch.setattr(thumbnails, "HELD_MAX_MS", 20)  # held longer than at most: drawn, the
+        loader.want({("b", 0): _job(started, "b")})  # input's minute notwithstanding
+        qtbot.waitUntil(lambda: started == ["a", "b"], timeout=10000)
     finally:
         loader.stop()
 
@@ -45,16 +44,19 @@ def _wheel(grid) -> QWheelEvent:
                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
 
 
-def test_gallery_keys_and_scrolls_hold_the_thumbnails_back(toy_window, qtbot, no_internal_errors):
+def test_gallery_keys_and_scrolls_hold_the_thumbnails_back(toy_window, qtbot, no_internal_errors, monkeypatch):
     w = toy_window
     w.tabs.setCurrentWidget(w.gallery)
     grid = w.gallery.grid
     grid.setFocus()
     qtbot.waitUntil(lambda: not w.gallery.loader.pending(), timeout=10000)
     loader = w.gallery.loader
+    yielded: list[float] = []
+    yield_to_gui = loader.yield_to_gui
+    monkeypatch.setattr(loader, "yield_to_gui", lambda *a: yielded.append(1) or yield_to_gui(*a))
     for i, act in enumerate((lambda: qtbot.keyClick(grid, Qt.Key.Key_Right),
                 lambda: QApplication.sendEvent(grid.viewport(), _wheel(grid)),
                 lambda: w.browser.table.selectRow(2))):  # a sample switch from the list
-        loader._resume_at = 0.0
+        yielded.clear()
         act()
-        assert loader._resume_at > time.monotonic(), i  # the thread waits for the window's answer
+        assert yielded, i  # the thread waits for the window's answer

@@ -1,4 +1,4 @@
-"""A scripted user session on each demo kind (issue 8, "what must hold" 2), with real key and
+"""A scripted user session on each demo kind, with real key and
 mouse events: open the demo from File › Open demo, filter the sample list by typing an
 expression, step with F3, type a prompt with each role the benchmark has, move each slider,
 record and undo a verdict, attach a second prediction set and compare, select a range in the

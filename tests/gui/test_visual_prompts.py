@@ -1,4 +1,4 @@
-"""Visual prompts (issue 8): boxes and positive/negative points drawn with the mouse on the canvas
+"""Visual prompts: boxes and positive/negative points drawn with the mouse on the canvas
 and run on the demo model (no weights); their coordinates reach the typed-prompt list, the
 SegmentRequest and the prediction-cache key. Real mouse and key events."""
 

@@ -70,8 +70,8 @@ def _close(official: float, ours: float | None) -> bool:
 
 CAFE_FIXTURES = {  # name: synth_cafe keywords
     "plain": {},
-    # issue 11 item 1: positives without annotation (dropped pairs) and unpaired positives;
-    # item 2: several category ids on annotations and predictions
+    # positives without annotation (dropped pairs) and unpaired positives;
+    # several category ids on annotations and predictions
     "orphans": {"p_no_annotation": 0.1, "p_unpaired": 0.1, "p_multi": 0.5},
     "categories": {"p_multi": 0.6, "n_categories": 3, "p_no_annotation": 0.05},
 }
@@ -128,7 +128,7 @@ def _subset(ann: dict, edit_type: str) -> dict:
 @pytest.mark.parametrize("seed", [3, 4, 5])
 @pytest.mark.parametrize("t", [0.5, 0.3])
 def test_pcs_category_order_against_official(tmp_path: Path, seed: int, t: float, n_files: int) -> None:
-    """Issue 11 item 2: tied Hungarian assignments resolved in SAM 3's category order (each
+    """Tied Hungarian assignments resolved in SAM 3's category order (each
     annotator's instances in its own order; the same entries, other annotations per file)."""
     gts = []
     for k in range(n_files):
@@ -147,7 +147,7 @@ def test_pcs_category_order_against_official(tmp_path: Path, seed: int, t: float
 
 
 def test_official_ignores_unknown_image_ids(tmp_path: Path) -> None:
-    """Issue 11 item 6: SAM 3's evaluator silently ignores a prediction whose image_id is not
+    """SAM 3's evaluator silently ignores a prediction whose image_id is not
     an entry of the file (it loops over the file's entries only); masklens refuses the file."""
     files, preds = synth_pcs(22, 40, n_annotators=1)
     g, p, p2 = tmp_path / "gt.json", tmp_path / "pred.json", tmp_path / "pred2.json"

@@ -177,7 +177,7 @@ def test_cgf1_over_entries_hand_computed(scorer: Scorer) -> None:
     P8. F (IoU 0.76) matches only up to threshold 0.75.
 
     The entries of the dropped pair P8 count: CAFE's tools/run_eval.sh runs SAM 3's
-    CGF1Evaluator over every image entry of the file (16 entries before issue 11)."""
+    CGF1Evaluator over every image entry of the file."""
     o = scorer.rescore({"score_threshold": 0.5, "iou_threshold": 0.3}).summary["Overall"]
     assert (o["IL_TP"], o["IL_FN"], o["IL_FP"], o["IL_TN"], o["N_entries"]) == (5, 3, 5, 5, 18)
     mcc = (5 * 5 - 5 * 3) / (math.sqrt(10 * 8 * 10 * 8) + 1e-6)

@@ -4,8 +4,7 @@ Skipped unless ``MASKLENS_OFFICIAL`` names a folder holding, unmodified and neve
 here, ``generate_json.py``, ``get_consistency.py`` and ``get_hallucination.py``
 (PLAN-Lab/HalluSegBench; they need numpy, opencv, tqdm). The fixtures store masks in every
 PNG mode (grey, grey + alpha, RGB with faint colours, opaque RGBA, 16-bit), predictions at
-other resolutions, missing PNGs, empty masks and a CMS_counterfact that rounds to 0 (issue 11,
-items 3 and 4). Run with the CAFE/SAM 3 checks: ``MASKLENS_OFFICIAL=<folder> pytest -m
+other resolutions, missing PNGs, empty masks and a CMS_counterfact that rounds to 0. Run with the CAFE/SAM 3 checks: ``MASKLENS_OFFICIAL=<folder> pytest -m
 crosscheck tests/metrics`` (docs/metrics.md).
 """
 

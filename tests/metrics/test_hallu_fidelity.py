@@ -1,4 +1,4 @@
-"""HalluSegBench read exactly as its official scripts (issue 11, items 3 and 4).
+"""HalluSegBench read exactly as its official scripts.
 
 ``get_consistency.py`` / ``get_hallucination.py`` (PLAN-Lab/HalluSegBench) read every mask with
 ``cv2.imread(path, 0) > 0`` and compute the "Mean ratio" from CMS values rounded with
@@ -98,7 +98,7 @@ def test_sixteen_bit_reduces_to_the_high_byte(tmp_path: Path) -> None:
 
 
 def test_opaque_rgba_prediction_equal_to_gt_scores_one(tmp_path: Path) -> None:
-    """The issue's repro: an opaque RGBA mask used to count its alpha as foreground."""
+    """An opaque RGBA mask used to count its alpha as foreground."""
     m = np.zeros((20, 20), np.uint8)
     m[5:10, 5:10] = 255
     rgba = np.dstack([m, m, m, np.full_like(m, 255)])
@@ -139,7 +139,7 @@ def _cms_item(h: int, w: int, gt_rows: int, outside: int) -> tuple[np.ndarray, n
 
 
 def test_ccms_item_mean_drops_items_whose_rounded_cms_is_zero(tmp_path: Path) -> None:
-    """The issue's repro: CMS_counterfact = 1/30000 rounds to 0; the script drops the item
+    """CMS_counterfact = 1/30000 rounds to 0; the script drops the item
     and prints 1.0 where the unrounded mean of ratios is 15000.5."""
     full = np.full((101, 100), 255, np.uint8)
     gt, tiny = _cms_item(101, 100, 100, 1)  # |M'| = 10000, one pixel outside: CMS 1/30000

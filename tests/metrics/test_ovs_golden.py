@@ -86,7 +86,7 @@ def approx(x) -> object:
 
 # τ: (front, back, err_class_mean, outmatched); err_class_mean: the lamp's 1 px of 20 while it
 # is predicted. err (Eq. 10: (1/|C|) Σ_c EM_c, EM_c = (1/N) Σ_i err_{i,c}, |C| = 3 annotated
-# classes, N = 2 images) is 1/120 there (issue 11; err_class_mean used to be the headline err).
+# classes, N = 2 images) is 1/120 there (not err_class_mean).
 EXPECTED = {
     "0.1": (F(59, 90), F(121, 144), F(1, 20), 2),
     "0.2": (F(59, 90), F(121, 144), F(1, 20), 2),
@@ -217,7 +217,7 @@ def test_err_is_eq_10_literally():
 
 
 def test_auc_dominated_point_adds_no_step():
-    """Issue 11: (0.3, 0.4) is dominated by (0.1, 0.5); it must not lower the area."""
+    """(0.3, 0.4) is dominated by (0.1, 0.5); it must not lower the area."""
     without = ovs.auc_front_err([0.5, 0.9] + [None] * 7, [0.1, 0.5] + [None] * 7)
     assert without == pytest.approx(0.1 * 0.25 + 0.4 * 0.7 + 0.5 * 0.9)
     assert ovs.auc_front_err([0.5, 0.4, 0.9] + [None] * 6, [0.1, 0.3, 0.5] + [None] * 6) == without

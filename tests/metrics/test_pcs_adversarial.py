@@ -1,4 +1,4 @@
-"""Review of issue 13's bulk cgF1 stage: adversarial SA-Co/Gold inputs through the whole ``pcs``
+"""The bulk cgF1 stage: adversarial SA-Co/Gold inputs through the whole ``pcs``
 kind (real COCO files, real pycocotools RLE), first scoring and re-scoring at many score
 thresholds, records and summary field for field against a straightforward implementation
 written here from the JSON (pycocotools IoU, scipy's Hungarian per entry, SAM 3's category

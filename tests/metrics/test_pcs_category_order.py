@@ -1,4 +1,4 @@
-"""SAM 3's cgF1 matches an entry's instances in category order (issue 11, item 2).
+"""SAM 3's cgF1 matches an entry's instances in category order.
 
 ``CGF1Eval.computeIoU``/``evaluateImg`` (sam3/eval/cgf1_eval.py) list ground truth and
 predictions as ``[x for cId in p.catIds for x in self._gts[imgId, cId]]`` with ``p.catIds =

@@ -1,4 +1,4 @@
-"""Re-scoring SA-Co/Gold at a new score threshold without matching again (issue 13) equals a
+"""Re-scoring SA-Co/Gold at a new score threshold without matching again equals a
 fresh matching: the summary (oracle over 1–3 annotators, ties in scores and IoUs) against a
 straightforward per-entry Hungarian written here, and the per-entry records against
 ``entry_readout`` / ``PcsKind.sample_readout`` at every threshold, also after moving t."""
@@ -6,6 +6,7 @@ straightforward per-entry Hungarian written here, and the per-entry records agai
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
@@ -65,6 +66,7 @@ def fresh(scores, mats, t):
     return ndt, best
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(entries(), thr, st.lists(st.booleans(), min_size=10, max_size=10))
 def test_summary_at_t_equals_fresh_matching(data, t, member_bits) -> None:

@@ -7,6 +7,7 @@ prediction entry and 1–3 annotators, real RLE masks."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,6 +79,7 @@ def benchmark(draw):
     return [draw(entry(n_ann, i)) for i in range(n)]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(benchmark())
 def test_all_overlaps_equals_entry_overlaps(entries) -> None:

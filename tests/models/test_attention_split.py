@@ -1,4 +1,4 @@
-"""Cancel inside one attention core: heads run in groups with the cancel check between them (issue 24).
+"""Cancel inside one attention core: heads run in groups with the cancel check between them.
 
 One attention module of OWLv2-L at 960 px computes 16 heads over 4,761 tokens in one call of about
 a second on two CPU cores, with no submodule (so no cancel hook) inside it. masklens runs the

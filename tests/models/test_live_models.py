@@ -1,4 +1,4 @@
-"""Live models at real size (issue 24, issue 23 item 23), proven on tiny real checkpoints:
+"""Live models at real size, proven on tiny real checkpoints:
 interruptible forward passes, the memory check before loading, the checkpoint hash remembered
 per file across processes."""
 

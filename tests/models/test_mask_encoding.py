@@ -1,4 +1,4 @@
-"""The backends' masks are RLE-encoded in one pycocotools call per chunk (issue 24 item 3): the
+"""The backends' masks are RLE-encoded in one pycocotools call per chunk: the
 same masks as encoding each array on its own, whichever side makes the column-major copy."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_no_masks():
 
 def test_each_pycocotools_call_encodes_one_mask(monkeypatch):
     """pycocotools holds the GIL for a whole call: one mask per call keeps the window's waits short
-    (issue 24) and gives the same masks."""
+    and gives the same masks."""
     from pycocotools import mask as mask_utils
 
     sizes = []

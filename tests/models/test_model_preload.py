@@ -1,4 +1,4 @@
-"""Issue 24: loading a model must not freeze the window.
+"""Loading a model must not freeze the window.
 
 - the first import of torch and of a model's modules, and the weights' load, run with Python's
   cyclic garbage collector paused (a full collection walks every object with the GIL held: the

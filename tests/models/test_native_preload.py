@@ -1,6 +1,6 @@
 """The large native libraries a model's first load imports (``triton._C.libtriton``) are loaded
 ahead through ctypes, which releases the GIL while the dynamic loader works, without importing
-their Python packages; the import that follows finds them loaded and works (issue 24: that
+their Python packages; the import that follows finds them loaded and works (that
 dlopen, done by the import, held the GIL 40–90 ms in the middle of a model's load)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""OWLv2's image pre-processing is interruptible and gives the processor's own pixels (issue 24).
+"""OWLv2's image pre-processing is interruptible and gives the processor's own pixels.
 
 transformers' Owlv2ImageProcessor blurs the padded image in one conv2d before downscaling: seconds
 on a loaded CPU at 1800×1200, and no torch module, so Cancel waited for it (2.31 s measured with
@@ -27,6 +27,7 @@ def _photo(height: int, width: int, seed: int = 0) -> np.ndarray:
     return img
 
 
+@pytest.mark.slow  # the transformers processor on photo-sized images: seconds
 @pytest.mark.parametrize("size", [960, 64])
 @pytest.mark.parametrize("shape", [(1200, 1800), (900, 350), (37, 53)])
 def test_the_pixels_are_the_processors_own(size, shape):
@@ -51,6 +52,7 @@ def test_a_processor_it_does_not_reproduce_is_left_to_itself():
     assert pixel_values(object(), _photo(40, 60), None) is None
 
 
+@pytest.mark.slow
 def test_cancel_stops_owlv2_during_its_image_preprocessing(tiny_owlv2, tiny_sam2_hf):
     """Cancel raised during the pre-processing of a 900×1350 image (tiny OWLv2: 64 px, so a wide
     blur) stops the prompt before OWLv2's vision model starts; nothing is kept; the next run works."""

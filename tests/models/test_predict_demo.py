@@ -72,6 +72,7 @@ SLOW_RUN = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a real process, interrupted
 def test_real_sigint_leaves_a_resumable_state(tmp_path):
     """Ctrl-C delivered as a real SIGINT mid-run: exit 130, one message, finished images cached,
     no output written; the re-run computes only the rest."""

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("transformers")
+pytestmark = pytest.mark.slow  # real spawned processes, seconds each
 
 import tiny  # noqa: E402
 
@@ -39,13 +40,14 @@ def host():
     h.stop()
 
 
-def cancelled_after(seconds: float):
-    """A cancel check (as a job installs) that raises Cancelled from ``seconds`` from now on."""
-    flag = threading.Event()
-    threading.Timer(seconds, flag.set).start()
+def cancelled_from_poll(n: int):
+    """A cancel check that raises Cancelled from its ``n``-th call on: a waiting call polls it every
+    POLL_S, so the request is in the process by then."""
+    calls = [0]
 
     def check() -> None:
-        if flag.is_set():
+        calls[0] += 1
+        if calls[0] >= n:
             raise Cancelled()
 
     return check
@@ -88,28 +90,18 @@ def test_a_failure_there_is_the_same_clear_error_here(host, tmp_path):
 def test_cancel_stops_a_forward_pass_there_and_the_model_stays_loaded(host, slow_clipseg_folder):
     remote = RemoteSegmenter(host, "clipseg", {"weights": str(slow_clipseg_folder), "device": "cpu"})
     remote.ensure_loaded()
-    t0 = time.perf_counter()
-    remote.segment(_image(1), SegmentRequest("a square"))
-    full = time.perf_counter() - t0
-    assert full > 1.5, "the slow model is not slow enough to cancel part-way"
-    check = cancelled_after(0.3 * full)
-    t0 = time.perf_counter()
-    with cancel_check(check), pytest.raises(Cancelled):
+    pid = host.pid
+    with cancel_check(cancelled_from_poll(3)), pytest.raises(Cancelled):  # a 48-layer pass: under way
         remote.segment(_image(2), SegmentRequest("a circle"))
-    stopped = time.perf_counter() - t0
-    assert stopped < 0.3 * full + 1.0, f"Cancel took {stopped - 0.3 * full:.2f} s to act"
-    assert host.started == 1, "the process was ended instead of stopping its pass"
-    t0 = time.perf_counter()
+    # a process that did not stop its pass would have been ended after the grace
+    assert host.running and host.pid == pid and host.started == 1
     assert remote.segment(_image(2), SegmentRequest("a circle")).masks is not None  # the next call works
-    assert time.perf_counter() - t0 < 3 * full  # on the loaded model (no new process, no reload)
-    assert host.started == 1
+    assert host.started == 1 and host.pid == pid  # in the same process
 
 
 def test_a_process_that_does_not_stop_within_the_grace_after_cancel_is_ended(host, slow_clipseg_folder):
     """As when Cancel comes during a load, which has no hook point: the process never sees the
     cancel byte here (the parent writes to a stand-in), so it is ended CANCEL_GRACE_S after Cancel."""
-    from masklens.core.models import remote as remote_module
-
     remote = RemoteSegmenter(host, "clipseg", {"weights": str(slow_clipseg_folder), "device": "cpu"})
     remote.ensure_loaded()
     pid = host.pid
@@ -119,11 +111,8 @@ def test_a_process_that_does_not_stop_within_the_grace_after_cancel_is_ended(hos
 
     stand_in = Unseen()
     host._cancel = stand_in  # the process keeps its own byte, never set
-    check = cancelled_after(0.5)
-    t0 = time.perf_counter()
-    with cancel_check(check), pytest.raises(Cancelled):
+    with cancel_check(cancelled_from_poll(3)), pytest.raises(Cancelled):
         remote.segment(_image(4), SegmentRequest("a square"))
-    assert time.perf_counter() - t0 < 0.5 + remote_module.CANCEL_GRACE_S + 1.0
     assert not host.running and stand_in.value == 1  # told, did not stop in time: ended
     assert remote.segment(_image(0), SegmentRequest("a square")).masks is not None  # a new process
     assert host.started == 2 and host.pid != pid
@@ -179,13 +168,10 @@ def test_a_job_cancelled_while_waiting_for_its_turn_stops_at_once():
 
     threading.Thread(target=other_request, daemon=True).start()
     assert held.wait(5)
-    check = cancelled_after(0.2)
-    t0 = time.perf_counter()
     try:
-        with cancel_check(check), pytest.raises(Cancelled):
+        with cancel_check(cancelled_from_poll(3)), pytest.raises(Cancelled):
             host.request("warm", None, "clipseg")
-        assert time.perf_counter() - t0 < 1.0
-        assert not host.running  # it never got its turn
+        assert not release.is_set() and not host.running  # it stopped while the other held its turn
     finally:
         release.set()
         host.stop()

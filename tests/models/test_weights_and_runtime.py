@@ -249,24 +249,22 @@ def test_offline_and_absent_fails_at_creation_before_torch_is_imported(tmp_path)
     import sys
 
     code = (
-        "import json, sys, time\n"
+        "import json, sys\n"
         "from masklens.core.errors import ModelError\n"
         "from masklens.core.models.registry import create_segmenter\n"
-        "t = time.perf_counter()\n"
         "try:\n"
         "    create_segmenter(sys.argv[1], device='cpu')\n"
         "except ModelError as exc:\n"
-        "    print(json.dumps([str(exc), exc.format(window=True), time.perf_counter() - t,\n"
+        "    print(json.dumps([str(exc), exc.format(window=True),\n"
         "                      sorted(m for m in ('torch', 'transformers') if m in sys.modules)]))\n"
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path)}
     for name, hub_id in (("sam3", "facebook/sam3"), ("grounded-sam2", "IDEA-Research/grounding-dino-base")):
         out = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True, env=env,
                              check=True)
-        cli, window, seconds, imported = json.loads(out.stdout)
-        assert imported == [], name
+        cli, window, imported = json.loads(out.stdout)
+        assert imported == [], name  # it failed before the heavy imports: no waiting on them
         assert f"'{hub_id}' are not in the Hugging Face cache and offline mode is on" in cli
         assert f"hf download {hub_id}" in cli and "--weights" in cli
         assert ("hf auth login" in cli) == (name == "sam3")  # only SAM 3 is gated
         assert "Options… dialog" in window and "--weights" not in window  # the window's words
-        assert seconds < 5, seconds

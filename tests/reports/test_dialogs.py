@@ -92,7 +92,7 @@ def test_report_dialog_never_defaults_into_the_package():
 
 
 def test_report_progress_moves_with_the_work(state, tmp_path):
-    """Issue 8: no more sitting at 0 % "layout" — many steps, in order, each stage named."""
+    """Progress never sits at 0 % "layout": many steps, in order, each stage named."""
     from masklens.core.reports import ReportOptions, build_report
     from masklens.core.reports.runs import ModelRun, run_provenance
 

@@ -1,4 +1,4 @@
-"""Issue 21, defect 10: a verdict on one prompt is named by the prompt's text in the report, never
+"""A verdict on one prompt is named by the prompt's text in the report, never
 by the benchmark's internal prompt id (the id stays in summary.json for programs)."""
 
 import json

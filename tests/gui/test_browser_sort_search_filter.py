@@ -1,4 +1,4 @@
-"""Issue 21's sample-browser defects, driven as a user would (real clicks and keys on the demo
+"""The sample browser, driven as a user would (real clicks and keys on the demo
 window): sort then open another kind, Tab out of the list, search and typed filter per
 benchmark, preset AND expression, natural id order, placeholders and column names per kind."""
 

@@ -1,4 +1,4 @@
-"""Issue 21, defect 3: a missing image is drawn as a checkerboard *and* named in the message bar —
+"""A missing image is drawn as a checkerboard *and* named in the message bar —
 an absent images folder (no file path at all), a ``../`` path, and a partly missing folder."""
 
 from __future__ import annotations

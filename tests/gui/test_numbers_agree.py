@@ -1,4 +1,4 @@
-"""Issue 21, defects 4 and 16: numbers on screen agree with each other and with the command line —
+"""Numbers on screen agree with each other and with the command line —
 sliders snap to the precision they show, a comparison shows the digits that decide it, α = 3 is
 reachable by keyboard, and a CAFE card names the instance each figure comes from."""
 

@@ -1,4 +1,4 @@
-"""Issue 21, defects 2, 5, 12, 13 and View › Reset layout: the window's layout under real use —
+"""The window's layout and View › Reset layout under real use —
 160-character sample ids, messages of several lines, shrinking and re-growing, restarts."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 21, defect 14: a benchmark that fails to load (a truncated ground-truth JSON) keeps the
+"""A benchmark that fails to load (a truncated ground-truth JSON) keeps the
 problem in the Open dialog, with every field as the user filled it — driven through the real,
 modal dialog (typed paths, a click on Open, then on Cancel)."""
 

@@ -1,4 +1,4 @@
-"""Issue 21, "What to build" 3: Help — F1 opens the shortcut sheet made from the action table, the
+"""Help — F1 opens the shortcut sheet made from the action table, the
 filter-language reference lists the open benchmark's columns (a click puts one in the filter),
 Help › Documentation opens the docs (caught by a real QDesktopServices URL handler)."""
 
