@@ -14,15 +14,16 @@ import stat
 import subprocess
 import sys
 import tempfile
-import uuid
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from masklens.core.cli import main
-from masklens.core.review.migrations import MIGRATIONS, SCHEMA_VERSION
+from masklens.core.review.migrations import SCHEMA_VERSION
 from masklens.core.review.store import Role, open_store
+
+from .old_stores import old_store
 
 BENCH = "cafe:demo"
 
@@ -31,27 +32,10 @@ def _digest(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _old_store(path, version: int = 2, rows: int = 3):
-    """A store as an older masklens wrote it: schema ``version``, rollback journal (no WAL)."""
-    db = sqlite3.connect(path)
-    for step in MIGRATIONS[:version]:
-        step(db)
-    cols = "benchmark, sample_id, prompt_id, verdict, note, reviewer, time" + (", uid" if version >= 2 else "")
-    for i in range(rows):
-        vals = [BENCH, f"s{i}", "", "model_wrong", "", f"r{i % 2}", f"2026-01-0{i + 1}T00:00:00.000Z"]
-        if version >= 2:
-            vals.append(uuid.uuid4().hex)
-        db.execute(f"INSERT INTO verdicts ({cols}) VALUES ({', '.join('?' * len(vals))})", vals)
-    db.execute(f"PRAGMA user_version = {version}")
-    db.commit()
-    db.close()
-    return path
-
-
 @pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("command", ["export", "summary", "agreement", "check"])
 def test_reading_commands_leave_an_older_store_byte_for_byte(tmp_path, capsys, version, command):
-    db = _old_store(tmp_path / "old.sqlite", version)
+    db = old_store(tmp_path / "old.sqlite", version)
     before = _digest(db)
     argv = {"export": ["review", "export", str(db), "--out", str(tmp_path / "o.csv"), "--history"],
             "summary": ["review", "summary", str(db)],

@@ -14,7 +14,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import uuid
 from pathlib import Path
 
 import numpy as np
@@ -22,29 +21,11 @@ import pytest
 
 from masklens.core.errors import MasklensError
 from masklens.core.masks import Mask
-from masklens.core.review.migrations import MIGRATIONS
 from masklens.core.review.store import Role, open_store
 
-BENCH = "cafe:demo"
+from .old_stores import BENCH, old_store
+
 needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
-
-
-def _store(path: Path, version: int, journal: str) -> Path:
-    """A store of schema ``version`` (1–4) with three verdicts, in ``journal`` mode, closed."""
-    db = sqlite3.connect(path)
-    db.execute(f"PRAGMA journal_mode = {journal}")
-    for step in MIGRATIONS[:version]:
-        step(db)
-    cols = "benchmark, sample_id, prompt_id, verdict, note, reviewer, time" + (", uid" if version >= 2 else "")
-    for i in range(3):
-        vals = [BENCH, f"s{i}", "", "model_wrong", "", f"r{i % 2}", f"2026-01-0{i + 1}T00:00:00.000Z"]
-        if version >= 2:
-            vals.append(uuid.uuid4().hex)
-        db.execute(f"INSERT INTO verdicts ({cols}) VALUES ({', '.join('?' * len(vals))})", vals)
-    db.execute(f"PRAGMA user_version = {version}")
-    db.commit()
-    db.close()
-    return path
 
 
 def _state(folder: Path) -> dict[str, tuple[str, int]]:
@@ -61,7 +42,7 @@ def _read_everything(path: Path) -> tuple[int, int, int]:
 @pytest.mark.parametrize("journal", ["wal", "delete"])
 @pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_reading_leaves_the_file_and_its_folder_as_they_were(tmp_path, version, journal):
-    db = _store(tmp_path / "r.sqlite", version, journal)
+    db = old_store(tmp_path / "r.sqlite", version, journal=journal)
     before = _state(tmp_path)
     assert _read_everything(db) == (3, 0, 0)
     with open_store(db, Role.READ) as st:
@@ -103,8 +84,8 @@ def test_a_folder_the_user_cannot_write_is_read_without_a_trace(request):
     folder.mkdir()
     request.addfinalizer(lambda: (os.chmod(folder, 0o755), shutil.rmtree(base, True)))
     for v in (1, 3, 4):
-        _store(folder / f"v{v}-wal.sqlite", v, "wal")
-        _store(folder / f"v{v}-delete.sqlite", v, "delete")
+        old_store(folder / f"v{v}-wal.sqlite", v, journal="wal")
+        old_store(folder / f"v{v}-delete.sqlite", v, journal="delete")
     for p in folder.iterdir():
         os.chmod(p, 0o444)
     os.chmod(folder, 0o555)
