@@ -59,8 +59,6 @@ class ModelHost:
         self._cancel: Any = None
         #: the process' device line parts from its last answer (model_process.device_state)
         self.state: dict[str, Any] = {}
-        #: processes started so far (a restart after a crash or a forced Cancel counts)
-        self.started = 0
 
     @property
     def pid(self) -> int | None:
@@ -84,7 +82,6 @@ class ModelHost:
         process.start()
         child_end.close()
         self._process, self._conn, self._cancel = process, parent_end, cancel
-        self.started += 1
         log.info("model process %s started", process.pid)
 
     def _discard(self, *, kill: bool, grace: float = 0.0) -> int | None:
