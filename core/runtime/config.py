@@ -128,8 +128,8 @@ SETTINGS: tuple[Setting, ...] = (
             default_text="the user cache folder (Linux: ~/.cache/masklens)"),
     Setting("cache_mode", "choice", "auto",
             "how processes share the prediction cache: one WAL database (wal), a file per process "
-            "merged at the end (files), or picked by the folder's filesystem (auto: files on NFS, "
-            "CIFS, Lustre, GPFS, BeeGFS)", choices=("auto", "wal", "files")),
+            "merged at the end (files), or picked by the folder's filesystem (auto: files on a "
+            "network filesystem such as NFS, CIFS, Lustre, GPFS or BeeGFS)", choices=("auto", "wal", "files")),
     Setting("data_dir", "path", _platform_dir("user_data_dir"),
             "where review stores go when a benchmark's own folder cannot take them (and the demo's)",
             default_text="the user data folder (Linux: ~/.local/share/masklens)"),
