@@ -160,9 +160,22 @@ def test_only_the_settings_module_reads_masklens_variables():
     assert not readers, readers
 
 
-def test_the_docs_table_is_the_settings_table():
+def test_the_configuration_page_is_generated_from_the_settings():
     page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
-    table = page.split("-->\n", 1)[1].split("<!-- end of settings table -->", 1)[0]
-    assert table == config.markdown_table(), (
-        "docs/configuration.md is out of date: replace its table with the output of\n"
-        "python -c 'from masklens.core.runtime.config import markdown_table; print(markdown_table(), end=\"\")'")
+    assert page == config.markdown_page(), (
+        "docs/configuration.md is out of date: write it again with\n"
+        "python -c 'from masklens.core.runtime.config import markdown_page; "
+        "print(markdown_page(), end=\"\")' > docs/configuration.md")
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
+    assert [row.split(" | ")[1] for row in rows] == [f"`{s.env}`" for s in SETTINGS]
+    cells = [re.sub(r"`[^`]*`", "code", row).count("|") for row in rows]
+    assert set(cells) == {6}, cells  # five cells a row: no bare '|' inside one
+
+
+def test_the_pages_example_file_is_a_valid_config_file(folder):
+    path = _write(folder, config.example_toml())
+    found = config.values()
+    for key, value, _ in config.EXAMPLE_FILE:
+        assert found[key].source == "file" and found[key].origin == str(path)
+        assert str(found[key].value) == str(value)
+    assert config.example_toml() in config.markdown_page()
