@@ -66,7 +66,7 @@ def run_app(args: argparse.Namespace) -> int:
     install_excepthook(window)
     kind = getattr(args, "kind", None)
     if getattr(args, "demo", False) or not kind or shot:  # a screenshot cannot answer a dialog
-        window.open_demo(kind, sync=bool(shot))
+        window.commands.open_demo(kind, sync=bool(shot))
         apply_view_options(window, args, sync=bool(shot))
     if shot:
         return screenshot(app, window, shot, parse_size(getattr(args, "size", "1600x1000")))
@@ -74,7 +74,7 @@ def run_app(args: argparse.Namespace) -> int:
     if kind and not getattr(args, "demo", False):  # ask for the files once the window is up
         from PySide6.QtCore import QTimer
 
-        QTimer.singleShot(0, lambda: window.open_benchmark_dialog(kind))
+        QTimer.singleShot(0, lambda: window.commands.open_benchmark_dialog(kind))
     return app.exec()
 
 
@@ -153,7 +153,7 @@ def apply_view_options(window, args: argparse.Namespace, *, sync: bool) -> None:
         except ValueError:
             raise MasklensError(f"--prompt: unknown role '{role}'",
                                 hint="roles: " + ", ".join(r.value for r in Role)) from None
-        window.run_prompt(req, sync=sync)
+        window.commands.run_prompt(req, sync=sync)
     if getattr(args, "compare", False):
         window.tabs.setCurrentIndex(1)
 

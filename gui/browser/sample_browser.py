@@ -100,10 +100,10 @@ class SampleBrowser(QWidget):
         lay.addLayout(top)
         lay.addWidget(self.expression)
         lay.addWidget(self.table, 1)
-        self.proxy.layoutChanged.connect(self._update_count)
-        self.proxy.rowsInserted.connect(self._update_count)
-        self.proxy.rowsRemoved.connect(self._update_count)
-        self.proxy.modelReset.connect(self._update_count)
+        self.proxy.layoutChanged.connect(self.update_count)
+        self.proxy.rowsInserted.connect(self.update_count)
+        self.proxy.rowsRemoved.connect(self.update_count)
+        self.proxy.modelReset.connect(self.update_count)
         self.proxy.refiltered.connect(self._mark_pinned)
         self.proxy.sortMoved.connect(self._show_sort)
 
@@ -152,7 +152,7 @@ class SampleBrowser(QWidget):
             self._quietly(lambda: self.proxy.apply(prepared.plan))
         elif filtering or self.proxy.sortColumn() >= 0:  # "all samples" in benchmark order: nothing to redo
             self._quietly(self.proxy.refilter)
-        self._update_count()
+        self.update_count()
 
     def _rows_on_screen(self) -> list[int]:
         """The source rows on screen (none while hidden: the table paints when shown)."""
@@ -251,7 +251,7 @@ class SampleBrowser(QWidget):
         list's filter reads as the preset AND the typed expression (the count's tooltip)."""
         self.proxy.pinned = None
         self._quietly(lambda: self.proxy.set_filter(f))
-        self._update_count()
+        self.update_count()
 
     def set_expression(self, text: str) -> bool:
         """Apply a typed filter expression; an unreadable one is reported and not applied: the
@@ -294,7 +294,8 @@ class SampleBrowser(QWidget):
         self.proxy.pinned = None
         self._quietly(lambda: self.proxy.set_search(text))
 
-    def _update_count(self, *_: Any) -> None:
+    def update_count(self, *_: Any) -> None:
+        """The "shown / all" count and what the list shows (after the rows or verdicts changed)."""
         shown = self.proxy.rowCount() - (1 if self.current_outside() else 0)
         self.count.setText(f"{shown} / {self.model.rowCount()}")
         shown_by = self.proxy.filter.label or "all samples"
@@ -315,7 +316,7 @@ class SampleBrowser(QWidget):
                 if r is not None and r < self.model.rowCount():
                     self.model.dataChanged.emit(self.model.index(r, 0),
                                                 self.model.index(r, self.model.columnCount() - 1))
-        self._update_count()
+        self.update_count()
 
     def _quietly(self, change: Any) -> None:
         """Run ``change`` (a re-filter) without letting the table's selection pick another sample:

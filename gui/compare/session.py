@@ -67,7 +67,7 @@ class SessionMemory:
                 self.w.message_bar.show_message(
                     f"remembered predictions '{name}' not reattached: {gone[0]} no longer exists", "warning")
             elif name not in self.w.state.prediction_sets and argv:
-                self.w.open_predictions(list(argv), name)
+                self.w.commands.open_predictions(list(argv), name)
         tab = entry.get("tab")
         for i in range(self.w.tabs.count()):
             if tab and self.w.tabs.tabText(i) == tab:

@@ -142,7 +142,9 @@ class SetComparison(SessionMemory, QObject):
         self.failures: list[Filter] = []
         self._readouts: dict[str, tuple[tuple, list]] = {}
         self._pending: dict[str, Any] = {}  # remembered ticks/failure waiting for their sets
-        self._augmented = False
+        #: whether the rows last given to the browser bring the compare section's columns (two or
+        #: more sets compared): the list's columns are then keyed by none of the window's keys
+        self.brings_columns = False
         self._rows_memo: tuple | None = None
         self._serial = 0
         self.ticked: list[str] = []
@@ -200,7 +202,7 @@ class SetComparison(SessionMemory, QObject):
     def _benchmark_changed(self) -> None:
         for box in self.tab.boxes.values():
             box.deleteLater()
-        self.tab.boxes, self.ticked, self._readouts, self._augmented = {}, [], {}, False
+        self.tab.boxes, self.ticked, self._readouts, self.brings_columns = {}, [], {}, False
         self._rows_memo = None
         self._serial += 1  # a worker still building the previous benchmark's rows is ignored
         self._fill_failures([])
@@ -265,9 +267,9 @@ class SetComparison(SessionMemory, QObject):
         self._restore_failure()
         names, crit, s = self.compared(), self.failure(), self.w.state
         if plain is None or len(names) < 2 or crit is None or s.benchmark is None:
-            self._augmented = False
+            self.brings_columns = False
             return plain
-        self._augmented = True
+        self.brings_columns = True
         if len(plain) <= SYNC_ROWS or self.rows_ready():
             return self.rows()
         serial, samples = self._serial, s.benchmark.samples
@@ -313,7 +315,7 @@ class SetComparison(SessionMemory, QObject):
         self._update_browser()
         self._remember()
         if self.shown():
-            self.w.render()
+            self.w.renderer.render()
 
     # ------------------------------------------------------------ drawing
     def shown(self) -> bool:

@@ -86,7 +86,7 @@ class EditCheck(QObject):
                                "(green) and outside it, the edit leakage (vermillion) (Shift+E)")
         self.action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         window.tabs.addAction(self.action)
-        window.view_toolbar.addAction(self.action)
+        window.slots.add("toolbar.view", self.action)
         self.action.toggled.connect(lambda _: self.show_difference())
         window.state.benchmarkChanged.connect(self._benchmark_changed)
         window.state.sampleChanged.connect(lambda _: self.show_difference())
@@ -109,7 +109,7 @@ class EditCheck(QObject):
             if annotate(bench.samples, figures) and self.window.state.kind is not None:
                 self.window.set_params(dict(self.window.state.params))  # readouts carry the figures
 
-        self.window.start("edit leakage", measure, list(bench.samples), on_done=done)
+        self.window.commands.start("edit leakage", measure, list(bench.samples), on_done=done)
         self.show_difference()
 
     def show_difference(self) -> None:

@@ -357,7 +357,7 @@ class CorrectionTool(CategoryChange, QObject):
             self._say(f"{model} proposal ({int(self.proposal.sum())} px, score {score:.2f}): "
                       "Shift+A adds, Shift+S subtracts, Shift+R replaces")
 
-        return w.start(f"propose {model}", propose, w.models, model, options, rgb, self.assist,
+        return w.commands.start(f"propose {model}", propose, w.commands.models, model, options, rgb, self.assist,
                        on_done=done, sync=sync)
 
     def _set_proposal(self, mask: np.ndarray | None) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
@@ -66,7 +67,8 @@ class Rescoring(QObject):
 
     settled = Signal()
 
-    def __init__(self, state: Any, browser: Any, parent: QObject | None = None) -> None:
+    def __init__(self, state: Any, browser: Any, parent: QObject | None = None, *,
+                 columns_key: Callable[[], Any] | None = None) -> None:
         super().__init__(parent)
         self.state, self.browser = state, browser
         self.runner = JobRunner(self)  # not the window's jobs: no busy state, no Cancel button
@@ -77,7 +79,7 @@ class Rescoring(QObject):
         self._installing = False
         #: what the list's metric columns depend on (the window's ``columns_key``): the same as
         #: the list's, the worker keeps its columns instead of reading them from the records again
-        self.columns_key: Any = lambda: (id(state.benchmark), state.active)
+        self.columns_key: Callable[[], Any] = columns_key or (lambda: (id(state.benchmark), state.active))
 
     def request(self, params: dict[str, float]) -> None:
         """New slider values (may raise MasklensError for values out of range)."""

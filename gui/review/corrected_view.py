@@ -20,8 +20,12 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 
 from masklens.core.errors import MasklensError
+from masklens.gui.browser.filters import register_presets
 
 log = logging.getLogger(__name__)
+
+
+register_presets("*", [("changed by corrections", "corrected.changed == 1")])
 
 
 class SummaryTable(QTableWidget):
@@ -153,12 +157,7 @@ class CorrectedView(QObject):
         st = self.window.state
         self._busy = True
         try:
-            st.benchmark = bench
-            st.scorers.update(scorers)
-            st.readouts = ({st.active: st.scorers[st.active].readouts(st.params)}
-                           if st.active in st.scorers else {})
-            st.readoutsChanged.emit()
-            st.sampleChanged.emit(st.index)  # the canvas draws the (corrected) masks again
+            st.replace_ground_truth(bench, scorers)
         finally:
             self._busy = False
         self.refresh_summary()

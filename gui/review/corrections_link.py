@@ -95,8 +95,7 @@ class CorrectionsLink(QObject):
         """A correction was recorded or retracted: the corrected view and the team views follow."""
         w = self.window
         w.corrected_view.reapply()
-        if getattr(w, "team", None) is not None:
-            w.team.refresh()
+        w.team.refresh()
 
     # ------------------------------------------------------------ out
     def benchmark_files(self) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
     QLabel,
     QTreeWidget,
@@ -17,9 +17,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from masklens.gui.browser.filters import register_presets
+
+register_presets("*", [("Disagreements", "review.disagree == 1")])
+
 
 class TeamView(QObject):
     """Built into the window's Review dock (``window.review_panel``)."""
+
+    #: the ``review.disagree`` values of the browser's records changed (``browser_rows``)
+    rowsChanged = Signal()
 
     def __init__(self, window: Any) -> None:
         super().__init__(window)
@@ -96,7 +103,7 @@ class TeamView(QObject):
         self._show()
         self._show_progress()
         if had or self.pairs:  # the browser's review.disagree column (none without a team)
-            self.window._readouts_changed()
+            self.rowsChanged.emit()
 
     def _show(self) -> None:
         reviewers = sorted({r for per in self.rows.values() for r in per})

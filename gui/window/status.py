@@ -62,7 +62,7 @@ def weights_missing_message(model: str) -> str:
 
 
 class StatusBar(QStatusBar):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, model_host: Any = None) -> None:
         super().__init__(parent)
         self.sample = ElidedLabel("", opaque=True)  # a long sample id never widens the window
         self.progress = QProgressBar()
@@ -71,7 +71,7 @@ class StatusBar(QStatusBar):
         self.progress.hide()
         self.cancel = QPushButton("Cancel")
         self.cancel.hide()
-        self.model_host: Any = None  # the window's ModelHost, for the model process' device and RAM
+        self.model_host = model_host  # the window's ModelHost, for the model process' device and RAM
         self.device = QLabel(device_text())
         self.addWidget(self.sample, 1)
         self.addPermanentWidget(self.progress)

@@ -143,7 +143,7 @@ def test_thumbnails_are_drawn_off_the_gui_thread_and_only_for_visible_tiles(wind
                         lambda *a, **k: threads.append(threading.current_thread()) or real(*a, **k))
     files = toykind.write_toy(toy["ann"].parent / "big", n=3000, images=False)
     w = window
-    assert w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])
+    assert w.commands.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])
     qtbot.waitUntil(lambda: bool(w.state.readouts) and not w.jobs.busy, timeout=20000)
     grid = show_gallery(w, qtbot)
     on_screen = len(grid.visible_range())

@@ -166,7 +166,7 @@ def verdict_and_undo(w, qtbot) -> None:
 
 
 def attach_and_compare(w, qtbot) -> None:
-    assert w.attach_predictions(w.state.namespace, "second run", sync=True)
+    assert w.commands.attach_predictions(w.state.namespace, "second run", sync=True)
     w.state.set_active("demo predictions")
     bar = w.tabs.tabBar()
     i = w.tabs.indexOf(w.set_comparison.tab)
