@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from masklens.core.errors import MasklensError
 from masklens.core.files import limits
 from masklens.core.runtime import logs
+
+if TYPE_CHECKING:
+    from masklens.gui.window.main_window import MainWindow
 
 _NOISE = ("This plugin does not support propagateSizeHints()",)
 
@@ -78,7 +82,7 @@ def run_app(args: argparse.Namespace) -> int:
     return app.exec()
 
 
-def install_excepthook(window) -> None:
+def install_excepthook(window: MainWindow) -> None:
     """An exception escaping a Qt slot is logged and shown in the message bar: the window stays."""
     import logging
     import traceback
@@ -113,7 +117,7 @@ def parse_size(text: str) -> tuple[int, int]:
     return w, h
 
 
-def apply_view_options(window, args: argparse.Namespace, *, sync: bool) -> None:
+def apply_view_options(window: MainWindow, args: argparse.Namespace, *, sync: bool) -> None:
     """--filter, --sample, --error-view, --prompt, --compare (for screenshots and bug reports)."""
     from masklens.core.schema import Role
     from masklens.gui.prompts.prompt_bar import PromptRequest

@@ -227,12 +227,14 @@ class SampleViewWidget(QWidget):
     pointClicked = Signal(str, tuple)
     editMouse = Signal(int, str, float, float, int)  # panel index, then Canvas.editMouse's values
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *,
+                 marks_for: Callable[[PanelSpec], tuple[list, list] | None] | None = None) -> None:
+        """``marks_for(spec)``: a panel's own drawn prompt (e.g. the boxes a typed-prompt result
+        was run with), else None (the prompt drawn on its image, if any)."""
         super().__init__(parent)
         self.tool = "pan"
         self.marks: dict[str, tuple[list, list]] = {}
-        #: a panel's own drawn prompt (e.g. the boxes a typed-prompt result was run with), else None
-        self.marks_for: Callable[[PanelSpec], tuple[list, list] | None] = lambda spec: None
+        self.marks_for: Callable[[PanelSpec], tuple[list, list] | None] = marks_for or (lambda spec: None)
         self.grid = QGridLayout(self)
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(3)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import (
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -41,13 +43,26 @@ from masklens.gui.browser.filters import (
 from masklens.gui.canvas.sample_view import RenderContext, SampleViewWidget
 from masklens.gui.cards.deck import SYNC_SUMMARY_LIMIT
 from masklens.gui.compare.cards import SetCards
-from masklens.gui.compare.session import SessionMemory
 from masklens.gui.views import PanelSpec
+from masklens.gui.window.context import WindowPart
+
+if TYPE_CHECKING:
+    from masklens.gui.browser.sample_browser import SampleBrowser
+    from masklens.gui.jobs.workers import JobRunner
+    from masklens.gui.prompts.live_list import LiveList
+    from masklens.gui.settings import Settings
+    from masklens.gui.state import AppState
+    from masklens.gui.window.commands import WindowCommands
+    from masklens.gui.window.message_bar import MessageBar
+    from masklens.gui.window.renderer import Renderer
+    from masklens.gui.window.view_toolbar import ViewToolbar
 
 LETTERS = "ABCDEF"
 #: up to this many samples the compare columns are built at once, beyond on the worker pool
 SYNC_ROWS = 5000
 _SEP = "\x1f"  # joins a set letter and a prompt id in the panels' prompt ids
+#: benchmarks whose compared sets the settings remember
+MAX_SESSIONS = 20
 
 register_presets("*", [
     item for letter in LETTERS[1:4] for item in (
@@ -60,8 +75,7 @@ register_presets("*", [
 def needed_tops(crit: Filter, keys: list[str]) -> set[str] | None:
     """The top-level readout keys a failure filter reads (None: all of them)."""
     tops = {re.split(r"[.\[]", k, maxsplit=1)[0] for k in keys}
-    if getattr(crit, "list_key", None):
-        tops.add(crit.list_key)
+    tops.update(crit.read_tops())
     return tops or None
 
 
@@ -76,7 +90,7 @@ def compare_rows(samples: list[Any], per_set: list[list[dict[str, Any]]], crit: 
                  *, only_needed: bool = True) -> list[dict[str, Any]]:
     """The first set's readouts, each with a ``compare`` section in front: per set whether the
     sample fails ``crit``, and for B, C, … the change against A and the values ``crit`` reads."""
-    keys = list(getattr(crit, "_resolved", {}).values())
+    keys = crit.read_keys()
     tops = needed_tops(crit, keys) if only_needed else None
     out = []
     for i, rec in enumerate(per_set[0]):
@@ -132,11 +146,31 @@ class CompareSetsTab(QWidget):
         lay.addWidget(split, 1)
 
 
-class SetComparison(SessionMemory, QObject):
-    """Wires the tab to the window: rendering, browser columns, filters and session memory."""
+class SetComparisonContext(WindowPart, Protocol):
+    """What the comparison uses of the window: the state, the central tabs (it is one), the
+    sample list (its columns), the view toolbar (the sets' order), the typed prompts' panels,
+    the renderer, the jobs (large benchmarks' rows), the settings (session memory), the
+    commands (reattaching a session's prediction files) and the message bar."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    state: AppState
+    tabs: QTabWidget
+    browser: SampleBrowser
+    view_toolbar: ViewToolbar
+    live_list: LiveList
+    renderer: Renderer
+    jobs: JobRunner
+    settings: Settings
+    commands: WindowCommands
+    message_bar: MessageBar
+
+
+class SetComparison(QObject):
+    """Wires the tab to the window: rendering, browser columns, filters and session memory
+    (per benchmark, the prediction files attached, the ticked sets, the active set, the failure
+    filter and the tab shown, in ``Settings.sessions``: the :data:`MAX_SESSIONS` most recent)."""
+
+    def __init__(self, window: SetComparisonContext) -> None:
+        super().__init__(window.window())
         self.w = window
         self.tab = CompareSetsTab()
         self.failures: list[Filter] = []
@@ -287,7 +321,7 @@ class SetComparison(SessionMemory, QObject):
         memo = self._rows_memo
         if memo is not None and memo[0] == (tuple(names), crit.label) and len(memo[1]) == len(plain):
             return [{"compare": old["compare"], **rec} for old, rec in zip(memo[1], plain, strict=True)]
-        keys = list(getattr(crit, "_resolved", {}).values())
+        keys = crit.read_keys()
         pending = {"A": {"fails": None}, **{letter: {"fails": None, "change": None, **dict.fromkeys(keys)}
                                            for letter in LETTERS[1:len(names)]}}
         return [{"compare": pending, **rec} for rec in plain]
@@ -380,3 +414,65 @@ class SetComparison(SessionMemory, QObject):
         if crit is None or rec is None or self.w.state.sample is None:
             return None
         return bool(crit(Row(self.w.state.sample, flatten(rec))))
+
+    # ------------------------------------------------------------ session memory
+    def _session_key(self) -> str | None:
+        s = self.w.state
+        if s.kind is None or s.benchmark is None:
+            return None
+        return f"{s.kind.name}:{s.benchmark.name}:{' '.join(s.argv)}"
+
+    def _entry(self, key: str) -> dict[str, Any]:
+        """This benchmark's session entry, moved to the end (most recent); the oldest beyond
+        :data:`MAX_SESSIONS` are dropped."""
+        sessions = self.w.settings.sessions
+        entry = sessions.pop(key, {})
+        sessions[key] = entry
+        while len(sessions) > MAX_SESSIONS:
+            sessions.pop(next(iter(sessions)))
+        return entry
+
+    def _remember_sets(self) -> None:
+        key = self._session_key()
+        if key is None:
+            return
+        entry = self._entry(key)
+        files = dict(entry.get("sets", {}))
+        files.update(self.w.state.set_argv)  # the prediction files of the sets attached from files
+        entry["sets"] = files
+        names = list(self.w.state.prediction_sets)  # their order: A, B, … mean the same after a restart
+        names += [n for n in entry.get("order", ()) if n not in names]
+        rank = {n: i for i, n in enumerate(self._pending.get("order", ()))}  # still arriving: keep theirs
+        entry["order"] = sorted(names, key=lambda n: rank.get(n, len(rank)))
+
+    def _remember(self) -> None:
+        key = self._session_key()
+        if key is None or self._pending.get("restoring"):
+            return
+        entry = self._entry(key)
+        entry["compared"] = list(self.ticked)
+        if self.w.state.active:
+            entry["active"] = self.w.state.active
+        if self.failure() is not None:
+            entry["failure"] = self.failure().label
+        entry["tab"] = self.w.tabs.tabText(self.w.tabs.currentIndex())
+
+    def _restore_session(self) -> None:
+        key = self._session_key()
+        entry = self.w.settings.sessions.get(key or "", {})
+        self._pending = {k: entry[k] for k in ("compared", "failure", "active", "order") if k in entry}
+        self._pending["known"] = set(entry.get("sets", {})) | set(entry.get("compared", ()))
+        for name, argv in list(entry.get("sets", {}).items()):
+            gone = [a for a in argv if not str(a).startswith("-") and not Path(a).exists()]
+            if gone:  # moved or deleted since: forget it, say so once
+                entry["sets"].pop(name)
+                self.w.message_bar.show_message(
+                    f"remembered predictions '{name}' not reattached: {gone[0]} no longer exists", "warning")
+            elif name not in self.w.state.prediction_sets and argv:
+                self.w.commands.open_predictions(list(argv), name)
+        tab = entry.get("tab")
+        for i in range(self.w.tabs.count()):
+            if tab and self.w.tabs.tabText(i) == tab:
+                self._pending["restoring"] = True
+                self.w.tabs.setCurrentIndex(i)
+                self._pending.pop("restoring")

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
+from PySide6.QtWidgets import QWidget
 
 from masklens.core.runtime import gc_pause
 from masklens.gui.jobs.workers import JobRunner
@@ -54,7 +55,7 @@ def _derive(ctx: Any, scorer: Any, params: dict[str, float], prepare: Any) -> tu
         sys.setswitchinterval(previous)
 
 
-def paint_first_frame(window: Any) -> None:
+def paint_first_frame(window: QWidget) -> None:
     """Lay out and paint what is waiting to be painted in ``window`` now (the sample shown at the
     new values), instead of waiting for the event loop: the worker can then start at once
     (it used to wait 20 ms for the paint, every step)."""

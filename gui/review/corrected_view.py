@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
@@ -21,6 +21,12 @@ from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 
 from masklens.core.errors import MasklensError
 from masklens.gui.browser.filters import register_presets
+from masklens.gui.window.context import WindowPart
+
+if TYPE_CHECKING:
+    from masklens.gui.review.corrections_link import CorrectionsLink
+    from masklens.gui.state import AppState
+    from masklens.gui.window.message_bar import MessageBar
 
 log = logging.getLogger(__name__)
 
@@ -87,11 +93,20 @@ def _fmt(v: Any) -> str:
     return f"{v:.4f}" if isinstance(v, float) else str(v)
 
 
-class CorrectedView(QObject):
-    """The switch and what follows it; ``window`` is the MainWindow."""
+class CorrectedViewContext(WindowPart, Protocol):
+    """What the switch uses of the window: the state it scores and draws, the message bar, and
+    the corrections link (whose reviewer's corrections win a conflict)."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    state: AppState
+    message_bar: MessageBar
+    corrections_link: CorrectionsLink
+
+
+class CorrectedView(QObject):
+    """The switch and what follows it."""
+
+    def __init__(self, window: CorrectedViewContext) -> None:
+        super().__init__(window.window())
         self.window = window
         self.on = False
         self.original_benchmark: Any = None
@@ -100,7 +115,7 @@ class CorrectedView(QObject):
         self.summary = SummaryTable()
         self._original_rows: tuple[Any, Any] = (None, None)  # (scorer id, params) -> original records
         self._busy = False
-        self.action = QAction("Corrected ground truth", window, checkable=True)
+        self.action = QAction("Corrected ground truth", window.window(), checkable=True)
         self.action.setObjectName("corrected-ground-truth")
         self.action.setToolTip("score and draw with the review store's ground-truth corrections applied "
                                "(the benchmark's files are never changed)")

@@ -15,28 +15,50 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
 from masklens.core.errors import MasklensError
+from masklens.gui.window.context import WindowPart
+
+if TYPE_CHECKING:
+    from masklens.gui.correct.tool import CorrectionTool
+    from masklens.gui.review.corrected_view import CorrectedView
+    from masklens.gui.review.panel import ReviewPanel
+    from masklens.gui.review.team import TeamView
+    from masklens.gui.state import AppState
+    from masklens.gui.window.message_bar import MessageBar
 
 log = logging.getLogger(__name__)
 
+class CorrectionsLinkContext(WindowPart, Protocol):
+    """What the link uses of the window: the state (store, benchmark, sample), the correction
+    tool whose accepted edits it records, the Review dock (reviewer, note, undo), the corrected
+    view and the team view (both follow a recorded correction) and the message bar."""
+
+    state: AppState
+    correction: CorrectionTool
+    review_panel: ReviewPanel
+    corrected_view: CorrectedView
+    team: TeamView
+    message_bar: MessageBar
+
+
 class CorrectionsLink(QObject):
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    def __init__(self, window: CorrectionsLinkContext) -> None:
+        super().__init__(window.window())
         self.window = window
         self.last: Any = None  # the newest correction recorded here
         window.correction.accepted.connect(self.persist)
         window.correction.recategorized.connect(self.persist_category)
-        self.apply_action = QAction("Apply corrections…", window)
+        self.apply_action = QAction("Apply corrections…", window.window())
         self.apply_action.setToolTip("write the benchmark with the ground-truth corrections applied "
                                      "(as `masklens review apply`), plus a changelog")
         self.apply_action.triggered.connect(lambda: self.apply_dialog())
-        self.export_action = QAction("Export verdicts/corrections…", window)
+        self.export_action = QAction("Export verdicts/corrections…", window.window())
         self.export_action.setToolTip("write this benchmark's verdicts and corrections as JSON")
         self.export_action.triggered.connect(lambda: self.export_dialog())
         #: how a path is asked for (tests answer it): (caption, suggested path, filter) -> path or ""
@@ -46,7 +68,7 @@ class CorrectionsLink(QObject):
     def reviewer(self) -> str:
         panel = self.window.review_panel
         store = self.window.state.review_store
-        name = panel.reviewer.text().strip() if panel is not None else ""
+        name = panel.reviewer.text().strip()
         return name or (store.reviewer if store is not None else "")
 
     def persist_category(self, sample_id: str, gt_key: str, instance: int, category: Any) -> Any:
@@ -74,7 +96,7 @@ class CorrectionsLink(QObject):
             shown_from = (shown.meta.get("corrected_from") if shown is not None else None) or []
             shown_key = shown.key if shown is not None else None
         panel = w.review_panel
-        note = panel.note.text().strip() if panel is not None else ""
+        note = panel.note.text().strip()
         edit = Edit(sample_id, gt_key, instance, mask, tuple(tools), category, keep_mask)
         try:
             c = CorrectionRecorder(store, benchmark_key(bench)).record(
@@ -83,11 +105,10 @@ class CorrectionsLink(QObject):
             w.message_bar.show_message(f"correction not recorded: {type(exc).__name__}: {exc}", "error")
             return None
         self.last = c
-        if panel is not None:
-            panel.note.clear()
-            panel.undo_stack.append(c)
-            panel.undo_button.setEnabled(True)
-            panel.status.setText(f"saved: correction of {gt_key} in sample {sample_id} ({c.time})")
+        panel.note.clear()
+        panel.undo_stack.append(c)
+        panel.undo_button.setEnabled(True)
+        panel.status.setText(f"saved: correction of {gt_key} in sample {sample_id} ({c.time})")
         self.changed()
         return c
 
@@ -148,7 +169,7 @@ class CorrectionsLink(QObject):
             return False
         # suggested beside the review store: the data's folder when writable, never the bundled demo
         folder = Path(w.state.review_store.path).parent
-        path = self.ask_path(w, caption, str(folder / name), filters)
+        path = self.ask_path(w.window(), caption, str(folder / name), filters)
         if not path:
             return False
         try:

@@ -31,13 +31,13 @@ from PySide6.QtWidgets import (
 )
 
 from masklens.core.errors import MasklensError
+from masklens.core.review.corrections import Correction
 from masklens.core.review.store import ReviewStore
 from masklens.core.review.verdict_types import VERDICT_TYPES
-from masklens.gui.review.batch_verdicts import BatchVerdicts
 from masklens.gui.widgets.elided_label import ElidedLabel
 
 
-class ReviewPanel(BatchVerdicts, QWidget):
+class ReviewPanel(QWidget):
     """Verdict buttons (one-key shortcuts), target (sample / prompt), note, reviewer name."""
 
     #: emitted with the sample id after a verdict was committed
@@ -69,6 +69,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
         self.note.setPlaceholderText("optional note; Enter records it with your verdict")
         self.note.returnPressed.connect(self.record_note)
         self._focus_before_note: QWidget | None = None  # Enter gives the focus back to it
+        self._agreement_key: tuple[Any, ...] | None = None  # the store state the agreement line is of
         app = QApplication.instance()
         if app is not None:
             app.focusChanged.connect(self._focus_changed)
@@ -235,7 +236,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
         v = self.undo_stack[-1]
         if isinstance(v, tuple):
             return self._undo_batch(v)
-        correction = hasattr(v, "gt_key")  # a ground-truth correction (gui/review/corrections_link.py)
+        correction = isinstance(v, Correction)  # a ground-truth correction (gui/review/corrections_link.py)
         try:
             (self.store.retract_correction if correction else self.store.retract)(v)
         except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
@@ -261,12 +262,55 @@ class ReviewPanel(BatchVerdicts, QWidget):
     def clear(self) -> None:
         self.record("")
 
+    # ------------------------------------------------------------ batches (the gallery's selection)
+    def record_batch(self, sample_ids: list[str], verdict: str) -> list[Any]:
+        """One verdict on several whole samples (the gallery's selection): one row per sample in
+        the store, as if recorded one by one, in one transaction; one Ctrl+Z undoes the batch."""
+        if self.store is None or not sample_ids:
+            self.status.setText("open a benchmark and select samples first")
+            return []
+        try:
+            done = self.store.record_many(self.benchmark, sample_ids, verdict,
+                                reviewer=self.reviewer.text().strip() or None)
+        except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
+            self.status.setText(f"not recorded (none of the {len(sample_ids)}): {type(exc).__name__}: {exc}")
+            return []
+        self.undo_stack.append(tuple(done))
+        self.undo_button.setEnabled(True)
+        label = VERDICT_TYPES[verdict].label if verdict else "cleared"
+        text = f"{label} recorded for {len(done)} samples — Ctrl+Z undoes all {len(done)}"
+        self.status.setText(text)
+        self._refresh()
+        self.verdictRecorded.emit(done[-1].sample_id)
+        self.verdictsChanged.emit([v.sample_id for v in done])  # one refresh for the whole batch
+        self.confirmed.emit(text)
+        return done
+
+    def _undo_batch(self, batch: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Take back a whole batch: a retraction row for each, in one transaction."""
+        try:
+            self.store.retract_many(batch)
+        except Exception as exc:  # noqa: BLE001 - shown, never a crash; the batch stays to undo
+            self.status.setText(f"not undone: {type(exc).__name__}: {exc}")
+            return ()
+        self.undo_stack.pop()
+        self.undo_button.setEnabled(bool(self.undo_stack))
+        label = VERDICT_TYPES[batch[0].verdict].label if batch[0].verdict else "clear"
+        text = f"undone: {label} on {len(batch)} samples"
+        self.status.setText(text)
+        self._refresh()
+        self.verdictRecorded.emit(batch[0].sample_id)
+        self.verdictsChanged.emit([v.sample_id for v in batch])
+        self.confirmed.emit(text)
+        return batch
+
+
     def request_next_unreviewed(self) -> None:
         self.nextUnreviewedRequested.emit(self.next_unreviewed() or "")
 
     def my_queue(self) -> list[str]:
         """This reviewer's queue of the assignment in force (`masklens review assign`; [] if none)."""
-        if self.store is None or not self.benchmark or not hasattr(self.store, "queue"):
+        if self.store is None or not self.benchmark:
             return []
         return self.store.queue(self.benchmark, self._who())
 
@@ -333,7 +377,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
             return
         rows = self.store.stamp()
         key = (id(self.store), self.benchmark, rows)
-        if key == getattr(self, "_agreement_key", None):
+        if key == self._agreement_key:
             return  # nothing was recorded since: the whole-store summary stands (sample switches)
         self._agreement_key = key
         store, bench = self.store, self.benchmark
@@ -349,7 +393,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
                 return agreement_text(store, bench)
 
         def done(text: str) -> None:
-            if getattr(self, "_agreement_key", None) == key and shiboken6.isValid(self.agreement):
+            if self._agreement_key == key and shiboken6.isValid(self.agreement):
                 self.agreement.setText(text)
 
         worker = create_worker(work, _start_thread=False, _ignore_errors=True)

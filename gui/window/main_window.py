@@ -107,7 +107,8 @@ class MainWindow(QMainWindow):
         self.edit_check = EditCheck(self)  # image pairs: edit leakage, Edit difference view
         self._build_review()  # corrections: store, corrected switch, apply/export; team review
         # one-key shortcuts act only with the focus on the canvas or the sample list
-        self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table])
+        self.key_scope = key_scope.install(self, lambda: [self.tabs, self.browser.table],
+                                           self.state.benchmarkChanged)
         self.resize(*layout_memory.DEFAULT_SIZE)
         self.default_state = self.saveState()  # View › Reset layout goes back to it
         layout_memory.restore_geometry(self, settings)
@@ -119,11 +120,12 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------ layout
     def _build_widgets(self) -> None:
         self.message_bar = MessageBar()
-        self.prompt_bar = PromptBar()
+        self.prompt_bar = PromptBar(has_visual=lambda: self.visual_tool.has_prompt())
         self.prompt_bar.history = list(self.settings.prompt_history)
         self.prompt_bar.select_model(self.settings.model)
         self.sample_view = SampleViewWidget()
-        self.compare_view = SampleViewWidget()
+        # each typed-prompt result's panel shows the boxes / points it was run with
+        self.compare_view = SampleViewWidget(marks_for=lambda spec: self.visual_tool.result_marks(spec))
         self.compare_view.empty.setText("Typed prompts appear here side by side: type a prompt above and Run.")
         self.tabs = QuietTabWidget()  # a new panel title does not repaint the whole page
         self.tabs.addTab(self.sample_view, "Sample")

@@ -189,7 +189,7 @@ def test_large_benchmarks_build_the_columns_on_the_worker_pool(window, qtbot, se
 
 
 def test_settings_remember_only_the_most_recent_benchmarks(window):
-    from masklens.gui.compare.session import MAX_SESSIONS
+    from masklens.gui.compare.sets import MAX_SESSIONS
 
     cmp = window.set_comparison
     for i in range(MAX_SESSIONS + 5):
