@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from masklens.gui.browser.bulk import natural_key, order_rows, sort_key  # noqa: F401 - re-exported
+from masklens.gui.browser.bulk import order_rows, sort_key
 from masklens.gui.browser.filters import Filter, Row
 
 

@@ -27,22 +27,17 @@ from masklens.gui.browser.focus_ring import FocusRing
 from masklens.gui.browser.frozen import FrozenColumns
 from masklens.gui.browser.header import ListHeader, detach_header_selection
 from masklens.gui.browser.row_proxy import SampleFilterProxy, plan_rows
-from masklens.gui.browser.sample_table import (  # noqa: F401 - re-exported (readout panel, tests)
+from masklens.gui.browser.sample_table import (
     COLUMN_MAX,
     FIXED,
     OUTSIDE_TIP,
-    SORT_ROLE,
     Prepared,
     RowSnapshot,
     SampleTableModel,
     _fmt,
-    metric_columns,
-    metric_tooltip,
     verdict_labels,
 )
 from masklens.gui.browser.table_view import SampleTableView
-
-__all__ = ["SampleBrowser", "SampleFilterProxy", "SampleTableModel", "plan_rows"]
 
 
 class SampleBrowser(QWidget):

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from masklens.core.scoring.contract import ParamSpec
-from masklens.gui.browser.sample_browser import _fmt, metric_tooltip
+from masklens.gui.browser.sample_table import _fmt, metric_tooltip
 from masklens.gui.cards.deck import CardDeck
 from masklens.gui.widgets.param_slider import ParamSlider
 

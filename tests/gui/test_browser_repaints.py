@@ -9,8 +9,8 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 from test_cards_in_place import key_step
 
+from masklens.gui.browser.bulk import sort_key
 from masklens.gui.browser.filters import flatten
-from masklens.gui.browser.row_proxy import sort_key
 from masklens.gui.browser.sample_table import FIXED, SORT_ROLE
 
 

@@ -108,7 +108,7 @@ def test_late_ids_and_texts_read_whole_in_the_list(window, qtbot, tmp_path):
     browser's columns fit them, not only the first rows' ("np 5")."""
     from PySide6.QtCore import Qt
 
-    from masklens.gui.browser.sample_browser import FIXED
+    from masklens.gui.browser.sample_table import FIXED
 
     w = window
     assert w.commands.open_benchmark("pcs", pcs_files(tmp_path, 700))

@@ -284,7 +284,7 @@ def test_a_user_session_on_each_demo(window, qtbot, kind, tmp_path, no_internal_
 
 def test_sample_ids_and_headers_read_whole_in_the_list(window, qtbot):
     """CAFE ids ("18/1000000018") and the fixed headers fit their columns (no "1/10000…", "gro…")."""
-    from masklens.gui.browser.sample_browser import FIXED
+    from masklens.gui.browser.sample_table import FIXED
 
     if "cafe" not in demo.demo_kinds():
         pytest.skip("no cafe demo")
