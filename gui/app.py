@@ -49,7 +49,7 @@ def _require_display() -> None:
 
 
 def run_app(args: argparse.Namespace) -> int:
-    shot = getattr(args, "screenshot", None)
+    shot = args.screenshot
     if shot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     _require_display()
@@ -68,14 +68,14 @@ def run_app(args: argparse.Namespace) -> int:
     # screenshots are reproducible: default settings, nothing saved
     window = MainWindow(Settings(), persist=False) if shot else MainWindow()
     install_excepthook(window)
-    kind = getattr(args, "kind", None)
-    if getattr(args, "demo", False) or not kind or shot:  # a screenshot cannot answer a dialog
+    kind = args.kind
+    if args.demo or not kind or shot:  # a screenshot cannot answer a dialog
         window.commands.open_demo(kind, sync=bool(shot))
         apply_view_options(window, args, sync=bool(shot))
     if shot:
-        return screenshot(app, window, shot, parse_size(getattr(args, "size", "1600x1000")))
+        return screenshot(app, window, shot, parse_size(args.size))
     window.show()
-    if kind and not getattr(args, "demo", False):  # ask for the files once the window is up
+    if kind and not args.demo:  # ask for the files once the window is up
         from PySide6.QtCore import QTimer
 
         QTimer.singleShot(0, lambda: window.commands.open_benchmark_dialog(kind))
@@ -125,7 +125,7 @@ def apply_view_options(window: MainWindow, args: argparse.Namespace, *, sync: bo
     state = window.state
     if state.benchmark is None:
         return
-    if getattr(args, "filter", None):
+    if args.filter:
         combo = window.browser.presets
         idx = combo.findText(args.filter)
         if idx < 0:
@@ -135,7 +135,7 @@ def apply_view_options(window: MainWindow, args: argparse.Namespace, *, sync: bo
         first = window.browser.next_match_after(-1)
         if first is not None:
             state.set_index(first)
-    if getattr(args, "sample", None):
+    if args.sample:
         ids = [s.id for s in state.benchmark.samples]
         sid = args.sample
         if sid.startswith("#") and sid[1:].isdigit() and 0 < int(sid[1:]) <= len(ids):
@@ -144,21 +144,21 @@ def apply_view_options(window: MainWindow, args: argparse.Namespace, *, sync: bo
             state.set_index(ids.index(sid))
         else:
             raise MasklensError(f"no sample '{sid}' in {state.benchmark.name}")
-    if getattr(args, "error_view", False):
+    if args.error_view:
         window.view_toolbar.actions_by_name["error"].setChecked(True)
-    for spec in getattr(args, "prompt", None) or []:
+    for spec in args.prompt or []:
         head, sep, text = spec.partition("=")
         if not sep or not text.strip():
             raise MasklensError(f"--prompt must be ROLE[:LEVEL]=TEXT, got '{spec}'")
         role, _, level = head.partition(":")
         try:
             req = PromptRequest(text.strip(), Role(role.strip()), int(level) if level else None, None,
-                                getattr(args, "model", None) or window.settings.model or "demo")
+                                args.model or window.settings.model or "demo")
         except ValueError:
             raise MasklensError(f"--prompt: unknown role '{role}'",
                                 hint="roles: " + ", ".join(r.value for r in Role)) from None
         window.commands.run_prompt(req, sync=sync)
-    if getattr(args, "compare", False):
+    if args.compare:
         window.tabs.setCurrentIndex(1)
 
 

@@ -211,6 +211,11 @@ class AppState(QObject):
         return True
 
     @property
+    def images_dir(self) -> str | None:
+        """The benchmark's images folder (its kind's ``--images`` argument; None when it takes none)."""
+        return getattr(self.namespace, "images", None)  # an argparse namespace: the kind's own arguments
+
+    @property
     def score_threshold(self) -> float:
         """t of the kind (0 when the kind has none, e.g. OVS: every instance counts)."""
         return float(self.params.get("score_threshold", 0.0))

@@ -48,6 +48,8 @@ class SampleBrowser(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._current_row: int | None = None  # the source row of the current sample
+        self._keep_current = False  # a filter change in progress keeps the current row
         self.model = SampleTableModel(self)
         self.proxy = SampleFilterProxy(self)
         self.proxy.setSourceModel(self.model)
@@ -129,7 +131,7 @@ class SampleBrowser(QWidget):
         as last time: the columns stay, see :meth:`SampleTableModel.set_readouts`). The sample
         being looked at stays, marked when it no longer matches, until the user moves."""
         before = list(self.model.columns)
-        current = getattr(self, "_current_row", None)
+        current = self._current_row
         filtering = type(self.proxy.filter) is not Filter or bool(self.proxy.search)
         if filtering and current is not None and 0 <= current < len(readouts or []):
             self.proxy.pinned = current
@@ -168,7 +170,7 @@ class SampleBrowser(QWidget):
         name, column_named = self.proxy.sort_name(), self.model.column_named
         same = columns_key is not None and columns_key == self.model._columns_key
         columns = list(self.model.columns) if same else None
-        current = getattr(self, "_current_row", None)
+        current = self._current_row
         if (type(filt) is not Filter or search) and current is not None:
             pinned = current
 
@@ -320,7 +322,7 @@ class SampleBrowser(QWidget):
         try:
             change()
             # the table's current row is the sample shown, or none when the filter hides it
-            cur = getattr(self, "_current_row", None)
+            cur = self._current_row
             idx = (self.proxy.mapFromSource(self.model.index(cur, 0))
                    if cur is not None and 0 <= cur < self.model.rowCount() else QModelIndex())
             if not idx.isValid():
@@ -343,7 +345,7 @@ class SampleBrowser(QWidget):
 
     # ------------------------------------------------------------ navigation
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if current.isValid() and not getattr(self, "_keep_current", False):
+        if current.isValid() and not self._keep_current:
             row = self.proxy.mapToSource(current).row()
             self._current_row = row
             self._unpin(keep=row)

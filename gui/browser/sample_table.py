@@ -87,6 +87,7 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
+        self._bulk = {}
         self.samples: list[Sample] = []
         self.readouts: list[dict[str, Any]] = []
         self._flat: dict[int, dict[str, Any]] = {}  # flattened lazily: only rows that are looked at
@@ -295,7 +296,7 @@ class RowSnapshot(BulkColumns):
         self._flat: dict[int, dict[str, Any]] = {}
         self._reader = KeyReader()
         # what does not change with readouts (ids, their sort keys, search texts) is shared
-        self._bulk = {k: v for k, v in getattr(model, "_bulk", {}).items() if k[0] == "fixed"}
+        self._bulk = {k: v for k, v in model._bulk.items() if k[0] == "fixed"}
 
     def with_readouts(self, readouts: list[dict[str, Any]], columns: list[str] | None = None) -> RowSnapshot:
         """The same table with ``readouts`` (``columns``: their metric columns when known)."""

@@ -234,6 +234,8 @@ class SampleViewWidget(QWidget):
         super().__init__(parent)
         self.tool = "pan"
         self.marks: dict[str, tuple[list, list]] = {}
+        self._most = 0  # the panels' largest image size, once known (best_columns)
+        self._layout_key: tuple[int, int] | None = None  # what the grid was laid out for
         self.marks_for: Callable[[PanelSpec], tuple[list, list] | None] = marks_for or (lambda spec: None)
         self.grid = QGridLayout(self)
         self.grid.setContentsMargins(0, 0, 0, 0)
@@ -264,7 +266,7 @@ class SampleViewWidget(QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
-        if self.panels and getattr(self, "_most", None):
+        if self.panels and self._most:
             columns = self.best_columns(len(self.panels), self._most)
             if columns != self._layout_key[1]:
                 self._arrange(columns)
@@ -285,7 +287,7 @@ class SampleViewWidget(QWidget):
         self._most = most
         columns = self.best_columns(n, most)
         layout_key = (n, columns)
-        if getattr(self, "_layout_key", None) == layout_key:
+        if self._layout_key == layout_key:
             return
         had_focus = any(p.canvas.hasFocus() for p in self.panels)  # keep the one-key shortcuts
         for p in self.panels:

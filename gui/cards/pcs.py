@@ -67,9 +67,11 @@ class PcsCard(ReadoutCard):
 
     def _matches(self, prompt: str | None) -> list[dict[str, Any]] | None:
         """The kind's per-instance assignment for this entry (None when it cannot be had)."""
+        from masklens.core.kinds.pcs.kind import PcsKind  # the kind that matches instances
+
         kind, rec = self.ctx.kind, self.record
         pred = self.ctx.prediction(prompt) if prompt is not None else None
-        if pred is None or not hasattr(kind, "instance_matches"):
+        if pred is None or not isinstance(kind, PcsKind):
             return None
         return kind.instance_matches(self.ctx.sample, pred, self.ctx.params, int(rec.get("annotator") or 0))
 

@@ -31,16 +31,17 @@ from masklens.core.reports import ReportOptions, build_report
 from masklens.core.reports.runs import ModelRun, run_provenance
 from masklens.gui.dialogs.job_dialog import JobDialog
 from masklens.gui.jobs.workers import JobContext
+from masklens.gui.state import AppState
 
 
 class ReportDialog(JobDialog):
     cancelled_text = "cancelled — nothing was written"
 
-    def __init__(self, parent: QWidget | None, state: Any) -> None:
+    def __init__(self, parent: QWidget | None, state: AppState) -> None:
         super().__init__(parent, state, "Export report", 560)
         self.written: Path | None = None
         self.models = QListWidget()
-        order = state.set_order() if hasattr(state, "set_order") else list(state.scorers)
+        order = state.set_order()
         for i, name in enumerate(n for n in order if n in state.scorers):
             item = QListWidgetItem(name)
             if i == 0 and len(state.scorers) > 1:  # the report compares the others against it
@@ -60,8 +61,8 @@ class ReportDialog(JobDialog):
         self.sweep = QCheckBox("threshold sweep")
         self.sweep.setChecked(True)
         self.reviews = QCheckBox("reviewers' verdicts")
-        self.reviews.setChecked(getattr(state, "review_store", None) is not None)
-        self.reviews.setEnabled(getattr(state, "review_store", None) is not None)
+        self.reviews.setChecked(state.review_store is not None)
+        self.reviews.setEnabled(state.review_store is not None)
         params = ", ".join(f"{k} = {v:g}" for k, v in (state.params or {}).items())
         form = QFormLayout()
         form.addRow("Models", self.models)
@@ -103,7 +104,7 @@ class ReportDialog(JobDialog):
 
             verdicts = st.review_store.current(benchmark_key(st.benchmark))
         opts = ReportOptions(title=self.title.text().strip() or None,
-                             images_dir=getattr(getattr(st, "namespace", None), "images", None),
+                             images_dir=st.images_dir,
                              gallery_per_kind=self.gallery.value(), sweep=self.sweep.isChecked(),
                              command="masklens gui › File › Export report")
         out = Path(self.out.text().strip())
@@ -152,11 +153,11 @@ def default_report_dir(benchmark: Any) -> Path:
     return folder / f"{benchmark.kind}-{benchmark.name}-report"
 
 
-def open_report_dialog(parent: QWidget | None, state: Any) -> ReportDialog:
+def open_report_dialog(parent: QWidget | None, state: AppState) -> ReportDialog:
     """Show the export dialog for the window's benchmark and prediction sets (non-modal)."""
-    if getattr(state, "benchmark", None) is None or getattr(state, "kind", None) is None:
+    if state.benchmark is None or state.kind is None:
         raise MasklensError("open a benchmark first (File › Open benchmark…)")
-    if not getattr(state, "scorers", None):
+    if not state.scorers:
         raise MasklensError("no predictions to report on",
                             hint="File › Open predictions… or Evaluate › Run benchmark… first")
     dlg = ReportDialog(parent, state)

@@ -19,6 +19,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
 from PySide6.QtWidgets import QWidget
 
 from masklens.core.runtime import gc_pause
+from masklens.core.scoring.records import Records
 from masklens.gui.jobs.workers import JobRunner
 
 #: benchmarks with at least this many samples are re-scored in the worker pool
@@ -40,9 +41,8 @@ def _derive(ctx: Any, scorer: Any, params: dict[str, float], prepare: Any) -> tu
     gc.disable()
     try:
         readouts = scorer.readouts(params)
-        view = getattr(readouts, "view", None)
-        if view is not None:  # records built lazily (SA-Co/Gold's): here, not in the first filter
-            view()
+        if isinstance(readouts, Records):  # records built lazily (SA-Co/Gold's): here, not in the first filter
+            readouts.view()
         ctx.check()
         return readouts, prepare(readouts, ctx.check)
     finally:

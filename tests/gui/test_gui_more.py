@@ -42,12 +42,12 @@ def _init_with_kind(init, kind):
 
 def test_recent_menu_reopens(window, toy, qtbot):
     window.commands.open_benchmark("toy", ["--ann", str(toy["ann"])], sync=True)
-    window.state.benchmark = None
+    first = window.state.benchmark
     window.commands.fill_recent(window.recent_menu)
     actions = [a for a in window.recent_menu.actions() if a.isEnabled()]
     assert actions and actions[0].text() == "toy — toy.json (Toy)"  # by folder and kind (issue 8)
     actions[0].trigger()
-    qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=10000)
+    qtbot.waitUntil(lambda: window.state.benchmark is not first, timeout=10000)
     assert window.state.benchmark.name == "toy"
 
 
