@@ -105,10 +105,7 @@ class CorrectionsLink(QObject):
             w.message_bar.show_message(f"correction not recorded: {type(exc).__name__}: {exc}", "error")
             return None
         self.last = c
-        panel.note.clear()
-        panel.undo_stack.append(c)
-        panel.undo_button.setEnabled(True)
-        panel.status.setText(f"saved: correction of {gt_key} in sample {sample_id} ({c.time})")
+        panel.correction_recorded(c)
         self.changed()
         return c
 

@@ -58,7 +58,7 @@ class ReviewPanel(QWidget):
         self.sample_id = ""
         self.prompt_ids: list[str] = []
         self.prompt_names: dict[str, str] = {}  # prompt id → what the user reads (“text” (role))
-        self.sample_order: list[str] = []  # for "next unreviewed"; set by the window
+        self.sample_order: list[str] = []  # for "next unreviewed" (set_store)
         self.title = ElidedLabel("No sample", opaque=True)  # a 160-character id never widens the dock
         self.title.setStyleSheet("font-weight: 600")
         self.target = QComboBox()
@@ -124,7 +124,10 @@ class ReviewPanel(QWidget):
         self._set_enabled(False)
 
     # ------------------------------------------------------------ wiring
-    def set_store(self, store: ReviewStore | None) -> None:
+    def set_store(self, store: ReviewStore | None, sample_order: list[str] | None = None) -> None:
+        """The benchmark's review store (None: none) and its samples' ids in order (what "next
+        unreviewed" walks when no queue is assigned)."""
+        self.sample_order = list(sample_order or []) if store is not None else []
         if store is not self.store:
             self.undo_stack = []  # their rows belong to the previous store
             self.undo_button.setEnabled(False)
@@ -262,6 +265,15 @@ class ReviewPanel(QWidget):
     def clear(self) -> None:
         self.record("")
 
+    def correction_recorded(self, correction: Correction) -> None:
+        """A ground-truth correction recorded with this panel's reviewer and note: Ctrl+Z can take
+        it back, the note is used up."""
+        self.note.clear()
+        self.undo_stack.append(correction)
+        self.undo_button.setEnabled(True)
+        self.status.setText(f"saved: correction of {correction.gt_key} in sample {correction.sample_id} "
+                            f"({correction.time})")
+
     # ------------------------------------------------------------ batches (the gallery's selection)
     def record_batch(self, sample_ids: list[str], verdict: str) -> list[Any]:
         """One verdict on several whole samples (the gallery's selection): one row per sample in
@@ -312,7 +324,7 @@ class ReviewPanel(QWidget):
         """This reviewer's queue of the assignment in force (`masklens review assign`; [] if none)."""
         if self.store is None or not self.benchmark:
             return []
-        return self.store.queue(self.benchmark, self._who())
+        return self.store.queue(self.benchmark, self.who())
 
     def next_unreviewed(self) -> str | None:
         """The first sample after the current one (wrapping) this reviewer has not judged (nor
@@ -323,9 +335,9 @@ class ReviewPanel(QWidget):
         order = queue or self.sample_order
         if not order:
             return None
-        done = self.store.reviewed_samples(self.benchmark, reviewer=self._who())
+        done = self.store.reviewed_samples(self.benchmark, reviewer=self.who())
         if queue:  # as `masklens review queue` counts progress: a correction counts too
-            done |= {c.sample_id for c in self.store.corrections(self.benchmark, reviewer=self._who())}
+            done |= {c.sample_id for c in self.store.corrections(self.benchmark, reviewer=self.who())}
         start = order.index(self.sample_id) + 1 if self.sample_id in order else 0
         for sid in order[start:] + order[:start]:
             if sid not in done:
@@ -338,7 +350,7 @@ class ReviewPanel(QWidget):
         if self.store is None or not self.sample_id:
             return None
         v = self.store.verdict_of(self.benchmark, self.sample_id, self.target.currentData() or None,
-                                  reviewer=self._who())
+                                  reviewer=self.who())
         return v.verdict if v is not None else None
 
     def _prompt_of(self, v: Any) -> str:
@@ -347,7 +359,8 @@ class ReviewPanel(QWidget):
             return self.prompt_name(v.prompt_id)
         return self._names.get((v.sample_id, v.prompt_id), f"prompt {v.prompt_id}")
 
-    def _who(self) -> str:
+    def who(self) -> str:
+        """The reviewer recording here: the Reviewer field, else the store's default."""
         return self.reviewer.text().strip() or (self.store.reviewer if self.store else "")
 
     def _set_enabled(self, on: bool) -> None:
@@ -364,7 +377,7 @@ class ReviewPanel(QWidget):
                 where = f" on {self._prompt_of(v)}" if v.prompt_id else ""
                 note = f" — {v.note}" if v.note else ""
                 self.current.addItem(f"{v.reviewer}: {label}{where}{note}")
-                if v.reviewer == self._who() and v.prompt_id == pid:
+                if v.reviewer == self.who() and v.prompt_id == pid:
                     mine = v.verdict
         for key, b in self.buttons.items():
             b.setChecked(key == mine)

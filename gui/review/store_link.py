@@ -51,8 +51,7 @@ class ReviewStoreLink:
         self.state.set_review_store(store)
         if old is not None:
             old.close()
-        self.panel.set_store(store)
-        self.panel.sample_order = [s.id for s in bench.samples] if store is not None else []
+        self.panel.set_store(store, [s.id for s in bench.samples])
         if store is not None:
             self.refresh_verdicts()
 

@@ -144,8 +144,8 @@ class TeamView(QObject):
         if not queued:
             self.progress.setText("")
             return
-        done, total = store.progress(key, panel._who())
-        self.progress.setText(f"Your queue ({panel._who()}): {done}/{total} done")
+        done, total = store.progress(key, panel.who())
+        self.progress.setText(f"Your queue ({panel.who()}): {done}/{total} done")
 
     def browser_rows(self, rows: Any) -> Any:
         """Records with ``review.disagree`` (0/1) when two or more reviewers have judged."""

@@ -227,7 +227,7 @@ def test_a_sample_switch_does_not_read_the_whole_review_store(cafe, qtbot, monke
     qtbot.keyClick(grid.viewport(), Qt.Key.Key_Right)
     assert w.state.index == 6 and reads == []
     shown = [w.review_panel.current.item(i).text() for i in range(w.review_panel.current.count())]
-    assert shown == [f"{w.review_panel._who()}: Fine"]  # this sample's own verdict, read from its rows
+    assert shown == [f"{w.review_panel.who()}: Fine"]  # this sample's own verdict, read from its rows
     qtbot.keyClick(grid.viewport(), Qt.Key.Key_M)  # a new verdict: the agreement line is read again
     assert reads and "18 item(s) reviewed" in w.review_panel.agreement.text()
 
