@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
 from PySide6.QtWidgets import QWidget
@@ -21,6 +21,10 @@ from PySide6.QtWidgets import QWidget
 from masklens.core.runtime import gc_pause
 from masklens.core.scoring.records import Records
 from masklens.gui.jobs.workers import JobRunner
+
+if TYPE_CHECKING:
+    from masklens.gui.browser.sample_browser import SampleBrowser
+    from masklens.gui.state import AppState
 
 #: benchmarks with at least this many samples are re-scored in the worker pool
 ASYNC_FROM = 2000
@@ -68,7 +72,7 @@ class Rescoring(QObject):
 
     settled = Signal()
 
-    def __init__(self, state: Any, browser: Any, parent: QObject | None = None, *,
+    def __init__(self, state: AppState, browser: SampleBrowser, parent: QObject | None = None, *,
                  columns_key: Callable[[], Any] | None = None) -> None:
         super().__init__(parent)
         self.state, self.browser = state, browser

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QDialog, QMenu, QTabWidget, QWidget
 from masklens.core.errors import Cancelled, MasklensError
 from masklens.core.models import remote
 from masklens.core.scoring.contract import get_kind
+from masklens.gui.browser.sample_browser import SampleBrowser
 from masklens.gui.canvas.image_cache import ImageStore
 from masklens.gui.canvas.sample_view import LayerToggles, SampleViewWidget
 from masklens.gui.canvas.visual_prompts import VisualPromptTool
@@ -65,7 +66,7 @@ class WindowCommands:
     def __init__(self, parent: QWidget, *, state: AppState, settings: Settings, jobs: JobRunner,
                  message_bar: MessageBar, store: ImageStore, toggles: LayerToggles, prompt_bar: PromptBar,
                  tabs: QTabWidget, compare_view: SampleViewWidget, status: StatusBar,
-                 model_host: remote.ModelHost, visual_tool: VisualPromptTool, browser: Any,
+                 model_host: remote.ModelHost, visual_tool: VisualPromptTool, browser: SampleBrowser,
                  prediction_caches: PredictionCacheAccess, render: Callable[[], None]) -> None:
         self.parent = parent
         self.state = state
