@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QLabel, QTabWidget, QToolBar
+from PySide6.QtWidgets import QLabel, QToolBar
 
 from masklens.gui.window.context import WindowPart
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from masklens.gui.canvas.sample_view import SampleViewWidget
     from masklens.gui.prompts.prompt_bar import PromptBar
     from masklens.gui.state import AppState
+    from masklens.gui.widgets.quiet_tabs import QuietTabWidget
 
 #: backends whose detector needs text: drawn geometry replaces it and goes to their SAM 2 stage
 GEOMETRY_REPLACES_TEXT = frozenset({"grounded-sam2", "owlv2-sam2"})
@@ -69,7 +70,7 @@ class VisualPromptContext(WindowPart, Protocol):
 
     state: AppState
     sample_view: SampleViewWidget
-    tabs: QTabWidget
+    tabs: QuietTabWidget
     prompt_bar: PromptBar
 
 

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSplitter,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
     from masklens.gui.prompts.live_list import LiveList
     from masklens.gui.settings import Settings
     from masklens.gui.state import AppState
+    from masklens.gui.widgets.quiet_tabs import QuietTabWidget
     from masklens.gui.window.commands import WindowCommands
     from masklens.gui.window.message_bar import MessageBar
     from masklens.gui.window.renderer import Renderer
@@ -153,7 +153,7 @@ class SetComparisonContext(WindowPart, Protocol):
     commands (reattaching a session's prediction files) and the message bar."""
 
     state: AppState
-    tabs: QTabWidget
+    tabs: QuietTabWidget
     browser: SampleBrowser
     view_toolbar: ViewToolbar
     live_list: LiveList

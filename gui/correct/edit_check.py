@@ -8,13 +8,12 @@ browser column and a card line, :mod:`masklens.core.kinds.hallusegbench.leakage`
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QColor
-from PySide6.QtWidgets import QGraphicsPixmapItem, QTabWidget
+from PySide6.QtWidgets import QGraphicsPixmapItem
 
 from masklens.core.errors import MasklensError
 from masklens.core.schema import Sample
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from masklens.gui.canvas.image_cache import ImageStore
     from masklens.gui.canvas.sample_view import SampleViewWidget
     from masklens.gui.state import AppState
+    from masklens.gui.widgets.quiet_tabs import QuietTabWidget
     from masklens.gui.window.commands import WindowCommands
     from masklens.gui.window.slots import WindowSlots
     from masklens.gui.window.view_toolbar import ViewToolbar
@@ -90,11 +90,12 @@ class EditCheckContext(WindowPart, Protocol):
     state: AppState
     sample_view: SampleViewWidget
     store: ImageStore
-    tabs: QTabWidget
+    tabs: QuietTabWidget
     view_toolbar: ViewToolbar
     slots: WindowSlots
     commands: WindowCommands
-    set_params: Callable[[dict[str, float]], None]
+
+    def set_params(self, params: dict[str, float]) -> None: ...
 
 
 class EditCheck(QObject):
@@ -145,7 +146,7 @@ class EditCheck(QObject):
                 item.scene().removeItem(item)
         self.items = []
         w, sample = self.window, self.window.state.sample
-        if not self.action.isChecked() or not self.action.isEnabled() or not has_pair(sample):
+        if not self.action.isChecked() or not self.action.isEnabled() or sample is None or not has_pair(sample):
             return
         store = w.store
         f, cf = (store.image(sample.images[k]) for k in PAIR)

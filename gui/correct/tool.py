@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QTabWidget
 
 from masklens.gui.correct.assist import AssistPrompt, fit_to, propose
 from masklens.gui.correct.category import (
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
     from masklens.gui.prompts.prompt_bar import PromptBar
     from masklens.gui.settings import Settings
     from masklens.gui.state import AppState
+    from masklens.gui.widgets.quiet_tabs import QuietTabWidget
     from masklens.gui.window.commands import WindowCommands
     from masklens.gui.window.message_bar import MessageBar
 
@@ -53,7 +53,7 @@ class CorrectionContext(WindowPart, Protocol):
 
     state: AppState
     sample_view: SampleViewWidget
-    tabs: QTabWidget
+    tabs: QuietTabWidget
     visual_tool: VisualPromptTool
     store: ImageStore
     settings: Settings

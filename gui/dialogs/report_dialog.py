@@ -38,6 +38,10 @@ class ReportDialog(JobDialog):
     cancelled_text = "cancelled — nothing was written"
 
     def __init__(self, parent: QWidget | None, state: AppState) -> None:
+        """Over ``state``'s open benchmark (:func:`open_report_dialog` says when there is none)."""
+        kind, bench = state.kind, state.benchmark
+        if kind is None or bench is None:
+            raise MasklensError("open a benchmark first (File › Open benchmark…)")
         super().__init__(parent, state, "Export report", 560)
         self.written: Path | None = None
         self.models = QListWidget()
@@ -51,10 +55,10 @@ class ReportDialog(JobDialog):
             item.setCheckState(Qt.CheckState.Checked)
             self.models.addItem(item)
         self.models.setMaximumHeight(110)
-        default_dir = default_report_dir(state.benchmark)
+        default_dir = default_report_dir(bench)
         self.out = QLineEdit(str(default_dir))
         out_row = self.folder_row(self.out, "Report folder (created or replaced)")
-        self.title = QLineEdit(f"{state.kind.title or state.kind.name} report — {state.benchmark.name}")
+        self.title = QLineEdit(f"{kind.title or kind.name} report — {bench.name}")
         self.gallery = QSpinBox()
         self.gallery.setRange(0, 50)
         self.gallery.setValue(4)
@@ -96,13 +100,17 @@ class ReportDialog(JobDialog):
             self.status.setText("choose at least one prediction set (open predictions or run a model)")
             return
         st = self.state
+        kind, bench = st.kind, st.benchmark
+        if kind is None or bench is None:
+            self.status.setText("open a benchmark first (File › Open benchmark…)")
+            return
         chosen = [(n, st.prediction_sets[n], st.scorers[n]) for n in names]
         params = dict(st.params)
         verdicts = []
         if self.reviews.isChecked() and st.review_store is not None:
             from masklens.core.review.locations import benchmark_key
 
-            verdicts = st.review_store.current(benchmark_key(st.benchmark))
+            verdicts = st.review_store.current(benchmark_key(bench))
         opts = ReportOptions(title=self.title.text().strip() or None,
                              images_dir=st.images_dir,
                              gallery_per_kind=self.gallery.value(), sweep=self.sweep.isChecked(),
@@ -111,7 +119,7 @@ class ReportDialog(JobDialog):
 
         def work(ctx: JobContext) -> Path:  # rescoring (summaries, extras) runs off the GUI thread too
             runs = [ModelRun(n, ps, sc, sc.rescore(params), run_provenance(ps)) for n, ps, sc in chosen]
-            return build_report(st.kind, st.benchmark, runs, out, params=params,
+            return build_report(kind, bench, runs, out, params=params,
                                 verdicts=verdicts, options=opts,
                                 progress=lambda stage, d, n: ctx.progress(d, n, stage))
 

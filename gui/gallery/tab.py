@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from masklens.gui.gallery.grid import THUMB_H, THUMB_W, GalleryGrid
 from masklens.gui.gallery.thumbnails import (
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from masklens.gui.canvas.sample_view import SampleViewWidget
     from masklens.gui.review.panel import ReviewPanel
     from masklens.gui.state import AppState
+    from masklens.gui.widgets.quiet_tabs import QuietTabWidget
     from masklens.gui.window.message_bar import MessageBar
 
 
@@ -72,7 +73,7 @@ class GalleryContext(WindowPart, Protocol):
 
     state: AppState
     browser: SampleBrowser
-    tabs: QTabWidget
+    tabs: QuietTabWidget
     sample_view: SampleViewWidget
     review_panel: ReviewPanel
     message_bar: MessageBar

@@ -104,7 +104,7 @@ class Rescoring(QObject):
         self.pending = True
         planner = self.browser.planner(columns_key=self.columns_key())  # as the window keys them
 
-        def done(value: tuple[list, Any]) -> None:
+        def done(value: tuple[Any, Any]) -> None:
             if serial != self._serial:
                 return  # a later value is on its way
             readouts, prepared = value

@@ -218,7 +218,7 @@ class CorrectedView(QObject):
         """(original record, original sample) of a corrected sample while on, else None."""
         st = self.window.state
         sc = self.originals.get(st.active or "")
-        if not self.on or sc is None or index >= len(sc.benchmark.samples):
+        if not self.on or sc is None or st.kind is None or index >= len(sc.benchmark.samples):
             return None
         sample = sc.benchmark.samples[index]
         if sample.id not in self.changed:
@@ -247,13 +247,14 @@ class CorrectedView(QObject):
         st = self.window.state
         name = st.active or ""
         orig = self.originals.get(name) if self.on else st.scorers.get(name)
-        if orig is None or st.kind is None:
+        kind = st.kind
+        if orig is None or kind is None:
             return {}, None
-        params = st.kind.resolve_params(st.params)
+        params = kind.resolve_params(st.params)
 
         def summary(sc: Any) -> dict[str, Any]:
             rows = sc.readouts(params)
-            groups = st.kind.summarize(sc.benchmark.samples, sc.overlaps, rows, params)
+            groups = kind.summarize(sc.benchmark.samples, sc.overlaps, rows, params)
             return dict(next(iter(groups.values()), {}))  # the first group: every sample
 
         return summary(orig), summary(st.scorers[name]) if self.on else None

@@ -73,7 +73,10 @@ class CorrectionsLink(QObject):
 
     def persist_category(self, sample_id: str, gt_key: str, instance: int, category: Any) -> Any:
         """Record a category change: the instance's current mask with the new category."""
-        gt = self.window.state.sample.gts[gt_key]
+        sample = self.window.state.sample
+        if sample is None:
+            return None
+        gt = sample.gts[gt_key]
         return self.persist(sample_id, gt_key, instance, gt.masks[instance], category=category, keep_mask=True)
 
     def persist(self, sample_id: str, gt_key: str, instance: int | None, mask: Any,
@@ -91,7 +94,7 @@ class CorrectionsLink(QObject):
             w.message_bar.show_message("correction not recorded: no review store is open", "error")
             return None
         shown_from, shown_key = None, None
-        if view.on:  # edited on the corrected ground truth: its indices map back to the loaded one
+        if view.on and w.state.sample is not None:  # edited on the corrected ground truth: its indices map back
             shown = w.state.sample.gts.get(gt_key)
             shown_from = (shown.meta.get("corrected_from") if shown is not None else None) or []
             shown_key = shown.key if shown is not None else None
@@ -121,6 +124,8 @@ class CorrectionsLink(QObject):
         from masklens.core.scoring.kind_args import kind_files, kind_parser, prediction_actions
 
         kind, ns = self.window.state.kind, self.window.state.namespace
+        if kind is None or ns is None:
+            return {}
         preds = {a.dest for a in prediction_actions(kind_parser(kind))}
         return {k: v for k, v in kind_files(kind, ns).items() if k not in preds}
 

@@ -111,7 +111,7 @@ class ReviewPanel(QWidget):
         self.agreement = QLabel("")
         self.agreement.setWordWrap(True)
         self.agreement.setToolTip("agreement between reviewers over this benchmark's verdicts")
-        lay = QVBoxLayout(self)
+        lay = self._sections = QVBoxLayout(self)
         lay.addWidget(self.title)
         lay.addLayout(form)
         lay.addLayout(grid)
@@ -124,6 +124,10 @@ class ReviewPanel(QWidget):
         self._set_enabled(False)
 
     # ------------------------------------------------------------ wiring
+    def add_section(self, widget: QWidget) -> None:
+        """A section of another feature below the verdicts (e.g. the team view); it stretches."""
+        self._sections.addWidget(widget, 1)
+
     def set_store(self, store: ReviewStore | None, sample_order: list[str] | None = None) -> None:
         """The benchmark's review store (None: none) and its samples' ids in order (what "next
         unreviewed" walks when no queue is assigned)."""

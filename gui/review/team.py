@@ -71,7 +71,7 @@ class TeamView(QObject):
         self.tree.setRootIsDecorated(False)
         self.box.setVisible(False)  # shown once there is a team (a queue, or two reviewers' verdicts)
         panel = window.review_panel
-        panel.layout().addWidget(self.box, 1)
+        panel.add_section(self.box)
         panel.verdictRecorded.connect(lambda *_: self.refresh())
         panel.correctionRetracted.connect(lambda *_: window.corrections_link.changed())
         window.state.benchmarkChanged.connect(self.refresh)
@@ -149,14 +149,15 @@ class TeamView(QObject):
 
     def browser_rows(self, rows: Any) -> Any:
         """Records with ``review.disagree`` (0/1) when two or more reviewers have judged."""
-        if rows is None or not self.pairs:
-            return rows
         bench = self.window.state.benchmark
+        if rows is None or not self.pairs or bench is None:
+            return rows
         return [{**dict(r), "review": {"disagree": int(s.id in self.rows)}}
                 for r, s in zip(rows, bench.samples, strict=True)]
 
     def _open(self, sample_id: str) -> None:
-        ids = [s.id for s in self.window.state.benchmark.samples]
+        bench = self.window.state.benchmark
+        ids = [s.id for s in bench.samples] if bench is not None else []
         if sample_id in ids:
             self.window.state.set_index(ids.index(sample_id))
 

@@ -248,7 +248,10 @@ class WindowCommands:
 
     def open_predictions(self, pred_argv: list[str], name: str | None = None, *, sync: bool = False) -> bool:
         """Attach predictions given as the kind's prediction arguments (e.g. ``["--pred", FILE]``)."""
-        kind = self.state.kind
+        kind, namespace = self.state.kind, self.state.namespace
+        if kind is None or namespace is None:
+            self.message_bar.show_message("open a benchmark first", "warning")
+            return False
         try:
             parsed = kind_parser(kind, all_optional=True).parse_known_args(pred_argv)[0]
         except MasklensError as exc:
@@ -260,7 +263,7 @@ class WindowCommands:
             return False
         from masklens.gui.jobs.tasks import with_predictions
 
-        ns = with_predictions(self.state.namespace, values)
+        ns = with_predictions(namespace, values)
         first = next(iter(values.values()))
         label = name or Path(str(first[0] if isinstance(first, list) else first)).name
         return self.attach_predictions(ns, label, sync=sync, argv=pred_argv)
@@ -326,7 +329,8 @@ class WindowCommands:
             focus = QApplication.focusWidget()
             in_tabs = focus is not None and self.tabs.isAncestorOf(focus)
             self.tabs.setCurrentWidget(self.compare_view)  # where the new layer is shown beside the others
-            if in_tabs and not self.tabs.isAncestorOf(QApplication.focusWidget()):
+            now = QApplication.focusWidget()
+            if in_tabs and (now is None or not self.tabs.isAncestorOf(now)):
                 self.compare_view.setFocus()  # the hidden canvas had it: Esc still clears the drawn prompt
             self.state.add_live(LiveResult(0, run.sample_id, run.prompt, run.model, run.prediction,
                                            run.generic, run.benchmark, run.replaced, seconds=run.seconds,

@@ -36,8 +36,8 @@ def save_geometry(window: MainWindow, settings: Any) -> None:
         return
     settings.window_rect = [r.x(), r.y(), r.width(), r.height()]
     settings.maximized = bool(window.isMaximized())
-    settings.geometry = bytes(window.saveGeometry().toBase64()).decode()  # read by older versions
-    settings.window_state = bytes(window.saveState().toBase64()).decode()
+    settings.geometry = bytes(window.saveGeometry().toBase64().data()).decode()  # read by older versions
+    settings.window_state = bytes(window.saveState().toBase64().data()).decode()
 
 
 def _on_a_screen(rect: QRect) -> bool:

@@ -164,7 +164,7 @@ class Renderer:
 
         def caption(spec) -> str:
             pred = prediction(spec.prompt_id)
-            if spec.prompt_id is None:
+            if spec.prompt_id is None or sample is None:
                 return ""
             own_prompt = next((p for p in sample.prompts if p.id == spec.prompt_id), None)
             if own_prompt is None and spec.prompt_id not in live:  # a layer of another sample
@@ -188,9 +188,9 @@ class Renderer:
 
     def _show_readout(self) -> None:
         sections: list[tuple[str, Any]] = []
-        rec = self.state.readout()
-        if rec is not None:
-            sections.append((f"{self.state.kind.title or self.state.kind.name} · {self.state.active}", rec))
+        rec, kind = self.state.readout(), self.state.kind
+        if rec is not None and kind is not None:
+            sections.append((f"{kind.title or kind.name} · {self.state.active}", rec))
         elif self.state.sample is not None:
             sections.append(("benchmark readout", "open predictions or run a prompt"))
         for r in self.state.live_for_sample():
