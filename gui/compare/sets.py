@@ -182,7 +182,6 @@ class SetComparison(QObject):
         self._rows_memo: tuple | None = None
         self._serial = 0
         self.ticked: list[str] = []
-        window.tabs.addTab(self.tab, "Compare sets")
         s = window.state
         s.predictionsChanged.connect(self._sets_changed)
         s.benchmarkChanged.connect(self._benchmark_changed)

@@ -264,10 +264,3 @@ class GalleryTab(QWidget):
                                 "Shift+arrows select several, a verdict key or button records it for all")
         for b in self.batch_buttons.values():
             b.setEnabled(k > 0)
-
-
-def install(window: GalleryContext) -> GalleryTab:
-    """Add the Gallery tab to the window's central tabs."""
-    tab = GalleryTab(window)
-    window.tabs.addTab(tab, "Gallery")
-    return tab

@@ -25,7 +25,7 @@ from masklens.gui.correct.edit_check import EditCheck
 from masklens.gui.correct.tool import CorrectionTool
 from masklens.gui.dialogs import evaluate_dialog, report_dialog
 from masklens.gui.dialogs.about import About, app_icon
-from masklens.gui.gallery import tab as gallery
+from masklens.gui.gallery.tab import GalleryTab
 from masklens.gui.jobs.rescoring import Rescoring
 from masklens.gui.jobs.workers import JobRunner, error_message
 from masklens.gui.prompts.live_list import LiveList
@@ -93,8 +93,10 @@ class MainWindow(QMainWindow):
         self.help = HelpCommands(self)  # Help › Keyboard shortcuts (F1), Filter language…, Documentation
         self._build_menus()
         self._connect()
-        self.set_comparison = SetComparison(self)  # the "Compare sets" tab
-        self.gallery = gallery.install(self)  # the "Gallery" tab: the list's rows as thumbnails
+        self.set_comparison = SetComparison(self)  # prediction sets side by side
+        self.tabs.addTab(self.set_comparison.tab, "Compare sets")
+        self.gallery = GalleryTab(self)  # the list's rows as thumbnails
+        self.tabs.addTab(self.gallery, "Gallery")
         self.renderer = Renderer(
             self, state=self.state, store=self.store, toggles=self.toggles, tabs=self.tabs,
             sample_view=self.sample_view, compare_view=self.compare_view, live_list=self.live_list,
