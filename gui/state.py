@@ -250,6 +250,13 @@ class AppState(QObject):
         self.live.append(result)
         self.liveChanged.emit()
 
+    def set_live_shown(self, result_id: int, shown: bool) -> None:
+        """Show or hide typed-prompt result ``result_id`` in the Compare tab."""
+        for r in self.live:
+            if r.id == result_id:
+                r.shown = shown
+        self.liveChanged.emit()
+
     def live_for_sample(self, sample_id: str | None = None) -> list[LiveResult]:
         sid = sample_id or (self.sample.id if self.sample else None)
         return [r for r in self.live if r.sample_id == sid]

@@ -280,7 +280,7 @@ class MainWindow(QMainWindow):
         self.view_toolbar.activeSetChanged.connect(self.state.set_active)
         self.view_toolbar.fitRequested.connect(lambda: self.renderer.current_view().fit())
         self.view_toolbar.oneToOneRequested.connect(lambda: self.renderer.current_view().one_to_one())
-        self.live_list.changed.connect(self._live_changed)
+        self.live_list.shownChanged.connect(self.state.set_live_shown)
         self.status.follow_jobs(self.jobs, self.prompt_bar, self.message_bar)
         self.tabs.currentChanged.connect(lambda _: self.renderer.render())
 

@@ -87,6 +87,7 @@ def test_same_prompt_on_two_models_compared_side_by_side(toy_window, qtbot):
     # unticking a layer removes it from the comparison
     w.live_list.list.item(0).setCheckState(Qt.CheckState.Unchecked)
     assert len(w.compare_view.panels) == 1
+    assert [r.shown for r in w.state.live] == [False, True]  # recorded by the state
 
 
 def test_sliders_rederive_browser_columns_from_cached_overlaps(toy_window, qtbot, monkeypatch):
