@@ -45,7 +45,7 @@ class CardDeck(QScrollArea):
         self._asked_summary = False  # whether a card shown read the set's summary
         self._shape: Any = None  # the cards' classes and roles last built
         #: index -> (original record, original sample) of a corrected sample, or None (the
-        #: corrected-ground-truth switch sets it: gui/review/corrected_view.py)
+        #: window passes the corrected-ground-truth switch's, gui/review/corrected_view.py)
         self.original_for: Callable[[int], Any] = original_for or (lambda index: None)
         self.original_card: ReadoutCard | None = None
         self._before: Any = None  # the shown sample's (original record, original sample), if corrected
