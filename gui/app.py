@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from masklens.core.errors import MasklensError
 from masklens.core.files import limits
 from masklens.core.runtime import logs
+
+if TYPE_CHECKING:
+    from masklens.gui.window.main_window import MainWindow
 
 _NOISE = ("This plugin does not support propagateSizeHints()",)
 
@@ -45,7 +49,7 @@ def _require_display() -> None:
 
 
 def run_app(args: argparse.Namespace) -> int:
-    shot = getattr(args, "screenshot", None)
+    shot = args.screenshot
     if shot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     _require_display()
@@ -64,21 +68,21 @@ def run_app(args: argparse.Namespace) -> int:
     # screenshots are reproducible: default settings, nothing saved
     window = MainWindow(Settings(), persist=False) if shot else MainWindow()
     install_excepthook(window)
-    kind = getattr(args, "kind", None)
-    if getattr(args, "demo", False) or not kind or shot:  # a screenshot cannot answer a dialog
-        window.open_demo(kind, sync=bool(shot))
+    kind = args.kind
+    if args.demo or not kind or shot:  # a screenshot cannot answer a dialog
+        window.commands.open_demo(kind, sync=bool(shot))
         apply_view_options(window, args, sync=bool(shot))
     if shot:
-        return screenshot(app, window, shot, parse_size(getattr(args, "size", "1600x1000")))
+        return screenshot(app, window, shot, parse_size(args.size))
     window.show()
-    if kind and not getattr(args, "demo", False):  # ask for the files once the window is up
+    if kind and not args.demo:  # ask for the files once the window is up
         from PySide6.QtCore import QTimer
 
-        QTimer.singleShot(0, lambda: window.open_benchmark_dialog(kind))
+        QTimer.singleShot(0, lambda: window.commands.open_benchmark_dialog(kind))
     return app.exec()
 
 
-def install_excepthook(window) -> None:
+def install_excepthook(window: MainWindow) -> None:
     """An exception escaping a Qt slot is logged and shown in the message bar: the window stays."""
     import logging
     import traceback
@@ -113,7 +117,7 @@ def parse_size(text: str) -> tuple[int, int]:
     return w, h
 
 
-def apply_view_options(window, args: argparse.Namespace, *, sync: bool) -> None:
+def apply_view_options(window: MainWindow, args: argparse.Namespace, *, sync: bool) -> None:
     """--filter, --sample, --error-view, --prompt, --compare (for screenshots and bug reports)."""
     from masklens.core.schema import Role
     from masklens.gui.prompts.prompt_bar import PromptRequest
@@ -121,7 +125,7 @@ def apply_view_options(window, args: argparse.Namespace, *, sync: bool) -> None:
     state = window.state
     if state.benchmark is None:
         return
-    if getattr(args, "filter", None):
+    if args.filter:
         combo = window.browser.presets
         idx = combo.findText(args.filter)
         if idx < 0:
@@ -131,7 +135,7 @@ def apply_view_options(window, args: argparse.Namespace, *, sync: bool) -> None:
         first = window.browser.next_match_after(-1)
         if first is not None:
             state.set_index(first)
-    if getattr(args, "sample", None):
+    if args.sample:
         ids = [s.id for s in state.benchmark.samples]
         sid = args.sample
         if sid.startswith("#") and sid[1:].isdigit() and 0 < int(sid[1:]) <= len(ids):
@@ -140,21 +144,21 @@ def apply_view_options(window, args: argparse.Namespace, *, sync: bool) -> None:
             state.set_index(ids.index(sid))
         else:
             raise MasklensError(f"no sample '{sid}' in {state.benchmark.name}")
-    if getattr(args, "error_view", False):
+    if args.error_view:
         window.view_toolbar.actions_by_name["error"].setChecked(True)
-    for spec in getattr(args, "prompt", None) or []:
+    for spec in args.prompt or []:
         head, sep, text = spec.partition("=")
         if not sep or not text.strip():
             raise MasklensError(f"--prompt must be ROLE[:LEVEL]=TEXT, got '{spec}'")
         role, _, level = head.partition(":")
         try:
             req = PromptRequest(text.strip(), Role(role.strip()), int(level) if level else None, None,
-                                getattr(args, "model", None) or window.settings.model or "demo")
+                                args.model or window.settings.model or "demo")
         except ValueError:
             raise MasklensError(f"--prompt: unknown role '{role}'",
                                 hint="roles: " + ", ".join(r.value for r in Role)) from None
-        window.run_prompt(req, sync=sync)
-    if getattr(args, "compare", False):
+        window.commands.run_prompt(req, sync=sync)
+    if args.compare:
         window.tabs.setCurrentIndex(1)
 
 

@@ -104,8 +104,32 @@ class AppState(QObject):
         self.benchmarkChanged.emit()
         self.sampleChanged.emit(0)
 
-    def add_predictions(self, name: str, predictions: PredictionSet, scorer: Scorer) -> None:
-        """Attach a scored prediction set (becomes active) and derive its readouts."""
+    def replace_ground_truth(self, benchmark: Benchmark, scorers: dict[str, Scorer]) -> None:
+        """The same benchmark with other ground truth (e.g. the review store's corrections
+        applied, or the original back): ``scorers`` replace those of their sets, the active set's
+        readouts are derived again, and the sample shown is drawn again. The kind, sets, index,
+        parameters and typed prompts stay; ``benchmarkChanged`` is not emitted."""
+        self.benchmark = benchmark
+        self.scorers.update(scorers)
+        self.readouts = ({self.active: self.scorers[self.active].readouts(self.params)}
+                         if self.active in self.scorers else {})
+        self.readoutsChanged.emit()
+        self.sampleChanged.emit(self.index)  # the canvas draws the (corrected) masks again
+
+    def set_review_store(self, store: Any) -> None:
+        """The review store open for this benchmark (None: none); the caller closes the previous one."""
+        self.review_store = store
+
+    def set_model(self, name: str) -> None:
+        """The model (backend name) picked for typed prompts."""
+        self.model = name
+
+    def add_predictions(self, name: str, predictions: PredictionSet, scorer: Scorer, *,
+                        argv: list[str] | None = None) -> None:
+        """Attach a scored prediction set (becomes active) and derive its readouts; ``argv``: the
+        prediction arguments it was read from (remembered with the session)."""
+        if argv:
+            self.set_argv[name] = list(argv)
         self.prediction_sets[name] = predictions
         self.scorers[name] = scorer
         self.readouts[name] = scorer.readouts(self.params)
@@ -187,6 +211,11 @@ class AppState(QObject):
         return True
 
     @property
+    def images_dir(self) -> str | None:
+        """The benchmark's images folder (its kind's ``--images`` argument; None when it takes none)."""
+        return getattr(self.namespace, "images", None)  # an argparse namespace: the kind's own arguments
+
+    @property
     def score_threshold(self) -> float:
         """t of the kind (0 when the kind has none, e.g. OVS: every instance counts)."""
         return float(self.params.get("score_threshold", 0.0))
@@ -219,6 +248,13 @@ class AppState(QObject):
         self._live_ids += 1
         result.id = self._live_ids
         self.live.append(result)
+        self.liveChanged.emit()
+
+    def set_live_shown(self, result_id: int, shown: bool) -> None:
+        """Show or hide typed-prompt result ``result_id`` in the Compare tab."""
+        for r in self.live:
+            if r.id == result_id:
+                r.shown = shown
         self.liveChanged.emit()
 
     def live_for_sample(self, sample_id: str | None = None) -> list[LiveResult]:

@@ -39,10 +39,10 @@ def grab_cards(kind: str, index: int, prompt: tuple[str, str, int | None] | None
     w = MainWindow(Settings(), persist=False)
     w.resize(1600, 1000)
     w.show()
-    w.open_demo(kind, sync=True)
+    w.commands.open_demo(kind, sync=True)
     w.state.set_index(index)
     if prompt is not None:
-        w.run_prompt(PromptRequest(prompt[0], Role(prompt[1]), prompt[2], None, "demo"), sync=True)
+        w.commands.run_prompt(PromptRequest(prompt[0], Role(prompt[1]), prompt[2], None, "demo"), sync=True)
     for _ in range(5):
         app.processEvents()
     box = w.readout_panel.deck.widget()

@@ -40,7 +40,7 @@ def main() -> None:
     w = MainWindow(Settings(), persist=False)
     w.resize(1700, 1000)
     w.show()
-    w.open_demo("cafe", sync=True)
+    w.commands.open_demo("cafe", sync=True)
     w.review_panel.reviewer.setText("ana")
     w.state.set_index(2)
     key = benchmark_key(w.state.benchmark)
@@ -71,7 +71,7 @@ def main() -> None:
     store.assign(key, [s.id for s in w.state.benchmark.samples], ["ana", "ben", "eve"], overlap=0.2, seed=3)
     store.merge(tmp / "ben.sqlite")
     w.corrected_view.action.setChecked(False)
-    w.open_demo("cafe", sync=True)  # read the merged store
+    w.commands.open_demo("cafe", sync=True)  # read the merged store
     w.review_panel.reviewer.setText("ana")
     w.review_panel.request_next_unreviewed()
     w.team.refresh()

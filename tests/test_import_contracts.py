@@ -48,7 +48,7 @@ def tree_copy(tmp_path_factory):
     ("core/files/paths.py", "import masklens.core.review.store", "import nothing above them"),
     ("core/errors.py", "import masklens.core.files.io", "errors below files"),
     ("gui/browser/filters.py", "import masklens.core.cli.score", "never imports the command line"),
-    ("gui/window/integrations.py", "import masklens.core.review.connections",
+    ("gui/review/store_link.py", "import masklens.core.review.connections",
      "only core/review opens a review store"),
     ("core/cli/review.py", "from masklens.core.review.connections import acquire_writer",
      "only core/review opens a review store"),

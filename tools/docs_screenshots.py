@@ -53,7 +53,7 @@ def main(out: Path) -> int:
     w = MainWindow(Settings(), persist=False)
     w.resize(1600, 1000)
     w.show()
-    w.open_demo("cafe", sync=True)
+    w.commands.open_demo("cafe", sync=True)
     _wait(app, lambda: bool(w.state.readouts) and not w.jobs.busy)
     w.message_bar.hide()
     out.mkdir(parents=True, exist_ok=True)
@@ -81,19 +81,19 @@ def main(out: Path) -> int:
     _save(w.grab(), out / "gui_gallery.png")
 
     QTest.keyClick(grid.viewport(), Qt.Key.Key_F1)
-    _wait(app, lambda: w.help_sheet is not None and w.help_sheet.isVisible())
-    _fit(w.help_sheet)
+    _wait(app, lambda: w.help.sheet is not None and w.help.sheet.isVisible())
+    _fit(w.help.sheet)
     _wait(app, lambda: True)
-    _save(w.help_sheet.grab(), out / "gui_shortcuts.png")
-    w.help_sheet.close()
+    _save(w.help.sheet.grab(), out / "gui_shortcuts.png")
+    w.help.sheet.close()
 
-    act = next(a for a in w.help_menu.actions() if a.text().replace("&", "").startswith("Filter language"))
+    act = next(a for a in w.help.actions if a.text().replace("&", "").startswith("Filter language"))
     act.trigger()
-    _wait(app, lambda: w.filter_reference is not None and w.filter_reference.isVisible())
-    _fit(w.filter_reference)
+    _wait(app, lambda: w.help.filter_reference is not None and w.help.filter_reference.isVisible())
+    _fit(w.help.filter_reference)
     _wait(app, lambda: True)
-    _save(w.filter_reference.grab(), out / "gui_filter_language.png")
-    w.filter_reference.close()
+    _save(w.help.filter_reference.grab(), out / "gui_filter_language.png")
+    w.help.filter_reference.close()
 
     from masklens.gui.app import _finish_jobs
 

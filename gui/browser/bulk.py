@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from masklens.core.scoring.records import Records
 from masklens.gui.browser.lookup import KeyReader
 
 _DIGITS = re.compile(r"(\d+)")
@@ -117,22 +118,23 @@ def read_column(reader: KeyReader, records: Sequence[Mapping[str, Any]], key: st
 
 class BulkColumns:
     """Column reads for a table of ``samples`` × ``readouts`` (with ``verdicts``,
-    ``verdict_label``, ``columns`` and a ``_reader``); call :meth:`forget` when they change."""
+    ``verdict_label``, ``columns``, a ``_reader`` and ``_bulk``, the columns kept: {} at first);
+    call :meth:`forget` when they change."""
 
     samples: list[Any]
     readouts: Sequence[Mapping[str, Any]]
     verdicts: dict[str, str]
     columns: list[str]
     _reader: KeyReader
+    _bulk: dict[Any, Any]
     FIXED_COLUMNS = 0  # how many columns come before the metric ones (the table says)
 
     def forget(self, *, samples: bool = False) -> None:
         """Drop the kept columns (new readouts or verdicts; ``samples``: a new benchmark)."""
-        self._bulk: dict[Any, Any] = {} if samples else {
-            k: v for k, v in getattr(self, "_bulk", {}).items() if k[0] == "fixed"}
+        self._bulk = {} if samples else {k: v for k, v in self._bulk.items() if k[0] == "fixed"}
 
     def _kept(self, key: Any, make: Any) -> Any:
-        bulk = self.__dict__.setdefault("_bulk", {})
+        bulk = self._bulk
         got = bulk.get(key)
         if got is None:
             got = bulk[key] = make()
@@ -144,8 +146,9 @@ class BulkColumns:
         def plain() -> Sequence[Mapping[str, Any]]:
             if isinstance(self.readouts, list):
                 return self.readouts
-            view = getattr(self.readouts, "view", None)
-            return view() if view is not None else list(self.readouts)
+            if isinstance(self.readouts, Records):
+                return self.readouts.view()
+            return list(self.readouts)
 
         return self._kept(("readouts",), plain)
 

@@ -67,6 +67,14 @@ class Filter:
     def applicable(self, columns: Iterable[str]) -> bool:
         return True
 
+    def read_keys(self) -> list[str]:
+        """The columns this filter reads, as bound to a table (:meth:`Expression.bind`)."""
+        return []
+
+    def read_tops(self) -> list[str]:
+        """Top-level readout keys this filter reads beyond :meth:`read_keys` (a list it walks)."""
+        return []
+
 
 class Unreviewed(Filter):
     label = "unreviewed"
@@ -192,6 +200,9 @@ class Expression(Filter):
     def applicable(self, columns: Iterable[str]) -> bool:
         return not self.bind(columns)
 
+    def read_keys(self) -> list[str]:
+        return list(self._resolved.values())
+
     def __call__(self, row: Row) -> bool:
         return all(c.test(row.values, self._resolved.get(c.key, c.key)) for c in self.clauses)
 
@@ -227,6 +238,9 @@ class AnyItem(Filter):
 
     def applicable(self, columns: Iterable[str]) -> bool:
         return any(c.startswith(f"{self.list_key}[") for c in columns)
+
+    def read_tops(self) -> list[str]:
+        return [self.list_key]
 
 
 class AllOf(Filter):

@@ -25,6 +25,7 @@ class FrozenColumns(OneCallPaint, QTableView):
     def __init__(self, table: QTableView, count: int = 2) -> None:
         super().__init__(table)
         self.table, self.count = table, count
+        self._viewport = table.viewport()
         self.setModel(table.model())
         self.setSelectionModel(table.selectionModel())
         self.setItemDelegate(table.itemDelegate())
@@ -59,7 +60,6 @@ class FrozenColumns(OneCallPaint, QTableView):
         model = table.model()
         for signal in (model.modelReset, model.layoutChanged, model.columnsInserted, model.columnsRemoved):
             signal.connect(self._layout)
-        self._viewport = table.viewport()
         table.installEventFilter(self)
         self._viewport.installEventFilter(self)  # it resizes after the table (scroll bars placed)
         table.viewport().stackUnder(self)
@@ -79,7 +79,7 @@ class FrozenColumns(OneCallPaint, QTableView):
         super().mousePressEvent(event)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        watched = (self.table, getattr(self, "_viewport", None))  # also called for our own scroll bars
+        watched = (self.table, self._viewport)  # also called for our own scroll bars
         if (obj is watched[0] or obj is watched[1]) and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
             self._layout()
         return False

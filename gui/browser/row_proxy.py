@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from masklens.gui.browser.bulk import natural_key, order_rows, sort_key  # noqa: F401 - re-exported
+from masklens.gui.browser.bulk import BulkColumns, order_rows, sort_key
 from masklens.gui.browser.filters import Filter, Row
 
 
@@ -26,6 +26,12 @@ class RowValues(Protocol):
     def value(self, row: int, col: int) -> Any: ...
     def row_of(self, i: int) -> Row: ...
     def rowCount(self) -> int: ...  # noqa: N802
+
+
+class CellTable(RowValues, Protocol):
+    """The proxy's source (a QAbstractItemModel, the sample table): also what a cell shows."""
+
+    def cell(self, row: int, col: int, role: int) -> Any: ...
 
 
 @dataclass
@@ -53,11 +59,11 @@ def plan_rows(table: RowValues, filt: Filter, search: str, pinned: int | None,
     A table with whole columns (:class:`~masklens.gui.browser.bulk.BulkColumns`) is filtered
     and sorted column by column; another one row by row."""
     n = table.rowCount() if n is None else n
-    bulk = hasattr(table, "key_column") and n == table.rowCount()
+    bulk = isinstance(table, BulkColumns) and n == table.rowCount()
     if type(filt) is Filter and not search:
         rows = list(range(n))
     elif bulk:
-        keep = filt.select(table.key_column, n)  # type: ignore[attr-defined]
+        keep = filt.select(table.key_column, n)
         if keep is None:  # a filter that judges one row at a time
             keep = [filt(table.row_of(r)) for r in range(n)]
         if search:
@@ -68,7 +74,7 @@ def plan_rows(table: RowValues, filt: Filter, search: str, pinned: int | None,
     if sort_column >= 0:
         if bulk:
             keys = table.sort_column(sort_column)  # type: ignore[attr-defined]
-            rows = order_rows(rows, keys, descending, table.__dict__.setdefault("_bulk", {}))
+            rows = order_rows(rows, keys, descending, table._bulk)  # type: ignore[attr-defined]
         else:
             value = table.value
             rows.sort(key=lambda r: sort_key(value(r, sort_column)), reverse=descending)
@@ -116,10 +122,13 @@ class SampleFilterProxy(QAbstractProxyModel):
         self._next: RowPlan | None = None  # a plan computed elsewhere, for the next source reset
         self._stamp = 0  # counts the plans installed and the source's changes
         self._sorted: tuple[int, Any, int] | None = None  # (column, order, stamp) of the last sort
+        self._cell: Any = None  # the source's cell(row, col, role)
 
     # ------------------------------------------------------------ source
     def setSourceModel(self, model: Any) -> None:  # noqa: N802 - Qt override
+        """``model``: a QAbstractItemModel that is a :class:`CellTable` (the sample table)."""
         super().setSourceModel(model)
+        self._cell = model.cell
         model.modelAboutToBeReset.connect(self.beginResetModel)
         model.modelReset.connect(self._source_reset)
         model.dataChanged.connect(self._source_data_changed)
@@ -282,11 +291,7 @@ class SampleFilterProxy(QAbstractProxyModel):
         rows, r = self._plan.rows, index.row()
         if not 0 <= r < len(rows):
             return None
-        model = self.sourceModel()
-        cell = getattr(model, "cell", None)
-        if cell is None:
-            return model.data(model.index(rows[r], index.column()), role)
-        return cell(rows[r], index.column(), role)
+        return self._cell(rows[r], index.column(), role)
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
         return _FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags

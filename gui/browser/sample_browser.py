@@ -27,22 +27,17 @@ from masklens.gui.browser.focus_ring import FocusRing
 from masklens.gui.browser.frozen import FrozenColumns
 from masklens.gui.browser.header import ListHeader, detach_header_selection
 from masklens.gui.browser.row_proxy import SampleFilterProxy, plan_rows
-from masklens.gui.browser.sample_table import (  # noqa: F401 - re-exported (readout panel, tests)
+from masklens.gui.browser.sample_table import (
     COLUMN_MAX,
     FIXED,
     OUTSIDE_TIP,
-    SORT_ROLE,
     Prepared,
     RowSnapshot,
     SampleTableModel,
     _fmt,
-    metric_columns,
-    metric_tooltip,
     verdict_labels,
 )
 from masklens.gui.browser.table_view import SampleTableView
-
-__all__ = ["SampleBrowser", "SampleFilterProxy", "SampleTableModel", "plan_rows"]
 
 
 class SampleBrowser(QWidget):
@@ -53,6 +48,8 @@ class SampleBrowser(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._current_row: int | None = None  # the source row of the current sample
+        self._keep_current = False  # a filter change in progress keeps the current row
         self.model = SampleTableModel(self)
         self.proxy = SampleFilterProxy(self)
         self.proxy.setSourceModel(self.model)
@@ -100,10 +97,10 @@ class SampleBrowser(QWidget):
         lay.addLayout(top)
         lay.addWidget(self.expression)
         lay.addWidget(self.table, 1)
-        self.proxy.layoutChanged.connect(self._update_count)
-        self.proxy.rowsInserted.connect(self._update_count)
-        self.proxy.rowsRemoved.connect(self._update_count)
-        self.proxy.modelReset.connect(self._update_count)
+        self.proxy.layoutChanged.connect(self.update_count)
+        self.proxy.rowsInserted.connect(self.update_count)
+        self.proxy.rowsRemoved.connect(self.update_count)
+        self.proxy.modelReset.connect(self.update_count)
         self.proxy.refiltered.connect(self._mark_pinned)
         self.proxy.sortMoved.connect(self._show_sort)
 
@@ -134,7 +131,7 @@ class SampleBrowser(QWidget):
         as last time: the columns stay, see :meth:`SampleTableModel.set_readouts`). The sample
         being looked at stays, marked when it no longer matches, until the user moves."""
         before = list(self.model.columns)
-        current = getattr(self, "_current_row", None)
+        current = self._current_row
         filtering = type(self.proxy.filter) is not Filter or bool(self.proxy.search)
         if filtering and current is not None and 0 <= current < len(readouts or []):
             self.proxy.pinned = current
@@ -152,7 +149,7 @@ class SampleBrowser(QWidget):
             self._quietly(lambda: self.proxy.apply(prepared.plan))
         elif filtering or self.proxy.sortColumn() >= 0:  # "all samples" in benchmark order: nothing to redo
             self._quietly(self.proxy.refilter)
-        self._update_count()
+        self.update_count()
 
     def _rows_on_screen(self) -> list[int]:
         """The source rows on screen (none while hidden: the table paints when shown)."""
@@ -173,7 +170,7 @@ class SampleBrowser(QWidget):
         name, column_named = self.proxy.sort_name(), self.model.column_named
         same = columns_key is not None and columns_key == self.model._columns_key
         columns = list(self.model.columns) if same else None
-        current = getattr(self, "_current_row", None)
+        current = self._current_row
         if (type(filt) is not Filter or search) and current is not None:
             pinned = current
 
@@ -251,7 +248,7 @@ class SampleBrowser(QWidget):
         list's filter reads as the preset AND the typed expression (the count's tooltip)."""
         self.proxy.pinned = None
         self._quietly(lambda: self.proxy.set_filter(f))
-        self._update_count()
+        self.update_count()
 
     def set_expression(self, text: str) -> bool:
         """Apply a typed filter expression; an unreadable one is reported and not applied: the
@@ -294,7 +291,8 @@ class SampleBrowser(QWidget):
         self.proxy.pinned = None
         self._quietly(lambda: self.proxy.set_search(text))
 
-    def _update_count(self, *_: Any) -> None:
+    def update_count(self, *_: Any) -> None:
+        """The "shown / all" count and what the list shows (after the rows or verdicts changed)."""
         shown = self.proxy.rowCount() - (1 if self.current_outside() else 0)
         self.count.setText(f"{shown} / {self.model.rowCount()}")
         shown_by = self.proxy.filter.label or "all samples"
@@ -315,7 +313,7 @@ class SampleBrowser(QWidget):
                 if r is not None and r < self.model.rowCount():
                     self.model.dataChanged.emit(self.model.index(r, 0),
                                                 self.model.index(r, self.model.columnCount() - 1))
-        self._update_count()
+        self.update_count()
 
     def _quietly(self, change: Any) -> None:
         """Run ``change`` (a re-filter) without letting the table's selection pick another sample:
@@ -324,7 +322,7 @@ class SampleBrowser(QWidget):
         try:
             change()
             # the table's current row is the sample shown, or none when the filter hides it
-            cur = getattr(self, "_current_row", None)
+            cur = self._current_row
             idx = (self.proxy.mapFromSource(self.model.index(cur, 0))
                    if cur is not None and 0 <= cur < self.model.rowCount() else QModelIndex())
             if not idx.isValid():
@@ -347,7 +345,7 @@ class SampleBrowser(QWidget):
 
     # ------------------------------------------------------------ navigation
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if current.isValid() and not getattr(self, "_keep_current", False):
+        if current.isValid() and not self._keep_current:
             row = self.proxy.mapToSource(current).row()
             self._current_row = row
             self._unpin(keep=row)

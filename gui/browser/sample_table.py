@@ -3,7 +3,7 @@ rows it shows and the column helpers the readout panel shares."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +87,7 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
+        self._bulk = {}
         self.samples: list[Sample] = []
         self.readouts: list[dict[str, Any]] = []
         self._flat: dict[int, dict[str, Any]] = {}  # flattened lazily: only rows that are looked at
@@ -99,8 +100,8 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
         self._columns_key: Any = None  # what the current columns were read for (set_readouts)
         self._reader = KeyReader()  # metric values straight from the records
         self.outside_row: int | None = None  # the current sample, kept although the filter drops it
-        #: a verdict key ("gt_wrong") → the words shown ("Ground truth wrong"); set by the review part
-        self.verdict_label: Callable[[str], str] = lambda key: key
+        #: a verdict key ("gt_wrong") → the words shown ("Ground truth wrong"): set_verdict_labels
+        self.verdict_words: dict[str, str] = {}
 
     def set_samples(self, samples: list[Sample], help_: dict[str, str] | None = None) -> None:
         self.beginResetModel()
@@ -161,6 +162,14 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
         if got is None:
             got = self._flat[row] = flatten(self.readouts[row])
         return got
+
+    def verdict_label(self, key: str) -> str:
+        """The words shown for a verdict key (the key itself when none were given)."""
+        return self.verdict_words.get(key, key)
+
+    def set_verdict_labels(self, words: dict[str, str]) -> None:
+        """Verdict key → the words the verdict column shows."""
+        self.verdict_words = dict(words)
 
     def set_verdicts(self, verdicts: dict[str, str]) -> None:
         if verdicts == self.verdicts:
@@ -277,16 +286,17 @@ class RowSnapshot(BulkColumns):
     row_of = SampleTableModel.row_of
     _values = SampleTableModel._values
     _metric = SampleTableModel._metric
+    verdict_label = SampleTableModel.verdict_label
 
     def __init__(self, model: SampleTableModel, readouts: list[dict[str, Any]]) -> None:
         self.samples, self.readouts = model.samples, readouts
-        self.verdicts, self.verdict_label = dict(model.verdicts), model.verdict_label
+        self.verdicts, self.verdict_words = dict(model.verdicts), dict(model.verdict_words)
         self.columns = metric_columns(readouts)
         self._prompt_text = dict(model._prompt_text)
         self._flat: dict[int, dict[str, Any]] = {}
         self._reader = KeyReader()
         # what does not change with readouts (ids, their sort keys, search texts) is shared
-        self._bulk = {k: v for k, v in getattr(model, "_bulk", {}).items() if k[0] == "fixed"}
+        self._bulk = {k: v for k, v in model._bulk.items() if k[0] == "fixed"}
 
     def with_readouts(self, readouts: list[dict[str, Any]], columns: list[str] | None = None) -> RowSnapshot:
         """The same table with ``readouts`` (``columns``: their metric columns when known)."""

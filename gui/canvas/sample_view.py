@@ -227,12 +227,16 @@ class SampleViewWidget(QWidget):
     pointClicked = Signal(str, tuple)
     editMouse = Signal(int, str, float, float, int)  # panel index, then Canvas.editMouse's values
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *,
+                 marks_for: Callable[[PanelSpec], tuple[list, list] | None] | None = None) -> None:
+        """``marks_for(spec)``: a panel's own drawn prompt (e.g. the boxes a typed-prompt result
+        was run with), else None (the prompt drawn on its image, if any)."""
         super().__init__(parent)
         self.tool = "pan"
         self.marks: dict[str, tuple[list, list]] = {}
-        #: a panel's own drawn prompt (e.g. the boxes a typed-prompt result was run with), else None
-        self.marks_for: Callable[[PanelSpec], tuple[list, list] | None] = lambda spec: None
+        self._most = 0  # the panels' largest image size, once known (best_columns)
+        self._layout_key: tuple[int, int] | None = None  # what the grid was laid out for
+        self.marks_for: Callable[[PanelSpec], tuple[list, list] | None] = marks_for or (lambda spec: None)
         self.grid = QGridLayout(self)
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(3)
@@ -262,7 +266,7 @@ class SampleViewWidget(QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
-        if self.panels and getattr(self, "_most", None):
+        if self.panels and self._most:
             columns = self.best_columns(len(self.panels), self._most)
             if columns != self._layout_key[1]:
                 self._arrange(columns)
@@ -283,7 +287,7 @@ class SampleViewWidget(QWidget):
         self._most = most
         columns = self.best_columns(n, most)
         layout_key = (n, columns)
-        if getattr(self, "_layout_key", None) == layout_key:
+        if self._layout_key == layout_key:
             return
         had_focus = any(p.canvas.hasFocus() for p in self.panels)  # keep the one-key shortcuts
         for p in self.panels:

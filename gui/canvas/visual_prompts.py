@@ -19,11 +19,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QLabel, QToolBar
+
+from masklens.gui.window.context import WindowPart
+
+if TYPE_CHECKING:
+    from masklens.gui.canvas.sample_view import SampleViewWidget
+    from masklens.gui.prompts.prompt_bar import PromptBar
+    from masklens.gui.state import AppState
+    from masklens.gui.widgets.quiet_tabs import QuietTabWidget
 
 #: backends whose detector needs text: drawn geometry replaces it and goes to their SAM 2 stage
 GEOMETRY_REPLACES_TEXT = frozenset({"grounded-sam2", "owlv2-sam2"})
@@ -56,18 +64,28 @@ def describe(meta: Mapping[str, Any]) -> str:
     return " · ".join(parts)
 
 
+class VisualPromptContext(WindowPart, Protocol):
+    """What the drawing tools use of the window: the Sample tab's canvas (drawn on), the central
+    tabs (Esc there), the prompt bar (Run drawn) and the state (typed prompts' drawn prompts)."""
+
+    state: AppState
+    sample_view: SampleViewWidget
+    tabs: QuietTabWidget
+    prompt_bar: PromptBar
+
+
 class VisualPromptTool(QObject):
-    """The drawing tools of a window: draws on ``window.sample_view`` / ``window.compare_view``."""
+    """The drawing tools of a window: draws on ``window.sample_view``; the Compare tab shows each
+    result's own drawn prompt (:meth:`result_marks`) and the prompt bar asks :meth:`has_prompt`."""
 
     changed = Signal()
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    def __init__(self, window: VisualPromptContext) -> None:
+        super().__init__(window.window())
         self.window = window
         self.prompt = VisualPrompt()
-        self.views = [window.sample_view]  # the Compare tab shows each result's own drawn prompt
-        window.compare_view.marks_for = self._result_marks
-        self.toolbar = QToolBar("Prompt tools", window)
+        self.views = [window.sample_view]
+        self.toolbar = QToolBar("Prompt tools", window.window())
         self.toolbar.setObjectName("prompt-tools-toolbar")
         group = QActionGroup(self)
         self.tool_actions: dict[str, QAction] = {}
@@ -103,9 +121,20 @@ class VisualPromptTool(QObject):
         for view in self.views:
             view.boxDrawn.connect(lambda image, box: self.add(image, box=box))
             view.pointClicked.connect(lambda image, point: self.add(image, point=point))
-        window.prompt_bar.has_visual = lambda: bool(self.prompt)
         window.state.sampleChanged.connect(lambda _: self.clear())
         window.state.benchmarkChanged.connect(self.clear)
+
+    def add_tool(self, name: str, action: QAction) -> None:
+        """Another tool (e.g. Correct) beside Pan / Box / Points: its checkable ``action`` joins
+        their exclusive group, the toolbar (before Clear) and :meth:`set_tool`."""
+        self.tool_actions["pan"].actionGroup().addAction(action)
+        self.toolbar.insertAction(self.clear_action, action)
+        self.tool_actions[name] = action
+        self.actions.append(action)
+
+    def has_prompt(self) -> bool:
+        """Whether a box or point is drawn (a drawn prompt runs without text)."""
+        return bool(self.prompt)
 
     # ------------------------------------------------------------ editing
     @property
@@ -153,7 +182,7 @@ class VisualPromptTool(QObject):
                                 if self.prompt else "")
         self.changed.emit()
 
-    def _result_marks(self, spec: Any) -> tuple[list, list] | None:
+    def result_marks(self, spec: Any) -> tuple[list, list] | None:
         """The boxes/points a typed-prompt result (panel ``live:N``) was run with."""
         for r in self.window.state.live:
             if spec.prompt_id == f"live:{r.id}":

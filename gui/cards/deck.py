@@ -28,7 +28,7 @@ SYNC_SUMMARY_LIMIT = 2000
 class CardDeck(QScrollArea):
     """Scrollable cards of the bound state's current sample (rebuilt by :meth:`refresh`)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, original_for: Callable[[int], Any] | None = None) -> None:
         super().__init__(parent)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
@@ -45,8 +45,8 @@ class CardDeck(QScrollArea):
         self._asked_summary = False  # whether a card shown read the set's summary
         self._shape: Any = None  # the cards' classes and roles last built
         #: index -> (original record, original sample) of a corrected sample, or None (the
-        #: corrected-ground-truth switch sets it: gui/review/corrected_view.py)
-        self.original_for: Callable[[int], Any] = lambda index: None
+        #: window passes the corrected-ground-truth switch's, gui/review/corrected_view.py)
+        self.original_for: Callable[[int], Any] = original_for or (lambda index: None)
         self.original_card: ReadoutCard | None = None
         self._before: Any = None  # the shown sample's (original record, original sample), if corrected
         self._box = QWidget()

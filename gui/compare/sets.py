@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import (
@@ -41,13 +42,27 @@ from masklens.gui.browser.filters import (
 from masklens.gui.canvas.sample_view import RenderContext, SampleViewWidget
 from masklens.gui.cards.deck import SYNC_SUMMARY_LIMIT
 from masklens.gui.compare.cards import SetCards
-from masklens.gui.compare.session import SessionMemory
 from masklens.gui.views import PanelSpec
+from masklens.gui.window.context import WindowPart
+
+if TYPE_CHECKING:
+    from masklens.gui.browser.sample_browser import SampleBrowser
+    from masklens.gui.jobs.workers import JobRunner
+    from masklens.gui.prompts.live_list import LiveList
+    from masklens.gui.settings import Settings
+    from masklens.gui.state import AppState
+    from masklens.gui.widgets.quiet_tabs import QuietTabWidget
+    from masklens.gui.window.commands import WindowCommands
+    from masklens.gui.window.message_bar import MessageBar
+    from masklens.gui.window.renderer import Renderer
+    from masklens.gui.window.view_toolbar import ViewToolbar
 
 LETTERS = "ABCDEF"
 #: up to this many samples the compare columns are built at once, beyond on the worker pool
 SYNC_ROWS = 5000
 _SEP = "\x1f"  # joins a set letter and a prompt id in the panels' prompt ids
+#: benchmarks whose compared sets the settings remember
+MAX_SESSIONS = 20
 
 register_presets("*", [
     item for letter in LETTERS[1:4] for item in (
@@ -60,8 +75,7 @@ register_presets("*", [
 def needed_tops(crit: Filter, keys: list[str]) -> set[str] | None:
     """The top-level readout keys a failure filter reads (None: all of them)."""
     tops = {re.split(r"[.\[]", k, maxsplit=1)[0] for k in keys}
-    if getattr(crit, "list_key", None):
-        tops.add(crit.list_key)
+    tops.update(crit.read_tops())
     return tops or None
 
 
@@ -76,7 +90,7 @@ def compare_rows(samples: list[Any], per_set: list[list[dict[str, Any]]], crit: 
                  *, only_needed: bool = True) -> list[dict[str, Any]]:
     """The first set's readouts, each with a ``compare`` section in front: per set whether the
     sample fails ``crit``, and for B, C, … the change against A and the values ``crit`` reads."""
-    keys = list(getattr(crit, "_resolved", {}).values())
+    keys = crit.read_keys()
     tops = needed_tops(crit, keys) if only_needed else None
     out = []
     for i, rec in enumerate(per_set[0]):
@@ -132,21 +146,42 @@ class CompareSetsTab(QWidget):
         lay.addWidget(split, 1)
 
 
-class SetComparison(SessionMemory, QObject):
-    """Wires the tab to the window: rendering, browser columns, filters and session memory."""
+class SetComparisonContext(WindowPart, Protocol):
+    """What the comparison uses of the window: the state, the central tabs (it is one), the
+    sample list (its columns), the view toolbar (the sets' order), the typed prompts' panels,
+    the renderer, the jobs (large benchmarks' rows), the settings (session memory), the
+    commands (reattaching a session's prediction files) and the message bar."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    state: AppState
+    tabs: QuietTabWidget
+    browser: SampleBrowser
+    view_toolbar: ViewToolbar
+    live_list: LiveList
+    renderer: Renderer
+    jobs: JobRunner
+    settings: Settings
+    commands: WindowCommands
+    message_bar: MessageBar
+
+
+class SetComparison(QObject):
+    """Wires the tab to the window: rendering, browser columns, filters and session memory
+    (per benchmark, the prediction files attached, the ticked sets, the active set, the failure
+    filter and the tab shown, in ``Settings.sessions``: the :data:`MAX_SESSIONS` most recent)."""
+
+    def __init__(self, window: SetComparisonContext) -> None:
+        super().__init__(window.window())
         self.w = window
         self.tab = CompareSetsTab()
         self.failures: list[Filter] = []
         self._readouts: dict[str, tuple[tuple, list]] = {}
         self._pending: dict[str, Any] = {}  # remembered ticks/failure waiting for their sets
-        self._augmented = False
+        #: whether the rows last given to the browser bring the compare section's columns (two or
+        #: more sets compared): the list's columns are then keyed by none of the window's keys
+        self.brings_columns = False
         self._rows_memo: tuple | None = None
         self._serial = 0
         self.ticked: list[str] = []
-        window.tabs.addTab(self.tab, "Compare sets")
         s = window.state
         s.predictionsChanged.connect(self._sets_changed)
         s.benchmarkChanged.connect(self._benchmark_changed)
@@ -200,7 +235,7 @@ class SetComparison(SessionMemory, QObject):
     def _benchmark_changed(self) -> None:
         for box in self.tab.boxes.values():
             box.deleteLater()
-        self.tab.boxes, self.ticked, self._readouts, self._augmented = {}, [], {}, False
+        self.tab.boxes, self.ticked, self._readouts, self.brings_columns = {}, [], {}, False
         self._rows_memo = None
         self._serial += 1  # a worker still building the previous benchmark's rows is ignored
         self._fill_failures([])
@@ -265,9 +300,9 @@ class SetComparison(SessionMemory, QObject):
         self._restore_failure()
         names, crit, s = self.compared(), self.failure(), self.w.state
         if plain is None or len(names) < 2 or crit is None or s.benchmark is None:
-            self._augmented = False
+            self.brings_columns = False
             return plain
-        self._augmented = True
+        self.brings_columns = True
         if len(plain) <= SYNC_ROWS or self.rows_ready():
             return self.rows()
         serial, samples = self._serial, s.benchmark.samples
@@ -285,7 +320,7 @@ class SetComparison(SessionMemory, QObject):
         memo = self._rows_memo
         if memo is not None and memo[0] == (tuple(names), crit.label) and len(memo[1]) == len(plain):
             return [{"compare": old["compare"], **rec} for old, rec in zip(memo[1], plain, strict=True)]
-        keys = list(getattr(crit, "_resolved", {}).values())
+        keys = crit.read_keys()
         pending = {"A": {"fails": None}, **{letter: {"fails": None, "change": None, **dict.fromkeys(keys)}
                                            for letter in LETTERS[1:len(names)]}}
         return [{"compare": pending, **rec} for rec in plain]
@@ -313,7 +348,7 @@ class SetComparison(SessionMemory, QObject):
         self._update_browser()
         self._remember()
         if self.shown():
-            self.w.render()
+            self.w.renderer.render()
 
     # ------------------------------------------------------------ drawing
     def shown(self) -> bool:
@@ -378,3 +413,65 @@ class SetComparison(SessionMemory, QObject):
         if crit is None or rec is None or self.w.state.sample is None:
             return None
         return bool(crit(Row(self.w.state.sample, flatten(rec))))
+
+    # ------------------------------------------------------------ session memory
+    def _session_key(self) -> str | None:
+        s = self.w.state
+        if s.kind is None or s.benchmark is None:
+            return None
+        return f"{s.kind.name}:{s.benchmark.name}:{' '.join(s.argv)}"
+
+    def _entry(self, key: str) -> dict[str, Any]:
+        """This benchmark's session entry, moved to the end (most recent); the oldest beyond
+        :data:`MAX_SESSIONS` are dropped."""
+        sessions = self.w.settings.sessions
+        entry = sessions.pop(key, {})
+        sessions[key] = entry
+        while len(sessions) > MAX_SESSIONS:
+            sessions.pop(next(iter(sessions)))
+        return entry
+
+    def _remember_sets(self) -> None:
+        key = self._session_key()
+        if key is None:
+            return
+        entry = self._entry(key)
+        files = dict(entry.get("sets", {}))
+        files.update(self.w.state.set_argv)  # the prediction files of the sets attached from files
+        entry["sets"] = files
+        names = list(self.w.state.prediction_sets)  # their order: A, B, … mean the same after a restart
+        names += [n for n in entry.get("order", ()) if n not in names]
+        rank = {n: i for i, n in enumerate(self._pending.get("order", ()))}  # still arriving: keep theirs
+        entry["order"] = sorted(names, key=lambda n: rank.get(n, len(rank)))
+
+    def _remember(self) -> None:
+        key = self._session_key()
+        if key is None or self._pending.get("restoring"):
+            return
+        entry = self._entry(key)
+        entry["compared"] = list(self.ticked)
+        if self.w.state.active:
+            entry["active"] = self.w.state.active
+        if self.failure() is not None:
+            entry["failure"] = self.failure().label
+        entry["tab"] = self.w.tabs.tabText(self.w.tabs.currentIndex())
+
+    def _restore_session(self) -> None:
+        key = self._session_key()
+        entry = self.w.settings.sessions.get(key or "", {})
+        self._pending = {k: entry[k] for k in ("compared", "failure", "active", "order") if k in entry}
+        self._pending["known"] = set(entry.get("sets", {})) | set(entry.get("compared", ()))
+        for name, argv in list(entry.get("sets", {}).items()):
+            gone = [a for a in argv if not str(a).startswith("-") and not Path(a).exists()]
+            if gone:  # moved or deleted since: forget it, say so once
+                entry["sets"].pop(name)
+                self.w.message_bar.show_message(
+                    f"remembered predictions '{name}' not reattached: {gone[0]} no longer exists", "warning")
+            elif name not in self.w.state.prediction_sets and argv:
+                self.w.commands.open_predictions(list(argv), name)
+        tab = entry.get("tab")
+        for i in range(self.w.tabs.count()):
+            if tab and self.w.tabs.tabText(i) == tab:
+                self._pending["restoring"] = True
+                self.w.tabs.setCurrentIndex(i)
+                self._pending.pop("restoring")

@@ -82,34 +82,3 @@ def ask_category(parent: Any, current: Any, choices: list[tuple[Any, str]]) -> A
     at = next((i for i, (cid, _) in enumerate(choices) if cid == current), 0)
     label, ok = QInputDialog.getItem(parent, "Change category", f"category (now {current}):", labels, at, False)
     return next((cid for cid, lab in choices if lab == label), None) if ok else None
-
-
-class CategoryChange:
-    """Change category… of the instance being edited (a mixin of
-    :class:`~masklens.gui.correct.tool.CorrectionTool`: its session, window, ``ask_category``,
-    ``end``, ``recategorized`` and ``_say``)."""
-
-    def _no_category_why(self) -> str:
-        """Why Change category is unavailable now ("" when it is available)."""
-        return no_category_reason(self.session, self.window.state.sample, self.window.state.kind)
-
-    def category_choices(self) -> list[tuple[Any, str]]:
-        """The benchmark's categories as (id, label) (:func:`~.category.benchmark_categories`)."""
-        return benchmark_categories(self.window.state.benchmark)
-
-    def change_category(self) -> None:
-        """Shift+C: ask for another category of the instance edited; recorded at once, mask unchanged."""
-        why = self._no_category_why()
-        if why:
-            self._say(f"Change category: {why}", "warning")
-            return
-        s = self.session
-        current = category_ids(self.window.state.sample.gts[s.gt_key])[s.instance]
-        chosen = self.ask_category(self.window, current, self.category_choices())
-        if chosen is None or chosen == current:
-            return
-        sample_id, gt_key, instance = s.sample_id, s.gt_key, s.instance
-        self.end()
-        self.recategorized.emit(sample_id, gt_key, instance, chosen)
-        self._say(f"category change accepted: {gt_key} instance {instance + 1} of {sample_id}: "
-                  f"{current} → {chosen}")

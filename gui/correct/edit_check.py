@@ -8,7 +8,7 @@ browser column and a card line, :mod:`masklens.core.kinds.hallusegbench.leakage`
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt
@@ -18,6 +18,16 @@ from PySide6.QtWidgets import QGraphicsPixmapItem
 from masklens.core.errors import MasklensError
 from masklens.core.schema import Sample
 from masklens.gui.canvas.overlays import to_pixmap
+from masklens.gui.window.context import WindowPart
+
+if TYPE_CHECKING:
+    from masklens.gui.canvas.image_cache import ImageStore
+    from masklens.gui.canvas.sample_view import SampleViewWidget
+    from masklens.gui.state import AppState
+    from masklens.gui.widgets.quiet_tabs import QuietTabWidget
+    from masklens.gui.window.commands import WindowCommands
+    from masklens.gui.window.slots import WindowSlots
+    from masklens.gui.window.view_toolbar import ViewToolbar
 
 log = logging.getLogger(__name__)
 PAIR = ("factual", "counterfactual")
@@ -71,22 +81,39 @@ def difference_labels(factual: np.ndarray, counterfactual: np.ndarray, edited: n
     return labels
 
 
+class EditCheckContext(WindowPart, Protocol):
+    """What the edit check uses of the window: the state, the Sample tab's canvas and the image
+    store (the overlay), the central tabs (its key), the view toolbar (its toggles) and slot
+    ``toolbar.view`` (its switch), the commands (the measuring job) and ``set_params`` (readouts
+    derived again with the figures)."""
+
+    state: AppState
+    sample_view: SampleViewWidget
+    store: ImageStore
+    tabs: QuietTabWidget
+    view_toolbar: ViewToolbar
+    slots: WindowSlots
+    commands: WindowCommands
+
+    def set_params(self, params: dict[str, float]) -> None: ...
+
+
 class EditCheck(QObject):
     """Measures the edit leakage when a benchmark with image pairs opens; the Edit difference view."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    def __init__(self, window: EditCheckContext) -> None:
+        super().__init__(window.window())
         self.window = window
         self.items: list[QGraphicsPixmapItem] = []
         self.labels: np.ndarray | None = None  # the difference shown (for tests and screenshots)
         self.measured: dict[str, dict[str, Any] | None] = {}
-        self.action = QAction("Edit difference", window, checkable=True)
+        self.action = QAction("Edit difference", window.window(), checkable=True)
         self.action.setShortcut("Shift+E")
         self.action.setToolTip("HalluSegBench pairs: pixels changed between I and I′ inside the edited object "
                                "(green) and outside it, the edit leakage (vermillion) (Shift+E)")
         self.action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         window.tabs.addAction(self.action)
-        window.view_toolbar.addAction(self.action)
+        window.slots.add("toolbar.view", self.action)
         self.action.toggled.connect(lambda _: self.show_difference())
         window.state.benchmarkChanged.connect(self._benchmark_changed)
         window.state.sampleChanged.connect(lambda _: self.show_difference())
@@ -109,7 +136,7 @@ class EditCheck(QObject):
             if annotate(bench.samples, figures) and self.window.state.kind is not None:
                 self.window.set_params(dict(self.window.state.params))  # readouts carry the figures
 
-        self.window.start("edit leakage", measure, list(bench.samples), on_done=done)
+        self.window.commands.start("edit leakage", measure, list(bench.samples), on_done=done)
         self.show_difference()
 
     def show_difference(self) -> None:
@@ -119,7 +146,7 @@ class EditCheck(QObject):
                 item.scene().removeItem(item)
         self.items = []
         w, sample = self.window, self.window.state.sample
-        if not self.action.isChecked() or not self.action.isEnabled() or not has_pair(sample):
+        if not self.action.isChecked() or not self.action.isEnabled() or sample is None or not has_pair(sample):
             return
         store = w.store
         f, cf = (store.image(sample.images[k]) for k in PAIR)

@@ -11,7 +11,7 @@ what the review store's corrections are made of (the store is wired to it elsewh
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, Signal
@@ -19,20 +19,50 @@ from PySide6.QtGui import QAction, QKeySequence
 
 from masklens.gui.correct.assist import AssistPrompt, fit_to, propose
 from masklens.gui.correct.category import (
-    CategoryChange,
     ask_category,
+    benchmark_categories,
     category_ids,
     category_label,
+    no_category_reason,
 )
 from masklens.gui.correct.overlay import MaskItem, brush_item, polyline_item
 from masklens.gui.correct.session import EditSession
 from masklens.gui.correct.toolbar import COMMANDS, CorrectionToolbar
+from masklens.gui.window.context import WindowPart
+
+if TYPE_CHECKING:
+    from masklens.gui.canvas.image_cache import ImageStore
+    from masklens.gui.canvas.sample_view import SampleViewWidget
+    from masklens.gui.canvas.visual_prompts import VisualPromptTool
+    from masklens.gui.prompts.prompt_bar import PromptBar
+    from masklens.gui.settings import Settings
+    from masklens.gui.state import AppState
+    from masklens.gui.widgets.quiet_tabs import QuietTabWidget
+    from masklens.gui.window.commands import WindowCommands
+    from masklens.gui.window.message_bar import MessageBar
 
 MIN_RADIUS, MAX_RADIUS = 1, 256
 EDIT_COLOUR, PROPOSAL_COLOUR = "#F0E442", "#56B4E9"
 
 
-class CorrectionTool(CategoryChange, QObject):
+class CorrectionContext(WindowPart, Protocol):
+    """What Correct mode uses of the window: the state (sample, kind, benchmark), the Sample
+    tab's canvas (edited on) and the central tabs (its keys), the drawing tools (Correct joins
+    them), the image store, settings and prompt bar (model assist), the commands (the assist's
+    job and models) and the message bar."""
+
+    state: AppState
+    sample_view: SampleViewWidget
+    tabs: QuietTabWidget
+    visual_tool: VisualPromptTool
+    store: ImageStore
+    settings: Settings
+    prompt_bar: PromptBar
+    commands: WindowCommands
+    message_bar: MessageBar
+
+
+class CorrectionTool(QObject):
     """The correction tools of a window (``window.sample_view``'s panels)."""
 
     #: (sample_id, gt_key, instance index or None for a new one, mask or None for a deletion,
@@ -42,11 +72,11 @@ class CorrectionTool(CategoryChange, QObject):
     recategorized = Signal(str, str, int, object)
     changed = Signal()
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    def __init__(self, window: CorrectionContext) -> None:
+        super().__init__(window.window())
         self.window = window
         self.view = window.sample_view
-        self.toolbar = CorrectionToolbar(window, window.tabs)
+        self.toolbar = CorrectionToolbar(window.window(), window.tabs)
         self.session: EditSession | None = None
         self.panel = -1  # index of the panel the edit is drawn on
         self.image_key = ""
@@ -64,10 +94,7 @@ class CorrectionTool(CategoryChange, QObject):
         act.setToolTip("correct the ground truth: select an instance, brush, erase, polygon, model assist (C)")
         act.triggered.connect(lambda: vt.set_tool("correct"))
         act.toggled.connect(lambda on: self.toolbar.setVisible(on))  # its toolbar only in Correct mode
-        vt.tool_actions["pan"].actionGroup().addAction(act)
-        vt.toolbar.insertAction(vt.clear_action, act)
-        vt.tool_actions["correct"] = act
-        vt.actions.append(act)
+        vt.add_tool("correct", act)
         self.correct_action = act
         tb = self.toolbar
         for name, a in tb.subtools.items():
@@ -357,7 +384,7 @@ class CorrectionTool(CategoryChange, QObject):
             self._say(f"{model} proposal ({int(self.proposal.sum())} px, score {score:.2f}): "
                       "Shift+A adds, Shift+S subtracts, Shift+R replaces")
 
-        return w.start(f"propose {model}", propose, w.models, model, options, rgb, self.assist,
+        return w.commands.start(f"propose {model}", propose, w.commands.models, model, options, rgb, self.assist,
                        on_done=done, sync=sync)
 
     def _set_proposal(self, mask: np.ndarray | None) -> None:
@@ -381,6 +408,32 @@ class CorrectionTool(CategoryChange, QObject):
         self._set_proposal(None)
 
     # ------------------------------------------------------------ undo keys
+    # ------------------------------------------------------------ category
+    def _no_category_why(self) -> str:
+        """Why Change category is unavailable now ("" when it is available)."""
+        return no_category_reason(self.session, self.window.state.sample, self.window.state.kind)
+
+    def category_choices(self) -> list[tuple[Any, str]]:
+        """The benchmark's categories as (id, label) (:func:`~.category.benchmark_categories`)."""
+        return benchmark_categories(self.window.state.benchmark)
+
+    def change_category(self) -> None:
+        """Shift+C: ask for another category of the instance edited; recorded at once, mask unchanged."""
+        why = self._no_category_why()
+        if why:
+            self._say(f"Change category: {why}", "warning")
+            return
+        s = self.session
+        current = category_ids(self.window.state.sample.gts[s.gt_key])[s.instance]
+        chosen = self.ask_category(self.window.window(), current, self.category_choices())
+        if chosen is None or chosen == current:
+            return
+        sample_id, gt_key, instance = s.sample_id, s.gt_key, s.instance
+        self.end()
+        self.recategorized.emit(sample_id, gt_key, instance, chosen)
+        self._say(f"category change accepted: {gt_key} instance {instance + 1} of {sample_id}: "
+                  f"{current} → {chosen}")
+
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         """While editing, Ctrl+Z / Ctrl+Shift+Z on the canvas undo/redo strokes (claimed before
         the window's Ctrl+Z, "Undo last verdict", as a text field claims its own undo keys)."""

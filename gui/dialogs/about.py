@@ -1,5 +1,5 @@
 """Help › About masklens (version, log file, Qt/PySide6/torch/Python versions) and the window
-icon. :func:`install` is the one hook the main window calls."""
+icon: :class:`About` is the action the window puts in its Help menu, with the dialog it opens."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import platform
 import sys
 from importlib import metadata
 
-from PySide6.QtCore import Qt, qVersion
+from PySide6.QtCore import QObject, Qt, qVersion
 from PySide6.QtGui import QAction, QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
     QLabel,
-    QMainWindow,
     QVBoxLayout,
+    QWidget,
 )
 
 from masklens.core import __version__
@@ -87,18 +87,17 @@ class AboutDialog(QDialog):
         QGuiApplication.clipboard().setText(self.text())
 
 
-def install(window: QMainWindow) -> None:
-    """Give ``window`` the icon and a Help menu with About masklens (``window.about_action``;
-    the dialog, once open, is ``window.about_dialog``)."""
-    window.setWindowIcon(app_icon())
-    window.about_dialog = None
+class About(QObject):
+    """Help › About masklens: ``action`` opens ``dialog`` (None until first opened) over ``window``."""
 
-    def show_about() -> None:
-        if window.about_dialog is None:
-            window.about_dialog = AboutDialog(window)
-        window.about_dialog.open()
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self.window = window
+        self.dialog: AboutDialog | None = None
+        self.action = QAction("&About masklens", window, triggered=self.show)
+        self.action.setMenuRole(QAction.MenuRole.AboutRole)
 
-    window.about_action = QAction("&About masklens", window, triggered=show_about)
-    window.about_action.setMenuRole(QAction.MenuRole.AboutRole)
-    window.help_menu = window.menuBar().addMenu("&Help")
-    window.help_menu.addAction(window.about_action)
+    def show(self) -> None:
+        if self.dialog is None:
+            self.dialog = AboutDialog(self.window)
+        self.dialog.open()

@@ -23,6 +23,7 @@ from masklens.core.models.registry import backend_info, backend_names
 from masklens.core.runtime.extras import install_command, missing_for
 from masklens.gui.dialogs.job_dialog import JobDialog
 from masklens.gui.jobs.workers import JobContext
+from masklens.gui.state import AppState
 
 
 class _ModelRow(QWidget):
@@ -57,14 +58,14 @@ class _ModelRow(QWidget):
 class EvaluateDialog(JobDialog):
     cancelled_text = "cancelled — finished prompts are cached; Run again to resume"
 
-    def __init__(self, parent: QWidget | None, state: Any) -> None:
+    def __init__(self, parent: QWidget | None, state: AppState) -> None:
         super().__init__(parent, state, "Run benchmark", 620)
         self.result: EvaluateResult | None = None
         names = backend_names()
         self.rows: list[_ModelRow] = []
         self.rows_box = QVBoxLayout()
         add = QPushButton("Add model")
-        add.clicked.connect(lambda: self.add_model(getattr(state, "model", "demo")))
+        add.clicked.connect(lambda: self.add_model(state.model))
         self.scope = QComboBox()
         self.scope.addItem("all samples", "all")
         groups = sorted({s.group for s in state.benchmark.samples if s.group is not None})
@@ -95,7 +96,7 @@ class EvaluateDialog(JobDialog):
         lay.addWidget(self.status)
         lay.addWidget(self.buttons)
         self._names = names
-        self.add_model(getattr(state, "model", None) or "demo")
+        self.add_model(state.model or "demo")
 
     def add_model(self, name: str) -> _ModelRow:
         row = _ModelRow(self._names, name)
@@ -120,8 +121,8 @@ class EvaluateDialog(JobDialog):
             return
         specs = [r.spec() for r in self.rows]
         out = self.out.text().strip() or None
-        images = getattr(getattr(self.state, "namespace", None), "images", None)
-        params = dict(getattr(self.state, "params", {}) or {})
+        images = self.state.images_dir
+        params = dict(self.state.params)
 
         def work(ctx: JobContext) -> EvaluateResult:
             from masklens.core.cache.predictions import PredictionCache
@@ -155,7 +156,7 @@ class EvaluateDialog(JobDialog):
         full = len(next(iter(result.runs)).result.samples) == len(self.state.benchmark) \
             if result.runs else False
         for run in result.runs:
-            if full and hasattr(self.state, "add_predictions"):
+            if full:
                 self.state.add_predictions(run.name, run.predictions, run.scorer)
         lines = [f"{label}: {st['prompts']} prompts, {st['cached']} from the cache, "
                  f"{st['computed']} computed" for label, st in result.stats.items()]
@@ -182,9 +183,9 @@ def summary_line(row: dict[str, Any], limit: int = 5) -> str:
     return ", ".join(parts) or "no numbers"
 
 
-def open_evaluate_dialog(parent: QWidget | None, state: Any) -> EvaluateDialog | None:
+def open_evaluate_dialog(parent: QWidget | None, state: AppState) -> EvaluateDialog | None:
     """Show the dialog for the window's open benchmark (non-modal; returns it)."""
-    if getattr(state, "benchmark", None) is None or getattr(state, "kind", None) is None:
+    if state.benchmark is None or state.kind is None:
         from masklens.core.errors import MasklensError
 
         raise MasklensError("open a benchmark first (File › Open benchmark…)")

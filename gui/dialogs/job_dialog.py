@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from masklens.gui.jobs.workers import JobContext, JobRunner
+from masklens.gui.state import AppState
 
 
 class JobDialog(QDialog):
@@ -30,7 +31,7 @@ class JobDialog(QDialog):
     #: status line after a cancel
     cancelled_text = "cancelled"
 
-    def __init__(self, parent: QWidget | None, state: Any, title: str, min_width: int) -> None:
+    def __init__(self, parent: QWidget | None, state: AppState, title: str, min_width: int) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
         self.setMinimumWidth(min_width)

@@ -31,16 +31,21 @@ from masklens.core.reports import ReportOptions, build_report
 from masklens.core.reports.runs import ModelRun, run_provenance
 from masklens.gui.dialogs.job_dialog import JobDialog
 from masklens.gui.jobs.workers import JobContext
+from masklens.gui.state import AppState
 
 
 class ReportDialog(JobDialog):
     cancelled_text = "cancelled — nothing was written"
 
-    def __init__(self, parent: QWidget | None, state: Any) -> None:
+    def __init__(self, parent: QWidget | None, state: AppState) -> None:
+        """Over ``state``'s open benchmark (:func:`open_report_dialog` says when there is none)."""
+        kind, bench = state.kind, state.benchmark
+        if kind is None or bench is None:
+            raise MasklensError("open a benchmark first (File › Open benchmark…)")
         super().__init__(parent, state, "Export report", 560)
         self.written: Path | None = None
         self.models = QListWidget()
-        order = state.set_order() if hasattr(state, "set_order") else list(state.scorers)
+        order = state.set_order()
         for i, name in enumerate(n for n in order if n in state.scorers):
             item = QListWidgetItem(name)
             if i == 0 and len(state.scorers) > 1:  # the report compares the others against it
@@ -50,18 +55,18 @@ class ReportDialog(JobDialog):
             item.setCheckState(Qt.CheckState.Checked)
             self.models.addItem(item)
         self.models.setMaximumHeight(110)
-        default_dir = default_report_dir(state.benchmark)
+        default_dir = default_report_dir(bench)
         self.out = QLineEdit(str(default_dir))
         out_row = self.folder_row(self.out, "Report folder (created or replaced)")
-        self.title = QLineEdit(f"{state.kind.title or state.kind.name} report — {state.benchmark.name}")
+        self.title = QLineEdit(f"{kind.title or kind.name} report — {bench.name}")
         self.gallery = QSpinBox()
         self.gallery.setRange(0, 50)
         self.gallery.setValue(4)
         self.sweep = QCheckBox("threshold sweep")
         self.sweep.setChecked(True)
         self.reviews = QCheckBox("reviewers' verdicts")
-        self.reviews.setChecked(getattr(state, "review_store", None) is not None)
-        self.reviews.setEnabled(getattr(state, "review_store", None) is not None)
+        self.reviews.setChecked(state.review_store is not None)
+        self.reviews.setEnabled(state.review_store is not None)
         params = ", ".join(f"{k} = {v:g}" for k, v in (state.params or {}).items())
         form = QFormLayout()
         form.addRow("Models", self.models)
@@ -95,22 +100,26 @@ class ReportDialog(JobDialog):
             self.status.setText("choose at least one prediction set (open predictions or run a model)")
             return
         st = self.state
+        kind, bench = st.kind, st.benchmark
+        if kind is None or bench is None:
+            self.status.setText("open a benchmark first (File › Open benchmark…)")
+            return
         chosen = [(n, st.prediction_sets[n], st.scorers[n]) for n in names]
         params = dict(st.params)
         verdicts = []
         if self.reviews.isChecked() and st.review_store is not None:
             from masklens.core.review.locations import benchmark_key
 
-            verdicts = st.review_store.current(benchmark_key(st.benchmark))
+            verdicts = st.review_store.current(benchmark_key(bench))
         opts = ReportOptions(title=self.title.text().strip() or None,
-                             images_dir=getattr(getattr(st, "namespace", None), "images", None),
+                             images_dir=st.images_dir,
                              gallery_per_kind=self.gallery.value(), sweep=self.sweep.isChecked(),
                              command="masklens gui › File › Export report")
         out = Path(self.out.text().strip())
 
         def work(ctx: JobContext) -> Path:  # rescoring (summaries, extras) runs off the GUI thread too
             runs = [ModelRun(n, ps, sc, sc.rescore(params), run_provenance(ps)) for n, ps, sc in chosen]
-            return build_report(st.kind, st.benchmark, runs, out, params=params,
+            return build_report(kind, bench, runs, out, params=params,
                                 verdicts=verdicts, options=opts,
                                 progress=lambda stage, d, n: ctx.progress(d, n, stage))
 
@@ -152,11 +161,11 @@ def default_report_dir(benchmark: Any) -> Path:
     return folder / f"{benchmark.kind}-{benchmark.name}-report"
 
 
-def open_report_dialog(parent: QWidget | None, state: Any) -> ReportDialog:
+def open_report_dialog(parent: QWidget | None, state: AppState) -> ReportDialog:
     """Show the export dialog for the window's benchmark and prediction sets (non-modal)."""
-    if getattr(state, "benchmark", None) is None or getattr(state, "kind", None) is None:
+    if state.benchmark is None or state.kind is None:
         raise MasklensError("open a benchmark first (File › Open benchmark…)")
-    if not getattr(state, "scorers", None):
+    if not state.scorers:
         raise MasklensError("no predictions to report on",
                             hint="File › Open predictions… or Evaluate › Run benchmark… first")
     dlg = ReportDialog(parent, state)

@@ -1,2 +1,2 @@
 """The failure gallery: a virtualised grid of thumbnails over the sample list's own filter, sort
-and selection, with batch verdicts (:func:`masklens.gui.gallery.tab.install` adds the tab)."""
+and selection, with batch verdicts (:class:`masklens.gui.gallery.tab.GalleryTab`, a tab of the window)."""

@@ -5,7 +5,7 @@ per sample, one Ctrl+Z takes the batch back)."""
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
@@ -21,6 +21,7 @@ from masklens.gui.gallery.thumbnails import (
     ThumbSpec,
     make_thumbnail,
 )
+from masklens.gui.window.context import WindowPart
 
 #: verdict key → (glyph, colour) on a tile; other verdict types show their label's first letter
 VERDICT_GLYPHS = {
@@ -56,10 +57,32 @@ def _failed_tile() -> QImage:
     return img
 
 
+if TYPE_CHECKING:
+    from masklens.gui.browser.sample_browser import SampleBrowser
+    from masklens.gui.canvas.sample_view import SampleViewWidget
+    from masklens.gui.review.panel import ReviewPanel
+    from masklens.gui.state import AppState
+    from masklens.gui.widgets.quiet_tabs import QuietTabWidget
+    from masklens.gui.window.message_bar import MessageBar
+
+
+class GalleryContext(WindowPart, Protocol):
+    """What the gallery uses of the window: the state, the sample list (its rows, filter and
+    sort), the central tabs (it is one; a double-click shows the Sample tab), the Review dock
+    (batch verdicts) and the message bar."""
+
+    state: AppState
+    browser: SampleBrowser
+    tabs: QuietTabWidget
+    sample_view: SampleViewWidget
+    review_panel: ReviewPanel
+    message_bar: MessageBar
+
+
 class GalleryTiles:
     """The grid's :class:`~masklens.gui.gallery.grid.TileSource` over the window's state."""
 
-    def __init__(self, window: Any, loader: ThumbLoader, cache: ThumbCache) -> None:
+    def __init__(self, window: GalleryContext, loader: ThumbLoader, cache: ThumbCache) -> None:
         self.w, self.loader, self.cache = window, loader, cache
         self.rows_of: dict[str, int] = {}  # sample id -> source row, of the tiles asked for
         self._asked: list[tuple[str, Any]] = []  # the loader's last wish list (not repeated)
@@ -111,7 +134,7 @@ class GalleryTiles:
 class GalleryTab(QWidget):
     """The grid over the sample list's rows, with batch verdicts."""
 
-    def __init__(self, window: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, window: GalleryContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.w = window
         self.cache = ThumbCache()
@@ -145,7 +168,7 @@ class GalleryTab(QWidget):
         browser = window.browser
         self.grid.set_source(browser.proxy, browser.table.selectionModel())
         self.loader.ready.connect(self._ready)
-        window.destroyed.connect(partial(ThumbLoader.stop, self.loader))  # its thread ends with the window
+        window.window().destroyed.connect(partial(ThumbLoader.stop, self.loader))  # its thread ends with the window
         self.grid.activated.connect(self._open)
         self.grid.batchKey.connect(self.batch_by_shortcut)
         sel = browser.table.selectionModel()
@@ -185,9 +208,9 @@ class GalleryTab(QWidget):
         return [samples[rows[i]].id for i in self.grid.selected_rows() if i < len(rows)]
 
     def batch_verdict(self, verdict: str) -> list[Any]:
-        panel = getattr(self.w, "review_panel", None)
+        panel = self.w.review_panel
         ids = self.selected_ids()
-        if panel is None or not ids:
+        if not ids:
             self.w.message_bar.show_message("select samples in the gallery first (click, Shift/Ctrl+click)",
                                             "info")
             return []
@@ -240,11 +263,4 @@ class GalleryTab(QWidget):
         self.summary.setToolTip("the sample list's rows, filter and sort; Shift/Ctrl+click or "
                                 "Shift+arrows select several, a verdict key or button records it for all")
         for b in self.batch_buttons.values():
-            b.setEnabled(k > 0 and getattr(self.w, "review_panel", None) is not None)
-
-
-def install(window: Any) -> GalleryTab:
-    """Add the Gallery tab to the window's central tabs."""
-    tab = GalleryTab(window)
-    window.tabs.addTab(tab, "Gallery")
-    return tab
+            b.setEnabled(k > 0)

@@ -10,12 +10,19 @@ cancelled at its next check. The window installs the result in one step (``prepa
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
+from PySide6.QtWidgets import QWidget
 
 from masklens.core.runtime import gc_pause
+from masklens.core.scoring.records import Records
 from masklens.gui.jobs.workers import JobRunner
+
+if TYPE_CHECKING:
+    from masklens.gui.browser.sample_browser import SampleBrowser
+    from masklens.gui.state import AppState
 
 #: benchmarks with at least this many samples are re-scored in the worker pool
 ASYNC_FROM = 2000
@@ -28,14 +35,13 @@ def _derive(ctx: Any, scorer: Any, params: dict[str, float], prepare: Any) -> tu
     flattened rows) is long-lived, frozen after (gc_pause.collected_later)."""
     with gc_pause.collected_later():
         readouts = scorer.readouts(params)
-        view = getattr(readouts, "view", None)
-        if view is not None:  # records built lazily (SA-Co/Gold's): here, not in the first filter
-            view()
+        if isinstance(readouts, Records):  # records built lazily (SA-Co/Gold's): here, not in the first filter
+            readouts.view()
         ctx.check()
         return readouts, prepare(readouts, ctx.check)
 
 
-def paint_first_frame(window: Any) -> None:
+def paint_first_frame(window: QWidget) -> None:
     """Lay out and paint what is waiting to be painted in ``window`` now (the sample shown at the
     new values), instead of waiting for the event loop: the worker can then start at once
     (it used to wait 20 ms for the paint, every step)."""
@@ -48,7 +54,8 @@ class Rescoring(QObject):
 
     settled = Signal()
 
-    def __init__(self, state: Any, browser: Any, parent: QObject | None = None) -> None:
+    def __init__(self, state: AppState, browser: SampleBrowser, parent: QObject | None = None, *,
+                 columns_key: Callable[[], Any] | None = None) -> None:
         super().__init__(parent)
         self.state, self.browser = state, browser
         self.runner = JobRunner(self)  # not the window's jobs: no busy state, no Cancel button
@@ -59,7 +66,7 @@ class Rescoring(QObject):
         self._installing = False
         #: what the list's metric columns depend on (the window's ``columns_key``): the same as
         #: the list's, the worker keeps its columns instead of reading them from the records again
-        self.columns_key: Any = lambda: (id(state.benchmark), state.active)
+        self.columns_key: Callable[[], Any] = columns_key or (lambda: (id(state.benchmark), state.active))
 
     def request(self, params: dict[str, float]) -> None:
         """New slider values (may raise MasklensError for values out of range)."""
@@ -79,7 +86,7 @@ class Rescoring(QObject):
         self.pending = True
         planner = self.browser.planner(columns_key=self.columns_key())  # as the window keys them
 
-        def done(value: tuple[list, Any]) -> None:
+        def done(value: tuple[Any, Any]) -> None:
             if serial != self._serial:
                 return  # a later value is on its way
             readouts, prepared = value

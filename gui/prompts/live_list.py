@@ -12,7 +12,8 @@ from masklens.gui.views import PanelSpec
 
 
 class LiveList(QWidget):
-    changed = Signal()
+    #: a result's box was (un)ticked: (result id, shown); the state records it (AppState.set_live_shown)
+    shownChanged = Signal(int, bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -38,11 +39,7 @@ class LiveList(QWidget):
         self.list.blockSignals(False)
 
     def _item_changed(self, item: QListWidgetItem) -> None:
-        rid = item.data(Qt.ItemDataRole.UserRole)
-        for r in self.results:
-            if r.id == rid:
-                r.shown = item.checkState() == Qt.CheckState.Checked
-        self.changed.emit()
+        self.shownChanged.emit(int(item.data(Qt.ItemDataRole.UserRole)), item.checkState() == Qt.CheckState.Checked)
 
     def panel_specs(self, sample: Sample) -> list[PanelSpec]:
         """One panel per checked result (newest six), on its image, against its implied ground truth."""

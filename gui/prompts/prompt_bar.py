@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import Signal
@@ -73,7 +74,8 @@ class PromptBar(QWidget):
     cancelRequested = Signal()
     optionsRequested = Signal(str)  # model name
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, has_visual: Callable[[], bool] | None = None) -> None:
+        """``has_visual()``: whether a drawn box/point prompt is waiting (it runs without text)."""
         super().__init__(parent)
         self.role = QComboBox()
         for r in ROLES:
@@ -129,7 +131,7 @@ class PromptBar(QWidget):
         self.image.currentIndexChanged.connect(lambda _: self._prefill())
         self._sample: Sample | None = None
         self.history: list[str] = []
-        self.has_visual = lambda: False  # a drawn box/point prompt can run without text
+        self.has_visual: Callable[[], bool] = has_visual or (lambda: False)
         self.refresh_models()
         # as wide as the selected model's name ("Demo baseline (no weights)" read "Demo baseline (no we")
         keep_fitted(self.model, "every registered backend; greyed out: not installed")

@@ -13,15 +13,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 
 from masklens.core.errors import MasklensError
+from masklens.gui.browser.filters import register_presets
+from masklens.gui.window.context import WindowPart
+
+if TYPE_CHECKING:
+    from masklens.gui.review.corrections_link import CorrectionsLink
+    from masklens.gui.state import AppState
+    from masklens.gui.window.message_bar import MessageBar
 
 log = logging.getLogger(__name__)
+
+
+register_presets("*", [("changed by corrections", "corrected.changed == 1")])
 
 
 class SummaryTable(QTableWidget):
@@ -83,11 +93,20 @@ def _fmt(v: Any) -> str:
     return f"{v:.4f}" if isinstance(v, float) else str(v)
 
 
-class CorrectedView(QObject):
-    """The switch and what follows it; ``window`` is the MainWindow."""
+class CorrectedViewContext(WindowPart, Protocol):
+    """What the switch uses of the window: the state it scores and draws, the message bar, and
+    the corrections link (whose reviewer's corrections win a conflict)."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    state: AppState
+    message_bar: MessageBar
+    corrections_link: CorrectionsLink
+
+
+class CorrectedView(QObject):
+    """The switch and what follows it."""
+
+    def __init__(self, window: CorrectedViewContext) -> None:
+        super().__init__(window.window())
         self.window = window
         self.on = False
         self.original_benchmark: Any = None
@@ -96,7 +115,7 @@ class CorrectedView(QObject):
         self.summary = SummaryTable()
         self._original_rows: tuple[Any, Any] = (None, None)  # (scorer id, params) -> original records
         self._busy = False
-        self.action = QAction("Corrected ground truth", window, checkable=True)
+        self.action = QAction("Corrected ground truth", window.window(), checkable=True)
         self.action.setObjectName("corrected-ground-truth")
         self.action.setToolTip("score and draw with the review store's ground-truth corrections applied "
                                "(the benchmark's files are never changed)")
@@ -153,12 +172,7 @@ class CorrectedView(QObject):
         st = self.window.state
         self._busy = True
         try:
-            st.benchmark = bench
-            st.scorers.update(scorers)
-            st.readouts = ({st.active: st.scorers[st.active].readouts(st.params)}
-                           if st.active in st.scorers else {})
-            st.readoutsChanged.emit()
-            st.sampleChanged.emit(st.index)  # the canvas draws the (corrected) masks again
+            st.replace_ground_truth(bench, scorers)
         finally:
             self._busy = False
         self.refresh_summary()
@@ -204,7 +218,7 @@ class CorrectedView(QObject):
         """(original record, original sample) of a corrected sample while on, else None."""
         st = self.window.state
         sc = self.originals.get(st.active or "")
-        if not self.on or sc is None or index >= len(sc.benchmark.samples):
+        if not self.on or sc is None or st.kind is None or index >= len(sc.benchmark.samples):
             return None
         sample = sc.benchmark.samples[index]
         if sample.id not in self.changed:
@@ -233,13 +247,14 @@ class CorrectedView(QObject):
         st = self.window.state
         name = st.active or ""
         orig = self.originals.get(name) if self.on else st.scorers.get(name)
-        if orig is None or st.kind is None:
+        kind = st.kind
+        if orig is None or kind is None:
             return {}, None
-        params = st.kind.resolve_params(st.params)
+        params = kind.resolve_params(st.params)
 
         def summary(sc: Any) -> dict[str, Any]:
             rows = sc.readouts(params)
-            groups = st.kind.summarize(sc.benchmark.samples, sc.overlaps, rows, params)
+            groups = kind.summarize(sc.benchmark.samples, sc.overlaps, rows, params)
             return dict(next(iter(groups.values()), {}))  # the first group: every sample
 
         return summary(orig), summary(st.scorers[name]) if self.on else None

@@ -15,28 +15,50 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
 from masklens.core.errors import MasklensError
+from masklens.gui.window.context import WindowPart
+
+if TYPE_CHECKING:
+    from masklens.gui.correct.tool import CorrectionTool
+    from masklens.gui.review.corrected_view import CorrectedView
+    from masklens.gui.review.panel import ReviewPanel
+    from masklens.gui.review.team import TeamView
+    from masklens.gui.state import AppState
+    from masklens.gui.window.message_bar import MessageBar
 
 log = logging.getLogger(__name__)
 
+class CorrectionsLinkContext(WindowPart, Protocol):
+    """What the link uses of the window: the state (store, benchmark, sample), the correction
+    tool whose accepted edits it records, the Review dock (reviewer, note, undo), the corrected
+    view and the team view (both follow a recorded correction) and the message bar."""
+
+    state: AppState
+    correction: CorrectionTool
+    review_panel: ReviewPanel
+    corrected_view: CorrectedView
+    team: TeamView
+    message_bar: MessageBar
+
+
 class CorrectionsLink(QObject):
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    def __init__(self, window: CorrectionsLinkContext) -> None:
+        super().__init__(window.window())
         self.window = window
         self.last: Any = None  # the newest correction recorded here
         window.correction.accepted.connect(self.persist)
         window.correction.recategorized.connect(self.persist_category)
-        self.apply_action = QAction("Apply corrections…", window)
+        self.apply_action = QAction("Apply corrections…", window.window())
         self.apply_action.setToolTip("write the benchmark with the ground-truth corrections applied "
                                      "(as `masklens review apply`), plus a changelog")
         self.apply_action.triggered.connect(lambda: self.apply_dialog())
-        self.export_action = QAction("Export verdicts/corrections…", window)
+        self.export_action = QAction("Export verdicts/corrections…", window.window())
         self.export_action.setToolTip("write this benchmark's verdicts and corrections as JSON")
         self.export_action.triggered.connect(lambda: self.export_dialog())
         #: how a path is asked for (tests answer it): (caption, suggested path, filter) -> path or ""
@@ -46,12 +68,15 @@ class CorrectionsLink(QObject):
     def reviewer(self) -> str:
         panel = self.window.review_panel
         store = self.window.state.review_store
-        name = panel.reviewer.text().strip() if panel is not None else ""
+        name = panel.reviewer.text().strip()
         return name or (store.reviewer if store is not None else "")
 
     def persist_category(self, sample_id: str, gt_key: str, instance: int, category: Any) -> Any:
         """Record a category change: the instance's current mask with the new category."""
-        gt = self.window.state.sample.gts[gt_key]
+        sample = self.window.state.sample
+        if sample is None:
+            return None
+        gt = sample.gts[gt_key]
         return self.persist(sample_id, gt_key, instance, gt.masks[instance], category=category, keep_mask=True)
 
     def persist(self, sample_id: str, gt_key: str, instance: int | None, mask: Any,
@@ -69,12 +94,12 @@ class CorrectionsLink(QObject):
             w.message_bar.show_message("correction not recorded: no review store is open", "error")
             return None
         shown_from, shown_key = None, None
-        if view.on:  # edited on the corrected ground truth: its indices map back to the loaded one
+        if view.on and w.state.sample is not None:  # edited on the corrected ground truth: its indices map back
             shown = w.state.sample.gts.get(gt_key)
             shown_from = (shown.meta.get("corrected_from") if shown is not None else None) or []
             shown_key = shown.key if shown is not None else None
         panel = w.review_panel
-        note = panel.note.text().strip() if panel is not None else ""
+        note = panel.note.text().strip()
         edit = Edit(sample_id, gt_key, instance, mask, tuple(tools), category, keep_mask)
         try:
             c = CorrectionRecorder(store, benchmark_key(bench)).record(
@@ -83,11 +108,7 @@ class CorrectionsLink(QObject):
             w.message_bar.show_message(f"correction not recorded: {type(exc).__name__}: {exc}", "error")
             return None
         self.last = c
-        if panel is not None:
-            panel.note.clear()
-            panel.undo_stack.append(c)
-            panel.undo_button.setEnabled(True)
-            panel.status.setText(f"saved: correction of {gt_key} in sample {sample_id} ({c.time})")
+        panel.correction_recorded(c)
         self.changed()
         return c
 
@@ -95,8 +116,7 @@ class CorrectionsLink(QObject):
         """A correction was recorded or retracted: the corrected view and the team views follow."""
         w = self.window
         w.corrected_view.reapply()
-        if getattr(w, "team", None) is not None:
-            w.team.refresh()
+        w.team.refresh()
 
     # ------------------------------------------------------------ out
     def benchmark_files(self) -> dict[str, Any]:
@@ -104,6 +124,8 @@ class CorrectionsLink(QObject):
         from masklens.core.scoring.kind_args import kind_files, kind_parser, prediction_actions
 
         kind, ns = self.window.state.kind, self.window.state.namespace
+        if kind is None or ns is None:
+            return {}
         preds = {a.dest for a in prediction_actions(kind_parser(kind))}
         return {k: v for k, v in kind_files(kind, ns).items() if k not in preds}
 
@@ -149,7 +171,7 @@ class CorrectionsLink(QObject):
             return False
         # suggested beside the review store: the data's folder when writable, never the bundled demo
         folder = Path(w.state.review_store.path).parent
-        path = self.ask_path(w, caption, str(folder / name), filters)
+        path = self.ask_path(w.window(), caption, str(folder / name), filters)
         if not path:
             return False
         try:

@@ -31,13 +31,13 @@ from PySide6.QtWidgets import (
 )
 
 from masklens.core.errors import MasklensError
+from masklens.core.review.corrections import Correction
 from masklens.core.review.store import ReviewStore
 from masklens.core.review.verdict_types import VERDICT_TYPES
-from masklens.gui.review.batch_verdicts import BatchVerdicts
 from masklens.gui.widgets.elided_label import ElidedLabel
 
 
-class ReviewPanel(BatchVerdicts, QWidget):
+class ReviewPanel(QWidget):
     """Verdict buttons (one-key shortcuts), target (sample / prompt), note, reviewer name."""
 
     #: emitted with the sample id after a verdict was committed
@@ -58,7 +58,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
         self.sample_id = ""
         self.prompt_ids: list[str] = []
         self.prompt_names: dict[str, str] = {}  # prompt id → what the user reads (“text” (role))
-        self.sample_order: list[str] = []  # for "next unreviewed"; set by the window
+        self.sample_order: list[str] = []  # for "next unreviewed" (set_store)
         self.title = ElidedLabel("No sample", opaque=True)  # a 160-character id never widens the dock
         self.title.setStyleSheet("font-weight: 600")
         self.target = QComboBox()
@@ -69,6 +69,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
         self.note.setPlaceholderText("optional note; Enter records it with your verdict")
         self.note.returnPressed.connect(self.record_note)
         self._focus_before_note: QWidget | None = None  # Enter gives the focus back to it
+        self._agreement_key: tuple[Any, ...] | None = None  # the store state the agreement line is of
         app = QApplication.instance()
         if app is not None:
             app.focusChanged.connect(self._focus_changed)
@@ -110,7 +111,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
         self.agreement = QLabel("")
         self.agreement.setWordWrap(True)
         self.agreement.setToolTip("agreement between reviewers over this benchmark's verdicts")
-        lay = QVBoxLayout(self)
+        lay = self._sections = QVBoxLayout(self)
         lay.addWidget(self.title)
         lay.addLayout(form)
         lay.addLayout(grid)
@@ -123,7 +124,14 @@ class ReviewPanel(BatchVerdicts, QWidget):
         self._set_enabled(False)
 
     # ------------------------------------------------------------ wiring
-    def set_store(self, store: ReviewStore | None) -> None:
+    def add_section(self, widget: QWidget) -> None:
+        """A section of another feature below the verdicts (e.g. the team view); it stretches."""
+        self._sections.addWidget(widget, 1)
+
+    def set_store(self, store: ReviewStore | None, sample_order: list[str] | None = None) -> None:
+        """The benchmark's review store (None: none) and its samples' ids in order (what "next
+        unreviewed" walks when no queue is assigned)."""
+        self.sample_order = list(sample_order or []) if store is not None else []
         if store is not self.store:
             self.undo_stack = []  # their rows belong to the previous store
             self.undo_button.setEnabled(False)
@@ -235,7 +243,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
         v = self.undo_stack[-1]
         if isinstance(v, tuple):
             return self._undo_batch(v)
-        correction = hasattr(v, "gt_key")  # a ground-truth correction (gui/review/corrections_link.py)
+        correction = isinstance(v, Correction)  # a ground-truth correction (gui/review/corrections_link.py)
         try:
             (self.store.retract_correction if correction else self.store.retract)(v)
         except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
@@ -261,14 +269,66 @@ class ReviewPanel(BatchVerdicts, QWidget):
     def clear(self) -> None:
         self.record("")
 
+    def correction_recorded(self, correction: Correction) -> None:
+        """A ground-truth correction recorded with this panel's reviewer and note: Ctrl+Z can take
+        it back, the note is used up."""
+        self.note.clear()
+        self.undo_stack.append(correction)
+        self.undo_button.setEnabled(True)
+        self.status.setText(f"saved: correction of {correction.gt_key} in sample {correction.sample_id} "
+                            f"({correction.time})")
+
+    # ------------------------------------------------------------ batches (the gallery's selection)
+    def record_batch(self, sample_ids: list[str], verdict: str) -> list[Any]:
+        """One verdict on several whole samples (the gallery's selection): one row per sample in
+        the store, as if recorded one by one, in one transaction; one Ctrl+Z undoes the batch."""
+        if self.store is None or not sample_ids:
+            self.status.setText("open a benchmark and select samples first")
+            return []
+        try:
+            done = self.store.record_many(self.benchmark, sample_ids, verdict,
+                                reviewer=self.reviewer.text().strip() or None)
+        except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError; shown, never a crash
+            self.status.setText(f"not recorded (none of the {len(sample_ids)}): {type(exc).__name__}: {exc}")
+            return []
+        self.undo_stack.append(tuple(done))
+        self.undo_button.setEnabled(True)
+        label = VERDICT_TYPES[verdict].label if verdict else "cleared"
+        text = f"{label} recorded for {len(done)} samples — Ctrl+Z undoes all {len(done)}"
+        self.status.setText(text)
+        self._refresh()
+        self.verdictRecorded.emit(done[-1].sample_id)
+        self.verdictsChanged.emit([v.sample_id for v in done])  # one refresh for the whole batch
+        self.confirmed.emit(text)
+        return done
+
+    def _undo_batch(self, batch: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Take back a whole batch: a retraction row for each, in one transaction."""
+        try:
+            self.store.retract_many(batch)
+        except Exception as exc:  # noqa: BLE001 - shown, never a crash; the batch stays to undo
+            self.status.setText(f"not undone: {type(exc).__name__}: {exc}")
+            return ()
+        self.undo_stack.pop()
+        self.undo_button.setEnabled(bool(self.undo_stack))
+        label = VERDICT_TYPES[batch[0].verdict].label if batch[0].verdict else "clear"
+        text = f"undone: {label} on {len(batch)} samples"
+        self.status.setText(text)
+        self._refresh()
+        self.verdictRecorded.emit(batch[0].sample_id)
+        self.verdictsChanged.emit([v.sample_id for v in batch])
+        self.confirmed.emit(text)
+        return batch
+
+
     def request_next_unreviewed(self) -> None:
         self.nextUnreviewedRequested.emit(self.next_unreviewed() or "")
 
     def my_queue(self) -> list[str]:
         """This reviewer's queue of the assignment in force (`masklens review assign`; [] if none)."""
-        if self.store is None or not self.benchmark or not hasattr(self.store, "queue"):
+        if self.store is None or not self.benchmark:
             return []
-        return self.store.queue(self.benchmark, self._who())
+        return self.store.queue(self.benchmark, self.who())
 
     def next_unreviewed(self) -> str | None:
         """The first sample after the current one (wrapping) this reviewer has not judged (nor
@@ -279,9 +339,9 @@ class ReviewPanel(BatchVerdicts, QWidget):
         order = queue or self.sample_order
         if not order:
             return None
-        done = self.store.reviewed_samples(self.benchmark, reviewer=self._who())
+        done = self.store.reviewed_samples(self.benchmark, reviewer=self.who())
         if queue:  # as `masklens review queue` counts progress: a correction counts too
-            done |= {c.sample_id for c in self.store.corrections(self.benchmark, reviewer=self._who())}
+            done |= {c.sample_id for c in self.store.corrections(self.benchmark, reviewer=self.who())}
         start = order.index(self.sample_id) + 1 if self.sample_id in order else 0
         for sid in order[start:] + order[:start]:
             if sid not in done:
@@ -294,7 +354,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
         if self.store is None or not self.sample_id:
             return None
         v = self.store.verdict_of(self.benchmark, self.sample_id, self.target.currentData() or None,
-                                  reviewer=self._who())
+                                  reviewer=self.who())
         return v.verdict if v is not None else None
 
     def _prompt_of(self, v: Any) -> str:
@@ -303,7 +363,8 @@ class ReviewPanel(BatchVerdicts, QWidget):
             return self.prompt_name(v.prompt_id)
         return self._names.get((v.sample_id, v.prompt_id), f"prompt {v.prompt_id}")
 
-    def _who(self) -> str:
+    def who(self) -> str:
+        """The reviewer recording here: the Reviewer field, else the store's default."""
         return self.reviewer.text().strip() or (self.store.reviewer if self.store else "")
 
     def _set_enabled(self, on: bool) -> None:
@@ -320,7 +381,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
                 where = f" on {self._prompt_of(v)}" if v.prompt_id else ""
                 note = f" — {v.note}" if v.note else ""
                 self.current.addItem(f"{v.reviewer}: {label}{where}{note}")
-                if v.reviewer == self._who() and v.prompt_id == pid:
+                if v.reviewer == self.who() and v.prompt_id == pid:
                     mine = v.verdict
         for key, b in self.buttons.items():
             b.setChecked(key == mine)
@@ -333,7 +394,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
             return
         rows = self.store.stamp()
         key = (id(self.store), self.benchmark, rows)
-        if key == getattr(self, "_agreement_key", None):
+        if key == self._agreement_key:
             return  # nothing was recorded since: the whole-store summary stands (sample switches)
         self._agreement_key = key
         store, bench = self.store, self.benchmark
@@ -349,7 +410,7 @@ class ReviewPanel(BatchVerdicts, QWidget):
                 return agreement_text(store, bench)
 
         def done(text: str) -> None:
-            if getattr(self, "_agreement_key", None) == key and shiboken6.isValid(self.agreement):
+            if self._agreement_key == key and shiboken6.isValid(self.agreement):
                 self.agreement.setText(text)
 
         worker = create_worker(work, _start_thread=False, _ignore_errors=True)

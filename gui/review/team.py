@@ -5,10 +5,10 @@ one column per reviewer, side by side; a double click opens the sample). The bro
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import shiboken6
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
     QLabel,
     QTreeWidget,
@@ -17,12 +17,37 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from masklens.gui.browser.filters import register_presets
+from masklens.gui.window.context import WindowPart
+
+if TYPE_CHECKING:
+    from masklens.gui.review.corrected_view import CorrectedView
+    from masklens.gui.review.corrections_link import CorrectionsLink
+    from masklens.gui.review.panel import ReviewPanel
+    from masklens.gui.state import AppState
+
+register_presets("*", [("Disagreements", "review.disagree == 1")])
+
+
+class TeamContext(WindowPart, Protocol):
+    """What the team view uses of the window: the state (store, benchmark, sample), the Review
+    dock it is built into, the corrected view (the original benchmark's key) and the
+    corrections link (told when Undo retracts a correction)."""
+
+    state: AppState
+    review_panel: ReviewPanel
+    corrected_view: CorrectedView
+    corrections_link: CorrectionsLink
+
 
 class TeamView(QObject):
     """Built into the window's Review dock (``window.review_panel``)."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    #: the ``review.disagree`` values of the browser's records changed (``browser_rows``)
+    rowsChanged = Signal()
+
+    def __init__(self, window: TeamContext) -> None:
+        super().__init__(window.window())
         self.window = window
         self.rows: dict[str, dict[str, str]] = {}  # sample id -> reviewer -> what they said
         self.pairs: list[dict[str, Any]] = []
@@ -46,10 +71,9 @@ class TeamView(QObject):
         self.tree.setRootIsDecorated(False)
         self.box.setVisible(False)  # shown once there is a team (a queue, or two reviewers' verdicts)
         panel = window.review_panel
-        if panel is not None:
-            panel.layout().addWidget(self.box, 1)
-            panel.verdictRecorded.connect(lambda *_: self.refresh())
-            panel.correctionRetracted.connect(lambda *_: window.corrections_link.changed())
+        panel.add_section(self.box)
+        panel.verdictRecorded.connect(lambda *_: self.refresh())
+        panel.correctionRetracted.connect(lambda *_: window.corrections_link.changed())
         window.state.benchmarkChanged.connect(self.refresh)
         window.state.sampleChanged.connect(lambda *_: self._show_progress())
 
@@ -96,7 +120,7 @@ class TeamView(QObject):
         self._show()
         self._show_progress()
         if had or self.pairs:  # the browser's review.disagree column (none without a team)
-            self.window._readouts_changed()
+            self.rowsChanged.emit()
 
     def _show(self) -> None:
         reviewers = sorted({r for per in self.rows.values() for r in per})
@@ -115,24 +139,25 @@ class TeamView(QObject):
 
     def _show_progress(self) -> None:
         panel, store, key = self.window.review_panel, self.window.state.review_store, self._key()
-        queued = panel is not None and store is not None and key is not None and bool(panel.my_queue())
+        queued = store is not None and key is not None and bool(panel.my_queue())
         self.box.setVisible(bool(self.pairs) or queued)
         if not queued:
             self.progress.setText("")
             return
-        done, total = store.progress(key, panel._who())
-        self.progress.setText(f"Your queue ({panel._who()}): {done}/{total} done")
+        done, total = store.progress(key, panel.who())
+        self.progress.setText(f"Your queue ({panel.who()}): {done}/{total} done")
 
     def browser_rows(self, rows: Any) -> Any:
         """Records with ``review.disagree`` (0/1) when two or more reviewers have judged."""
-        if rows is None or not self.pairs:
-            return rows
         bench = self.window.state.benchmark
+        if rows is None or not self.pairs or bench is None:
+            return rows
         return [{**dict(r), "review": {"disagree": int(s.id in self.rows)}}
                 for r, s in zip(rows, bench.samples, strict=True)]
 
     def _open(self, sample_id: str) -> None:
-        ids = [s.id for s in self.window.state.benchmark.samples]
+        bench = self.window.state.benchmark
+        ids = [s.id for s in bench.samples] if bench is not None else []
         if sample_id in ids:
             self.window.state.set_index(ids.index(sample_id))
 

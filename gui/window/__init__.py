@@ -1,2 +1,2 @@
-"""The main window: its composition, commands (actions), drawing, the readout panel (sliders and
-the kind's card), status bar, message bar, view toolbar, key scope and optional integrations."""
+"""The main window: its composition, commands and drawing, named slots for the features' actions,
+the readout panel (sliders and the kind's card), status bar, message bar, view toolbar, key scope and Help."""

@@ -7,9 +7,9 @@ here at once and can never drift from what the keys do."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QObject, Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,6 +23,27 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+if TYPE_CHECKING:
+    from masklens.gui.browser.sample_browser import SampleBrowser
+    from masklens.gui.state import AppState
+    from masklens.gui.window.message_bar import MessageBar
+
+
+class HelpContext(Protocol):
+    """What Help uses of the window (a QMainWindow): its menus and actions (the shortcut sheet),
+    the sample list (its filter columns and field), the state (the kind) and the message bar."""
+
+    browser: SampleBrowser
+    state: AppState
+    message_bar: MessageBar
+
+    def menuBar(self) -> Any: ...  # noqa: N802 - Qt's name
+
+    def actions(self) -> list[QAction]: ...
+
+    def findChildren(self, kind: Any) -> list[Any]: ...  # noqa: N802 - Qt's name
+
 
 #: what the user types into the filter field (gui/browser/filters.py's grammar, in words)
 FILTER_SYNTAX = (
@@ -107,7 +128,7 @@ def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
     return rows
 
 
-def _example(window: Any) -> str:
+def _example(window: HelpContext) -> str:
     """" Example: <code>pos_max_iou &lt; 0.5 and group == SM</code>." from the open benchmark's
     first numeric column and the first sample's group ("" before anything is open)."""
     model = window.browser.model
@@ -117,7 +138,7 @@ def _example(window: Any) -> str:
     numeric = next((c for c in model.columns if isinstance(flat.get(c), float)), None)
     if numeric is None:
         return ""
-    group = getattr(model.samples[0], "group", None)
+    group = model.samples[0].group
     more = f" and group == {group}" if group else ""
     return f" Example: <code>{numeric} &lt; 0.5{more}</code>."
 
@@ -163,7 +184,7 @@ class FilterReference(QDialog):
     """The open benchmark's filter columns with their meaning; a click on one puts its name in the
     sample list's filter field, at the cursor."""
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: HelpContext) -> None:
         super().__init__(window)
         self.setWindowTitle("Filter language")
         self.window_ = window
@@ -172,7 +193,7 @@ class FilterReference(QDialog):
 
         kind = window.state.kind
         # the kind's metric definitions, then its card's words for the record's fields
-        help_ = {**getattr(card_for(kind.name), "HELP", {}), **dict(kind.metric_help)} if kind is not None else {}
+        help_ = {**card_for(kind.name).HELP, **dict(kind.metric_help)} if kind is not None else {}
 
         self.rows = []
         for name in window.browser.model.filter_columns():
@@ -211,36 +232,39 @@ def documentation_path() -> Path | None:
     return page if page.is_file() else None
 
 
-def install(window: Any) -> None:
-    """Help › Keyboard shortcuts (F1), Filter language…, Documentation — before About."""
-    menu = window.help_menu
-    first = menu.actions()[0] if menu.actions() else None
-    window.help_sheet = window.filter_reference = None
+class HelpCommands(QObject):
+    """Help › Keyboard shortcuts (F1, wherever the focus is), Filter language…, Documentation:
+    ``actions`` in menu order; ``sheet`` and ``filter_reference`` are the dialogs last opened."""
 
-    def sheet() -> None:
-        window.help_sheet = ShortcutSheet(window)  # built now: every action of this moment
-        window.help_sheet.show()
+    def __init__(self, window: HelpContext) -> None:
+        super().__init__(window)
+        self.window = window
+        self.sheet: ShortcutSheet | None = None
+        self.filter_reference: FilterReference | None = None
+        self.keys_action = QAction("&Keyboard shortcuts", window, triggered=self.show_sheet)
+        self.keys_action.setShortcuts(QKeySequence.keyBindings(QKeySequence.StandardKey.HelpContents)
+                                      or [QKeySequence("F1")])
+        self.actions = [self.keys_action,
+                        QAction("&Filter language…", window, triggered=self.show_filter_reference),
+                        QAction("&Documentation", window, triggered=self.open_documentation)]
 
-    def reference() -> None:
-        window.filter_reference = FilterReference(window)
-        window.filter_reference.show()
+    def show_sheet(self) -> None:
+        self.sheet = ShortcutSheet(self.window)  # built now: every action of this moment
+        self.sheet.show()
 
-    def docs() -> bool:
+    def show_filter_reference(self) -> None:
+        self.filter_reference = FilterReference(self.window)
+        self.filter_reference.show()
+
+    def open_documentation(self) -> bool:
+        message_bar = self.window.message_bar
         path = documentation_path()
         if path is None:
-            window.message_bar.show_message("the documentation is not on this machine: it is the docs/ "
-                                            "folder of the masklens source", "warning")
+            message_bar.show_message("the documentation is not on this machine: it is the docs/ "
+                                     "folder of the masklens source", "warning")
             return False
         if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
-            window.message_bar.show_message(f"no application opens {path}", "warning")
+            message_bar.show_message(f"no application opens {path}", "warning")
             return False
-        window.message_bar.show_message(f"opened {path}", "info")
+        message_bar.show_message(f"opened {path}", "info")
         return True
-
-    keys = QAction("&Keyboard shortcuts", window, triggered=sheet)
-    keys.setShortcuts(QKeySequence.keyBindings(QKeySequence.StandardKey.HelpContents) or [QKeySequence("F1")])
-    window.addAction(keys)  # F1 wherever the focus is
-    for act in (keys, QAction("&Filter language…", window, triggered=reference),
-                QAction("&Documentation", window, triggered=docs)):
-        menu.insertAction(first, act)
-    menu.insertSeparator(first)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, SignalInstance
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QWidget
 
@@ -55,17 +55,18 @@ class SingleKeyScope(QObject):
         return False
 
 
-def install(window: QWidget, areas: Callable[[], list[QWidget]]) -> SingleKeyScope:
+def install(window: QWidget, areas: Callable[[], list[QWidget]],
+            benchmark_changed: SignalInstance | None = None) -> SingleKeyScope:
     """Scope ``window``'s one-key shortcuts to ``areas()``. When a benchmark opens
-    (``window.state.benchmarkChanged``) and the focus is outside the areas, the last area that
-    can take it (the sample list) gets it, so the keys work without a first click."""
+    (``benchmark_changed``, e.g. the state's ``benchmarkChanged``) and the focus is outside the
+    areas, the last area that can take it (the sample list) gets it, so the keys work without a
+    first click."""
     scope = SingleKeyScope(areas, window)
     window.installEventFilter(scope)
     for dock in window.findChildren(QDockWidget):  # a floating dock is a window of its own
         dock.installEventFilter(scope)
-    state = getattr(window, "state", None)
-    if state is not None and hasattr(state, "benchmarkChanged"):
-        state.benchmarkChanged.connect(lambda: focus_areas(areas()))
+    if benchmark_changed is not None:
+        benchmark_changed.connect(lambda: focus_areas(areas()))
     return scope
 
 

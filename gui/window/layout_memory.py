@@ -8,15 +8,15 @@ is moved onto the primary one."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 
+if TYPE_CHECKING:
+    from masklens.gui.window.main_window import MainWindow
+
 DEFAULT_SIZE = (1500, 950)
-#: first-run dock sizes: (docks by attribute, sizes, orientation)
-DEFAULT_DOCKS = ((("browser_dock", "readout_dock"), (520, 360), Qt.Orientation.Horizontal),
-                 (("readout_dock", "live_dock"), (620, 330), Qt.Orientation.Vertical))
 
 
 def worth_saving(size: QSize, area: QRect, least: QSize) -> bool:
@@ -27,7 +27,7 @@ def worth_saving(size: QSize, area: QRect, least: QSize) -> bool:
     return not (fits_at_all and (size.width() > area.width() or size.height() > area.height()))
 
 
-def save_geometry(window: Any, settings: Any) -> None:
+def save_geometry(window: MainWindow, settings: Any) -> None:
     """Into ``settings``: the window's rectangle, whether it is maximised, its docks and toolbars
     — unless the window has grown past the screens (then what was saved before stays)."""
     r = window.normalGeometry() if window.isMaximized() or window.isFullScreen() else window.geometry()
@@ -36,15 +36,15 @@ def save_geometry(window: Any, settings: Any) -> None:
         return
     settings.window_rect = [r.x(), r.y(), r.width(), r.height()]
     settings.maximized = bool(window.isMaximized())
-    settings.geometry = bytes(window.saveGeometry().toBase64()).decode()  # read by older versions
-    settings.window_state = bytes(window.saveState().toBase64()).decode()
+    settings.geometry = bytes(window.saveGeometry().toBase64().data()).decode()  # read by older versions
+    settings.window_state = bytes(window.saveState().toBase64().data()).decode()
 
 
 def _on_a_screen(rect: QRect) -> bool:
     return any(s.geometry().intersects(rect) for s in QGuiApplication.screens())
 
 
-def restore_geometry(window: Any, settings: Any) -> None:
+def restore_geometry(window: MainWindow, settings: Any) -> None:
     """The saved rectangle exactly (settings of older versions: Qt's own saved geometry)."""
     rect = settings.window_rect
     if isinstance(rect, list) and len(rect) == 4 and all(isinstance(v, int) for v in rect) and rect[2] > 0 < rect[3]:
@@ -62,13 +62,13 @@ def restore_geometry(window: Any, settings: Any) -> None:
         window.restoreGeometry(QByteArray.fromBase64(settings.geometry.encode()))
 
 
-def size_docks(window: Any) -> None:
+def size_docks(window: MainWindow) -> None:
     """The first-run widths and heights of the docks."""
-    for names, sizes, orientation in DEFAULT_DOCKS:
-        window.resizeDocks([getattr(window, n) for n in names], list(sizes), orientation)
+    window.resizeDocks([window.browser_dock, window.readout_dock], [520, 360], Qt.Orientation.Horizontal)
+    window.resizeDocks([window.readout_dock, window.live_dock], [620, 330], Qt.Orientation.Vertical)
 
 
-def fitted_size(window: Any) -> QSize:
+def fitted_size(window: MainWindow) -> QSize:
     """The window's size, no larger than the first-run size, nor than the screen where it fits."""
     w, h = min(window.width(), DEFAULT_SIZE[0]), min(window.height(), DEFAULT_SIZE[1])
     screen = window.screen()
@@ -81,7 +81,7 @@ def fitted_size(window: Any) -> QSize:
     return QSize(w, h)
 
 
-def reset_layout(window: Any) -> None:
+def reset_layout(window: MainWindow) -> None:
     """View › Reset layout: every dock back in its place, shown, docked, at its first-run size; the
     toolbars back; a window grown past its first-run size (or the screen) brought back within."""
     if window.isMaximized() or window.isFullScreen():

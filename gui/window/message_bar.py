@@ -43,6 +43,7 @@ def one_line(text: str) -> str:
 class MessageBar(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._host: QWidget | None = None  # what the unfolded text floats over (install)
         self.setObjectName("message-bar")
         self.label = ElidedLabel(mode=Qt.TextElideMode.ElideRight)
         self.label.installEventFilter(self)
@@ -91,7 +92,7 @@ class MessageBar(QFrame):
         if event.type() == QEvent.Type.Resize:
             if watched is self.label:
                 self._update_more()
-            elif watched is getattr(self, "_host", None):
+            elif watched is self._host:
                 self._place_full()
         return False
 
@@ -100,7 +101,7 @@ class MessageBar(QFrame):
         self._place_full()
 
     def _place_full(self) -> None:
-        host = getattr(self, "_host", None)
+        host = self._host
         if host is None or not self.full.isVisible():
             return
         width = max(host.width() - 16, 120)

@@ -7,37 +7,41 @@ import threading
 from typing import Any
 
 from masklens.core.errors import MasklensError
-
-#: one prediction cache per window, opened by whichever thread needs it first
-_CACHE_LOCK = threading.Lock()
+from masklens.gui.window.message_bar import MessageBar
 
 
 class PredictionCacheAccess:
-    """Mixin of the window: ``prediction_cache`` and ``open_prediction_cache``."""
+    """The window's one prediction cache: ``cache`` (problems said in the message bar) and
+    ``open()`` (thread-safe; the problem returned, for a job to say)."""
 
-    message_bar: Any
+    _UNOPENED = object()
+
+    def __init__(self, message_bar: MessageBar) -> None:
+        self.message_bar = message_bar
+        self._lock = threading.Lock()
+        self._cache: Any = self._UNOPENED
 
     @property
-    def prediction_cache(self) -> Any:
+    def cache(self) -> Any:
         """The on-disk PredictionCache shared with `masklens predict` (None if it cannot open)."""
-        cache, problem = self.open_prediction_cache()
+        cache, problem = self.open()
         if problem:
             self.message_bar.show_message(problem, "warning")
         return cache
 
-    def open_prediction_cache(self) -> tuple[Any, str | None]:
+    def open(self) -> tuple[Any, str | None]:
         """(the prediction cache or None, why it could not be opened — said once); safe to call
         from a prompt job, which opens it off the GUI thread (SQLite opening takes ~30 ms)."""
         import sqlite3
 
         from masklens.core.cache.predictions import PredictionCache
 
-        with _CACHE_LOCK:
-            if getattr(self, "_prediction_cache", False) is not False:
-                return self._prediction_cache, None
+        with self._lock:
+            if self._cache is not self._UNOPENED:
+                return self._cache, None
             try:
-                self._prediction_cache = PredictionCache()
+                self._cache = PredictionCache()
             except (OSError, sqlite3.Error, MasklensError) as exc:
-                self._prediction_cache = None
+                self._cache = None
                 return None, f"prediction cache unavailable: {exc}"
-            return self._prediction_cache, None
+            return self._cache, None

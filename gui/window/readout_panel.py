@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
+    QLabel,
     QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -19,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from masklens.core.scoring.contract import ParamSpec
-from masklens.gui.browser.sample_browser import _fmt, metric_tooltip
+from masklens.gui.browser.sample_table import _fmt, metric_tooltip
 from masklens.gui.cards.deck import CardDeck
 from masklens.gui.widgets.param_slider import ParamSlider
 
@@ -91,10 +92,13 @@ def _rows(sections: list[tuple[str, Any]], help_: dict[str, str],
 class ReadoutPanel(QWidget):
     """Sliders on top, the readout cards below, the metric tree under a collapsed "Details"."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *,
+                 original_for: Callable[[int], Any] | None = None) -> None:
+        """``original_for(index)``: the original record of a sample whose card shows a corrected
+        one (None: there is none)."""
         super().__init__(parent)
         self.sliders = ParamSliders(self)
-        self.deck = CardDeck()
+        self.deck = CardDeck(original_for=original_for)
         self._tree = QTreeWidget()
         self._tree.setHeaderLabels(["metric", "value"])
         self._tree.setColumnWidth(0, 200)
@@ -122,6 +126,19 @@ class ReadoutPanel(QWidget):
         self._items: list[QTreeWidgetItem] = []  # the tree's items in row order
         self._shape: list[tuple[int, str, str]] | None = None
         self._tips: tuple[dict[str, str], dict[tuple[str, Any], str]] = (self.help, {})
+
+    def add_summary(self, title: str, widget: QWidget) -> list[QWidget]:
+        """A titled section above "Details" (e.g. the corrected ground truth's benchmark summary),
+        hidden until shown: its title label and ``widget``."""
+        label = QLabel(title)
+        label.setStyleSheet("font-weight: 600")
+        lay = self.layout()
+        at = lay.indexOf(self.details)
+        lay.insertWidget(at, label)
+        lay.insertWidget(at + 1, widget, 1)
+        for w in (label, widget):
+            w.setVisible(False)
+        return [label, widget]
 
     def bind(self, state: Any, views: Callable[[], list[Any]]) -> None:
         """Show the cards of ``state`` (an AppState; they follow its signals); hovering a card's

@@ -20,7 +20,7 @@ def device_text(rss: int | None = None, host: Any = None) -> str:
 
     rss = rss_bytes() if rss is None else rss
     ram = f" · RAM {human_bytes(rss)}" if rss is not None else ""
-    pid = getattr(host, "pid", None)
+    pid = host.pid if host is not None else None
     if pid is None:
         from masklens.core.models.model_process import device_state
 
@@ -53,7 +53,7 @@ def weights_missing_message(model: str) -> str:
     from masklens.core.models.registry import backend_info
     from masklens.core.models.weights import _fetch_hint
 
-    hub_id = getattr(backend_info(model), "default_weights", None)
+    hub_id = backend_info(model).default_weights
     if not hub_id:
         return (f"{model}: its weights are not on this machine — choose them with the prompt bar's "
                 "Options… dialog (a folder, a .pt file, or a Hugging Face id, fetched when online)")
@@ -62,7 +62,7 @@ def weights_missing_message(model: str) -> str:
 
 
 class StatusBar(QStatusBar):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, model_host: Any = None) -> None:
         super().__init__(parent)
         self.sample = ElidedLabel("", opaque=True)  # a long sample id never widens the window
         self.progress = QProgressBar()
@@ -71,7 +71,7 @@ class StatusBar(QStatusBar):
         self.progress.hide()
         self.cancel = QPushButton("Cancel")
         self.cancel.hide()
-        self.model_host: Any = None  # the window's ModelHost, for the model process' device and RAM
+        self.model_host = model_host  # the window's ModelHost, for the model process' device and RAM
         self.device = QLabel(device_text())
         self.addWidget(self.sample, 1)
         self.addPermanentWidget(self.progress)

@@ -182,7 +182,7 @@ def select_all_times(app: QApplication, w, grid, repeat: int = 5) -> tuple[float
 
 def open_toy(app: QApplication, w, files: dict) -> float:
     t0 = time.perf_counter()
-    w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
+    w.commands.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
     settle(app)
     return time.perf_counter() - t0
 

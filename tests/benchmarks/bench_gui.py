@@ -135,7 +135,7 @@ def bench_switch_and_open(tmp: Path) -> None:
     w = MainWindow(Settings(), persist=False)
     w.resize(1600, 1000)
     w.show()
-    w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
+    w.commands.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
     QApplication.processEvents()
     cold, warm = [], []
     for i in range(1, 12):
@@ -169,7 +169,7 @@ def bench_switch_and_open(tmp: Path) -> None:
     images = w.store.images
     images.get = lambda key, make: get(images, key, lambda: decoded.append(key) or make())
     t0 = time.perf_counter()
-    w.open_benchmark("toy", ["--ann", str(big["ann"])], sync=True)
+    w.commands.open_benchmark("toy", ["--ann", str(big["ann"])], sync=True)
     QApplication.processEvents()
     t_open = time.perf_counter() - t0
     print("open a 10,000-sample benchmark until the first sample is drawn")
@@ -181,7 +181,7 @@ def bench_switch_and_open(tmp: Path) -> None:
     w = MainWindow(Settings(), persist=False)
     w.resize(1600, 1000)
     w.show()
-    w.open_benchmark("toy", ["--ann", str(scored["ann"]), "--pred", str(scored["pred"])], sync=True)
+    w.commands.open_benchmark("toy", ["--ann", str(scored["ann"]), "--pred", str(scored["pred"])], sync=True)
     QApplication.processEvents()
     scorer = next(iter(w.state.scorers.values()))
     values = iter([0.3, 0.7] * 20)
@@ -258,7 +258,7 @@ def bench_slider_large(tmp: Path) -> None:
         w = MainWindow(Settings(), persist=False)
         w.resize(1600, 1000)
         w.show()
-        w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
+        w.commands.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
         QApplication.processEvents()
         assert w.browser.set_expression("positive.n_kept == 0")
         w.state.set_index(3)
@@ -287,7 +287,7 @@ def bench_prompt_and_report(tmp: Path) -> None:
     w = MainWindow(Settings(), persist=False)
     w.resize(1600, 1000)
     w.show()
-    w.open_demo("cafe", sync=True)
+    w.commands.open_demo("cafe", sync=True)
     QApplication.processEvents()
 
     def wait(cond) -> None:
@@ -299,10 +299,10 @@ def bench_prompt_and_report(tmp: Path) -> None:
     for text in ("triangle", "red triangle", "striped square", "circle", "blue thing"):
         n = len(w.state.live)
         t0 = time.perf_counter()
-        w.run_prompt(PromptRequest(text, Role.POSITIVE, None, None, "demo"))
+        w.commands.run_prompt(PromptRequest(text, Role.POSITIVE, None, None, "demo"))
         wait(lambda n=n: len(w.state.live) > n and not w.jobs.busy)
         times.append((time.perf_counter() - t0) * 1000)
-    t_sync = timeit(lambda: w.run_prompt(PromptRequest("triangle", Role.POSITIVE, None, None, "demo"),
+    t_sync = timeit(lambda: w.commands.run_prompt(PromptRequest("triangle", Role.POSITIVE, None, None, "demo"),
                                          sync=True), repeat=5)
     print("typed prompt round trip, demo model, CAFE demo (Enter → layer shown; median of 5)")
     print(f"  {statistics.median(times):6.1f} ms through the worker pool | the same job run inline "
@@ -381,11 +381,11 @@ def bench_cafe_sized(tmp: Path) -> None:
     w.show()
     QApplication.processEvents()
     t0 = time.perf_counter()
-    w.open_benchmark("cafe", ["--ann", str(tmp / "ann.json")], sync=True)
+    w.commands.open_benchmark("cafe", ["--ann", str(tmp / "ann.json")], sync=True)
     QApplication.processEvents()
     t_open = time.perf_counter() - t0
     t0 = time.perf_counter()
-    w.open_predictions(["--pred", str(tmp / "pred.json")], sync=True)
+    w.commands.open_predictions(["--pred", str(tmp / "pred.json")], sync=True)
     QApplication.processEvents()
     t_attach = time.perf_counter() - t0
     values = iter([0.3, 0.7] * 20)

@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     w = MainWindow(Settings(), persist=False)
     w.resize(1600, 1000)
     w.show()
-    w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
-    w.set_model_options(args.backend, {**options, "device": "cpu"})
+    w.commands.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
+    w.commands.set_model_options(args.backend, {**options, "device": "cpu"})
     meter = tracer.meter if tracer else StallMeter()
     maker, store_prepared = prepared.overlay_maker, w.store.prepared
 
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         n = len(w.state.live)
         settle(0.5)
         meter.start()
-        w.run_prompt(PromptRequest(text, Role.POSITIVE, None, None, args.backend))
+        w.commands.run_prompt(PromptRequest(text, Role.POSITIVE, None, None, args.backend))
         while w.jobs.busy or len(w.state.live) == n:
             app.processEvents()
             time.sleep(0.001)

@@ -130,13 +130,13 @@ def interactions(w: Any, meter: Any, params: dict[str, tuple[float, float]], exp
 def cold_switches(w: Any, meter: Any, switch: Callable[[int], None], repeat: int) -> list[str]:
     """A sample switch with every image cold (as on a set with one image per entry), the user
     pausing between presses: with the neighbours prefetched (issue 21), and without (GUI decode)."""
-    prefetcher = getattr(w, "prefetcher", None)  # builds before issue 21 have none
+    prefetcher = w.renderer.prefetcher
 
     def cold(prefetch: bool) -> Callable[[], None]:
         def prepare() -> None:  # untimed: the pause between two presses
             w.store.images.clear()
             if prefetch:
-                w._prefetch_neighbours()
+                w.renderer._prefetch_neighbours()
                 prefetcher.wait_idle(5)
         return prepare
 
@@ -175,7 +175,7 @@ def open_window(kind: str, args: list[str]) -> Any:
     w.resize(1600, 1000)
     w.show()
     QApplication.processEvents()
-    assert w.open_benchmark(kind, args, sync=True)
+    assert w.commands.open_benchmark(kind, args, sync=True)
     QApplication.processEvents()
     w.state.set_index(1)
     settle(w)

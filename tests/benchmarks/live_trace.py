@@ -36,8 +36,8 @@ STEPS = [
 #: the GUI thread's steps when a result arrives (timed there)
 GUI_STEPS = [
     ("masklens.gui.window.main_window", "MainWindow._live_changed"),
-    ("masklens.gui.window.render", "WindowRendering.render"),
-    ("masklens.gui.window.render", "WindowRendering._show_readout"),
+    ("masklens.gui.window.renderer", "Renderer.render"),
+    ("masklens.gui.window.renderer", "Renderer._show_readout"),
     ("masklens.gui.canvas.sample_view", "SampleViewWidget._draw_some"),
     ("masklens.gui.prompts.live_list", "LiveList.set_results"),
 ]

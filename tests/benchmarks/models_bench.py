@@ -275,7 +275,7 @@ def bench_window(name: str, folders: list[Path], options: dict[str, Any], device
     w = MainWindow(Settings(model=name) if preload else Settings(), persist=False)
     w.resize(1600, 1000)
     w.show()
-    w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
+    w.commands.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])], sync=True)
     app.processEvents()
     startup = {"startup": time.perf_counter() - started}
     meter.start()  # after the window is up: what a user meets while torch is imported
@@ -284,7 +284,7 @@ def bench_window(name: str, folders: list[Path], options: dict[str, Any], device
         time.sleep(0.001)
     startup["stall_after_startup"] = meter.stop()
     startup["torch_import_done"] = time.perf_counter() - started
-    w.set_model_options(name, {**options, "device": device})
+    w.commands.set_model_options(name, {**options, "device": device})
 
     def settle(seconds: float = 0.5) -> None:
         end = time.perf_counter() + seconds
@@ -297,7 +297,7 @@ def bench_window(name: str, folders: list[Path], options: dict[str, Any], device
         settle()
         meter.start()
         t0 = time.perf_counter()
-        w.run_prompt(PromptRequest(text, Role.POSITIVE, None, None, name))
+        w.commands.run_prompt(PromptRequest(text, Role.POSITIVE, None, None, name))
         while w.jobs.busy or len(w.state.live) == n:
             app.processEvents()
             time.sleep(0.001)
@@ -325,7 +325,7 @@ def bench_window(name: str, folders: list[Path], options: dict[str, Any], device
     w.state.set_index(2)
     settle()
     delay = max(0.1, 0.3 * first)  # part-way into the pass (the model is loaded: prompt time only)
-    w.run_prompt(PromptRequest(PROMPTS[3], Role.POSITIVE, None, None, name))
+    w.commands.run_prompt(PromptRequest(PROMPTS[3], Role.POSITIVE, None, None, name))
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < delay:
         app.processEvents()

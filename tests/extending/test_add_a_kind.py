@@ -125,7 +125,7 @@ def test_the_window_offers_it_and_shows_its_card(venv, example, tmp_path):
         w = MainWindow(persist=False)
         w.resize(1400, 900)
         w.show()
-        ok = w.open_benchmark("squares", ["--ann", {str(example['ann'])!r}, "--pred", {str(example['pred'])!r}])
+        ok = w.commands.open_benchmark("squares", ["--ann", {str(example['ann'])!r}, "--pred", {str(example['pred'])!r}])
         card = cards.card_for("squares")
         deadline = time.monotonic() + 120  # a condition, with a generous bound for a loaded machine
         while w.findChild(card) is None and time.monotonic() < deadline:

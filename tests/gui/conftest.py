@@ -69,7 +69,7 @@ def window(qtbot):
 @pytest.fixture
 def toy_window(window, toy, qtbot):
     """The window with the toy benchmark and its predictions opened (through the worker pool)."""
-    assert window.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])])
+    assert window.commands.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])])
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=10000)
     return window
 

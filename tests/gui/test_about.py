@@ -31,11 +31,11 @@ def test_help_about_shows_the_log_path_and_versions(window, qtbot, tmp_path):
     menu = help_action.menu()
     qtbot.waitUntil(menu.isVisible, timeout=3000)
     about = next(a for a in menu.actions() if a.text().replace("&", "") == "About masklens")
-    assert about is window.about_action
+    assert about is window.about.action
     qtbot.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(about).center())
-    qtbot.waitUntil(lambda: window.about_dialog is not None and window.about_dialog.isVisible(),
+    qtbot.waitUntil(lambda: window.about.dialog is not None and window.about.dialog.isVisible(),
                     timeout=3000)
-    dialog = window.about_dialog
+    dialog = window.about.dialog
     assert dialog.values["Log file"].text() == str(tmp_path / "logs" / "masklens.log")
     assert dialog.values["Version"].text() == __version__
     import PySide6
@@ -109,7 +109,7 @@ def test_a_menu_dialog_that_fails_names_the_log_file(qtbot, monkeypatch):
     w = MainWindow()
     qtbot.addWidget(w)
     w.show()
-    action = next(a for a in w.findChildren(type(w.about_action)) if a.text() == "Export report…")
+    action = next(a for a in w.findChildren(type(w.about.action)) if a.text() == "Export report…")
     action.trigger()
     assert w.message_bar.text.startswith("internal error: KeyError")
     assert str(logs.log_path()) in w.message_bar.text

@@ -9,8 +9,8 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 from test_cards_in_place import key_step
 
+from masklens.gui.browser.bulk import sort_key
 from masklens.gui.browser.filters import flatten
-from masklens.gui.browser.row_proxy import sort_key
 from masklens.gui.browser.sample_table import FIXED, SORT_ROLE
 
 
@@ -33,7 +33,7 @@ def shown_cells(w):
 
 def test_a_step_announces_exactly_the_moved_cells_and_the_screen_is_right(window, qtbot, no_internal_errors):
     w = window
-    assert w.open_demo("cafe", sync=True)
+    assert w.commands.open_demo("cafe", sync=True)
     qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=20000)
     qtbot.waitExposed(w)
     announced = []
@@ -82,7 +82,7 @@ def test_the_id_columns_are_painted_by_the_frozen_view_only(window, qtbot, no_in
     """The list's "#" and id columns lie under the frozen columns: the table behind does not
     paint their texts (a fifth of a repaint's cells), and the screen shows the frozen view's."""
     w = window
-    assert w.open_demo("pcs", sync=True)
+    assert w.commands.open_demo("pcs", sync=True)
     qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=20000)
     qtbot.waitExposed(w)
     qtbot.wait(50)
@@ -108,7 +108,7 @@ def test_a_sort_is_planned_once_and_again_after_a_change(window, qtbot, monkeypa
     from masklens.gui.browser import row_proxy
 
     w = window
-    assert w.open_demo("pcs", sync=True)
+    assert w.commands.open_demo("pcs", sync=True)
     qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=20000)
     planned = []
     real = row_proxy.plan_rows
@@ -135,7 +135,7 @@ def test_the_id_columns_reach_the_last_row_shown_after_the_window_grows(window, 
     the list had no "#" and no id (the frozen view kept the old height; the table behind no longer
     paints those columns). The kept columns are as tall as the table's viewport at every size."""
     w = window
-    assert w.open_demo("pcs", sync=True)
+    assert w.commands.open_demo("pcs", sync=True)
     qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=20000)
     qtbot.waitExposed(w)
     table, frozen = w.browser.table, w.browser.frozen

@@ -53,8 +53,8 @@ def _slow_block(layer, steps: list[int], release: threading.Event) -> None:
 def test_status_bar_cancel_interrupts_a_forward_pass(toy_window, qtbot, clipseg_folder, no_internal_errors):
     w = toy_window
     options = {"weights": str(clipseg_folder), "device": "cpu"}
-    w.set_model_options("clipseg", options)
-    seg = w.models.get("clipseg", **options)
+    w.commands.set_model_options("clipseg", options)
+    seg = w.commands.models.get("clipseg", **options)
     seg.ensure_loaded()
     steps: list[int] = []
     release = threading.Event()
@@ -75,7 +75,7 @@ def test_status_bar_cancel_interrupts_a_forward_pass(toy_window, qtbot, clipseg_
     assert "cancelled" in w.message_bar.text and w.state.live == []
     # nothing half-computed was kept: no image encoding, no prediction-cache entry
     assert seg.encodings.stats.entries == 0
-    assert w.prediction_cache is None or len(w.prediction_cache) == 0
+    assert w.prediction_caches.cache is None or len(w.prediction_caches.cache) == 0
 
     release.set()  # the next run works, on the same loaded model
     qtbot.mouseClick(pb.run, Qt.MouseButton.LeftButton)

@@ -44,12 +44,12 @@ def test_status_bar_cancel_stops_owlv2_in_its_image_preprocessing(window, big_to
     from masklens.core.models import owlv2_pixels
 
     w = window
-    assert w.open_benchmark("toy", ["--ann", str(big_toy["ann"]), "--pred", str(big_toy["pred"])])
+    assert w.commands.open_benchmark("toy", ["--ann", str(big_toy["ann"]), "--pred", str(big_toy["pred"])])
     qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=10000)
     assert w.store.image(w.state.sample.images["img"]).shape == (900, 1350, 3)
     options = {"weights": str(owl_folders[0]), "sam2_weights": str(owl_folders[1]), "device": "cpu"}
-    w.set_model_options("owlv2-sam2", options)
-    seg = w.models.get("owlv2-sam2", **options)
+    w.commands.set_model_options("owlv2-sam2", options)
+    seg = w.commands.models.get("owlv2-sam2", **options)
     seg.ensure_loaded()
     started: list[int] = []
     seg.detector.owlv2.vision_model.register_forward_pre_hook(lambda *_: started.append(1))

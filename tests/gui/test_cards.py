@@ -33,7 +33,7 @@ def core_result(kind_name: str, params: dict[str, float]):
 
 
 def open_demo(window, qtbot, kind: str):
-    assert window.open_demo(kind, sync=True)
+    assert window.commands.open_demo(kind, sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     qtbot.waitExposed(window)
     return window.readout_panel.deck
@@ -252,7 +252,7 @@ def test_hovering_a_verdict_highlights_its_instance(window, qtbot):
 def test_cgebench_hypernym_typed_card_shows_iogt_and_ck(window, qtbot):
     deck = open_demo(window, qtbot, "cgebench")
     st = window.state
-    window.run_prompt(PromptRequest("shape", Role.HYPERNYM, 2, None, "demo"), sync=True)
+    window.commands.run_prompt(PromptRequest("shape", Role.HYPERNYM, 2, None, "demo"), sync=True)
     qtbot.waitUntil(lambda: len(deck.typed) == 1, timeout=20000)
     r, original, typed = deck.typed[0]
     replaced = next(p for p in st.sample.prompts if p.id == r.replaced)
@@ -273,7 +273,7 @@ def test_cgebench_hypernym_typed_card_shows_iogt_and_ck(window, qtbot):
 
 def test_cafe_typed_negative_rejected_reads_tn(window, qtbot):
     deck = open_demo(window, qtbot, "cafe")
-    window.run_prompt(PromptRequest("ladybug", Role.NEGATIVE, None, None, "demo"), sync=True)
+    window.commands.run_prompt(PromptRequest("ladybug", Role.NEGATIVE, None, None, "demo"), sync=True)
     qtbot.waitUntil(lambda: len(deck.typed) == 1, timeout=20000)
     r, original, typed = deck.typed[0]
     assert r.benchmark is not None
@@ -288,7 +288,7 @@ def test_cafe_typed_negative_rejected_reads_tn(window, qtbot):
 
 def test_typed_prompt_without_a_role_to_replace_gets_the_generic_card(window, qtbot):
     deck = open_demo(window, qtbot, "cafe")
-    window.run_prompt(PromptRequest("square", Role.HYPERNYM, 1, None, "demo"), sync=True)
+    window.commands.run_prompt(PromptRequest("square", Role.HYPERNYM, 1, None, "demo"), sync=True)
     qtbot.waitUntil(lambda: len(deck.typed) == 1, timeout=20000)
     r, original, typed = deck.typed[0]
     assert r.benchmark is None and original is None and isinstance(typed, GenericReadoutCard)
@@ -417,10 +417,10 @@ def test_hallu_card_with_a_missing_prediction_says_so(qtbot):
 
 def test_cards_follow_the_state_when_another_benchmark_opens(window, qtbot):
     deck = open_demo(window, qtbot, "r2sm")
-    window.run_prompt(PromptRequest("the whole blue square", Role.AMODAL, None, None, "demo"), sync=True)
+    window.commands.run_prompt(PromptRequest("the whole blue square", Role.AMODAL, None, None, "demo"), sync=True)
     qtbot.waitUntil(lambda: len(deck.typed) == 1, timeout=20000)
     window.tabs.setCurrentIndex(0)  # the Compare tab's live panels must not go stale
-    window.open_demo("cgebench", sync=True)
+    window.commands.open_demo("cgebench", sync=True)
     qtbot.waitUntil(lambda: window.state.kind.name == "cgebench" and bool(window.state.readouts), timeout=20000)
     assert type(deck.main_card) is card_for("cgebench") and deck.typed == []
     rec = core_result("cgebench", dict(window.state.params)).samples[window.state.index]

@@ -55,7 +55,7 @@ def key_step(window, qtbot, name: str, key: Qt.Key) -> None:
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_slider_step_updates_the_card_in_place_with_the_same_numbers(window, qtbot, kind,
                                                                         no_internal_errors):
-    assert window.open_demo(kind, sync=True)
+    assert window.commands.open_demo(kind, sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     qtbot.waitExposed(window)
     qtbot.waitUntil(lambda: not window.jobs.busy, timeout=20000)  # e.g. HalluSegBench's edit leakage
@@ -87,7 +87,7 @@ def test_another_number_of_instances_updates_the_card_in_place(window, qtbot):
     """SA-Co/Gold entries differ in their number of instances (none to many): a switch refills
     the same instance table (rows added, dropped, hidden when there are none) and reads as a
     card built afresh; a typed prompt (another structure) still builds the deck anew."""
-    assert window.open_demo("pcs", sync=True)
+    assert window.commands.open_demo("pcs", sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     deck = window.readout_panel.deck
     st = window.state
@@ -112,7 +112,7 @@ def test_another_number_of_instances_updates_the_card_in_place(window, qtbot):
 def test_a_slider_step_keeps_the_details_tree_items_and_shows_the_new_values(window, qtbot):
     from masklens.gui.window.readout_panel import _rows
 
-    assert window.open_demo("cafe", sync=True)
+    assert window.commands.open_demo("cafe", sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     panel = window.readout_panel
     qtbot.mouseClick(panel.details, Qt.MouseButton.LeftButton)  # Details expanded, as a user does
@@ -145,7 +145,7 @@ def test_a_slider_step_keeps_the_details_tree_items_and_shows_the_new_values(win
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_sample_switch_reuses_the_card_and_shows_the_new_samples_numbers(window, qtbot, kind,
                                                                            no_internal_errors):
-    assert window.open_demo(kind, sync=True)
+    assert window.commands.open_demo(kind, sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     qtbot.waitUntil(lambda: not window.jobs.busy, timeout=20000)
     deck, table = window.readout_panel.deck, window.browser.table
@@ -167,7 +167,7 @@ def test_a_sample_switch_reuses_the_card_and_shows_the_new_samples_numbers(windo
 def test_a_collapsed_details_tree_is_filled_only_when_shown(window, qtbot):
     """With "Details" collapsed (the default) a sample switch or a slider step leaves the tree
     alone; expanding it (a click, as a user does) shows the current sample's values."""
-    assert window.open_demo("cafe", sync=True)
+    assert window.commands.open_demo("cafe", sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     panel = window.readout_panel
     assert not panel.details.isChecked()

@@ -33,8 +33,8 @@ def second_set(tmp_path):
 
 
 def open_with_b(w, qtbot, b):
-    assert w.open_demo("cafe", sync=True)
-    assert w.open_predictions(["--pred", str(b)])
+    assert w.commands.open_demo("cafe", sync=True)
+    assert w.commands.open_predictions(["--pred", str(b)])
     qtbot.waitUntil(lambda: "b.json" in w.state.prediction_sets and not w.jobs.busy, timeout=20000)
     w.state.set_active("demo predictions")
 
@@ -92,7 +92,7 @@ def test_two_sets_side_by_side_with_their_captions_and_synced_view(window, qtbot
     from masklens.core.schema import Role
     from masklens.gui.prompts.prompt_bar import PromptRequest
 
-    assert w.run_prompt(PromptRequest("square", Role.POSITIVE, None, None, "demo"), sync=True)
+    assert w.commands.run_prompt(PromptRequest("square", Role.POSITIVE, None, None, "demo"), sync=True)
     click_tab(w, qtbot, "Compare sets")
     panels = cmp.tab.view.panels
     assert len(panels) == 3 and panels[2].title.text().startswith("#1 demo")
@@ -145,7 +145,7 @@ def test_attached_sets_and_layout_come_back_with_the_session(qtbot, second_set):
     w2 = MainWindow()
     qtbot.addWidget(w2)
     w2.show()
-    assert w2.open_demo("cafe", sync=True)
+    assert w2.commands.open_demo("cafe", sync=True)
     qtbot.waitUntil(lambda: "b.json" in w2.state.prediction_sets and not w2.jobs.busy, timeout=20000)
     qtbot.waitUntil(lambda: w2.state.active == "demo predictions", timeout=5000)
     cmp = w2.set_comparison
@@ -159,7 +159,7 @@ def test_attached_sets_and_layout_come_back_with_the_session(qtbot, second_set):
     w3 = MainWindow()
     qtbot.addWidget(w3)
     w3.show()
-    assert w3.open_demo("cafe", sync=True)
+    assert w3.commands.open_demo("cafe", sync=True)
     assert any(level == "warning" and "not reattached" in text and "b.json" in text
                for level, text in w3.message_bar.history)
     assert list(w3.state.prediction_sets) == ["demo predictions"]
@@ -189,7 +189,7 @@ def test_large_benchmarks_build_the_columns_on_the_worker_pool(window, qtbot, se
 
 
 def test_settings_remember_only_the_most_recent_benchmarks(window):
-    from masklens.gui.compare.session import MAX_SESSIONS
+    from masklens.gui.compare.sets import MAX_SESSIONS
 
     cmp = window.set_comparison
     for i in range(MAX_SESSIONS + 5):
@@ -207,7 +207,7 @@ def test_opening_another_benchmark_while_comparing_starts_afresh(window, qtbot, 
     click_tab(w, qtbot, "Compare sets")
     w.set_comparison.tab.failure.setCurrentText("negative prompt is TA-FP")
     assert any(c.startswith("compare.") for c in w.browser.model.columns)
-    assert w.open_demo("cgebench", sync=True)
+    assert w.commands.open_demo("cgebench", sync=True)
     cmp = w.set_comparison
     assert w.tabs.currentWidget() is w.sample_view  # another benchmark opens on its Sample tab
     assert cmp.tab.view.panels == []  # and the hidden Compare tab keeps nothing of CAFE

@@ -42,7 +42,7 @@ def score(files, gts, out):
 def test_change_category_recorded_undone_applied_and_rescored(window, qtbot, no_internal_errors, tmp_path):
     w = window
     files = pcs_with_two_categories(tmp_path)
-    assert w.open_benchmark("pcs", [*gt_args(files["gt"]), "--pred", str(files["pred"]),
+    assert w.commands.open_benchmark("pcs", [*gt_args(files["gt"]), "--pred", str(files["pred"]),
                                     "--images", str(files["images"])])
     qtbot.waitUntil(lambda: bool(w.state.readouts) and not w.jobs.busy, timeout=20000)
     w.review_panel.reviewer.setText("ana")
@@ -114,7 +114,7 @@ def test_a_brushed_mask_and_a_category_change_of_one_instance_both_stay(window, 
     after a brush edit keeps the brushed mask, a brush edit after it keeps the category."""
     w = window
     files = pcs_with_two_categories(tmp_path)
-    assert w.open_benchmark("pcs", [*gt_args(files["gt"]), "--pred", str(files["pred"])])
+    assert w.commands.open_benchmark("pcs", [*gt_args(files["gt"]), "--pred", str(files["pred"])])
     qtbot.waitUntil(lambda: bool(w.state.readouts) and not w.jobs.busy, timeout=20000)
     focus(w, qtbot, canvas(w))
     w.correction.ask_category = lambda parent, current, ch: 2

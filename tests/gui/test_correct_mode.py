@@ -184,7 +184,7 @@ def test_moving_to_another_sample_discards_the_edit_and_no_click_without_instanc
     key(w, qtbot, Qt.Key.Key_X)
     drag(qtbot, canvas(w), [(x - 2, y), (x + 2, y)])
     assert w.correction.session.changed
-    w.step_sample(1)
+    w.commands.step_sample(1)
     assert w.correction.session is None and "edit discarded" in w.message_bar.text
     assert all(i.scene() is None for i in w.correction._items.values())
 
@@ -201,7 +201,7 @@ def test_edits_happen_at_the_masks_resolution_when_it_differs_from_the_image(dem
     small = gt.masks[0].to_array().astype(np.uint8)
     big = cv2.resize(small, (gt.width * 2, gt.height * 2), interpolation=cv2.INTER_NEAREST)
     gt.masks[0], gt.height, gt.width = Mask.from_array(big), gt.height * 2, gt.width * 2
-    w.render()
+    w.renderer.render()
     key(w, qtbot, Qt.Key.Key_C)
     key(w, qtbot, Qt.Key.Key_V)
     ys, xs = np.nonzero(small)

@@ -24,7 +24,7 @@ LEAKS = [0, 120, 40, 300]  # pixels changed outside the object, 200 changed insi
 @pytest.fixture
 def hallu(window, qtbot, no_internal_errors, tmp_path):
     data, pred = write_pairs(tmp_path, LEAKS)
-    assert window.open_benchmark("hallusegbench", ["--data", str(data), "--pred-dir", str(pred)])
+    assert window.commands.open_benchmark("hallusegbench", ["--data", str(data), "--pred-dir", str(pred)])
     qtbot.waitUntil(lambda: "edit_leakage" in (window.state.readout() or {}) and not window.jobs.busy,
                     timeout=20000)
     return window
@@ -89,7 +89,7 @@ def test_edit_difference_view_by_key_colours_the_leaking_pixels(hallu, qtbot):
     assert int((ec.labels >= 2).sum()) == rec["edit_leak_px"]  # vermillion = the leakage counted
     if rec["edit_leakage"]:
         assert (ec.labels >= 2).sum() / (ec.labels > 0).sum() == pytest.approx(rec["edit_leakage"])
-    w.step_sample(1)  # follows the sample
+    w.commands.step_sample(1)  # follows the sample
     assert len(ec.items) == len(pair_panels) and all(i.scene() is not None for i in ec.items)
     focus(w, qtbot, canvas(w))
     qtbot.keyClick(canvas(w), Qt.Key.Key_E, Qt.KeyboardModifier.ShiftModifier)

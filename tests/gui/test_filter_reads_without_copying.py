@@ -12,7 +12,7 @@ from masklens.core.scoring.records import Records
 def test_a_preset_after_a_t_step_lists_its_samples_without_copying_the_records(window, qtbot,
                                                                                 no_internal_errors):
     w = window
-    assert w.open_demo("pcs", sync=True)
+    assert w.commands.open_demo("pcs", sync=True)
     qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=20000)
     slider = w.readout_panel.sliders.sliders["score_threshold"]._slider
     before = w.state.params["score_threshold"]

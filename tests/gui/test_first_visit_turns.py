@@ -22,13 +22,13 @@ def _layers(window) -> list[str]:
 
 
 def test_a_cold_switch_draws_the_image_first_and_its_layers_next_turn(window, qtbot, no_internal_errors):
-    assert window.open_demo("cafe", sync=True)
+    assert window.commands.open_demo("cafe", sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     table = window.browser.table
     table.setFocus()
     qtbot.waitUntil(lambda: bool(_layers(window)))
-    window.prefetcher.wait_idle(10)
-    window.prefetcher.close()  # no neighbour decoded ahead: every switch below is a cold one
+    window.renderer.prefetcher.wait_idle(10)
+    window.renderer.prefetcher.close()  # no neighbour decoded ahead: every switch below is a cold one
     for _ in range(3):
         window.store.masks.clear()
         before = window.state.index
@@ -40,13 +40,13 @@ def test_a_cold_switch_draws_the_image_first_and_its_layers_next_turn(window, qt
         qtbot.waitUntil(lambda: window.sample_view.drawing_left() == 0)
         assert _layers(window)  # the demo's CAFE samples all have ground truth
         in_turns = _pixels(window)
-        window.render()  # the same sample drawn in one go
+        window.renderer.render()  # the same sample drawn in one go
         assert window.sample_view.drawing_left() == 0
         assert all(np.array_equal(a, b) for a, b in zip(in_turns, _pixels(window), strict=True))
 
 
 def test_a_return_visit_is_drawn_in_one_turn(window, qtbot, no_internal_errors):
-    assert window.open_demo("cafe", sync=True)
+    assert window.commands.open_demo("cafe", sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     table = window.browser.table
     table.setFocus()
@@ -63,17 +63,17 @@ def test_a_switch_merges_each_ground_truth_once(window, qtbot, no_internal_error
     truth per switch, not one per use."""
     from masklens.core.schema import GroundTruth
 
-    assert window.open_demo("cafe", sync=True)
+    assert window.commands.open_demo("cafe", sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     table = window.browser.table
     table.setFocus()
-    window.prefetcher.wait_idle(10)
-    window.prefetcher.close()  # only the switch merges
+    window.renderer.prefetcher.wait_idle(10)
+    window.renderer.prefetcher.close()  # only the switch merges
     merges: list[int] = []
     real = GroundTruth.union
     monkeypatch.setattr(GroundTruth, "union", lambda self, **k: merges.append(1) or real(self, **k))
     for _ in range(2):
-        nxt = window.neighbours()[0]
+        nxt = window.renderer.neighbours()[0]
         for ref in window.state.benchmark.samples[nxt].images.values():
             window.store.image(ref)  # its image decoded, its masks not: the cold check looks at them
         window.store.masks.clear()

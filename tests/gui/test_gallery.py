@@ -143,7 +143,7 @@ def test_thumbnails_are_drawn_off_the_gui_thread_and_only_for_visible_tiles(wind
                         lambda *a, **k: threads.append(threading.current_thread()) or real(*a, **k))
     files = toykind.write_toy(toy["ann"].parent / "big", n=3000, images=False)
     w = window
-    assert w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])
+    assert w.commands.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])
     qtbot.waitUntil(lambda: bool(w.state.readouts) and not w.jobs.busy, timeout=20000)
     grid = show_gallery(w, qtbot)
     on_screen = len(grid.visible_range())
@@ -227,7 +227,7 @@ def test_a_sample_switch_does_not_read_the_whole_review_store(cafe, qtbot, monke
     qtbot.keyClick(grid.viewport(), Qt.Key.Key_Right)
     assert w.state.index == 6 and reads == []
     shown = [w.review_panel.current.item(i).text() for i in range(w.review_panel.current.count())]
-    assert shown == [f"{w.review_panel._who()}: Fine"]  # this sample's own verdict, read from its rows
+    assert shown == [f"{w.review_panel.who()}: Fine"]  # this sample's own verdict, read from its rows
     qtbot.keyClick(grid.viewport(), Qt.Key.Key_M)  # a new verdict: the agreement line is read again
     assert reads and "18 item(s) reviewed" in w.review_panel.agreement.text()
 

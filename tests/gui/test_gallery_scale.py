@@ -42,7 +42,7 @@ def big(window, toy, qtbot, no_internal_errors):
     files = toykind.write_toy(toy["ann"].parent / "big", n=N, images=False)
     w = window
     w.resize(1400, 900)
-    assert w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])
+    assert w.commands.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])
     qtbot.waitUntil(lambda: bool(w.state.readouts) and not w.jobs.busy, timeout=30000)
     bar = w.tabs.tabBar()
     i = next(i for i in range(w.tabs.count()) if w.tabs.tabText(i) == "Gallery")

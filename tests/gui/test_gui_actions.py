@@ -193,7 +193,7 @@ def _ran_drawn(w, n):
 
 
 def _about_shown(w, _):
-    dlg = w.about_dialog
+    dlg = w.about.dialog
     assert dlg is not None and dlg.isVisible(), "About masklens not shown"
     assert "masklens" in dlg.text()
     dlg.close()
@@ -323,7 +323,7 @@ def _layout_reset(w, _):
 
 
 def _sheet_shown(w, _):
-    sheet = w.help_sheet
+    sheet = w.help.sheet
     assert sheet is not None and sheet.isVisible(), "no shortcut sheet"
     listed = {(r[1], r[0]) for r in sheet.rows}
     for a in registered_actions(w):
@@ -334,7 +334,7 @@ def _sheet_shown(w, _):
 
 
 def _reference_shown(w, _):
-    ref = w.filter_reference
+    ref = w.help.filter_reference
     assert ref is not None and ref.isVisible()
     names = [r[0] for r in ref.rows]
     assert names == w.browser.model.filter_columns() and "neg_class" in names

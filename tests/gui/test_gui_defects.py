@@ -207,13 +207,13 @@ def test_open_dialog_checks_folders_and_speaks_in_words(window, toy, qtbot, tmp_
         return dlg.result()
 
     monkeypatch.setattr(OpenDialog, "exec", run_dialog)
-    assert window.open_benchmark_dialog("toy")
+    assert window.commands.open_benchmark_dialog("toy")
     qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=10000)
     assert seen["dlg"].result() == QDialog.DialogCode.Accepted
 
 
 def test_missing_image_warning_stays_after_scoring(window, toy, qtbot, tmp_path, no_internal_errors):
-    assert window.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"]),
+    assert window.commands.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"]),
                                          "--images", str(tmp_path / "nowhere")])
     qtbot.waitUntil(lambda: bool(window.state.readouts) and not window.jobs.busy, timeout=10000)
     assert "image file not found" in window.message_bar.text and "checkerboard" in window.message_bar.text
@@ -260,11 +260,11 @@ def test_headers_elide_on_the_right_and_verdicts_read_as_words(demo, qtbot):
 
 
 def test_recent_entries_are_named_by_folder_and_kind(window, toy, qtbot):
-    from masklens.gui.window.actions import recent_label
+    from masklens.gui.window.commands import recent_label
 
-    assert window.open_benchmark("toy", ["--ann", str(toy["ann"])])
+    assert window.commands.open_benchmark("toy", ["--ann", str(toy["ann"])])
     qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=10000)
-    window._fill_recent()
+    window.commands.fill_recent(window.recent_menu)
     texts = [a.text() for a in window.recent_menu.actions()]
     folder = toy["ann"].parent.name
     assert texts[0] == f"{folder} — {toy['ann'].name} (Toy)"
@@ -339,7 +339,7 @@ def test_slider_on_a_large_benchmark_rescores_in_the_pool_latest_value_wins(wind
     monkeypatch.setattr(rescoring, "ASYNC_FROM", 100)  # the worker path on a benchmark a test can afford
     files = toykind.write_toy(tmp_path / "big", n=300, images=False)
     w = window
-    assert w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])
+    assert w.commands.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])
     qtbot.waitUntil(lambda: bool(w.state.readouts) and not w.jobs.busy, timeout=30000)
     type_filter(w, qtbot, "positive.n_kept == 0")
     w.state.set_index(3)

@@ -13,7 +13,7 @@ from masklens.gui.prompts.prompt_bar import PromptRequest
 
 
 def test_drop_a_file_opens_the_dialog_prefilled(window, toy, qtbot, monkeypatch):
-    from masklens.gui.window import actions as window_actions
+    from masklens.gui.window import commands as window_commands
 
     seen = {}
 
@@ -22,9 +22,9 @@ def test_drop_a_file_opens_the_dialog_prefilled(window, toy, qtbot, monkeypatch)
         seen["argv"] = dlg.result_argv()
         return QDialog.DialogCode.Rejected
 
-    monkeypatch.setattr(window_actions.OpenDialog, "exec", fake_exec)
-    monkeypatch.setattr(window_actions.OpenDialog, "__init__",
-                        _init_with_kind(window_actions.OpenDialog.__init__, "toy"))
+    monkeypatch.setattr(window_commands.OpenDialog, "exec", fake_exec)
+    monkeypatch.setattr(window_commands.OpenDialog, "__init__",
+                        _init_with_kind(window_commands.OpenDialog.__init__, "toy"))
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(toy["ann"]))])
     event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
@@ -41,13 +41,13 @@ def _init_with_kind(init, kind):
 
 
 def test_recent_menu_reopens(window, toy, qtbot):
-    window.open_benchmark("toy", ["--ann", str(toy["ann"])], sync=True)
-    window.state.benchmark = None
-    window._fill_recent()
+    window.commands.open_benchmark("toy", ["--ann", str(toy["ann"])], sync=True)
+    first = window.state.benchmark
+    window.commands.fill_recent(window.recent_menu)
     actions = [a for a in window.recent_menu.actions() if a.isEnabled()]
     assert actions and actions[0].text() == "toy — toy.json (Toy)"  # by folder and kind
     actions[0].trigger()
-    qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=10000)
+    qtbot.waitUntil(lambda: window.state.benchmark is not first, timeout=10000)
     assert window.state.benchmark.name == "toy"
 
 
@@ -66,7 +66,7 @@ def test_metric_tooltips_come_from_the_kind(toy_window):
 def test_colours_change_the_overlay_and_persist(toy_window):
     w = toy_window
     w.view_toolbar.actions_by_name["error"].setChecked(True)
-    w.set_colour("fp", "#ff00ff")
+    w.commands.set_colour("fp", "#ff00ff")
     assert w.settings.colours["fp"] == "#ff00ff"
     item = w.sample_view.panels[1].canvas._layers["error"]  # negative: blue box = FP pixels
     img = item.pixmap().toImage().convertToFormat(QImage.Format.Format_ARGB32)  # un-premultiplied
@@ -78,7 +78,7 @@ def test_colours_change_the_overlay_and_persist(toy_window):
 
 def test_unknown_model_is_a_clear_message(toy_window, qtbot):
     w = toy_window
-    w.run_prompt(PromptRequest("red square", Role.POSITIVE, None, None, "no-such-model"))
+    w.commands.run_prompt(PromptRequest("red square", Role.POSITIVE, None, None, "no-such-model"))
     qtbot.waitUntil(lambda: w.message_bar.level == "error", timeout=10000)
     assert "unknown model 'no-such-model'" in w.message_bar.text and w.state.live == []
 
@@ -135,8 +135,8 @@ def test_model_options_and_a_missing_checkpoint(toy_window, qtbot, tmp_path):
     if "sam3" not in names or not w.prompt_bar.model.model().item(names.index("sam3")).isEnabled():
         return
     missing = tmp_path / "no-such-checkpoint"
-    w.set_model_options("sam3", {"weights": str(missing), "device": "cpu"})
-    w.run_prompt(PromptRequest("red square", Role.POSITIVE, None, None, "sam3"))
+    w.commands.set_model_options("sam3", {"weights": str(missing), "device": "cpu"})
+    w.commands.run_prompt(PromptRequest("red square", Role.POSITIVE, None, None, "sam3"))
     qtbot.waitUntil(lambda: w.message_bar.level == "error", timeout=60000)
     assert str(missing) in w.message_bar.text and "not found" in w.message_bar.text
     assert "Traceback" not in w.message_bar.text and w.state.live == []

@@ -79,7 +79,7 @@ def test_window_persists_thresholds_and_model(qtbot, toy, tmp_path):
 
     w = MainWindow()
     qtbot.addWidget(w)
-    w.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])], sync=True)
+    w.commands.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])], sync=True)
     w.readout_panel.sliders.set_value("score_threshold", 0.8)
     w.prompt_bar.select_model("toy-colour")
     w.close()
@@ -88,7 +88,7 @@ def test_window_persists_thresholds_and_model(qtbot, toy, tmp_path):
     qtbot.addWidget(w2)
     assert w2.prompt_bar.model.currentData() == "toy-colour"
     assert w2.settings.recent[0]["kind"] == "toy"
-    w2.open_benchmark("toy", w2.settings.recent[0]["argv"], sync=True)
+    w2.commands.open_benchmark("toy", w2.settings.recent[0]["argv"], sync=True)
     assert w2.state.params["score_threshold"] == pytest.approx(0.8)
     assert w2.readout_panel.sliders.values()["score_threshold"] == pytest.approx(0.8)
 
@@ -123,7 +123,7 @@ def test_open_predictions_adds_a_second_replay_layer(toy_window, qtbot, tmp_path
     w = toy_window
     other = tmp_path / "other.json"
     other.write_text(json.dumps([{"sample": "s0", "prompt": 0, "box": [0, 0, 4, 4], "score": 0.99}]))
-    assert w.open_predictions(["--pred", str(other)])
+    assert w.commands.open_predictions(["--pred", str(other)])
     qtbot.waitUntil(lambda: "other.json" in w.state.prediction_sets, timeout=10000)
     assert w.state.active == "other.json"
     assert [w.view_toolbar.sets.itemText(i) for i in range(2)] == ["toy_pred.json", "other.json"]
@@ -139,7 +139,7 @@ demo = pytest.importorskip("masklens.core.kinds.demo")
 def test_demo_views_and_demo_model(window, qtbot, kind):
     if kind not in demo.demo_kinds():
         pytest.skip(f"no {kind} demo")
-    assert window.open_demo(kind, sync=True)
+    assert window.commands.open_demo(kind, sync=True)
     s = window.state
     assert s.kind.name == kind and s.readouts, window.message_bar.text
     panels = window.sample_view.panels
@@ -190,7 +190,7 @@ PRESET_CHECKS = {
 def test_benchmark_language_filters_match_the_readouts(window, kind):
     if kind not in demo.demo_kinds():
         pytest.skip(f"no {kind} demo")
-    assert window.open_demo(kind, sync=True)
+    assert window.commands.open_demo(kind, sync=True)
     label, check = PRESET_CHECKS[kind]
     combo = window.browser.presets
     idx = combo.findText(label)
@@ -241,7 +241,7 @@ def test_several_prediction_files_become_several_layers(toy_window, qtbot, tmp_p
     qtbot.addWidget(dlg)
     dlg.set_value("pred", ";".join(files))
     assert dlg.prediction_argvs() == [["--pred", files[0]], ["--pred", files[1]]]
-    assert w.open_prediction_files(dlg.prediction_argvs())
+    assert w.commands.open_prediction_files(dlg.prediction_argvs())
     qtbot.waitUntil(lambda: {"a.json", "b.json"} <= set(w.state.prediction_sets), timeout=10000)
     hits = {}
     for name in ("a.json", "b.json"):
@@ -255,7 +255,7 @@ def test_hallusegbench_typed_prompt_on_the_chosen_image(window, qtbot):
         pytest.skip("no hallusegbench demo")
     from masklens.core.scoring.readout import make_typed_prompt
 
-    assert window.open_demo("hallusegbench", sync=True)
+    assert window.commands.open_demo("hallusegbench", sync=True)
     sample = window.state.sample
     pb = window.prompt_bar
     assert pb.image.count() == 2  # factual, counterfactual
@@ -281,7 +281,7 @@ def test_every_role_of_every_demo_kind_runs_live(window, kind):
     from masklens.core.scoring.readout import benchmark_readout
     from masklens.gui.prompts.prompt_bar import PromptRequest
 
-    assert window.open_demo(kind, sync=True)
+    assert window.commands.open_demo(kind, sync=True)
     s = window.state
     seen = set()
     for p in s.sample.prompts:
@@ -290,7 +290,7 @@ def test_every_role_of_every_demo_kind_runs_live(window, kind):
         seen.add((p.role, p.level, p.image))
         n = len(s.live)
         image = p.image if len(s.sample.images) > 1 else None
-        assert window.run_prompt(PromptRequest(p.text, p.role, p.level, image, "demo"), sync=True), \
+        assert window.commands.run_prompt(PromptRequest(p.text, p.role, p.level, image, "demo"), sync=True), \
             window.message_bar.text
         r = s.live[n]
         assert r.prompt.gt is not None and r.generic["gt"] == r.prompt.gt
@@ -305,7 +305,7 @@ def test_every_role_of_every_demo_kind_runs_live(window, kind):
 def test_choose_which_query_a_typed_prompt_replaces(window, qtbot):
     if "r2sm" not in demo.demo_kinds():
         pytest.skip("no r2sm demo")
-    assert window.open_demo("r2sm", sync=True)
+    assert window.commands.open_demo("r2sm", sync=True)
     s, pb = window.state, window.prompt_bar
     modal = [p for p in s.sample.prompts if p.role.value == "modal"]
     if len(modal) < 2:
@@ -317,7 +317,7 @@ def test_choose_which_query_a_typed_prompt_replaces(window, qtbot):
     pb.select_model("demo")
     req = pb.request()
     assert req.replaces == modal[1].id
-    assert window.run_prompt(req, sync=True)
+    assert window.commands.run_prompt(req, sync=True)
     r = s.live[-1]
     assert r.replaced == modal[1].id and r.prompt.gt == modal[1].gt
 
@@ -329,7 +329,7 @@ def test_out_of_range_remembered_thresholds_fall_back_to_defaults(qtbot, toy):
     s.params["toy"] = {"score_threshold": 7.0}  # e.g. written by an older version
     w = MainWindow(s, persist=False)
     qtbot.addWidget(w)
-    assert w.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])], sync=True)
+    assert w.commands.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])], sync=True)
     assert w.state.benchmark is not None and w.state.params["score_threshold"] == 0.5
 
 
@@ -347,7 +347,7 @@ def test_slider_rederives_the_shown_set_and_the_others_when_they_become_active(t
         p = tmp_path / name
         p.write_text(json.dumps([{"sample": "s0", "prompt": 0, "box": [8, 8, 28, 28], "score": score}]))
         files.append(str(p))
-    assert w.open_prediction_files([["--pred", f] for f in files])
+    assert w.commands.open_prediction_files([["--pred", f] for f in files])
     qtbot.waitUntil(lambda: {"a.json", "b.json"} <= set(w.state.prediction_sets), timeout=10000)
     w.state.set_active("a.json")
     w.state.set_params({**w.state.params, "score_threshold": 0.2})

@@ -87,6 +87,7 @@ def test_same_prompt_on_two_models_compared_side_by_side(toy_window, qtbot):
     # unticking a layer removes it from the comparison
     w.live_list.list.item(0).setCheckState(Qt.CheckState.Unchecked)
     assert len(w.compare_view.panels) == 1
+    assert [r.shown for r in w.state.live] == [False, True]  # recorded by the state
 
 
 def test_sliders_rederive_browser_columns_from_cached_overlaps(toy_window, qtbot, monkeypatch):
@@ -128,8 +129,8 @@ def test_filters_and_next_failure(toy_window, qtbot):
     w.state.set_index(0)
     qtbot.keyClick(w, Qt.Key.Key_F3)
     assert w.state.index == 4
-    assert w.next_match() and w.state.index == 5
-    assert not w.next_match()  # no further failure: a message, not a jump
+    assert w.commands.next_match() and w.state.index == 5
+    assert not w.commands.next_match()  # no further failure: a message, not a jump
     assert "no further" in w.message_bar.text
     # a bad expression is reported and not applied
     assert not w.browser.set_expression("nonsense_column > 1")
@@ -171,7 +172,7 @@ def test_error_view_and_layer_toggles(toy_window):
 def test_cancel_whole_benchmark_scoring(window, toy, qtbot, tmp_path, monkeypatch):
     files = toykind.write_toy(tmp_path / "big", n=150)
     monkeypatch.setattr(toykind.KIND, "delay", 0.02)
-    assert window.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])
+    assert window.commands.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])
     qtbot.waitUntil(lambda: window.status.progress.value() > 5, timeout=10000)
     assert window.status.cancel.isVisible()
     qtbot.mouseClick(window.status.cancel, Qt.MouseButton.LeftButton)
@@ -198,7 +199,7 @@ def test_cancel_running_prompt(toy_window, qtbot, monkeypatch):
 def test_malformed_benchmark_shows_the_error(window, qtbot, tmp_path, content):
     bad = tmp_path / "bad.json"
     bad.write_text(content)
-    window.open_benchmark("toy", ["--ann", str(bad)])
+    window.commands.open_benchmark("toy", ["--ann", str(bad)])
     qtbot.waitUntil(lambda: window.message_bar.level == "error", timeout=10000)
     text = window.message_bar.text
     assert str(bad) in text
@@ -207,9 +208,9 @@ def test_malformed_benchmark_shows_the_error(window, qtbot, tmp_path, content):
 
 
 def test_missing_argument_and_missing_image_are_clear(window, toy, qtbot, tmp_path):
-    assert not window.open_benchmark("toy", [])
+    assert not window.commands.open_benchmark("toy", [])
     assert "--ann" in window.message_bar.text
-    assert window.open_benchmark("toy", ["--ann", str(toy["ann"]), "--images", str(tmp_path / "nowhere")])
+    assert window.commands.open_benchmark("toy", ["--ann", str(toy["ann"]), "--images", str(tmp_path / "nowhere")])
     qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=10000)
     assert window.sample_view.panels  # shown on a placeholder, and said so
     assert "image file not found" in window.message_bar.text and "checkerboard" in window.message_bar.text
@@ -221,26 +222,26 @@ def test_missing_argument_and_missing_image_are_clear(window, toy, qtbot, tmp_pa
 
 def test_lazy_loading_of_a_large_benchmark(window, qtbot, tmp_path, computed):
     files = toykind.write_toy(tmp_path / "many", n=2000, images=False, predictions=False)
-    window.open_benchmark("toy", ["--ann", str(files["ann"])])
+    window.commands.open_benchmark("toy", ["--ann", str(files["ann"])])
     qtbot.waitUntil(lambda: window.state.benchmark is not None, timeout=20000)
     assert window.browser.model.rowCount() == 2000
     qtbot.wait(60)  # the neighbours' images are queued one short timer after the sample is drawn
-    assert window.prefetcher.wait_idle(20)
+    assert window.renderer.prefetcher.wait_idle(20)
     # only the first sample's image was decoded, and its one neighbour's (off the GUI thread)
     assert computed(window.store.images) == 2
     window.state.set_index(1500)
     assert computed(window.store.images) == 3
     qtbot.wait(60)
-    assert window.prefetcher.wait_idle(20)
+    assert window.renderer.prefetcher.wait_idle(20)
     assert computed(window.store.images) == 5  # samples 1501 and 1499 prefetched
 
 
 def test_masks_are_decoded_once_per_sample_switch(toy_window, qtbot, computed):
     w = toy_window
-    w.prefetcher.wait_idle(10)
-    w.prefetcher.close()  # the neighbours' masks are not decoded ahead: every load counted is this test's
+    w.renderer.prefetcher.wait_idle(10)
+    w.renderer.prefetcher.close()  # the neighbours' masks are not decoded ahead: every load counted is this test's
     w.store.masks.clear()
-    w.render()  # the current sample's masks decoded again
+    w.renderer.render()  # the current sample's masks decoded again
     loads = computed(w.store.masks)
 
     def switch(index: int) -> None:  # a first visit draws its masks one event-loop turn later
@@ -280,7 +281,7 @@ def test_typed_prompt_readouts_follow_the_sliders_from_cached_overlaps(toy_windo
 def test_a_repeated_typed_prompt_comes_from_the_prediction_cache(toy_window, qtbot, monkeypatch):
     """Re-asking a prompt (e.g. after re-opening the sample) costs no model call."""
     calls = []
-    seg_cls = type(toy_window.models.get("demo"))
+    seg_cls = type(toy_window.commands.models.get("demo"))
     original = seg_cls.segment
 
     def counting(self, image, request):

@@ -27,8 +27,8 @@ def test_f1_opens_the_shortcut_sheet_from_anywhere(window, qtbot, no_internal_er
     for where in (canvas(w), w.browser.expression, w.prompt_bar.text.lineEdit()):
         focus(w, qtbot, where)
         qtbot.keyClick(where, Qt.Key.Key_F1)
-        qtbot.waitUntil(lambda: w.help_sheet is not None and w.help_sheet.isVisible(), timeout=3000)
-        sheet = w.help_sheet
+        qtbot.waitUntil(lambda: w.help.sheet is not None and w.help.sheet.isVisible(), timeout=3000)
+        sheet = w.help.sheet
         rows = {(name, keys) for keys, name, _ in sheet.rows}
         with_keys = [a for a in registered_actions(w) if a.shortcuts()]
         assert len(sheet.rows) == len(with_keys) >= 20
@@ -38,14 +38,14 @@ def test_f1_opens_the_shortcut_sheet_from_anywhere(window, qtbot, no_internal_er
         assert any(n == "Keyboard shortcuts" and k.startswith("F1") for n, k in rows)
         assert sheet.table.rowCount() == len(sheet.rows) and sheet.table.item(0, 0).text() == sheet.rows[0][0]
         sheet.close()
-        w.help_sheet = None
+        w.help.sheet = None
 
 
 def test_filter_reference_lists_the_columns_and_a_click_inserts_one(window, qtbot, no_internal_errors):
     w = window
     open_demo(w, qtbot, "cafe")
     _menu_action(w, "Help", "Filter language…").trigger()
-    ref = w.filter_reference
+    ref = w.help.filter_reference
     assert ref.isVisible()
     names = [r[0] for r in ref.rows]
     assert names == w.browser.model.filter_columns()

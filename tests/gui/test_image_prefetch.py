@@ -36,13 +36,13 @@ def paths_of(window, index: int) -> set[str]:
 
 def settle_prefetch(window, qtbot) -> None:
     qtbot.wait(3 * 20)  # the window queues the neighbours one short timer after drawing
-    assert window.prefetcher.wait_idle(20)
+    assert window.renderer.prefetcher.wait_idle(20)
 
 
 @pytest.mark.parametrize("kind", ["cafe", "hallusegbench"])  # one image file per sample, two
 def test_a_switch_finds_the_next_image_prefetched_and_decodes_nothing_on_the_gui_thread(
         window, qtbot, decodes, kind, no_internal_errors, computed):
-    assert window.open_demo(kind, sync=True)
+    assert window.commands.open_demo(kind, sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     table = window.browser.table
     rect = table.visualRect(table.model().index(2, 1))
@@ -50,7 +50,7 @@ def test_a_switch_finds_the_next_image_prefetched_and_decodes_nothing_on_the_gui
     settle_prefetch(window, qtbot)
     by_prefetch = [p for name, p in decodes if name == "masklens-prefetch"]
     for _ in range(3):
-        nxt, prev = window.neighbours()
+        nxt, prev = window.renderer.neighbours()
         rows = list(window.browser.proxy.visible_rows())
         pos = rows.index(window.state.index)
         assert (nxt, prev) == (rows[pos + 1], rows[pos - 1])  # the list's order
@@ -72,7 +72,7 @@ def test_a_switch_finds_the_next_image_prefetched_and_decodes_nothing_on_the_gui
 
 
 def test_the_prefetch_follows_the_sorted_order(window, qtbot, decodes):
-    assert window.open_demo("cafe", sync=True)
+    assert window.commands.open_demo("cafe", sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     table = window.browser.table
     header = table.horizontalHeader()
@@ -86,7 +86,7 @@ def test_the_prefetch_follows_the_sorted_order(window, qtbot, decodes):
     qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert window.state.index == rows[3]
     settle_prefetch(window, qtbot)
-    assert window.neighbours() == [rows[4], rows[2]]
+    assert window.renderer.neighbours() == [rows[4], rows[2]]
     prefetched = {p for name, p in decodes if name == "masklens-prefetch"}
     assert prefetched and prefetched == (paths_of(window, rows[4]) | paths_of(window, rows[2]))
 

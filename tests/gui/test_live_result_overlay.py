@@ -55,7 +55,7 @@ def test_a_new_model_result_is_drawn_from_what_its_job_made(toy_window, qtbot, c
     w = toy_window
     found = found_prepared(monkeypatch)
     # score 0: CLIPSeg's one instance is accepted whatever the random weights give
-    w.set_model_options("clipseg", {"weights": str(clipseg_folder), "device": "cpu", "score_threshold": 0.0})
+    w.commands.set_model_options("clipseg", {"weights": str(clipseg_folder), "device": "cpu", "score_threshold": 0.0})
     w.readout_panel.sliders.set_value("score_threshold", 0.0)
     labels_on_gui, decodes_on_gui, cache_opened_on_gui = [], [], []
     _spy(monkeypatch, overlays, "instance_labels", labels_on_gui)  # what the job calls
@@ -97,7 +97,7 @@ def test_a_result_is_drawn_on_the_gui_thread_when_the_toggles_changed_meanwhile(
     from masklens.gui.canvas import overlays
 
     w = toy_window
-    w.set_model_options("clipseg", {"weights": str(clipseg_folder), "device": "cpu", "score_threshold": 0.0})
+    w.commands.set_model_options("clipseg", {"weights": str(clipseg_folder), "device": "cpu", "score_threshold": 0.0})
     w.readout_panel.sliders.set_value("score_threshold", 0.0)
     pb = w.prompt_bar
     pb.set_role("positive", None)
@@ -195,13 +195,13 @@ def test_three_results_of_a_hundred_photo_sized_masks_are_decoded_once(window, t
     registry.register_backend(Hundred.info, lambda **_: Hundred())
     cv2.imwrite(str(Path(toy["ann"]).parent / "img0.png"), np.full((1200, 1800, 3), 90, np.uint8))
     w = window
-    assert w.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])])
+    assert w.commands.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])])
     qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=10000)
     from masklens.core.schema import Role
     from masklens.gui.prompts.prompt_bar import PromptRequest
 
     for k, text in enumerate(("a", "bb", "ccc")):  # registered after the prompt bar was built: run as it would
-        assert w.run_prompt(PromptRequest(text, Role.POSITIVE, None, None, "hundred"))
+        assert w.commands.run_prompt(PromptRequest(text, Role.POSITIVE, None, None, "hundred"))
         qtbot.waitUntil(lambda k=k: len(w.state.live) == k + 1 and not w.jobs.busy, timeout=60000)
     assert w.tabs.currentWidget() is w.compare_view
     from masklens.gui.canvas.image_cache import ByteLRU
@@ -209,6 +209,6 @@ def test_three_results_of_a_hundred_photo_sized_masks_are_decoded_once(window, t
     computed: list[object] = []  # the values the caches had to compute (ByteLRU.get's make, spied)
     get = ByteLRU.get
     monkeypatch.setattr(ByteLRU, "get", lambda self, key, make: get(self, key, lambda: computed.append(key) or make()))
-    w.render()
-    w.render()
+    w.renderer.render()
+    w.renderer.render()
     assert computed == []  # drawn again from what was decoded once

@@ -16,7 +16,7 @@ DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 
 
 def _open(w, qtbot, kind: str, argv: list[str]) -> None:
-    assert w.open_benchmark(kind, argv)
+    assert w.commands.open_benchmark(kind, argv)
     qtbot.waitUntil(lambda: w.state.kind is not None and w.state.kind.name == kind and bool(w.state.readouts)
                     and not w.jobs.busy, timeout=20000)
 

@@ -41,12 +41,12 @@ def test_prompts_run_in_the_model_process_and_cancel_stops_its_pass(toy_window, 
     monkeypatch.setenv("MASKLENS_MODEL_PROCESS", "separate")  # the product's default
     w = toy_window
     options = {"weights": str(slow_clipseg), "device": "cpu"}
-    w.set_model_options("clipseg", options)
+    w.commands.set_model_options("clipseg", options)
 
     _run(w, qtbot, "red square")  # starts the process, loads, answers
     qtbot.waitUntil(lambda: not w.jobs.busy, timeout=120000)
     assert len(w.state.live) == 1, w.message_bar.text
-    assert isinstance(w.models.get("clipseg", **options), RemoteSegmenter)
+    assert isinstance(w.commands.models.get("clipseg", **options), RemoteSegmenter)
     pid = w.model_host.pid
     assert pid not in (None, os.getpid())
     w.status.update_device()

@@ -66,7 +66,7 @@ def test_pcs_instance_table_shows_the_digits_that_decide_s_at_t(qtbot):
 
 
 def _open_demo(w, qtbot, kind: str):
-    assert w.open_demo(kind, sync=True)
+    assert w.commands.open_demo(kind, sync=True)
     qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=20000)
     qtbot.waitExposed(w)
 
@@ -175,7 +175,7 @@ def test_a_long_owner_note_does_not_squeeze_the_bars(window, qtbot, no_internal_
 
     from masklens.gui.cards.widgets import Bar
 
-    assert window.open_demo("cafe", sync=True)
+    assert window.commands.open_demo("cafe", sync=True)
     qtbot.waitExposed(window)
     st = window.state
     records = st.readouts[st.active]

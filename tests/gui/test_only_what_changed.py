@@ -8,7 +8,7 @@ from test_cards_in_place import key_step
 
 
 def _open(window, qtbot, kind: str) -> None:
-    assert window.open_demo(kind, sync=True)
+    assert window.commands.open_demo(kind, sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     qtbot.waitExposed(window)
 

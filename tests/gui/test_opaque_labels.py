@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 def test_the_switching_labels_stay_opaque_once_styled_and_shown(window, qtbot, no_internal_errors):
     """A style sheet's polish (the panel titles have one) clears the attribute Qt reads."""
-    assert window.open_demo("cafe", sync=True)
+    assert window.commands.open_demo("cafe", sync=True)
     qtbot.waitUntil(lambda: bool(window.sample_view.panels), timeout=20000)
     panel = window.sample_view.panels[0]
     labels = [panel.title, panel.caption, window.review_panel.title, window.status.sample]

@@ -44,7 +44,7 @@ def test_truncated_ground_truth_stays_in_the_open_dialog(window, qtbot, tmp_path
             qtbot.mouseClick(buttons.button(QDialogButtonBox.StandardButton.Cancel), Qt.MouseButton.LeftButton)
 
     QTimer.singleShot(0, drive)
-    window.open_benchmark_dialog("cafe")
+    window.commands.open_benchmark_dialog("cafe")
     qtbot.waitUntil(lambda: "open benchmark:" in window.message_bar.text, timeout=15000)  # the load failed
     qtbot.waitUntil(lambda: len(seen) == 2 and QApplication.activeModalWidget() is None, timeout=5000)
     _, problem, values = seen[1]

@@ -43,7 +43,7 @@ def gui_thread_work(monkeypatch):
 def _pause(window, qtbot) -> None:
     """The user looks at the sample: longer than the prefetch's quiet time, until it is done."""
     qtbot.wait(prefetch.QUIET_MS + 60)
-    assert window.prefetcher.wait_idle(20)
+    assert window.renderer.prefetcher.wait_idle(20)
 
 
 def found_prepared(monkeypatch) -> list[int]:
@@ -75,7 +75,7 @@ def _panel_pixels(window) -> list[np.ndarray]:
 def test_after_a_pause_a_switch_decodes_no_mask_and_draws_what_the_gui_thread_draws(
         window, qtbot, gui_thread_work, no_internal_errors, monkeypatch):
     found = found_prepared(monkeypatch)
-    assert window.open_demo("cafe", sync=True)
+    assert window.commands.open_demo("cafe", sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     table = window.browser.table
     rect = table.visualRect(table.model().index(1, 1))
@@ -99,7 +99,7 @@ def test_after_a_pause_a_switch_decodes_no_mask_and_draws_what_the_gui_thread_dr
         for panel in window.sample_view.panels:
             panel.canvas.label_memo.clear()
         sample_view._PIXMAPS.clear()
-        window.render()
+        window.renderer.render()
         assert any(what == "mask" for name, what in gui_thread_work if name == threading.main_thread().name)
         assert all(np.array_equal(a, b) for a, b in zip(prefetched, _panel_pixels(window), strict=True))
     assert drawn_ready > 0, "no layer was drawn from the prefetch: the test proves nothing"
@@ -138,11 +138,11 @@ def test_the_gallery_prefetches_nothing_and_the_sample_tab_prefetches_when_shown
         window, qtbot, no_internal_errors, monkeypatch):
     """The gallery draws no full image: while it is shown, a switch queues no decode (it would
     only compete with the gallery's own scrolling); back on the Sample tab the neighbours are."""
-    assert window.open_demo("cafe", sync=True)
+    assert window.commands.open_demo("cafe", sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     requests: list[list] = []
-    real = window.prefetcher.request
-    monkeypatch.setattr(window.prefetcher, "request", lambda items: requests.append(list(items)) or real(items))
+    real = window.renderer.prefetcher.request
+    monkeypatch.setattr(window.renderer.prefetcher, "request", lambda items: requests.append(list(items)) or real(items))
     window.tabs.setCurrentWidget(window.gallery)
     qtbot.wait(50)
     requests.clear()
@@ -152,7 +152,7 @@ def test_the_gallery_prefetches_nothing_and_the_sample_tab_prefetches_when_shown
     assert requests == []
     window.tabs.setCurrentWidget(window.sample_view)
     qtbot.waitUntil(lambda: bool(requests))
-    nxt, prev = window.neighbours()
+    nxt, prev = window.renderer.neighbours()
     wanted = {r.key for j in (nxt, prev) for r in window.state.benchmark.samples[j].images.values()}
     asked = {(item[0] if isinstance(item, tuple) else item).key for item in requests[-1]}
     assert wanted <= asked

@@ -30,7 +30,7 @@ def test_slider_on_lazy_records_shows_the_per_sample_records(window, qtbot, tmp_
 
     monkeypatch.setattr(rescoring, "ASYNC_FROM", 20)  # the worker path
     w = window
-    assert w.open_benchmark("pcs", pcs_files(tmp_path, 60))
+    assert w.commands.open_benchmark("pcs", pcs_files(tmp_path, 60))
     qtbot.waitUntil(lambda: bool(w.state.readouts) and not w.jobs.busy, timeout=30000)
     w.browser.set_expression("n_accepted == 0")
     w.state.set_index(5)
@@ -92,7 +92,7 @@ def test_release_later_takes_records_apart_off_the_gui_thread(monkeypatch, qtbot
 
 
 def test_a_one_entry_pcs_set_in_the_window(window, qtbot, tmp_path):
-    assert window.open_benchmark("pcs", pcs_files(tmp_path, 1))
+    assert window.commands.open_benchmark("pcs", pcs_files(tmp_path, 1))
     qtbot.waitUntil(lambda: bool(window.state.readouts) and not window.jobs.busy, timeout=30000)
     window.readout_panel.sliders.set_value("score_threshold", 0.3)
     rows = window.state.readouts[window.state.active]
@@ -104,10 +104,10 @@ def test_late_ids_and_texts_read_whole_in_the_list(window, qtbot, tmp_path):
     browser's columns fit them, not only the first rows' ("np 5")."""
     from PySide6.QtCore import Qt
 
-    from masklens.gui.browser.sample_browser import FIXED
+    from masklens.gui.browser.sample_table import FIXED
 
     w = window
-    assert w.open_benchmark("pcs", pcs_files(tmp_path, 700))
+    assert w.commands.open_benchmark("pcs", pcs_files(tmp_path, 700))
     qtbot.waitUntil(lambda: bool(w.state.readouts) and not w.jobs.busy, timeout=60000)
     b = w.browser
     header, fm = b.table.horizontalHeader(), b.table.fontMetrics()

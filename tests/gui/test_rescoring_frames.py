@@ -12,7 +12,7 @@ def open_async(window, qtbot, tmp_path, monkeypatch):
     from masklens.gui.jobs import rescoring
 
     monkeypatch.setattr(rescoring, "ASYNC_FROM", 20)  # the worker path
-    assert window.open_benchmark("pcs", pcs_files(tmp_path, 60))
+    assert window.commands.open_benchmark("pcs", pcs_files(tmp_path, 60))
     qtbot.waitUntil(lambda: bool(window.state.readouts) and not window.jobs.busy, timeout=30000)
     drawn = []
     show = window.sample_view.show_panels

@@ -70,7 +70,7 @@ def test_a_result_with_many_masks_is_drawn_over_several_turns_and_fully(toy_wind
     area = mask_utils.area
     monkeypatch.setattr(mask_utils, "area", lambda rle: areas_on_gui.append(
         threading.current_thread() is threading.main_thread()) or area(rle))
-    w.set_model_options("grounded-sam2", grounded)
+    w.commands.set_model_options("grounded-sam2", grounded)
     w.readout_panel.sliders.set_value("score_threshold", 0.0)
     left_at_arrival: list[int] = []
     w.state.liveChanged.connect(lambda: left_at_arrival.append(w.compare_view.drawing_left()))
@@ -102,7 +102,7 @@ def test_a_result_with_many_masks_is_drawn_over_several_turns_and_fully(toy_wind
 
     # the same window drawn in one go shows the very same
     monkeypatch.setattr(sample_view, "TURN_INSTANCES", 10_000)
-    w.render(in_turns=True)
+    w.renderer.render(in_turns=True)
     assert view.drawing_left() == 0
     once = _shown(view)
     assert [t for t, _ in once] == [t for t, _ in in_turns]
@@ -117,14 +117,14 @@ def test_a_newer_drawing_drops_what_an_older_one_left(toy_window, qtbot, grounde
 
     w = toy_window
     monkeypatch.setattr(sample_view, "TURN_INSTANCES", 2)
-    w.set_model_options("grounded-sam2", grounded)
+    w.commands.set_model_options("grounded-sam2", grounded)
     w.readout_panel.sliders.set_value("score_threshold", 0.0)
     _ask(w, qtbot, "red square", 1)
     qtbot.waitUntil(lambda: w.compare_view.drawing_left() == 0, timeout=10000)
     drawn = []
     real = sample_view.render_panel
     monkeypatch.setattr(sample_view, "render_panel", lambda p, s, c: drawn.append(c.sample.id) or real(p, s, c))
-    w.render(in_turns=True)  # the first sample's panel, left for the next turn
+    w.renderer.render(in_turns=True)  # the first sample's panel, left for the next turn
     assert w.compare_view.drawing_left() == 1
     w.state.set_index(1)  # another sample before that turn
     qtbot.waitUntil(lambda: w.compare_view.drawing_left() == 0, timeout=10000)

@@ -169,7 +169,7 @@ def test_the_canvas_keeps_the_focus_when_the_panels_are_rebuilt(rw, qtbot):
     assert canvas_of(w).hasFocus()
     w.tabs.setCurrentIndex(0)
     w.sample_view._layout_key = None  # e.g. a benchmark with another panel layout
-    w.render()
+    w.renderer.render()
     new = canvas_of(w)
     qtbot.waitUntil(new.hasFocus, timeout=3000)
     qtbot.keyClick(new, Qt.Key.Key_K)
@@ -197,7 +197,7 @@ def test_opening_a_benchmark_puts_the_focus_on_the_sample_list(window, toy, qtbo
     w.activateWindow()
     qtbot.waitUntil(w.isActiveWindow, timeout=3000)
     focus(qtbot, w.prompt_bar.text)
-    assert w.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])])
+    assert w.commands.open_benchmark("toy", ["--ann", str(toy["ann"]), "--pred", str(toy["pred"])])
     qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=10000)
     assert QApplication.focusWidget() is w.browser.table
     if w.review_panel is not None:
@@ -211,7 +211,7 @@ def test_undo_does_not_reach_into_the_previous_benchmark_s_store(rw, qtbot):
     qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton)
     qtbot.keyClick(canvas, Qt.Key.Key_M)
     old_path, old_key = w.state.review_store.path, benchmark_key(w.state.benchmark)
-    assert w.open_demo("cafe", sync=True)
+    assert w.commands.open_demo("cafe", sync=True)
     assert w.state.review_store.path != old_path
     qtbot.mouseClick(canvas_of(w).viewport(), Qt.MouseButton.LeftButton)
     qtbot.keyClick(canvas_of(w), Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)

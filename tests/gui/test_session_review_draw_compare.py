@@ -49,7 +49,7 @@ def test_review_draw_and_compare_on_each_demo(window, qtbot, kind, no_errors):
     if kind not in demo.demo_kinds():
         pytest.skip(f"no {kind} demo")
     w = window
-    assert w.open_demo(kind, sync=True)
+    assert w.commands.open_demo(kind, sync=True)
     w.activateWindow()
     qtbot.waitUntil(w.isActiveWindow, timeout=3000)
     w.tabs.setCurrentIndex(0)
@@ -86,7 +86,7 @@ def test_review_draw_and_compare_on_each_demo(window, qtbot, kind, no_errors):
 
     # a second prediction set (the demo's again, under another name), compared side by side
     ns = w.state.namespace
-    assert w.attach_predictions(ns, "second run", sync=True)
+    assert w.commands.attach_predictions(ns, "second run", sync=True)
     w.state.set_active("demo predictions")
     w.tabs.setCurrentWidget(w.set_comparison.tab)
     cmp = w.set_comparison
@@ -98,7 +98,7 @@ def test_review_draw_and_compare_on_each_demo(window, qtbot, kind, no_errors):
     if cmp.failure() is not None:  # same predictions: nothing fixed, nothing broken
         assert "compare.B.change" in w.browser.model.columns
         assert {w.browser.model.flat(i)["compare.B.change"] for i in range(w.browser.model.rowCount())} == {"same"}
-    w.step_sample(1)  # the comparison follows the sample (it has no typed-prompt result)
+    w.commands.step_sample(1)  # the comparison follows the sample (it has no typed-prompt result)
     from masklens.gui.views import view_for
 
     assert len(cmp.tab.view.panels) == 2 * len(view_for(kind).panels(w.state.sample))

@@ -55,8 +55,8 @@ def test_a_and_b_survive_a_restart_and_match_the_report(qtbot, second_set, one_w
     w = MainWindow()
     qtbot.addWidget(w)
     w.show()
-    assert w.open_demo("cafe", sync=True)
-    assert w.open_predictions(["--pred", str(second_set)])
+    assert w.commands.open_demo("cafe", sync=True)
+    assert w.commands.open_predictions(["--pred", str(second_set)])
     qtbot.waitUntil(lambda: "b.json" in w.state.prediction_sets and not w.jobs.busy, timeout=20000)
     w.state.set_active("demo predictions")
     before_sets = list(w.state.prediction_sets)
@@ -72,7 +72,7 @@ def test_a_and_b_survive_a_restart_and_match_the_report(qtbot, second_set, one_w
     w2 = MainWindow()
     qtbot.addWidget(w2)
     w2.show()
-    assert w2.open_demo("cafe")  # as from the menu: the benchmark, then its predictions, on the pool
+    assert w2.commands.open_demo("cafe")  # as from the menu: the benchmark, then its predictions, on the pool
     qtbot.waitUntil(lambda: len(w2.state.prediction_sets) == 2 and not w2.jobs.busy, timeout=20000)
     qtbot.waitUntil(lambda: w2.state.active == "demo predictions", timeout=5000)
     assert list(w2.state.prediction_sets) == before_sets  # the toolbar lists them as before

@@ -39,7 +39,7 @@ def _both(view, region: QRegion) -> tuple[QImage, QImage]:
 @pytest.fixture
 def long_list(window, qtbot, no_internal_errors):
     w = window
-    assert w.open_demo("cafe", sync=True)
+    assert w.commands.open_demo("cafe", sync=True)
     qtbot.waitUntil(lambda: bool(w.state.readouts), timeout=20000)
     qtbot.waitExposed(w)
     return w

@@ -166,7 +166,7 @@ def verdict_and_undo(w, qtbot) -> None:
 
 
 def attach_and_compare(w, qtbot) -> None:
-    assert w.attach_predictions(w.state.namespace, "second run", sync=True)
+    assert w.commands.attach_predictions(w.state.namespace, "second run", sync=True)
     w.state.set_active("demo predictions")
     bar = w.tabs.tabBar()
     i = w.tabs.indexOf(w.set_comparison.tab)
@@ -284,7 +284,7 @@ def test_a_user_session_on_each_demo(window, qtbot, kind, tmp_path, no_internal_
 
 def test_sample_ids_and_headers_read_whole_in_the_list(window, qtbot):
     """CAFE ids ("18/1000000018") and the fixed headers fit their columns (no "1/10000…", "gro…")."""
-    from masklens.gui.browser.sample_browser import FIXED
+    from masklens.gui.browser.sample_table import FIXED
 
     if "cafe" not in demo.demo_kinds():
         pytest.skip("no cafe demo")

@@ -16,7 +16,7 @@ demo = pytest.importorskip("masklens.core.kinds.demo")
 def cafe(window, qtbot):
     if "cafe" not in demo.demo_kinds():
         pytest.skip("no cafe demo")
-    assert window.open_demo("cafe", sync=True)
+    assert window.commands.open_demo("cafe", sync=True)
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=3000)
     window.prompt_bar.select_model("demo")
@@ -169,7 +169,7 @@ def test_esc_cancels_a_box_being_drawn_and_tool_keys_need_canvas_focus(cafe, qtb
     qtbot.keyClick(canvas, Qt.Key.Key_H)  # Pan: a drag pans again, the drawing stays
     assert w.visual_tool.tool == "pan" and canvas.tool == "pan" and w.visual_tool.prompt
     assert w.visual_tool.tool_actions["pan"].isChecked()
-    w.step_sample(1)
+    w.commands.step_sample(1)
     assert not w.visual_tool.prompt and w.sample_view.panels[0].canvas.marks() == []
 
 
@@ -207,7 +207,7 @@ def test_a_box_drawn_on_the_counterfactual_runs_on_that_image(window, qtbot):
     if "hallusegbench" not in demo.demo_kinds():
         pytest.skip("no hallusegbench demo")
     w = window
-    assert w.open_demo("hallusegbench", sync=True)
+    assert w.commands.open_demo("hallusegbench", sync=True)
     specs = w.sample_view.specs
     other = next(i for i, s in enumerate(specs) if s.image != specs[0].image)
     canvas = w.sample_view.panels[other].canvas

@@ -53,7 +53,7 @@ def test_long_sample_ids_never_widen_the_window(qtbot, tmp_path, no_internal_err
     qtbot.waitUntil(lambda: w.browser_dock.width() > 300, timeout=5000)
     size, review_w = w.size(), w.review_dock.width()
     files = _long_id_toy(tmp_path / "toy")
-    assert w.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])
+    assert w.commands.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])
     qtbot.waitUntil(lambda: bool(w.state.readouts) and not w.jobs.busy, timeout=10000)
     w.review_dock.raise_()
     _settle(qtbot)

@@ -21,7 +21,7 @@ def state(tmp_path, monkeypatch):
     bench = kind.load_benchmark(ann=str(files["ann"]))
     st = AppState()
     st.set_benchmark(kind, bench, None)
-    st.model = "bright"
+    st.set_model("bright")
     ps = load_toy_predictions(files["pred_a"])
     st.add_predictions("A", ps, Scorer(kind, bench, ps))
     return st

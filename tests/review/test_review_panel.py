@@ -14,9 +14,8 @@ def panel(qtbot, tmp_path):
     p = ReviewPanel()
     qtbot.addWidget(p)
     store = open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ann")
-    p.set_store(store)
+    p.set_store(store, ["s1", "s2", "s3"])
     p.set_sample("toy:t", "s1", ["s1/pos", "s1/neg"])
-    p.sample_order = ["s1", "s2", "s3"]
     yield p, store, tmp_path
     store.close()
 

@@ -1,17 +1,24 @@
-"""The main window's commands (a mixin): opening, predictions, typed prompts, navigation, jobs,
-drag-and-drop and settings. Kept apart from the layout code in main_window.py."""
+"""The main window's commands: opening benchmarks and predictions, typed prompts, model options,
+colours, navigation and the window's jobs. An object the window owns, built with the widgets and
+state it acts on; the layout and the signal wiring are main_window.py's."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QDialog
+from PySide6.QtWidgets import QApplication, QDialog, QMenu, QTabWidget, QWidget
 
 from masklens.core.errors import Cancelled, MasklensError
+from masklens.core.models import remote
 from masklens.core.scoring.contract import get_kind
+from masklens.gui.browser.sample_browser import SampleBrowser
+from masklens.gui.canvas.image_cache import ImageStore
+from masklens.gui.canvas.sample_view import LayerToggles, SampleViewWidget
+from masklens.gui.canvas.visual_prompts import VisualPromptTool
 from masklens.gui.dialogs.open_dialog import (
     OpenDialog,
     file_actions,
@@ -20,10 +27,13 @@ from masklens.gui.dialogs.open_dialog import (
     kind_parser,
     parse_kind_args,
 )
-from masklens.gui.jobs.workers import error_message
-from masklens.gui.window import layout_memory
+from masklens.gui.jobs.workers import JobRunner, error_message
+from masklens.gui.prompts.prompt_bar import PromptBar
+from masklens.gui.settings import Settings
+from masklens.gui.state import AppState
+from masklens.gui.window.message_bar import MessageBar
 from masklens.gui.window.prediction_cache import PredictionCacheAccess
-from masklens.gui.window.status import weights_missing_message
+from masklens.gui.window.status import StatusBar, weights_missing_message
 
 
 def recent_label(kind_name: str, argv: list[str]) -> str:
@@ -49,8 +59,33 @@ class _SyncContext:
         pass
 
 
-class WindowActions(PredictionCacheAccess):
-    """Mixed into MainWindow; uses its attributes (state, jobs, settings, widgets)."""
+class WindowCommands:
+    """What the window's menus, keys, prompt bar and features ask it to do. ``parent`` is the
+    window (the dialogs' parent); ``render`` redraws what the window shows."""
+
+    def __init__(self, parent: QWidget, *, state: AppState, settings: Settings, jobs: JobRunner,
+                 message_bar: MessageBar, store: ImageStore, toggles: LayerToggles, prompt_bar: PromptBar,
+                 tabs: QTabWidget, compare_view: SampleViewWidget, status: StatusBar,
+                 model_host: remote.ModelHost, visual_tool: VisualPromptTool, browser: SampleBrowser,
+                 prediction_caches: PredictionCacheAccess, render: Callable[[], None]) -> None:
+        self.parent = parent
+        self.state = state
+        self.settings = settings
+        self.jobs = jobs
+        self.message_bar = message_bar
+        self.store = store
+        self.toggles = toggles
+        self.prompt_bar = prompt_bar
+        self.tabs = tabs
+        self.compare_view = compare_view
+        self.status = status
+        self.model_host = model_host
+        self.visual_tool = visual_tool
+        self.browser = browser
+        self.prediction_caches = prediction_caches
+        self.render = render
+        self._models: Any = None
+        self._serial = 0  # typed prompt runs, numbered
 
     # ------------------------------------------------------------ jobs
     def start(self, name: str, func: Any, *args: Any, on_done: Any = None, sync: bool = False,
@@ -78,7 +113,7 @@ class WindowActions(PredictionCacheAccess):
                               values: dict[str, str] | None = None, problem: str = "") -> bool:
         """File › Open benchmark…. A benchmark that fails to load (a truncated JSON, a record that
         points nowhere) brings the dialog back with the problem in it and every field as it was."""
-        dlg = OpenDialog(self, kind=kind or (self.state.kind.name if self.state.kind else None))
+        dlg = OpenDialog(self.parent, kind=kind or (self.state.kind.name if self.state.kind else None))
         if first_path:
             required = [a for a in file_actions(kind_parser(dlg.kind())) if a.required]
             if required:
@@ -126,19 +161,19 @@ class WindowActions(PredictionCacheAccess):
         self.state.set_benchmark(res.kind, res.benchmark, res.namespace, res.argv,
                                  self.settings.params.get(res.kind.name))
 
-    def _fill_demo_menu(self) -> None:
+    def fill_demo_menu(self, menu: QMenu) -> None:
         """File › Open demo: one entry per bundled demo benchmark kind."""
         try:
             from masklens.core.kinds.demo import demo_kinds
         except ImportError:
-            self.demo_menu.addAction("(not installed)").setEnabled(False)
+            menu.addAction("(not installed)").setEnabled(False)
             return
         for name in demo_kinds():
             try:
                 title = get_kind(name).title or name
             except (ImportError, MasklensError):
                 continue
-            act = self.demo_menu.addAction(f"{title} ({name})")
+            act = menu.addAction(f"{title} ({name})")
             act.setObjectName(f"open-demo-{name}")
             act.triggered.connect(lambda _=False, k=name: self.open_demo(k))
 
@@ -189,9 +224,7 @@ class WindowActions(PredictionCacheAccess):
 
         def done(value: Any) -> None:
             if self.state.benchmark is bench:
-                if argv:  # remembered with the session (gui/compare/sets.py)
-                    self.state.set_argv[name] = list(argv)
-                self.state.add_predictions(name, *value)
+                self.state.add_predictions(name, *value, argv=argv)  # argv: remembered with the session
                 self.message_bar.show_message(f"predictions '{name}' scored", "info")
 
         return self.start("score predictions", tasks.score_predictions, kind, bench, namespace,
@@ -201,7 +234,7 @@ class WindowActions(PredictionCacheAccess):
         if self.state.kind is None or self.state.namespace is None:
             self.message_bar.show_message("open a benchmark first", "warning")
             return False
-        dlg = OpenDialog(self, kind=self.state.kind.name, predictions_only=True)
+        dlg = OpenDialog(self.parent, kind=self.state.kind.name, predictions_only=True)
         if dlg.exec() != QDialog.DialogCode.Accepted:
             return False
         return self.open_prediction_files(dlg.prediction_argvs())
@@ -215,7 +248,10 @@ class WindowActions(PredictionCacheAccess):
 
     def open_predictions(self, pred_argv: list[str], name: str | None = None, *, sync: bool = False) -> bool:
         """Attach predictions given as the kind's prediction arguments (e.g. ``["--pred", FILE]``)."""
-        kind = self.state.kind
+        kind, namespace = self.state.kind, self.state.namespace
+        if kind is None or namespace is None:
+            self.message_bar.show_message("open a benchmark first", "warning")
+            return False
         try:
             parsed = kind_parser(kind, all_optional=True).parse_known_args(pred_argv)[0]
         except MasklensError as exc:
@@ -227,25 +263,26 @@ class WindowActions(PredictionCacheAccess):
             return False
         from masklens.gui.jobs.tasks import with_predictions
 
-        ns = with_predictions(self.state.namespace, values)
+        ns = with_predictions(namespace, values)
         first = next(iter(values.values()))
         label = name or Path(str(first[0] if isinstance(first, list) else first)).name
         return self.attach_predictions(ns, label, sync=sync, argv=pred_argv)
 
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
+    def fill_recent(self, menu: QMenu) -> None:
+        """File › Open recent, as the settings remember it now."""
+        menu.clear()
         for r in self.settings.recent:
-            act = self.recent_menu.addAction(recent_label(r.get("kind", "?"), list(r.get("argv", []))))
+            act = menu.addAction(recent_label(r.get("kind", "?"), list(r.get("argv", []))))
             act.setToolTip(" ".join(r.get("argv", [])))
             act.triggered.connect(lambda _=False, r=r: self.open_benchmark(r["kind"], list(r["argv"])))
         if not self.settings.recent:
-            self.recent_menu.addAction("(none)").setEnabled(False)
+            menu.addAction("(none)").setEnabled(False)
 
     # ------------------------------------------------------------ typed prompts
     @property
     def models(self) -> Any:
         """The window's ModelManager (created on first use)."""
-        if getattr(self, "_models", None) is None:
+        if self._models is None:
             from masklens.core.models.manager import ModelManager
             from masklens.core.models.remote import window_factory
 
@@ -263,8 +300,7 @@ class WindowActions(PredictionCacheAccess):
             self.message_bar.show_message("open a benchmark first", "warning")
             return False
         visual, note = None, ""
-        if getattr(self, "visual_tool", None) is not None:  # boxes/points drawn on the canvas
-            req, visual, note = self.visual_tool.for_run(req, req.model)
+        req, visual, note = self.visual_tool.for_run(req, req.model)  # boxes/points drawn on the canvas
         try:
             from masklens.core.scoring.readout import make_typed_prompt
 
@@ -283,7 +319,7 @@ class WindowActions(PredictionCacheAccess):
         if note:
             self.message_bar.show_message(note, "info")
         self.settings.model = req.model
-        self.state.model = req.model
+        self.state.set_model(req.model)
 
         bench = self.state.benchmark
 
@@ -293,7 +329,8 @@ class WindowActions(PredictionCacheAccess):
             focus = QApplication.focusWidget()
             in_tabs = focus is not None and self.tabs.isAncestorOf(focus)
             self.tabs.setCurrentWidget(self.compare_view)  # where the new layer is shown beside the others
-            if in_tabs and not self.tabs.isAncestorOf(QApplication.focusWidget()):
+            now = QApplication.focusWidget()
+            if in_tabs and (now is None or not self.tabs.isAncestorOf(now)):
                 self.compare_view.setFocus()  # the hidden canvas had it: Esc still clears the drawn prompt
             self.state.add_live(LiveResult(0, run.sample_id, run.prompt, run.model, run.prediction,
                                            run.generic, run.benchmark, run.replaced, seconds=run.seconds,
@@ -303,12 +340,12 @@ class WindowActions(PredictionCacheAccess):
             if run.cache_problem:
                 self.message_bar.show_message(run.cache_problem, "warning")
 
-        self._serial = getattr(self, "_serial", 0) + 1
+        self._serial += 1
         serial = self._serial
         options = dict(self.settings.model_options.get(req.model, {}))
         return self.start(f"run {req.model}", tasks.run_prompt, self.models, req.model, options, rgb, kind, sample,
                           req.text, req.role, req.level, image_key, dict(self.state.params),
-                          self.state.predictions(), serial, req.replaces, self.open_prediction_cache, visual,
+                          self.state.predictions(), serial, req.replaces, self.prediction_caches.open, visual,
                           overlay_maker(self.store, self.state.score_threshold, self.toggles, rgb.shape[:2]),
                           on_done=done, sync=sync)
 
@@ -318,7 +355,7 @@ class WindowActions(PredictionCacheAccess):
 
         if not model:
             return False
-        dlg = ModelOptionsDialog(model, self.settings.model_options.get(model, {}), self)
+        dlg = ModelOptionsDialog(model, self.settings.model_options.get(model, {}), self.parent)
         if dlg.exec() != QDialog.DialogCode.Accepted:
             return False
         self.set_model_options(model, dlg.options)
@@ -338,7 +375,7 @@ class WindowActions(PredictionCacheAccess):
     def open_colours_dialog(self) -> None:
         from masklens.gui.dialogs.colours_dialog import ColoursDialog
 
-        ColoursDialog(self.toggles.colours, self.set_colour, self).exec()
+        ColoursDialog(self.toggles.colours, self.set_colour, self.parent).exec()
 
     # ------------------------------------------------------------ navigation
     def step_sample(self, delta: int) -> None:
@@ -353,38 +390,7 @@ class WindowActions(PredictionCacheAccess):
         self.state.set_index(row)
         return True
 
-    # ------------------------------------------------------------ drag and drop
-    def dragEnterEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        if event.mimeData().hasUrls():
-            event.acceptProposedAction()
-
-    def dropEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
-        if paths:
-            event.acceptProposedAction()
-            self.open_benchmark_dialog(first_path=paths[0])
-
-    # ------------------------------------------------------------ settings
-    def save_settings(self) -> None:
-        if not self.persist:
-            return
-        s = self.settings
-        layout_memory.save_geometry(self, s)
-        s.gt_opacity, s.pred_opacity = self.toggles.gt_opacity, self.toggles.pred_opacity
-        s.outlines, s.colours = self.toggles.outlines, dict(self.toggles.colours)
-        s.model = self.prompt_bar.model.currentData() or s.model
-        try:
-            s.save(self.settings_path)
-        except OSError as exc:
-            self.message_bar.show_message(f"settings not saved: {exc}", "warning")
-
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        self.jobs.cancel_all()
-        self.rescoring.runner.cancel_all()
-        self.save_settings()
-        if getattr(self, "_models", None) is not None:
+    def unload_models(self) -> None:
+        """Give back the models loaded in this process (the window closes)."""
+        if self._models is not None:
             self._models.unload()
-        self.model_host.stop()
-        if self.state.review_store is not None and hasattr(self.state.review_store, "close"):
-            self.state.review_store.close()
-        event.accept()

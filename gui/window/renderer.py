@@ -1,18 +1,35 @@
-"""Drawing the window (a mixin of :class:`~masklens.gui.window.main_window.MainWindow`): the visible
+"""Drawing the window (an object the window owns, :class:`Renderer`): the visible
 view's panels for the current sample with their captions, the readout tree, the status bar's
 sample line and the missing-image warning; then the neighbouring samples' images are decoded
 off the GUI thread (:mod:`masklens.gui.jobs.prefetch`) for the next switch."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QTabWidget
 
+from masklens.gui.canvas.image_cache import ImageStore
 from masklens.gui.canvas.prefetch_panels import panel_prefetch
-from masklens.gui.canvas.sample_view import RenderContext, SampleViewWidget, prepare_image
+from masklens.gui.canvas.sample_view import (
+    LayerToggles,
+    RenderContext,
+    SampleViewWidget,
+    prepare_image,
+)
 from masklens.gui.jobs.prefetch import ImagePrefetcher
+from masklens.gui.prompts.live_list import LiveList
+from masklens.gui.state import AppState
 from masklens.gui.views import view_for
+from masklens.gui.window.message_bar import MessageBar
+from masklens.gui.window.readout_panel import ReadoutPanel
+from masklens.gui.window.status import StatusBar
+
+if TYPE_CHECKING:
+    from masklens.gui.browser.sample_browser import SampleBrowser
+    from masklens.gui.compare.sets import SetComparison
+    from masklens.gui.gallery.tab import GalleryTab
 
 #: the neighbours' images are queued this long after a sample is drawn: at once (decoding them
 #: releases the GIL and overlaps the paint; a user stepping on at ~30 presses a second otherwise
@@ -20,11 +37,34 @@ from masklens.gui.views import view_for
 PREFETCH_DELAY_MS = 0
 
 
-class WindowRendering:
-    """``render()`` redraws what the window shows of the current sample; needs the window's
-    state, store, toggles, views, readout panel, browser, status and message bar."""
+class Renderer:
+    """``render()`` redraws what the window shows of the current sample. ``owner`` (the window)
+    bounds the life of the prefetch timer."""
 
-    def _current_view(self) -> SampleViewWidget:
+    def __init__(self, owner: QObject, *, state: AppState, store: ImageStore, toggles: LayerToggles,
+                 tabs: QTabWidget, sample_view: SampleViewWidget, compare_view: SampleViewWidget,
+                 live_list: LiveList, readout_panel: ReadoutPanel, browser: SampleBrowser, status: StatusBar,
+                 message_bar: MessageBar, set_comparison: SetComparison, gallery: GalleryTab) -> None:
+        self.owner = owner
+        self.state = state
+        self.store = store
+        self.toggles = toggles
+        self.tabs = tabs
+        self.sample_view = sample_view
+        self.compare_view = compare_view
+        self.live_list = live_list
+        self.readout_panel = readout_panel
+        self.browser = browser
+        self.status = status
+        self.message_bar = message_bar
+        self.set_comparison = set_comparison
+        self.gallery = gallery
+        #: decodes the neighbouring samples' images into the window's image store
+        self.prefetcher = ImagePrefetcher(store, on_decoded=prepare_image)
+        self._prefetched_around: tuple[int, int] | None = None
+
+    def current_view(self) -> SampleViewWidget:
+        """The canvas shown: the Sample tab's, Compare typed prompts' or Compare sets'."""
         if self.set_comparison.shown():
             return self.set_comparison.tab.view
         return self.compare_view if self.tabs.currentIndex() == 1 else self.sample_view
@@ -53,7 +93,7 @@ class WindowRendering:
                             self._caption(live, prediction, t, view), score_labels=view.score_labels)
         if self.set_comparison.shown():
             self.set_comparison.render(ctx, view)
-        elif self.tabs.currentWidget() is getattr(self, "gallery", None):
+        elif self.tabs.currentWidget() is self.gallery:
             pass  # the Sample tab is drawn when it is shown again (tabs.currentChanged)
         elif self.tabs.currentIndex() == 1:
             specs = self.live_list.panel_specs(sample)
@@ -69,17 +109,10 @@ class WindowRendering:
         if note and note != self.message_bar.text:
             self.message_bar.show_message(note, "warning")
         self.show_status()
-        gallery = self.tabs.currentWidget() is getattr(self, "gallery", None)  # draws no full image
-        if not gallery and getattr(self, "_prefetched_around", None) != (id(sample), self.state.index):
+        gallery = self.tabs.currentWidget() is self.gallery  # draws no full image
+        if not gallery and self._prefetched_around != (id(sample), self.state.index):
             self._prefetched_around = (id(sample), self.state.index)
-            QTimer.singleShot(PREFETCH_DELAY_MS, self, self._prefetch_neighbours)  # dropped with the window
-
-    @property
-    def prefetcher(self) -> ImagePrefetcher:
-        """Decodes the neighbouring samples' images into the window's image store."""
-        if getattr(self, "_prefetcher", None) is None:
-            self._prefetcher = ImagePrefetcher(self.store, on_decoded=prepare_image)
-        return self._prefetcher
+            QTimer.singleShot(PREFETCH_DELAY_MS, self.owner, self._prefetch_neighbours)  # dropped with the window
 
     def neighbours(self) -> list[int]:
         """The samples after and before the current one in the list's order (the filter and
@@ -131,7 +164,7 @@ class WindowRendering:
 
         def caption(spec) -> str:
             pred = prediction(spec.prompt_id)
-            if spec.prompt_id is None:
+            if spec.prompt_id is None or sample is None:
                 return ""
             own_prompt = next((p for p in sample.prompts if p.id == spec.prompt_id), None)
             if own_prompt is None and spec.prompt_id not in live:  # a layer of another sample
@@ -155,9 +188,9 @@ class WindowRendering:
 
     def _show_readout(self) -> None:
         sections: list[tuple[str, Any]] = []
-        rec = self.state.readout()
-        if rec is not None:
-            sections.append((f"{self.state.kind.title or self.state.kind.name} · {self.state.active}", rec))
+        rec, kind = self.state.readout(), self.state.kind
+        if rec is not None and kind is not None:
+            sections.append((f"{kind.title or kind.name} · {self.state.active}", rec))
         elif self.state.sample is not None:
             sections.append(("benchmark readout", "open predictions or run a prompt"))
         for r in self.state.live_for_sample():
