@@ -75,18 +75,31 @@ def toy_window(window, toy, qtbot):
 
 
 @pytest.fixture
-def no_internal_errors(monkeypatch):
+def no_internal_errors(monkeypatch, request):
     """Fail the test on an exception escaping a slot (sys.excepthook), on a Qt critical/fatal
-    message, and on any "internal error" or traceback a window showed in its message bar."""
-    import sys
+    message, and on any "internal error" or traceback a window showed in its message bar.
 
+    The windows looked at are the test's own: those among its fixtures and those it made while
+    this fixture was active (not every top-level widget of the process, which may include one
+    Qt is destroying)."""
+    import sys
+    import weakref
+
+    import shiboken6
     from PySide6.QtCore import QtMsgType, qInstallMessageHandler
-    from PySide6.QtWidgets import QApplication
 
     from masklens.gui.window.main_window import MainWindow
 
     seen: list[str] = []
+    made: list[weakref.ref[MainWindow]] = []
     monkeypatch.setattr(sys, "excepthook", lambda t, v, tb: seen.append(f"{t.__name__}: {v}"))
+    init = MainWindow.__init__
+
+    def remembered(self, *args, **kwargs):  # noqa: ANN001, ANN202 - the real __init__, spied
+        made.append(weakref.ref(self))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(MainWindow, "__init__", remembered)
 
     def handler(mode, _context, message):  # noqa: ANN001 - Qt callback
         if mode in (QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg) or "internal error" in message:
@@ -95,7 +108,9 @@ def no_internal_errors(monkeypatch):
     previous = qInstallMessageHandler(handler)
     yield seen
     qInstallMessageHandler(previous)
-    for w in QApplication.topLevelWidgets():
-        if isinstance(w, MainWindow):
+    windows = [v for v in request.node.funcargs.values() if isinstance(v, MainWindow)]
+    windows += [w for ref in made if (w := ref()) is not None and w not in windows]
+    for w in windows:
+        if shiboken6.isValid(w):
             seen += [t for _, t in w.message_bar.history if "internal error" in t or "Traceback" in t]
     assert not seen, seen
