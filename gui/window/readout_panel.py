@@ -121,8 +121,6 @@ class ReadoutPanel(QWidget):
         self.help: dict[str, str] = {}
         #: the sections shown last, not yet in the tree (filled when the tree is shown or read)
         self._pending: list[tuple[str, Any]] | None = None
-        #: how many times the tree's items were made or updated (tests read it)
-        self.tree_fills = 0
         self._items: list[QTreeWidgetItem] = []  # the tree's items in row order
         self._shape: list[tuple[int, str, str]] | None = None
         self._tips: tuple[dict[str, str], dict[tuple[str, Any], str]] = (self.help, {})
@@ -171,7 +169,6 @@ class ReadoutPanel(QWidget):
         sections, self._pending = self._pending, None
         if sections is None:
             return
-        self.tree_fills += 1
         if self._tips[0] is not self.help:  # another benchmark's definitions
             self._tips = (self.help, {})
         rows = _rows(sections, self.help, self._tips[1])
