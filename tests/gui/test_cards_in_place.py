@@ -164,23 +164,32 @@ def test_a_sample_switch_reuses_the_card_and_shows_the_new_samples_numbers(windo
         assert reused, f"{kind}: no switch reused the card"
 
 
-def test_a_collapsed_details_tree_is_filled_only_when_shown(window, qtbot):
+def test_a_collapsed_details_tree_is_filled_only_when_shown(window, qtbot, monkeypatch):
     """With "Details" collapsed (the default) a sample switch or a slider step leaves the tree
     alone; expanding it (a click, as a user does) shows the current sample's values."""
     assert window.commands.open_demo("cafe", sync=True)
     qtbot.waitUntil(lambda: bool(window.state.readouts), timeout=20000)
     panel = window.readout_panel
     assert not panel.details.isChecked()
-    fills = panel.tree_fills
+    filled: list[int] = []  # the tree filled with waiting sections (the real method, spied)
+    fill = type(panel)._fill_tree
+
+    def spied(self):
+        if self._pending is not None:
+            filled.append(1)
+        fill(self)
+
+    monkeypatch.setattr(type(panel), "_fill_tree", spied)
+    fills = 0
     for index in (1, 2, 3):
         window.state.set_index(index)
     key_step(window, qtbot, "score_threshold", Qt.Key.Key_PageUp)
-    assert panel.tree_fills == fills  # nothing built while nobody can see it
+    assert len(filled) == fills  # nothing built while nobody can see it
     qtbot.mouseClick(panel.details, Qt.MouseButton.LeftButton)
-    assert panel.tree_fills == fills + 1 and panel._tree.isVisible()
+    assert len(filled) == fills + 1 and panel._tree.isVisible()
     title = f"{window.state.kind.title} · {window.state.active}"
     assert panel.value_of(title, "id") == window.state.readout()["id"]
     assert panel.value_of(title, "pos_class") == window.state.readout()["pos_class"]
     window.state.set_index(4)  # expanded: it follows at once
-    assert panel.tree_fills == fills + 2
+    assert len(filled) == fills + 2
     assert panel._tree.topLevelItem(0).child(0).text(1) == str(window.state.readout()["id"])

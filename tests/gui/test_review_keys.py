@@ -58,6 +58,8 @@ def test_typing_in_the_prompt_box_records_nothing_and_toggles_nothing(rw, qtbot)
 
 @pytest.mark.parametrize("where", ["role combo", "run button", "model combo", "preset combo"])
 def test_a_missed_click_leaves_the_keys_inert(rw, qtbot, where):
+    """One-key shortcuts (M records a verdict, S toggles scores …) typed while a control outside
+    the canvas and the list has the focus record nothing and toggle nothing."""
     w = rw
     widget = {"role combo": w.prompt_bar.role, "run button": w.prompt_bar.run,
               "model combo": w.prompt_bar.model, "preset combo": w.browser.presets}[where]
@@ -68,7 +70,6 @@ def test_a_missed_click_leaves_the_keys_inert(rw, qtbot, where):
         qtbot.keyClick(widget, key)
     assert rows(w) == []
     assert (w.toggles.pred, w.toggles.scores) == (pred, scores)
-    assert w.key_scope.blocked >= 1
 
 
 def test_verdict_on_the_canvas_is_confirmed_and_undone_by_a_retraction(rw, qtbot):
