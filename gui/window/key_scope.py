@@ -47,7 +47,8 @@ class SingleKeyScope(QObject):
         self.blocked = 0  # how many one-key shortcuts were kept from firing (for tests)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if (event.type() == QEvent.Type.ShortcutOverride and is_single_key(event)
+        if (event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent)
+                and is_single_key(event)
                 and not inside(QApplication.focusWidget(), self.areas())):
             event.accept()  # the key goes to the focus widget as a key press, not a shortcut
             self.blocked += 1
