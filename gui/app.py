@@ -61,7 +61,8 @@ def run_app(args: argparse.Namespace) -> int:
     from masklens.gui.window.main_window import MainWindow
 
     _quiet_offscreen_warnings()
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()  # typed QCoreApplication
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("masklens")
     app.setDesktopFileName("masklens")  # Wayland finds the icon through masklens.desktop
     app.setWindowIcon(about.app_icon())

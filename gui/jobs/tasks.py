@@ -47,7 +47,7 @@ def load_benchmark(ctx: Any, kind: BenchmarkKind, namespace: argparse.Namespace,
 
 
 def score_predictions(
-    ctx: Any, kind: BenchmarkKind, benchmark: Benchmark, namespace: argparse.Namespace | None,
+    ctx: Any, kind: BenchmarkKind, benchmark: Benchmark, namespace: argparse.Namespace,
     predictions: PredictionSet | None = None,
 ) -> tuple[PredictionSet, Scorer]:
     """Load predictions (unless given) and compute every sample's overlaps, with progress."""

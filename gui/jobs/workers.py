@@ -117,7 +117,12 @@ class JobRunner(QObject):
         super().__init__(parent)
         self.jobs: list[Job] = []
         jobs = self.jobs  # a window closed while jobs run: they stop at their next check
-        self.destroyed.connect(lambda *_: [job.ctx.cancel() for job in list(jobs)])
+
+        def cancel_jobs(*_: object) -> None:
+            for job in list(jobs):
+                job.ctx.cancel()
+
+        self.destroyed.connect(cancel_jobs)
 
     @property
     def busy(self) -> bool:
@@ -138,7 +143,12 @@ class JobRunner(QObject):
         ctx = JobContext()
         worker = create_worker(_in_job(func), ctx, *args, _start_thread=False, _ignore_errors=True)
         job = Job(name, ctx, worker)
-        ctx.progressed.connect(lambda d, t, s: isValid(self) and self.progressed.emit(name, d, t, s))
+
+        def report(done: int, total: int, text: str) -> None:
+            if isValid(self):
+                self.progressed.emit(name, done, total, text)
+
+        ctx.progressed.connect(report)
 
         def done(value: Any) -> None:
             if not isValid(self):  # the window (and this runner) went while the job ran

@@ -89,9 +89,11 @@ class PromptBar(QWidget):
         self.target.currentIndexChanged.connect(self._target_changed)
         self.text = QComboBox(editable=True)
         self.text.setMinimumWidth(150)
-        self.text.lineEdit().setPlaceholderText("type a prompt…")
+        field = self.text.lineEdit()
+        assert field is not None  # an editable combo box has its line edit
+        field.setPlaceholderText("type a prompt…")
         self.text.setToolTip("the prompt: a concept or phrase; Enter runs it")
-        self.text.lineEdit().returnPressed.connect(self.request_run)
+        field.returnPressed.connect(self.request_run)
         self.model = QComboBox()
         for combo, chars in ((self.text, 14), (self.model, 14), (self.image, 8), (self.role, 8)):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -121,8 +123,8 @@ class PromptBar(QWidget):
             ask.addWidget(w, 1 if w is self.text else 0)
         # a hypernym's level and the image (HalluSegBench's factual / counterfactual) below: the
         # prompt field keeps its room
-        for w in (QLabel("Model"), self.model, self.options, self.level, self.image, self.target):
-            how.addWidget(w)
+        for widget in (QLabel("Model"), self.model, self.options, self.level, self.image, self.target):
+            how.addWidget(widget)
         how.addStretch(1)
         lay.addLayout(ask)
         lay.addLayout(how)
@@ -141,7 +143,8 @@ class PromptBar(QWidget):
     def refresh_models(self, selected: str | None = None) -> None:
         current = selected or self.model.currentData()
         self.model.clear()
-        items: QStandardItemModel = self.model.model()
+        items = self.model.model()
+        assert isinstance(items, QStandardItemModel)  # a combo box's own model
         self.weights_missing: set[str] = set()  # backends whose default weights are not on this machine
         for name, label, usable, missing in model_availability():
             if missing:

@@ -71,7 +71,7 @@ class ReviewPanel(QWidget):
         self._focus_before_note: QWidget | None = None  # Enter gives the focus back to it
         self._agreement_key: tuple[Any, ...] | None = None  # the store state the agreement line is of
         app = QApplication.instance()
-        if app is not None:
+        if isinstance(app, QApplication):  # instance() is typed QCoreApplication
             app.focusChanged.connect(self._focus_changed)
         #: verdicts recorded in this session, newest last: one Verdict, or a tuple (a batch)
         self.undo_stack: list[Any] = []
@@ -242,7 +242,7 @@ class ReviewPanel(QWidget):
             return None
         v = self.undo_stack[-1]
         if isinstance(v, tuple):
-            return self._undo_batch(v)
+            return self._undo_batch(self.store, v)
         correction = isinstance(v, Correction)  # a ground-truth correction (gui/review/corrections_link.py)
         try:
             (self.store.retract_correction if correction else self.store.retract)(v)
@@ -302,10 +302,10 @@ class ReviewPanel(QWidget):
         self.confirmed.emit(text)
         return done
 
-    def _undo_batch(self, batch: tuple[Any, ...]) -> tuple[Any, ...]:
+    def _undo_batch(self, store: ReviewStore, batch: tuple[Any, ...]) -> tuple[Any, ...]:
         """Take back a whole batch: a retraction row for each, in one transaction."""
         try:
-            self.store.retract_many(batch)
+            store.retract_many(batch)
         except Exception as exc:  # noqa: BLE001 - shown, never a crash; the batch stays to undo
             self.status.setText(f"not undone: {type(exc).__name__}: {exc}")
             return ()

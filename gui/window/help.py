@@ -6,8 +6,9 @@ here at once and can never drift from what the keys do."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
@@ -16,7 +17,8 @@ from PySide6.QtWidgets import (
     QDialog,
     QHeaderView,
     QLabel,
-    QMainWindow,
+    QMenu,
+    QMenuBar,
     QTableWidget,
     QTableWidgetItem,
     QToolBar,
@@ -24,13 +26,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from masklens.gui.window.context import WindowPart
+
 if TYPE_CHECKING:
     from masklens.gui.browser.sample_browser import SampleBrowser
     from masklens.gui.state import AppState
     from masklens.gui.window.message_bar import MessageBar
 
+_Child = TypeVar("_Child", bound=QObject)
 
-class HelpContext(Protocol):
+
+class HelpContext(WindowPart, Protocol):
     """What Help uses of the window (a QMainWindow): its menus and actions (the shortcut sheet),
     the sample list (its filter columns and field), the state (the kind) and the message bar."""
 
@@ -38,11 +44,11 @@ class HelpContext(Protocol):
     state: AppState
     message_bar: MessageBar
 
-    def menuBar(self) -> Any: ...  # noqa: N802 - Qt's name
+    def menuBar(self) -> QMenuBar: ...  # noqa: N802 - Qt's name
 
     def actions(self) -> list[QAction]: ...
 
-    def findChildren(self, kind: Any) -> list[Any]: ...  # noqa: N802 - Qt's name
+    def findChildren(self, type: type[_Child], /) -> list[_Child]: ...  # noqa: N802 - Qt's name
 
 
 #: what the user types into the filter field (gui/browser/filters.py's grammar, in words)
@@ -59,7 +65,7 @@ FIXED_COLUMNS = {
 }
 
 
-def registered_actions(window: QMainWindow) -> list[QAction]:
+def registered_actions(window: HelpContext) -> list[QAction]:
     """The window's actions: menu leaves, its own, its toolbars', and every widget's action that
     has a shortcut — each once, in menu order (QWidgetActions, i.e. toolbar widgets, left out)."""
     out: list[QAction] = []
@@ -71,8 +77,9 @@ def registered_actions(window: QMainWindow) -> list[QAction]:
 
     def walk(actions: list[QAction]) -> None:
         for a in actions:
-            if a.menu() is not None:
-                walk(a.menu().actions())
+            menu = a.menu()  # a QMenu, typed QObject by QtGui
+            if isinstance(menu, QMenu):
+                walk(menu.actions())
             else:
                 add(a)
 
@@ -89,15 +96,16 @@ def registered_actions(window: QMainWindow) -> list[QAction]:
     return out
 
 
-def _where(window: QMainWindow) -> dict[int, str]:
+def _where(window: HelpContext) -> dict[int, str]:
     """Each menu leaf's path ("View › Colours…"), by id of the action."""
     paths: dict[int, str] = {}
 
     def walk(actions: list[QAction], prefix: str) -> None:
         for a in actions:
             name = a.text().replace("&", "")
-            if a.menu() is not None:
-                walk(a.menu().actions(), f"{prefix}{name} › ")
+            menu = a.menu()  # a QMenu, typed QObject by QtGui
+            if isinstance(menu, QMenu):
+                walk(menu.actions(), f"{prefix}{name} › ")
             elif not a.isSeparator():
                 paths.setdefault(id(a), prefix.rstrip(" ›") or name)
 
@@ -109,13 +117,13 @@ def _scope(action: QAction) -> str:
     """Where a key outside the menus acts: a bare letter or digit only on the canvas or the sample
     list (gui/window/key_scope.py), a key with Ctrl/Alt or a special key anywhere."""
     for seq in action.shortcuts():
-        combo = seq[0]
+        combo = seq[0]  # type: ignore[index]  # PySide6's stub lacks QKeySequence.__getitem__ (operator[])
         if combo.keyboardModifiers() == Qt.KeyboardModifier.NoModifier and combo.key().value < 0x01000000:
             return "canvas or sample list"
     return "anywhere in the window"
 
 
-def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
+def shortcut_rows(window: HelpContext) -> list[tuple[str, str, str]]:
     """(keys, action, where) for every registered action with a shortcut, keys in the platform's
     words; actions without keys are left out (the menus list them)."""
     where = _where(window)
@@ -143,7 +151,7 @@ def _example(window: HelpContext) -> str:
     return f" Example: <code>{numeric} &lt; 0.5{more}</code>."
 
 
-def _table(heads: list[str], rows: list[tuple[str, ...]]) -> QTableWidget:
+def _table(heads: list[str], rows: Sequence[tuple[str, ...]]) -> QTableWidget:
     table = QTableWidget(len(rows), len(heads))
     table.setHorizontalHeaderLabels(heads)
     table.verticalHeader().setVisible(False)
@@ -166,8 +174,8 @@ class ShortcutSheet(QDialog):
     """Every key of the window, from the action table; one-key shortcuts act with the focus on
     the canvas or the sample list."""
 
-    def __init__(self, window: QMainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: HelpContext) -> None:
+        super().__init__(window.window())
         self.setWindowTitle("Keyboard shortcuts")
         self.rows = shortcut_rows(window)
         self.table = _table(["keys", "action", "where"], self.rows)
@@ -185,7 +193,7 @@ class FilterReference(QDialog):
     sample list's filter field, at the cursor."""
 
     def __init__(self, window: HelpContext) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self.setWindowTitle("Filter language")
         self.window_ = window
         from masklens.gui.browser.sample_table import metric_tooltip
@@ -195,7 +203,7 @@ class FilterReference(QDialog):
         # the kind's metric definitions, then its card's words for the record's fields
         help_ = {**card_for(kind.name).HELP, **dict(kind.metric_help)} if kind is not None else {}
 
-        self.rows = []
+        self.rows: list[tuple[str, str]] = []
         for name in window.browser.model.filter_columns():
             meaning = FIXED_COLUMNS.get(name) or metric_tooltip(name, help_) or ""
             first = meaning.splitlines()[0] if meaning else ""
@@ -237,16 +245,19 @@ class HelpCommands(QObject):
     ``actions`` in menu order; ``sheet`` and ``filter_reference`` are the dialogs last opened."""
 
     def __init__(self, window: HelpContext) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self.window = window
         self.sheet: ShortcutSheet | None = None
         self.filter_reference: FilterReference | None = None
-        self.keys_action = QAction("&Keyboard shortcuts", window, triggered=self.show_sheet)
+        self.keys_action = QAction("&Keyboard shortcuts", window.window())
         self.keys_action.setShortcuts(QKeySequence.keyBindings(QKeySequence.StandardKey.HelpContents)
                                       or [QKeySequence("F1")])
-        self.actions = [self.keys_action,
-                        QAction("&Filter language…", window, triggered=self.show_filter_reference),
-                        QAction("&Documentation", window, triggered=self.open_documentation)]
+        self.keys_action.triggered.connect(self.show_sheet)
+        filter_action = QAction("&Filter language…", window.window())
+        filter_action.triggered.connect(self.show_filter_reference)
+        documentation_action = QAction("&Documentation", window.window())
+        documentation_action.triggered.connect(self.open_documentation)
+        self.actions = [self.keys_action, filter_action, documentation_action]
 
     def show_sheet(self) -> None:
         self.sheet = ShortcutSheet(self.window)  # built now: every action of this moment

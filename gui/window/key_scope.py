@@ -46,7 +46,8 @@ class SingleKeyScope(QObject):
         self.areas = areas
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if (event.type() == QEvent.Type.ShortcutOverride and is_single_key(event)
+        if (event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent)
+                and is_single_key(event)
                 and not inside(QApplication.focusWidget(), self.areas())):
             event.accept()  # the key goes to the focus widget as a key press, not a shortcut
             return True

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import QByteArray, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
@@ -53,7 +53,22 @@ from masklens.gui.window.view_toolbar import ViewToolbar
 log = logging.getLogger(__name__)
 
 
+def _action(text: str, parent: QObject, slot: Callable[[], object],
+            *shortcuts: QKeySequence | QKeySequence.StandardKey | str) -> QAction:
+    """A plain action: ``text``, its keys (``shortcuts``, the first the primary one), ``slot`` on
+    trigger."""
+    action = QAction(text, parent)
+    if shortcuts:
+        action.setShortcuts([QKeySequence(k) for k in shortcuts])
+    action.triggered.connect(slot)
+    return action
+
+
 class MainWindow(QMainWindow):
+    # built after the lambdas that read them (the parts built first call back into these)
+    renderer: Renderer
+    corrected_view: CorrectedView
+
     def __init__(self, settings: Settings | None = None, *, settings_path: Path | None = None,
                  persist: bool = True) -> None:
         super().__init__()
@@ -188,15 +203,14 @@ class MainWindow(QMainWindow):
                     log.exception("%s failed", text)
                 self.message_bar.show_message(error_message(exc), "error")  # a bug names the log
 
-        return QAction(text, self, shortcut=shortcut, triggered=run)
+        return _action(text, self, run, shortcut)
 
     def _build_menus(self) -> None:
         c, slots = self.commands, self.slots
         m = self.menuBar().addMenu("&File")
-        m.addAction(QAction("Open &benchmark…", self, shortcut=QKeySequence.StandardKey.Open,
-                            triggered=lambda: c.open_benchmark_dialog()))
-        m.addAction(QAction("Open &predictions…", self, shortcut="Ctrl+Shift+O",
-                            triggered=c.open_predictions_dialog))
+        m.addAction(_action("Open &benchmark…", self, lambda: c.open_benchmark_dialog(),
+                            QKeySequence.StandardKey.Open))
+        m.addAction(_action("Open &predictions…", self, c.open_predictions_dialog, "Ctrl+Shift+O"))
         self.demo_menu = m.addMenu("Open &demo")
         c.fill_demo_menu(self.demo_menu)
         self.recent_menu = m.addMenu("Open &recent")
@@ -206,17 +220,14 @@ class MainWindow(QMainWindow):
                                        lambda: report_dialog.open_report_dialog(self, self.state)))
         m.addSeparator()
         slots.open("file.corrections", m)  # apply / export the review store's corrections
-        quit_ = QAction("&Quit", self, triggered=self.close)  # the platform's key, else Ctrl+Q
+        quit_ = _action("&Quit", self, self.close)  # the platform's key, else Ctrl+Q
         quit_.setShortcuts(QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")])
         m.addAction(quit_)
         nav = self.menuBar().addMenu("&Navigate")
         self.nav_actions = {
-            "next": QAction("Next sample", self, shortcuts=[QKeySequence("PgDown"), QKeySequence("Alt+Right")],
-                            triggered=lambda: c.step_sample(1)),
-            "previous": QAction("Previous sample", self, shortcuts=[QKeySequence("PgUp"), QKeySequence("Alt+Left")],
-                                triggered=lambda: c.step_sample(-1)),
-            "next_match": QAction("Next failure (match of the current filter)", self, shortcut="F3",
-                                  triggered=c.next_match),
+            "next": _action("Next sample", self, lambda: c.step_sample(1), "PgDown", "Alt+Right"),
+            "previous": _action("Previous sample", self, lambda: c.step_sample(-1), "PgUp", "Alt+Left"),
+            "next_match": _action("Next failure (match of the current filter)", self, c.next_match, "F3"),
         }
         for a in self.nav_actions.values():
             nav.addAction(a)
@@ -228,8 +239,8 @@ class MainWindow(QMainWindow):
         for d in self.findChildren(QDockWidget):
             view.addAction(d.toggleViewAction())
         view.addSeparator()
-        view.addAction(QAction("&Reset layout", self, triggered=lambda: layout_memory.reset_layout(self)))
-        view.addAction(QAction("&Colours…", self, triggered=c.open_colours_dialog))
+        view.addAction(_action("&Reset layout", self, lambda: layout_memory.reset_layout(self)))
+        view.addAction(_action("&Colours…", self, c.open_colours_dialog))
         slots.open("view.toggles", view)  # the features' switches (e.g. the corrected ground truth)
         for a in self.review_panel.shortcut_actions():
             self.addAction(a)

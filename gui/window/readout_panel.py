@@ -112,7 +112,7 @@ class ReadoutPanel(QWidget):
         self.details.setAutoRaise(True)
         self.details.toggled.connect(self._show_details)
         self._tree.setVisible(False)
-        lay = QVBoxLayout(self)
+        self._layout = lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.sliders)
         lay.addWidget(self.deck, 3)
@@ -130,7 +130,7 @@ class ReadoutPanel(QWidget):
         hidden until shown: its title label and ``widget``."""
         label = QLabel(title)
         label.setStyleSheet("font-weight: 600")
-        lay = self.layout()
+        lay = self._layout
         at = lay.indexOf(self.details)
         lay.insertWidget(at, label)
         lay.insertWidget(at + 1, widget, 1)
@@ -201,12 +201,13 @@ class ReadoutPanel(QWidget):
         """Displayed text of a metric (tests and accessibility): section title, then keys."""
         tree = self.tree
         for i in range(tree.topLevelItemCount()):
-            item = tree.topLevelItem(i)
-            if item.text(0) != section:
+            item: QTreeWidgetItem | None = tree.topLevelItem(i)
+            if item is None or item.text(0) != section:
                 continue
             for key in path:
-                item = next((item.child(j) for j in range(item.childCount())
-                             if item.child(j).text(0) == key), None)
+                parent = item
+                children = (parent.child(j) for j in range(parent.childCount()))
+                item = next((c for c in children if c is not None and c.text(0) == key), None)
                 if item is None:
                     return None
             return item.text(1)

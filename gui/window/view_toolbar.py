@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QComboBox, QLabel, QSlider, QToolBar, QWidget
 
 from masklens.gui.canvas.sample_view import LayerToggles
@@ -44,15 +44,20 @@ class ViewToolbar(QToolBar):
         self.sets = QComboBox()
         self.sets.setMinimumWidth(160)
         self.sets.setToolTip("prediction set drawn on the canvas and scored in the browser")
-        self.sets.currentTextChanged.connect(lambda t: t and self.activeSetChanged.emit(t))
+        self.sets.currentTextChanged.connect(self._set_picked)
         self.addWidget(self.sets)
         self.addSeparator()
-        self.fit_action = QAction("Fit", self, shortcut="F", toolTip="fit the image to the panel (F)")
+        self.fit_action = QAction("Fit", self, shortcut=QKeySequence("F"), toolTip="fit the image to the panel (F)")
         self.fit_action.triggered.connect(self.fitRequested.emit)  # a signal is not a callable slot
-        self.one_action = QAction("1:1", self, shortcut="1", toolTip="one image pixel per screen pixel (1)")
+        self.one_action = QAction("1:1", self, shortcut=QKeySequence("1"),
+                                  toolTip="one image pixel per screen pixel (1)")
         self.one_action.triggered.connect(self.oneToOneRequested.emit)
         self.addAction(self.fit_action)
         self.addAction(self.one_action)
+
+    def _set_picked(self, name: str) -> None:
+        if name:  # empty while the combo is cleared
+            self.activeSetChanged.emit(name)
 
     def single_key_actions(self) -> list[QAction]:
         """The actions bound to a bare letter or digit (G R E O S F 1)."""
