@@ -254,7 +254,8 @@ class GalleryGrid(QAbstractScrollArea):
             return []
         n = self.count()
         spans: list[tuple[int, int]] = []
-        for lo, hi in sorted((r.top(), min(r.bottom() + 1, n)) for r in self.selection.selection()):  # type: ignore[attr-defined]  # as above
+        ranges = self.selection.selection()
+        for lo, hi in sorted((r.top(), min(r.bottom() + 1, n)) for r in ranges):  # type: ignore[attr-defined]  # as above
             if lo >= hi:
                 continue
             if spans and lo <= spans[-1][1]:
@@ -336,8 +337,8 @@ class GalleryGrid(QAbstractScrollArea):
         ctrl = bool(mods & Qt.KeyboardModifier.ControlModifier)
         cur, cols = max(self.current(), 0), self.columns()
         page = cols * max(1, self.viewport().height() // TILE_H)
-        steps: dict[int, int] = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1, Qt.Key.Key_Up: -cols, Qt.Key.Key_Down: cols,
-                                 Qt.Key.Key_PageUp: -page, Qt.Key.Key_PageDown: page}
+        steps: dict[int, int] = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1, Qt.Key.Key_Up: -cols,
+                                 Qt.Key.Key_Down: cols, Qt.Key.Key_PageUp: -page, Qt.Key.Key_PageDown: page}
         targets: dict[int, int] = {Qt.Key.Key_Home: 0, Qt.Key.Key_End: self.count() - 1}
         step, target = steps.get(e.key()), targets.get(e.key())
         i = cur + step if step is not None else target
