@@ -2,7 +2,7 @@
 
 pyproject.toml maps ``masklens.core`` → ``core/`` and ``masklens.gui`` → ``gui/`` (package-dir), and
 mypy cannot follow setuptools' editable finder, so this makes a folder of links,
-``build/typecheck/masklens/{core,gui}``, and runs mypy with ``[tool.mypy]`` of pyproject.toml,
+``build/typecheck/masklens/{core,gui,resources}``, and runs mypy with ``[tool.mypy]`` of pyproject.toml,
 whose ``mypy_path`` points there. Without arguments it checks both packages.
 """
 
@@ -16,10 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def link_tree(dest: Path = ROOT / "build" / "typecheck") -> Path:
-    """``dest/masklens/core`` and ``dest/masklens/gui`` linked to the source folders; ``dest``."""
+    """``dest/masklens/{core,gui,resources}`` linked to the source folders; ``dest``."""
     package = dest / "masklens"
     package.mkdir(parents=True, exist_ok=True)
-    for name in ("core", "gui"):
+    for name in ("core", "gui", "resources"):
         link = package / name
         if link.is_symlink() or link.exists():
             if link.resolve() == (ROOT / name).resolve():

@@ -59,7 +59,7 @@ def order_rows(rows: list[int], keys: Sequence[Any], descending: bool,
     idx = np.asarray(rows, dtype=np.intp)
     r, v = rank[idx], value[idx]
     order = np.lexsort((-v, -r) if descending else (v, r))  # lexsort is stable
-    return idx[order].tolist()  # type: ignore[no-any-return]
+    return idx[order].tolist()
 
 
 def _ranked(keys: Sequence[Any], kept: dict[Any, Any] | None) -> tuple[np.ndarray, np.ndarray] | None:
@@ -68,7 +68,7 @@ def _ranked(keys: Sequence[Any], kept: dict[Any, Any] | None) -> tuple[np.ndarra
     if kept is not None:
         hit = kept.get(("ranked", id(keys)))
         if hit is not None and hit[0] is keys:
-            return hit[1]  # type: ignore[no-any-return]
+            return hit[1]
     ranked = _numeric_keys(keys)
     if kept is not None:
         kept[("ranked", id(keys))] = (keys, ranked)

@@ -139,7 +139,7 @@ class Clause:
                 keep = op(got, self.value)
                 if type(None) in kinds:  # None never passes a comparison with a number
                     keep &= np.fromiter((v is not None for v in values), bool, len(values))
-                return keep.tolist()  # type: ignore[no-any-return]
+                return keep.tolist()
         value = self.value
         if isinstance(value, str) and self.op == "==":  # a class or a name: equal text only
             return [v == value for v in values]

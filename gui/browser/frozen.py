@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QRect, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QRect, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QHeaderView, QTableView
 
@@ -66,7 +66,8 @@ class FrozenColumns(OneCallPaint, QTableView):
         self._layout()
         self.show()
 
-    def dataChanged(self, top_left: QModelIndex, bottom_right: QModelIndex,  # noqa: N802 - Qt slot
+    def dataChanged(self, top_left: QModelIndex | QPersistentModelIndex,  # noqa: N802 - Qt slot
+                    bottom_right: QModelIndex | QPersistentModelIndex,
                     roles: Sequence[int] = ()) -> None:
         """New values in the metric columns only (a slider step): nothing shown here changed."""
         if top_left.column() >= self.count:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QPersistentModelIndex, Qt, Signal
@@ -59,22 +59,22 @@ def plan_rows(table: RowValues, filt: Filter, search: str, pinned: int | None,
     A table with whole columns (:class:`~masklens.gui.browser.bulk.BulkColumns`) is filtered
     and sorted column by column; another one row by row."""
     n = table.rowCount() if n is None else n
-    bulk = isinstance(table, BulkColumns) and n == table.rowCount()
+    bulk = table if isinstance(table, BulkColumns) and n == table.rowCount() else None
     if type(filt) is Filter and not search:
         rows = list(range(n))
-    elif bulk:
-        keep = filt.select(table.key_column, n)
+    elif bulk is not None:
+        keep = filt.select(bulk.key_column, n)
         if keep is None:  # a filter that judges one row at a time
-            keep = [filt(table.row_of(r)) for r in range(n)]
+            keep = [filt(bulk.row_of(r)) for r in range(n)]
         if search:
-            keep = [k and search in h for k, h in zip(keep, table.haystacks(), strict=True)]  # type: ignore[attr-defined]
+            keep = [k and search in h for k, h in zip(keep, bulk.haystacks(), strict=True)]
         rows = [r for r in range(n) if keep[r] or r == pinned]
     else:
         rows = [r for r in range(n) if r == pinned or matches(table, r, filt, search)]
     if sort_column >= 0:
-        if bulk:
-            keys = table.sort_column(sort_column)  # type: ignore[attr-defined]
-            rows = order_rows(rows, keys, descending, table._bulk)  # type: ignore[attr-defined]
+        if bulk is not None:
+            keys = bulk.sort_column(sort_column)
+            rows = order_rows(rows, keys, descending, bulk._bulk)
         else:
             value = table.value
             rows.sort(key=lambda r: sort_key(value(r, sort_column)), reverse=descending)
@@ -86,7 +86,7 @@ def positions(rows: list[int], n: int) -> list[int]:
     pos = np.full(n, -1, dtype=np.intp)
     if rows:
         pos[np.asarray(rows, dtype=np.intp)] = np.arange(len(rows))
-    return pos.tolist()  # type: ignore[no-any-return]
+    return pos.tolist()
 
 
 _FLAGS = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemNeverHasChildren
@@ -135,13 +135,19 @@ class SampleFilterProxy(QAbstractProxyModel):
         model.headerDataChanged.connect(self.headerDataChanged)
         self._plan = self._compute()
 
+    def _table(self) -> CellTable:
+        """The source model as the :class:`CellTable` :meth:`setSourceModel` was given."""
+        # Qt hands the source back typed as a plain QAbstractItemModel; it is the CellTable set above
+        return cast(CellTable, self.sourceModel())
+
     def _source_reset(self) -> None:
         self._stamp += 1
         plan, self._next = self._next, None
         moved = self._follow_sort_name()
-        fits = (plan is not None and len(plan.pos) == self.sourceModel().rowCount()
-                and plan.sort_column == self._sort_column)
-        self._plan = plan if fits else self._compute()
+        if plan is None or len(plan.pos) != self.sourceModel().rowCount() \
+                or plan.sort_column != self._sort_column:
+            plan = self._compute()
+        self._plan = plan
         self.endResetModel()
         if moved:
             self.sortMoved.emit(self._sort_column, self._order)
@@ -180,7 +186,7 @@ class SampleFilterProxy(QAbstractProxyModel):
         model = self.sourceModel()
         if model is None:
             return RowPlan([], [])
-        return plan_rows(model, self.filter, self.search, self.pinned, self._sort_column,
+        return plan_rows(self._table(), self.filter, self.search, self.pinned, self._sort_column,
                          self._order == Qt.SortOrder.DescendingOrder)
 
     def plan_args(self) -> tuple[Filter, str, int | None, int, bool]:
@@ -226,7 +232,7 @@ class SampleFilterProxy(QAbstractProxyModel):
 
     def matches(self, row: int) -> bool:
         """Whether source ``row`` passes the search and the filter (the pin aside)."""
-        return matches(self.sourceModel(), row, self.filter, self.search)
+        return matches(self._table(), row, self.filter, self.search)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Sort by ``column``; asked again for the same rows, values and order (QTableView's
@@ -256,7 +262,8 @@ class SampleFilterProxy(QAbstractProxyModel):
         return self._plan.rows
 
     # ------------------------------------------------------------ Qt proxy API
-    def index(self, row: int, column: int, parent: QModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+    def index(self, row: int, column: int,
+              parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
         model = self.sourceModel()
         if parent.isValid() or model is None or not 0 <= row < len(self._plan.rows) \
                 or not 0 <= column < model.columnCount():
@@ -268,10 +275,10 @@ class SampleFilterProxy(QAbstractProxyModel):
             return super().parent()
         return QModelIndex()
 
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
         return 0 if parent.isValid() else len(self._plan.rows)
 
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
         model = self.sourceModel()
         return 0 if parent.isValid() or model is None else model.columnCount()
 

@@ -3,7 +3,7 @@ widget with a search box, the filter presets and a free filter expression."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
@@ -59,7 +59,7 @@ class SampleBrowser(QWidget):
         self.presets.currentIndexChanged.connect(self._preset_chosen)
         self.expression = QLineEdit(placeholderText=placeholder([]))
         self.expression.returnPressed.connect(self._expression_entered)
-        self.expression.textChanged.connect(lambda t: t.strip() or self._expression_entered())
+        self.expression.textChanged.connect(self._expression_edited)
         self.count = QLabel("")
         self.table = SampleTableView()  # scrolls a turn after a move from the gallery
         self.table.setHorizontalHeader(ListHeader(self.table))  # a switch does not repaint it
@@ -123,7 +123,7 @@ class SampleBrowser(QWidget):
         self._refresh_presets()
         self._widths()
 
-    def set_readouts(self, readouts: list[dict[str, Any]] | None, prepared: Prepared | None = None,
+    def set_readouts(self, readouts: Sequence[dict[str, Any]] | None, prepared: Prepared | None = None,
                      columns_key: Any = None) -> None:
         """New readouts (a slider moved, another prediction set). ``prepared``: their flattened
         records and the rows to show, computed off the GUI thread (:meth:`plan_for`); without it
@@ -276,6 +276,10 @@ class SampleBrowser(QWidget):
         self.expression.setToolTip(f"not applied: {why}; the list still shows: {kept}")
         self.message.emit(f"filter not applied: {why} — still showing: {kept}")
         return False
+
+    def _expression_edited(self, text: str) -> None:
+        if not text.strip():  # cleared: back to the preset
+            self._expression_entered()
 
     def _expression_entered(self) -> None:
         text = self.expression.text().strip()

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
 from masklens.core.schema import Sample
@@ -61,7 +61,7 @@ def _same(a: Any, b: Any) -> bool:
     return a is b or (type(a) is type(b) and (a == b or a != a and b != b))
 
 
-def metric_columns(readouts: list[dict[str, Any]]) -> list[str]:
+def metric_columns(readouts: Sequence[dict[str, Any]]) -> list[str]:
     """The metric columns of readouts: their flattened keys (first 200 records), short values only."""
     cols: dict[str, None] = {}
     for r in readouts[:200]:
@@ -89,7 +89,7 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
         super().__init__(parent)
         self._bulk = {}
         self.samples: list[Sample] = []
-        self.readouts: list[dict[str, Any]] = []
+        self.readouts: Sequence[dict[str, Any]] = []
         self._flat: dict[int, dict[str, Any]] = {}  # flattened lazily: only rows that are looked at
         self.columns: list[str] = []
         self.verdicts: dict[str, str] = {}
@@ -112,7 +112,7 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
         self.forget(samples=True)
         self.endResetModel()
 
-    def set_readouts(self, readouts: list[dict[str, Any]] | None,
+    def set_readouts(self, readouts: Sequence[dict[str, Any]] | None,
                      flat: dict[int, dict[str, Any]] | None = None, columns: list[str] | None = None,
                      key: Any = None, shown: Sequence[int] | None = None) -> None:
         """New readouts: same columns → dataChanged only (cheap); new columns → reset.
@@ -233,13 +233,13 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
         return self._metric(row, self.columns[k]) if k < len(self.columns) else None
 
     # ------------------------------------------------------------ Qt model API
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
         return 0 if parent.isValid() else len(self.samples)
 
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
         return 0 if parent.isValid() else len(FIXED) + len(self.columns)
 
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         return self.cell(index.row(), index.column(), role) if index.isValid() else None
 
     def cell(self, row: int, col: int, role: int) -> Any:

@@ -30,7 +30,7 @@ def selected_rows(view: QTableView, first: int, last: int) -> set[int]:
     out: set[int] = set()
     if model is None:
         return out
-    for rng in model.selection():
+    for rng in model.selection():  # type: ignore[attr-defined]  # the stubs omit QItemSelection.__iter__ (a list of ranges)
         out.update(range(max(rng.top(), first), min(rng.bottom(), last) + 1))
     return out
 
@@ -48,14 +48,14 @@ def paint_cells(view: QTableView, delegate: CellPainter, event: QPaintEvent) -> 
     drawn: set[tuple[int, int]] = set()  # a cell in two of the region's rectangles is drawn once
     try:
         delegate.begin(painter)
-        for area in event.region():
+        for area in event.region():  # type: ignore[attr-defined]  # the stubs omit QRegion.__iter__ (its rectangles)
             _paint_area(view, delegate, painter, option, group, grid, area, vh, hh, drawn)
     finally:
         painter.end()
 
 
 def _paint_area(view: QTableView, delegate: CellPainter, painter: QPainter, option: QStyleOptionViewItem,
-                group: Group, grid: int, area: QRect, vh: Any, hh: Any, drawn: set[tuple[int, int]]) -> None:
+                group: QPalette.ColorGroup, grid: int, area: QRect, vh: Any, hh: Any, drawn: set[tuple[int, int]]) -> None:
     """One rectangle of the paint region (as Qt: the part with rows and columns in it)."""
     area = QRect(area)
     area.setBottom(min(area.bottom(), vh.length() - vh.offset() - 1))

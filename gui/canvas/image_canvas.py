@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QGraphicsRectItem,
     QGraphicsScene,
     QGraphicsView,
-    QLabel,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
@@ -322,7 +321,7 @@ class SyncGroup:
             self._busy = False
 
 
-class ElidedLabel(OwnBackground, QLabel):
+class ElidedLabel(OwnBackground):
     """A one-line label that ends in "…" when narrower than its text (``text()`` stays whole);
     the whole text is its tooltip unless one was set."""
 

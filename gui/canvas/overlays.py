@@ -28,7 +28,7 @@ def outline(mask: np.ndarray, width: int = 2) -> np.ndarray:
 
     m = mask.view(np.uint8) if mask.dtype == bool else (mask != 0).astype(np.uint8)
     kernel = np.ones((2 * width + 1, 2 * width + 1), np.uint8)
-    eroded = cv2.erode(m, kernel, borderType=cv2.BORDER_CONSTANT, borderValue=0)
+    eroded: np.ndarray = cv2.erode(m, kernel, borderType=cv2.BORDER_CONSTANT, borderValue=0)
     return (m ^ eroded).view(bool)
 
 

@@ -7,9 +7,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal, SignalInstance
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
@@ -197,9 +198,9 @@ def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], 
             put("error", masks, box, None, errors, table, 3)
         return shown
     if tg.pred and inst:
-        box = union_box([box_of(m) for m in inst])
-        if box is not None:
-            put("pred", tuple(inst), box, tg.outlines, lambda: instance_labels(crop(inst, box), tg.outlines),
+        pred_box = union_box([box_of(m) for m in inst])
+        if pred_box is not None:
+            put("pred", tuple(inst), pred_box, tg.outlines, lambda: instance_labels(crop(inst, pred_box), tg.outlines),
                 instance_table(tg.pred_opacity), 5)
     if tg.gt:  # above the prediction, so that its outline stays visible
         for i, m in enumerate(gts):
@@ -208,10 +209,10 @@ def build_layers(canvas: Canvas, gts: list[np.ndarray], inst: list[np.ndarray], 
                 continue
             (sub,) = crop([m], box)
             if i == 0:
-                put("gt", (m,), box, tg.outlines, lambda sub=sub: ground_truth_labels(sub, tg),
+                put("gt", (m,), box, tg.outlines, partial(ground_truth_labels, sub, tg),
                     ground_truth_table(tg), 6)
             else:  # further ground truths (e.g. R2SM's other mask): outline only
-                put(f"gt{i + 1}", (m,), box, True, lambda sub=sub: layer_labels(sub, True, 3),
+                put(f"gt{i + 1}", (m,), box, True, partial(layer_labels, sub, True, 3),
                     layer_table(colours["gt2"], 0.0), 7 + i)
     return shown
 
@@ -268,7 +269,7 @@ class SampleViewWidget(QWidget):
         super().resizeEvent(event)
         if self.panels and self._most:
             columns = self.best_columns(len(self.panels), self._most)
-            if columns != self._layout_key[1]:
+            if self._layout_key is None or columns != self._layout_key[1]:
                 self._arrange(columns)
 
     def _arrange(self, columns: int) -> None:
@@ -362,7 +363,7 @@ class SampleViewWidget(QWidget):
         for p in self.panels:
             p.canvas.set_tool(tool)
 
-    def _drawn(self, i: int, signal: Signal, value: tuple) -> None:
+    def _drawn(self, i: int, signal: SignalInstance, value: tuple) -> None:
         if i < len(self.specs):
             signal.emit(self.specs[i].image, tuple(value))
 

@@ -152,7 +152,8 @@ class VisualPromptTool(QObject):
             self.prompt = VisualPrompt(image)
         # whole image pixels: what the label says ("box [12,30,80,96]") is what the model gets
         if box is not None:
-            self.prompt.boxes.append(tuple(float(round(v)) for v in box))
+            x0, y0, x1, y1 = (float(round(v)) for v in box)
+            self.prompt.boxes.append((x0, y0, x1, y1))
         if point is not None:
             x, y, label = point
             self.prompt.points.append((float(round(x)), float(round(y)), int(label)))
@@ -172,7 +173,8 @@ class VisualPromptTool(QObject):
             self.set_tool("pan")
 
     def _show(self) -> None:
-        marks = {self.prompt.image: (self.prompt.boxes, self.prompt.points)} if self.prompt else {}
+        image = self.prompt.image  # set whenever something is drawn
+        marks = {image: (self.prompt.boxes, self.prompt.points)} if self.prompt and image is not None else {}
         for view in self.views:
             view.marks = marks
             view.draw_marks()

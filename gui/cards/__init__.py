@@ -188,7 +188,7 @@ class ReadoutCard(QFrame):
             lay.setSpacing(1)
             badge = Badge(text, tone, tooltip)
             lead_label = wrapped(lead) if lead else None
-            if two_lines:
+            if two_lines and lead_label is not None:  # two lines: there is a lead
                 lay.addWidget(lead_label)
                 lay.addWidget(row_of(badge))
             else:
@@ -196,9 +196,17 @@ class ReadoutCard(QFrame):
             reason_label = wrapped(reason, tooltip, monospace=True) if reason else None
             if reason_label is not None:
                 lay.addWidget(reason_label)
-            frame.target = None
-            frame.entered.connect(lambda f=frame: f.target is not None and self.hovered.emit(*f.target))
-            frame.left.connect(lambda f=frame: f.target is not None and self.hovered.emit(f.target[0], -1))
+
+            def entered() -> None:
+                if frame.target is not None:
+                    self.hovered.emit(*frame.target)
+
+            def left() -> None:
+                if frame.target is not None:
+                    self.hovered.emit(frame.target[0], -1)
+
+            frame.entered.connect(entered)
+            frame.left.connect(left)
             self.lay.addWidget(frame)
             return frame, badge, lead_label, reason_label
 
@@ -215,7 +223,7 @@ class ReadoutCard(QFrame):
         # the keyboard reaches the highlight too
         frame.setFocusPolicy(Qt.FocusPolicy.TabFocus if target is not None else Qt.FocusPolicy.NoFocus)
         if target is not None:
-            self.hover_rows.append((frame, prompt, instance))
+            self.hover_rows.append((frame, *target))
         self.badges.append(badge)
         self.reasons.append(reason)
         self.texts[key] = text

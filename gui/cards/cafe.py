@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from masklens.core.schema import Role
+from masklens.core.schema import Prompt, Role
 from masklens.gui.cards import ReadoutCard
 from masklens.gui.cards.widgets import Tone, fmt, fmt_pair
 
@@ -120,7 +120,7 @@ class CafeCard(ReadoutCard):
 
     def build(self) -> None:
         rec, sample = self.record, self.ctx.sample
-        prompts = {p.role: p for p in sample.prompts if p.role in (Role.POSITIVE, Role.NEGATIVE)}
+        prompts: dict[Role, Prompt] = {p.role: p for p in sample.prompts if p.role in (Role.POSITIVE, Role.NEGATIVE)}
         focus_role = next((p.role for p in sample.prompts if p.id == self.focus), None)
         for role, side in ((Role.POSITIVE, "pos"), (Role.NEGATIVE, "neg")):
             if focus_role is not None and role != focus_role:

@@ -130,9 +130,12 @@ class CardDeck(QScrollArea):
                     base = next((p for p in sample.prompts if p.id == r.replaced), None)
                     original = (card_cls, rec, ctx, r.replaced,
                                 f"original “{base.text if base else r.replaced}”")
+
+                def typed_prediction(pid: str, r: Any = r) -> Any:
+                    return r.prediction if pid == r.replaced else ctx.prediction(pid)
+
                 typed_ctx = CardContext(kind, _with_text(sample, r.replaced, r.prompt.text), ctx.params,
-                                        self._summary_for,
-                                        lambda pid, r=r: r.prediction if pid == r.replaced else ctx.prediction(pid))
+                                        self._summary_for, typed_prediction)
                 typed = (card_cls, r.benchmark, typed_ctx, r.replaced, f"typed “{r.prompt.text}”")
             else:
                 typed = (GenericReadoutCard, r.generic, ctx, None,
@@ -201,9 +204,11 @@ class CardDeck(QScrollArea):
         """Swap the rows in place (the old ones are deleted later: deleting and re-polishing a
         whole scroll-area widget cost ~10 ms per sample switch); the scroll position stays."""
         while self._rows.count() > 1:
-            old = self._rows.takeAt(0).widget()
-            old.hide()
-            old.deleteLater()
+            item = self._rows.takeAt(0)
+            old = item.widget() if item is not None else None
+            if old is not None:  # every row but the last (a stretch) is a widget
+                old.hide()
+                old.deleteLater()
         for i, w in enumerate(widgets):
             self._rows.insertWidget(i, w)
 

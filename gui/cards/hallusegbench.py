@@ -82,7 +82,7 @@ class HalluCard(ReadoutCard):
             symbol, span, up = _ROWS[key]
             value = rec.get(key)
             neutral = value is None or key in ("IoU_fact", "IoU_counterfact")  # no pass/fail reading
-            tone = Tone.NEUTRAL if neutral else _tone(value, up)
+            tone = Tone.NEUTRAL if neutral or value is None else _tone(value, up)
             tip = self.tip(key) + (f"\nα = {alpha:g}" if key.startswith("CMS") else "")
             self.add_metric(grid, key, symbol, value, tone=tone, bar=span, tooltip=tip)
         if focus is None and "edit_leakage" in rec:  # measured from the images (the benchmark's edit)

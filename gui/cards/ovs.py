@@ -36,7 +36,7 @@ class OvsCard(ReadoutCard):
         at = per.get(key) if key else None
         tau_av = self.ctx.param("av_threshold", 0.7)
         if at is not None:
-            err = at.get("err")
+            err: float = at["err"]
             tone = Tone.PASS if err == 0 else Tone.FAIL
             text = "no spurious mask" if err == 0 else f"spurious masks: {fmt(100 * err, 1)}% of image"
             reason = (f"at τ* {key}: {at.get('predicted')} class(es) predicted, "

@@ -91,8 +91,16 @@ class PcsCard(ReadoutCard):
             table.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
             table.setMouseTracking(True)
             # the prompt is read when hovered: another entry's card may reuse this table
-            table.cellEntered.connect(lambda r, _c: frame.prompt is not None and self.hovered.emit(frame.prompt, r))
-            frame.left.connect(lambda: frame.prompt is not None and self.hovered.emit(frame.prompt, -1))
+            def entered(row: int, _column: int) -> None:
+                if frame.prompt is not None:
+                    self.hovered.emit(frame.prompt, row)
+
+            def left() -> None:
+                if frame.prompt is not None:
+                    self.hovered.emit(frame.prompt, -1)
+
+            table.cellEntered.connect(entered)
+            frame.left.connect(left)
             lay = QVBoxLayout(frame)
             lay.setContentsMargins(0, 0, 0, 0)
             lay.addWidget(table)

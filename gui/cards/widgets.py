@@ -171,6 +171,8 @@ class HoverFrame(QFrame):
         self.setMouseTracking(True)
         self.setAttribute(Qt.WidgetAttribute.WA_Hover, True)
         self.hovered = False
+        self.target: tuple[str, int] | None = None  # (prompt id, instance) it highlights, if any
+        self.prompt: str | None = None  # a frame of several instances: the prompt they are of
 
     def _set(self, on: bool) -> None:
         if on != self.hovered:

@@ -38,9 +38,11 @@ class SetCards(QScrollArea):
             return
         self._key = key
         while self._rows.count() > 1:
-            old = self._rows.takeAt(0).widget()
-            old.hide()
-            old.deleteLater()
+            item = self._rows.takeAt(0)
+            old = item.widget() if item is not None else None
+            if old is not None:  # every row but the last (a stretch) is a widget
+                old.hide()
+                old.deleteLater()
         self.cards = {}
         widgets: list[QWidget] = []
         for letter, name, rec, prediction, summary in entries:

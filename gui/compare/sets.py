@@ -16,7 +16,9 @@ benchmark in the settings (``Settings.sessions``) and restored when it is opened
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -31,6 +33,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from masklens.core.schema import Prediction
+from masklens.core.scoring.records import Record, Records
 from masklens.gui.browser.filters import (
     Filter,
     Row,
@@ -86,7 +90,7 @@ def flatten_some(record: dict[str, Any], tops: set[str] | None) -> dict[str, Any
     return flatten({k: record[k] for k in tops if k in record})
 
 
-def compare_rows(samples: list[Any], per_set: list[list[dict[str, Any]]], crit: Filter,
+def compare_rows(samples: list[Any], per_set: Sequence[Sequence[Record]], crit: Filter,
                  *, only_needed: bool = True) -> list[dict[str, Any]]:
     """The first set's readouts, each with a ``compare`` section in front: per set whether the
     sample fails ``crit``, and for B, C, … the change against A and the values ``crit`` reads."""
@@ -174,7 +178,7 @@ class SetComparison(QObject):
         self.w = window
         self.tab = CompareSetsTab()
         self.failures: list[Filter] = []
-        self._readouts: dict[str, tuple[tuple, list]] = {}
+        self._readouts: dict[str, tuple[tuple[tuple[str, float], ...], Records]] = {}  # (params, readouts)
         self._pending: dict[str, Any] = {}  # remembered ticks/failure waiting for their sets
         #: whether the rows last given to the browser bring the compare section's columns (two or
         #: more sets compared): the list's columns are then keyed by none of the window's keys
@@ -263,7 +267,7 @@ class SetComparison(QObject):
         return self.failures[i] if 0 <= i < len(self.failures) else None
 
     # ------------------------------------------------------------ readouts and browser columns
-    def _set_readouts(self, name: str) -> list[dict[str, Any]]:
+    def _set_readouts(self, name: str) -> Records:
         """A set's readouts at the current parameters (the state's for the active set)."""
         s = self.w.state
         if name in s.readouts:
@@ -290,7 +294,7 @@ class SetComparison(QObject):
         self._rows_memo = (memo_key, out, per_set)
         return out
 
-    def browser_readouts(self, plain: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    def browser_readouts(self, plain: Sequence[Record] | None) -> Sequence[Record] | None:
         """What the browser shows for the active set's readouts ``plain``: themselves, or with the
         ``compare`` section in front while two or more sets are ticked. Small benchmarks get it at
         once; large ones (> :data:`SYNC_ROWS`) get it from the worker pool (latest request wins)
@@ -338,7 +342,7 @@ class SetComparison(QObject):
         return (memo is not None and memo[0] == (tuple(names), crit.label)
                 and all(a is b for a, b in zip(memo[2], [self._set_readouts(x) for x in names], strict=True)))
 
-    def _show_rows(self, rows: list[dict[str, Any]] | None, force: bool = False) -> None:
+    def _show_rows(self, rows: Sequence[Record] | None, force: bool = False) -> None:
         if rows is None and not force:
             return
         self.w.browser.set_readouts(rows)
@@ -386,18 +390,23 @@ class SetComparison(QObject):
         self.tab.view.show_panels(specs, local, max(1, len(base)))
         self.tab.cards.show_sets(s.kind, sample, dict(s.params), [
             (letter, name, self._record(name),
-             lambda pid, n=name: s.prediction_sets[n].get(pid), lambda n=name: self._summary(n))
+             partial(self._set_prediction, name), partial(self._summary, name))
             for letter, name in sets.items()])
         crit = self.failure()
         for panel in self.tab.view.panels:
             panel.title.setToolTip(f"✗: the sample is a failure under this set ({crit.label}); ✓: it is not"
                                    if crit is not None else panel.title.text())
 
+    def _set_prediction(self, name: str, prompt_id: str) -> Prediction | None:
+        """Set ``name``'s prediction for a prompt (for its card)."""
+        return self.w.state.prediction_sets[name].get(prompt_id)
+
     def _summary(self, name: str) -> Any:
         """A set's benchmark-level summary at the current parameters (e.g. OVS τ*) for its card;
         only for benchmarks small enough to compute it on the GUI thread (else None)."""
         s = self.w.state
-        if s.benchmark is None or len(s.benchmark.samples) > SYNC_SUMMARY_LIMIT or name not in s.scorers:
+        if (s.benchmark is None or s.kind is None or len(s.benchmark.samples) > SYNC_SUMMARY_LIMIT
+                or name not in s.scorers):
             return None
         scorer = s.scorers[name]
         return s.kind.summarize(s.benchmark.samples, scorer.overlaps, self._set_readouts(name),
@@ -452,8 +461,9 @@ class SetComparison(QObject):
         entry["compared"] = list(self.ticked)
         if self.w.state.active:
             entry["active"] = self.w.state.active
-        if self.failure() is not None:
-            entry["failure"] = self.failure().label
+        crit = self.failure()
+        if crit is not None:
+            entry["failure"] = crit.label
         entry["tab"] = self.w.tabs.tabText(self.w.tabs.currentIndex())
 
     def _restore_session(self) -> None:

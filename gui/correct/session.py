@@ -90,7 +90,7 @@ class EditSession:
     # ------------------------------------------------------------ state
     @property
     def shape(self) -> tuple[int, int]:
-        return self.mask.shape  # type: ignore[return-value]
+        return self.mask.shape
 
     @property
     def changed(self) -> bool:
@@ -120,8 +120,9 @@ class EditSession:
         self.redo_stack.clear()
         return box
 
-    def _write(self, box: Box, new: np.ndarray, tool: str) -> Box | None:
-        """Replace the pixels of ``box`` with ``new`` as one undo step made by ``tool``."""
+    def _write(self, box: Box, new: np.ndarray | bool, tool: str) -> Box | None:
+        """Replace the pixels of ``box`` with ``new`` (an array, or one value for all) as one undo
+        step made by ``tool``."""
         x0, y0, x1, y1 = box
         before = self.mask[y0:y1, x0:x1].copy()
         self.mask[y0:y1, x0:x1] = new

@@ -11,11 +11,11 @@ what the review store's corrections are made of (the store is wired to it elsewh
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 
 from masklens.gui.correct.assist import AssistPrompt, fit_to, propose
 from masklens.gui.correct.category import (
@@ -152,8 +152,8 @@ class CorrectionTool(QObject):
         c = self.toolbar.commands
         for name in ("fill", "accept", "discard", "new", "delete"):
             c[name].setEnabled(editing or name == "new")
-        c["undo"].setEnabled(editing and bool(s.undo_stack))
-        c["redo"].setEnabled(editing and bool(s.redo_stack))
+        c["undo"].setEnabled(s is not None and bool(s.undo_stack))
+        c["redo"].setEnabled(s is not None and bool(s.redo_stack))
         for name in ("add", "subtract", "replace"):
             c[name].setEnabled(editing and self.proposal is not None)
         why = self._no_category_why()
@@ -188,7 +188,7 @@ class CorrectionTool(QObject):
         self.session = EditSession(mask, sample_id=sample.id, gt_key=gt_key, instance=instance)
         cats = category_ids(gt) if instance is not None else []
         self._category_label = (f" · category {category_label(self.window.state.benchmark, cats[instance])}"
-                                if cats else "")
+                                if cats and instance is not None else "")
         self.panel, self.image_key = panel, self.view.specs[panel].image
         canvas = self._canvas()
         item = MaskItem(self.session.mask, canvas.image_size(), EDIT_COLOUR, 0.5, original=self.session.original)
@@ -380,8 +380,9 @@ class CorrectionTool(QObject):
                 self._set_proposal(None)
                 self._say(f"{model} proposed nothing for these clicks", "warning")
                 return
-            self._set_proposal(fit_to(mask, session.shape))
-            self._say(f"{model} proposal ({int(self.proposal.sum())} px, score {score:.2f}): "
+            proposal = fit_to(mask, session.shape)
+            self._set_proposal(proposal)
+            self._say(f"{model} proposal ({int(proposal.sum())} px, score {score:.2f}): "
                       "Shift+A adds, Shift+S subtracts, Shift+R replaces")
 
         return w.commands.start(f"propose {model}", propose, w.commands.models, model, options, rgb, self.assist,
@@ -423,8 +424,10 @@ class CorrectionTool(QObject):
         if why:
             self._say(f"Change category: {why}", "warning")
             return
-        s = self.session
-        current = category_ids(self.window.state.sample.gts[s.gt_key])[s.instance]
+        s, sample = self.session, self.window.state.sample
+        # available (no reason given): an instance of a loaded ground truth is being edited
+        assert s is not None and s.instance is not None and sample is not None
+        current = category_ids(sample.gts[s.gt_key])[s.instance]
         chosen = self.ask_category(self.window.window(), current, self.category_choices())
         if chosen is None or chosen == current:
             return
@@ -440,8 +443,9 @@ class CorrectionTool(QObject):
         kind = event.type()
         if self.session is None or kind not in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress):
             return False
-        redo = event.matches(QKeySequence.StandardKey.Redo) or _is(event, "Ctrl+Shift+Z")
-        undo = not redo and event.matches(QKeySequence.StandardKey.Undo)
+        key_event = cast(QKeyEvent, event)  # a ShortcutOverride or KeyPress event is a key event
+        redo = key_event.matches(QKeySequence.StandardKey.Redo) or _is(key_event, "Ctrl+Shift+Z")
+        undo = not redo and key_event.matches(QKeySequence.StandardKey.Undo)
         if not (undo or redo):
             return False
         event.accept()
@@ -450,5 +454,5 @@ class CorrectionTool(QObject):
         return True
 
 
-def _is(event: Any, text: str) -> bool:
+def _is(event: QKeyEvent, text: str) -> bool:
     return QKeySequence(event.keyCombination()) == QKeySequence(text)

@@ -94,7 +94,8 @@ class About(QObject):
         super().__init__(window)
         self.window = window
         self.dialog: AboutDialog | None = None
-        self.action = QAction("&About masklens", window, triggered=self.show)
+        self.action = QAction("&About masklens", window)
+        self.action.triggered.connect(self.show)
         self.action.setMenuRole(QAction.MenuRole.AboutRole)
 
     def show(self) -> None:

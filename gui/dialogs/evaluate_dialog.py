@@ -4,8 +4,9 @@ run resumes. The scored runs are attached to the window as prediction sets."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QDialogButtonBox,
@@ -18,9 +19,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from masklens.core.errors import MasklensError
 from masklens.core.inference.evaluate import EvaluateResult, ModelSpec, evaluate, subset
 from masklens.core.models.registry import backend_info, backend_names
 from masklens.core.runtime.extras import install_command, missing_for
+from masklens.core.schema import Benchmark
+from masklens.core.scoring.contract import BenchmarkKind
 from masklens.gui.dialogs.job_dialog import JobDialog
 from masklens.gui.jobs.workers import JobContext
 from masklens.gui.state import AppState
@@ -36,9 +40,10 @@ class _ModelRow(QWidget):
             except Exception:  # noqa: BLE001 - a backend that cannot even describe itself
                 continue
             absent = missing_for(info.extra) if info.extra else None
-            note = f" (not installed: {install_command(info.extra)})" if absent else ""
+            note = f" (not installed: {install_command(info.extra)})" if absent and info.extra else ""
             self.model.addItem(f"{n} — {info.title}{note}", n)
-            self.model.model().item(self.model.count() - 1).setEnabled(absent is None)
+            items = cast(QStandardItemModel, self.model.model())  # a QComboBox's own model
+            items.item(self.model.count() - 1).setEnabled(absent is None)
         i = self.model.findData(current)
         self.model.setCurrentIndex(max(i, 0))
         self.weights = QLineEdit()
@@ -59,8 +64,9 @@ class EvaluateDialog(JobDialog):
     cancelled_text = "cancelled — finished prompts are cached; Run again to resume"
 
     def __init__(self, parent: QWidget | None, state: AppState) -> None:
+        kind, benchmark = opened_benchmark(state)
         super().__init__(parent, state, "Run benchmark", 620)
-        self.result: EvaluateResult | None = None
+        self.evaluation: EvaluateResult | None = None  # the last run's, once it is done
         names = backend_names()
         self.rows: list[_ModelRow] = []
         self.rows_box = QVBoxLayout()
@@ -68,7 +74,7 @@ class EvaluateDialog(JobDialog):
         add.clicked.connect(lambda: self.add_model(state.model))
         self.scope = QComboBox()
         self.scope.addItem("all samples", "all")
-        groups = sorted({s.group for s in state.benchmark.samples if s.group is not None})
+        groups = sorted({s.group for s in benchmark.samples if s.group is not None})
         for g in groups:
             self.scope.addItem(f"group {g}", f"group:{g}")
         self.scope.addItem("these sample ids…", "ids")
@@ -78,8 +84,8 @@ class EvaluateDialog(JobDialog):
         self.out.setPlaceholderText("optional: folder for predictions and scores")
         out_row = self.folder_row(self.out, "Folder for predictions and scores")
         form = QFormLayout()
-        form.addRow("Benchmark", QLabel(f"{state.kind.title or state.kind.name}: "
-                                        f"{state.benchmark.name} ({len(state.benchmark)} samples)"))
+        form.addRow("Benchmark", QLabel(f"{kind.title or kind.name}: "
+                                        f"{benchmark.name} ({len(benchmark)} samples)"))
         form.addRow("Samples", self.scope)
         form.addRow("", self.ids)
         form.addRow("Output", out_row)
@@ -115,7 +121,7 @@ class EvaluateDialog(JobDialog):
         if self.job is not None:
             return
         try:
-            bench = self._subset()
+            kind, bench = opened_benchmark(self.state)[0], self._subset()
         except Exception as exc:  # noqa: BLE001 - e.g. unknown sample ids: shown in the dialog
             self.status.setText(str(exc))
             return
@@ -129,7 +135,7 @@ class EvaluateDialog(JobDialog):
 
             cache = PredictionCache()
             try:
-                return evaluate(self.state.kind, bench, specs, out, params=params, cache=cache,
+                return evaluate(kind, bench, specs, out, params=params, cache=cache,
                                 images_dir=images,
                                 progress=lambda label, d, n: ctx.progress(d, n, label),
                                 cancel=lambda: ctx.cancelled)
@@ -138,22 +144,24 @@ class EvaluateDialog(JobDialog):
 
         self.run_job("evaluate", work, self._done, "running…")
 
-    def _subset(self) -> Any:
+    def _subset(self) -> Benchmark:
+        benchmark = opened_benchmark(self.state)[1]
         scope = self.scope.currentData()
         if scope == "all":
-            return self.state.benchmark
+            return benchmark
         if scope == "ids":
             ids = [x.strip() for x in self.ids.text().split(",") if x.strip()]
-            return subset(self.state.benchmark, samples=ids)
-        return subset(self.state.benchmark, groups=[scope.split(":", 1)[1]])
+            return subset(benchmark, samples=ids)
+        return subset(benchmark, groups=[scope.split(":", 1)[1]])
 
     def progress_text(self, text: str, done: int, total: int) -> str:
         return f"{text}: {done} / {total}"
 
     def _done(self, result: EvaluateResult) -> None:
-        self.result = result
+        self.evaluation = result
         self.job = None
-        full = len(next(iter(result.runs)).result.samples) == len(self.state.benchmark) \
+        kind, benchmark = opened_benchmark(self.state)
+        full = len(next(iter(result.runs)).result.samples) == len(benchmark) \
             if result.runs else False
         for run in result.runs:
             if full:
@@ -162,7 +170,7 @@ class EvaluateDialog(JobDialog):
                  f"{st['computed']} computed" for label, st in result.stats.items()]
         if not full:
             lines.append("(a subset: scores shown here, not attached to the browser)")
-        g = self.state.kind.groups[0] if self.state.kind.groups else None
+        g = kind.groups[0] if kind.groups else None
         for run in result.runs:
             head = run.result.summary.get(g, {}) if g else {}
             lines.append(f"{run.name} [{g}]: {summary_line(head)}")
@@ -183,12 +191,16 @@ def summary_line(row: dict[str, Any], limit: int = 5) -> str:
     return ", ".join(parts) or "no numbers"
 
 
+def opened_benchmark(state: AppState) -> tuple[BenchmarkKind, Benchmark]:
+    """The window's open benchmark and its kind; :class:`MasklensError` when none is open."""
+    if state.benchmark is None or state.kind is None:
+        raise MasklensError("open a benchmark first (File › Open benchmark…)")
+    return state.kind, state.benchmark
+
+
 def open_evaluate_dialog(parent: QWidget | None, state: AppState) -> EvaluateDialog | None:
     """Show the dialog for the window's open benchmark (non-modal; returns it)."""
-    if state.benchmark is None or state.kind is None:
-        from masklens.core.errors import MasklensError
-
-        raise MasklensError("open a benchmark first (File › Open benchmark…)")
+    opened_benchmark(state)  # raises before a dialog is made
     dlg = EvaluateDialog(parent, state)
     dlg.show()
     return dlg

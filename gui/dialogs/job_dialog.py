@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from masklens.gui.jobs.workers import JobContext, JobRunner
+from masklens.gui.jobs.workers import Job, JobContext, JobRunner
 from masklens.gui.state import AppState
 
 
@@ -39,7 +39,7 @@ class JobDialog(QDialog):
         self.runner = JobRunner(self)
         self.runner.progressed.connect(self._progress)
         self.runner.cancelled.connect(self._cancelled)
-        self.job = None
+        self.job: Job | None = None
         self.progress = QProgressBar()
         self.status = QLabel("")
         self.status.setWordWrap(True)

@@ -87,7 +87,7 @@ def missing_paths(fields: list[Field]) -> list[str]:
     for f in fields:
         if isinstance(f.widget, (QCheckBox, QComboBox)):
             continue
-        text = f.widget.findChild(QLineEdit).text()
+        text = f.widget.edit.text()
         for value in [v.strip() for v in text.split(";") if v.strip()]:
             p = Path(value).expanduser()
             if _is_dir(f.action) and not p.is_dir():
@@ -106,17 +106,25 @@ def _is_multi(action: argparse.Action) -> bool:
     return isinstance(action, argparse._AppendAction) or action.nargs in ("+", "*")
 
 
+class PathField(QWidget):
+    """A path field: its line edit and a Browse… button (:func:`_path_widget`)."""
+
+    def __init__(self, edit: QLineEdit) -> None:
+        super().__init__()
+        self.edit = edit
+
+
 @dataclass
 class Field:
     action: argparse.Action
-    widget: QWidget
+    widget: QCheckBox | QComboBox | PathField
 
     def argv(self) -> list[str]:
         a, w = self.action, self.widget
         flag = a.option_strings[-1] if a.option_strings else None
         if isinstance(w, QCheckBox):
             return [flag] if w.isChecked() and flag else []
-        text = w.currentText() if isinstance(w, QComboBox) else w.findChild(QLineEdit).text()
+        text = w.currentText() if isinstance(w, QComboBox) else w.edit.text()
         values = [v.strip() for v in text.split(";") if v.strip()] if _is_multi(a) else (
             [text.strip()] if text.strip() else [])
         if not values:
@@ -128,11 +136,11 @@ class Field:
         return [flag, *values]
 
 
-def _path_widget(action: argparse.Action, predictions_multi: bool = False) -> QWidget:
+def _path_widget(action: argparse.Action, predictions_multi: bool = False) -> PathField:
     """A path field with Browse…; ``predictions_multi``: a prediction field taking several files
     (each becomes its own layer), Browse… appends."""
-    box = QWidget()
     edit = QLineEdit()
+    box = PathField(edit)
     many = _is_multi(action) or (predictions_multi and is_prediction_arg(action))
     what = ("one or more files (a layer each), separated by ;" if predictions_multi and many
             else "folder" if _is_dir(action) else "files, separated by ;" if many else "file")
@@ -212,14 +220,14 @@ class OpenDialog(QDialog):
             if self.predictions_only and not is_prediction_arg(a):
                 continue
             if isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
-                w: QWidget = QCheckBox(a.help or "")
+                w: QCheckBox | QComboBox | PathField = QCheckBox(a.help or "")
             elif a.choices:
                 w = QComboBox()
                 w.addItems([str(c) for c in a.choices])
             else:
                 w = _path_widget(a, self.predictions_only)
                 if a.dest in self.preset:
-                    w.findChild(QLineEdit).setText(self.preset[a.dest])
+                    w.edit.setText(self.preset[a.dest])
             required = a.required and not is_prediction_arg(a)
             label = field_label(a) + (" (required)" if required else "")
             w.setToolTip(field_tooltip(a))
@@ -237,7 +245,7 @@ class OpenDialog(QDialog):
                 elif isinstance(f.widget, QCheckBox):
                     f.widget.setChecked(bool(text))
                 else:
-                    f.widget.findChild(QLineEdit).setText(text)
+                    f.widget.edit.setText(text)
 
     def values(self) -> dict[str, str]:
         """Every field's text by its argument (``set_value`` gives them back)."""
@@ -248,7 +256,7 @@ class OpenDialog(QDialog):
             elif isinstance(f.widget, QCheckBox):
                 out[f.action.dest] = "1" if f.widget.isChecked() else ""
             else:
-                out[f.action.dest] = f.widget.findChild(QLineEdit).text()
+                out[f.action.dest] = f.widget.edit.text()
         return out
 
     def prediction_argvs(self) -> list[list[str]]:
@@ -258,7 +266,7 @@ class OpenDialog(QDialog):
         for f in self.fields:
             if not is_prediction_arg(f.action) or isinstance(f.widget, (QCheckBox, QComboBox)):
                 continue
-            text = f.widget.findChild(QLineEdit).text()
+            text = f.widget.edit.text()
             values = [v.strip() for v in text.split(";") if v.strip()]
             flag = f.action.option_strings[-1] if f.action.option_strings else None
             if _is_multi(f.action):

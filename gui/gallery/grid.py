@@ -15,7 +15,7 @@ the end (:mod:`masklens.gui.gallery.held_keys`).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from PySide6.QtCore import (
     QEvent,
@@ -232,7 +232,9 @@ class GalleryGrid(QAbstractScrollArea):
     def _selected_in(self, shown: range) -> set[int]:
         """Selected proxy rows within ``shown`` (read from the ranges, not asked row by row)."""
         out: set[int] = set()
-        for rng in self.selection.selection():
+        if self.selection is None:
+            return out
+        for rng in self.selection.selection():  # type: ignore[attr-defined]  # the stubs omit QItemSelection.__iter__
             out.update(range(max(rng.top(), shown.start), min(rng.bottom() + 1, shown.stop)))
         return out
 
@@ -252,7 +254,8 @@ class GalleryGrid(QAbstractScrollArea):
             return []
         n = self.count()
         spans: list[tuple[int, int]] = []
-        for lo, hi in sorted((r.top(), min(r.bottom() + 1, n)) for r in self.selection.selection()):
+        ranges = self.selection.selection()
+        for lo, hi in sorted((r.top(), min(r.bottom() + 1, n)) for r in ranges):  # type: ignore[attr-defined]  # as above
             if lo >= hi:
                 continue
             if spans and lo <= spans[-1][1]:
@@ -297,7 +300,7 @@ class GalleryGrid(QAbstractScrollArea):
         self.viewport().update()
 
     def select_all(self) -> None:
-        if self.count():
+        if self.count() and self.selection is not None:
             self.selection.select(self._row_selection(0, self.count() - 1), Flag.ClearAndSelect)
 
     def _current_moved(self, current: QModelIndex, _previous: QModelIndex) -> None:
@@ -310,9 +313,10 @@ class GalleryGrid(QAbstractScrollArea):
         if event.type() in _INPUTS:
             self.tiles.input_arrived()
         if event.type() == QEvent.Type.ShortcutOverride:
-            if not (event.isAutoRepeat() and event.key() in _MOVES):
+            key_event = cast(QKeyEvent, event)  # a ShortcutOverride event is a key event
+            if not (key_event.isAutoRepeat() and key_event.key() in _MOVES):
                 self.held.flush()  # e.g. a verdict key: it acts on the sample the frame is on
-            if self._handles(event):
+            if self._handles(key_event):
                 event.accept()  # these keys are the grid's, not the window's (PgDn = a page here)
                 return True
         elif event.type() == QEvent.Type.Hide:
@@ -333,11 +337,12 @@ class GalleryGrid(QAbstractScrollArea):
         ctrl = bool(mods & Qt.KeyboardModifier.ControlModifier)
         cur, cols = max(self.current(), 0), self.columns()
         page = cols * max(1, self.viewport().height() // TILE_H)
-        step = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1, Qt.Key.Key_Up: -cols, Qt.Key.Key_Down: cols,
-                Qt.Key.Key_PageUp: -page, Qt.Key.Key_PageDown: page}.get(e.key())
-        target = {Qt.Key.Key_Home: 0, Qt.Key.Key_End: self.count() - 1}.get(e.key())
-        if step is not None or target is not None:
-            i = cur + step if step is not None else target
+        steps: dict[int, int] = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1, Qt.Key.Key_Up: -cols,
+                                 Qt.Key.Key_Down: cols, Qt.Key.Key_PageUp: -page, Qt.Key.Key_PageDown: page}
+        targets: dict[int, int] = {Qt.Key.Key_Home: 0, Qt.Key.Key_End: self.count() - 1}
+        step, target = steps.get(e.key()), targets.get(e.key())
+        i = cur + step if step is not None else target
+        if i is not None:
             i, how = (i if self.current() >= 0 else 0), "extend" if shift else "keep" if ctrl else "only"
             if e.isAutoRepeat():  # held down: the frame moves now, the list when it is let go
                 i = max(0, min(i, self.count() - 1))

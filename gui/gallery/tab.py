@@ -4,6 +4,7 @@ per sample, one Ctrl+Z takes the batch back)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -58,6 +59,7 @@ def _failed_tile() -> QImage:
 
 
 if TYPE_CHECKING:
+    from masklens.core.review.verdict_types import VerdictType
     from masklens.gui.browser.sample_browser import SampleBrowser
     from masklens.gui.canvas.sample_view import SampleViewWidget
     from masklens.gui.review.panel import ReviewPanel
@@ -119,7 +121,8 @@ class GalleryTiles:
         s, variant = self.w.state, self.variant()
         kind = s.kind.name if s.kind is not None else None
         preds, t = s.predictions(), s.score_threshold
-        jobs, self.rows_of = {}, {}
+        jobs: dict[tuple[str, Hashable], Callable[[], QImage]] = {}
+        self.rows_of = {}
         for src in [*rows, *ahead]:
             sample = self._sample(src)
             self.rows_of[sample.id] = src
@@ -186,9 +189,11 @@ class GalleryTab(QWidget):
     def _build_batch_buttons(self) -> None:
         try:
             from masklens.core.review.verdict_types import VERDICT_TYPES
-        except ImportError:
-            VERDICT_TYPES = {}  # noqa: N806 - the review module is optional
-        for vt in VERDICT_TYPES.values():
+        except ImportError:  # the review module is optional
+            verdict_types: Mapping[str, VerdictType] = {}
+        else:
+            verdict_types = VERDICT_TYPES
+        for vt in verdict_types.values():
             b = QPushButton(f"{vt.label} [{vt.shortcut}]")
             b.setToolTip(f"{vt.description} — for every selected sample (one row each; Ctrl+Z undoes all)")
             b.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # a click leaves the keys in the grid
@@ -198,7 +203,7 @@ class GalleryTab(QWidget):
             b.setMinimumWidth(b.fontMetrics().horizontalAdvance(f"[{vt.shortcut}]") + 16)
             self.batch_row.addWidget(b)
             self.batch_buttons[vt.key] = b
-        self._by_shortcut = {vt.shortcut.lower(): vt.key for vt in VERDICT_TYPES.values()}
+        self._by_shortcut = {vt.shortcut.lower(): vt.key for vt in verdict_types.values()}
         self.grid.batch_keys = set(self._by_shortcut)
 
     def selected_ids(self) -> list[str]:

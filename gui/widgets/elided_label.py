@@ -16,8 +16,8 @@ MAX_HINT_CHARS = 48
 MIN_CHARS = 8
 
 
-class OwnBackground:
-    """Mixin for a label that fills its own background: Qt marks it opaque, so a new text repaints
+class OwnBackground(QLabel):
+    """A label that can fill its own background: Qt marks it opaque, so a new text repaints
     the label alone — a see-through label repaints every widget under it up to the window in its
     rectangle (on a sample switch, the panel, the tab widget and the window under each panel
     title: ~5 ms). Call :meth:`fill_own_background` once; ``paintEvent`` starts with
@@ -43,7 +43,7 @@ class OwnBackground:
             painter.end()
 
 
-class ElidedLabel(OwnBackground, QLabel):
+class ElidedLabel(OwnBackground):
     """``text()`` is the whole text; what is painted is elided to the label's width (``opaque``:
     it fills its own background, see :class:`OwnBackground`)."""
 

@@ -37,7 +37,7 @@ class ParamSlider(QLabeledDoubleSlider):
         self.places = decimals_of(self.step)
         self.setRange(minimum, maximum)
         self.setDecimals(self.places)
-        self.setSingleStep(self.step)
+        self.setSingleStep(self.step)  # type: ignore[arg-type]  # superqt types the step int; a double slider's is a float
         self._slider.setPageStep(self.step * 10)
         self.setValue(self.snap(value))
         self.valueChanged.connect(self._snap_now)

@@ -309,7 +309,7 @@ def test_run_benchmark_summary_has_numbers_and_open_report_falls_back(demo, qtbo
     qtbot.keyClick(w, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)  # Evaluate › Run benchmark…
     ev = next(d for d in w.findChildren(EvaluateDialog))
     qtbot.mouseClick(ev.run_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: ev.job is None and ev.result is not None, timeout=60000)
+    qtbot.waitUntil(lambda: ev.job is None and ev.evaluation is not None, timeout=60000)
     line = ev.status.text().splitlines()[-1]
     assert line.startswith("demo [Overall]: N=") and line.split(":", 1)[1].strip(), ev.status.text()
     ev.close()
