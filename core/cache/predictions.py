@@ -244,13 +244,13 @@ class PredictionCache:
         wanted = list({k.digest for k in keys})
         rows: list[tuple[str, str]] = []
         with self._db() as db:
-            for i in range(0, len(wanted), 500) if db is not None else ():
-                chunk = wanted[i:i + 500]  # stay under SQLite's parameter limit
-                assert db is not None  # the loop runs only with a database
-                rows += db.execute(
-                    f"SELECT key, result FROM {self._table} WHERE key IN ({','.join('?' * len(chunk))})",
-                    chunk,
-                ).fetchall()
+            if db is not None:
+                for i in range(0, len(wanted), 500):
+                    chunk = wanted[i:i + 500]  # stay under SQLite's parameter limit
+                    rows += db.execute(
+                        f"SELECT key, result FROM {self._table} WHERE key IN ({','.join('?' * len(chunk))})",
+                        chunk,
+                    ).fetchall()
         out: dict[str, SegmentResult] = {}
         for (digest, _), result in zip(rows, self._parse_many([t for _, t in rows]), strict=True):
             if result is not None:

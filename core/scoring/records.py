@@ -154,7 +154,7 @@ class Records(Sequence[Record]):
         own: list[Record | None] = list(self._own) if self._own is not None else [None] * len(self)
         own[index] = record
         # owned records are their own templates: the copy's list, never this one's (an owned
-        # list is full: its None slots are only those of records not read yet, which it has not)
+        # list holds every record, no None: mypy cannot tell)
         templates = cast("list[Record]", own) if self._templates is self._own else self._templates
         other = type(self)(templates)
         other._own, other._unowned = own, own.count(None)
