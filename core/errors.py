@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypedDict
 
 _on_command_line = False
 
@@ -33,6 +34,15 @@ def argument_name(flag: str) -> str:
     """``flag`` (``--score-threshold``) as the caller writes it: the flag itself on the command
     line, the keyword (``score_threshold=``) from Python."""
     return flag if _on_command_line else flag.lstrip("-").replace("-", "_") + "="
+
+
+class Where(TypedDict):
+    """Where a problem is, as the keywords of :class:`MasklensError` (``**where``), for a
+    function that names the same place in several messages."""
+
+    path: str | Path | None
+    record: str | int | None
+    field: str | None
 
 
 class MasklensError(Exception):

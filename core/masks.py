@@ -44,7 +44,7 @@ class Mask:
         """Encode a 2-D array; any non-zero value is foreground."""
         arr = np.asarray(array)
         if arr.ndim == 3 and arr.shape[2] in (1, 3, 4):
-            arr = arr.any(axis=2)
+            arr = np.asarray(arr.any(axis=2))
         if arr.ndim != 2:
             raise ValueError(f"mask array must be 2-D, got shape {arr.shape}")
         fortran = np.asfortranarray(arr != 0, dtype=np.uint8)
@@ -283,7 +283,7 @@ def iou_blocks(preds: Sequence[dict[str, Any]], gts: Sequence[dict[str, Any]],
         return [(slice(0, len(preds)), slice(0, len(gts)))]
     p_len, g_len = [len(p["counts"]) for p in preds], [len(g["counts"]) for g in gts]
     longest = max(p_len)
-    blocks = []
+    blocks: list[tuple[slice, slice]] = []
     # columns: with the longest prediction, a column costs its own length and one pair's merge
     for cols in _groups(g_len, lambda n: 2 * n + longest, limit):
         width, parsed = cols.stop - cols.start, sum(g_len[cols])

@@ -76,7 +76,8 @@ def cache_info(root: str | Path | None = None) -> CacheInfo:
 
 
 def _where(model: str | None, older_than_days: float | None) -> tuple[str, list[object]]:
-    parts, args = [], []
+    parts: list[str] = []
+    args: list[object] = []
     if model is not None:
         parts.append("backend = ?")
         args.append(model)

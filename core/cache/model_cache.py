@@ -27,7 +27,7 @@ def image_key(array: np.ndarray) -> str:
     arr = np.ascontiguousarray(array)
     h = hashlib.blake2b(digest_size=16)
     h.update(f"{arr.dtype.str}{arr.shape}".encode())
-    h.update(memoryview(arr).cast("B"))
+    h.update(arr.data.cast("B"))  # the array's own buffer
     return h.hexdigest()
 
 

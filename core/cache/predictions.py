@@ -96,7 +96,7 @@ class PredictionCache:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             if classify(exc) == FULL:  # the cache only saves time: run on without it
-                self._conn = None
+                self._conn: sqlite3.Connection | None = None
                 self._disable(f"disk full while creating {self.root}")
                 return
             raise MasklensError(
@@ -111,7 +111,7 @@ class PredictionCache:
         # reads see the merged database and this process's part in "files" mode
         self._table, self._files = ("all_predictions", "all_image_files") if self.mode == "files" \
             else ("predictions", "image_files")
-        self._conn: sqlite3.Connection | None = self._open()
+        self._conn = self._open()
 
     def _connect(self) -> sqlite3.Connection:
         if self.mode == "files":
@@ -244,12 +244,13 @@ class PredictionCache:
         wanted = list({k.digest for k in keys})
         rows: list[tuple[str, str]] = []
         with self._db() as db:
-            for i in range(0, len(wanted), 500) if db is not None else ():
-                chunk = wanted[i:i + 500]  # stay under SQLite's parameter limit
-                rows += db.execute(
-                    f"SELECT key, result FROM {self._table} WHERE key IN ({','.join('?' * len(chunk))})",
-                    chunk,
-                ).fetchall()
+            if db is not None:
+                for i in range(0, len(wanted), 500):
+                    chunk = wanted[i:i + 500]  # stay under SQLite's parameter limit
+                    rows += db.execute(
+                        f"SELECT key, result FROM {self._table} WHERE key IN ({','.join('?' * len(chunk))})",
+                        chunk,
+                    ).fetchall()
         out: dict[str, SegmentResult] = {}
         for (digest, _), result in zip(rows, self._parse_many([t for _, t in rows]), strict=True):
             if result is not None:

@@ -120,7 +120,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     command = argv[0] if argv is not None and argv and argv[0] in COMMANDS else None
-    _chosen_kind = _kind_word(argv[1]) if command is not None and len(argv) > 1 else None  # type: ignore[arg-type]
+    _chosen_kind = _kind_word(argv[1]) if argv is not None and command is not None and len(argv) > 1 else None
     try:
         for name, module in COMMANDS.items():
             if argv is None or name == command or name not in COMMAND_HELP:

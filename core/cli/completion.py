@@ -29,9 +29,10 @@ def mark_paths(parser: argparse.ArgumentParser, shtab_module) -> None:  # noqa: 
 
             action.choices = backend_names()  # for the script only: --model completes names
         elif action.option_strings and (action.metavar == "DIR" or action.dest in FOLDERS):
-            action.complete = shtab_module.DIRECTORY
+            # shtab's API: it reads a `complete` attribute it asks callers to set on argparse actions
+            action.complete = shtab_module.DIRECTORY  # type: ignore[attr-defined]
         elif action.option_strings and (action.metavar == "FILE" or action.dest in FILES):
-            action.complete = shtab_module.FILE
+            action.complete = shtab_module.FILE  # type: ignore[attr-defined]  # as above
 
 
 def run(args: argparse.Namespace) -> int:

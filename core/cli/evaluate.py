@@ -13,11 +13,15 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from masklens.core.cli import kind_parsers
 from masklens.core.errors import MasklensError
 from masklens.core.files.paths import add_flag
 from masklens.core.scoring.contract import get_kind
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -82,7 +86,8 @@ def model_specs(args: argparse.Namespace) -> list:
 
 class _Bars:
     def __init__(self, quiet: bool) -> None:
-        self.quiet, self.bars = quiet, {}
+        self.quiet = quiet
+        self.bars: dict[str, tqdm] = {}
 
     def __call__(self, label: str, done: int, total: int) -> None:
         from tqdm import tqdm

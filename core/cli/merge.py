@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                             description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
     for kind, p in kind_parsers(parser, "merge shards of"):
         kind.add_arguments(p)
-        own = []
+        own: list[str] = []
         for action in prediction_actions(p):  # the kind's prediction flag becomes repeatable
             own += action.option_strings
             _drop(p, action)

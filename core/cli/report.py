@@ -6,6 +6,7 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from masklens.core import api
 from masklens.core.cli import kind_parsers
@@ -13,6 +14,9 @@ from masklens.core.errors import MasklensError
 from masklens.core.files.paths import add_flag
 from masklens.core.scoring.contract import BenchmarkKind, get_kind
 from masklens.core.scoring.kind_args import kind_files
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 
 def prediction_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
@@ -26,7 +30,8 @@ def add_repeatable_predictions(parser: argparse.ArgumentParser, kind: BenchmarkK
     dests = []
     for a in prediction_actions(parser):
         if type(a) is argparse._StoreAction and a.nargs is None:
-            a.__class__ = argparse._AppendAction  # same fields; appends instead of replacing
+            # same fields; appends instead of replacing (mypy does not follow a class change)
+            a.__class__ = argparse._AppendAction  # type: ignore[assignment]
             a.help = f"{a.help or ''} (repeat for several models)".strip()
             dests.append(a.dest)
     return dests
@@ -141,7 +146,7 @@ class _StageBar:
     """A tqdm bar on stderr for the scoring stage, then one line per later stage."""
 
     def __init__(self) -> None:
-        self.bar = None
+        self.bar: tqdm | None = None
         self.stage = ""
 
     def __call__(self, stage: str, done: int, total: int) -> None:

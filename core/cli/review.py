@@ -6,8 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from masklens.core.errors import MasklensError
+
+if TYPE_CHECKING:
+    from masklens.core.review.corrections import Correction
+    from masklens.core.review.verdicts import Verdict
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -86,7 +91,9 @@ def _agreement(args: argparse.Namespace) -> int:
     from masklens.core.review.corrections import correction_conflicts
     from masklens.core.scoring.tables import format_table
 
-    verdicts, seen, fixes = [], set(), {}
+    verdicts: list[Verdict] = []
+    seen: set[str] = set()
+    fixes: dict[str, Correction] = {}
     for db in args.db:
         with _open(db) as st:
             for v in st.current(args.benchmark):

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from masklens.core.errors import MasklensError
+
+if TYPE_CHECKING:
+    from masklens.core.scoring.contract import BenchmarkKind
 
 
 def register(acts: argparse._SubParsersAction) -> None:
@@ -57,7 +61,7 @@ def _benchmark_arguments(p: argparse.ArgumentParser, kind) -> None:
         action.help = argparse.SUPPRESS
 
 
-def _files(args: argparse.Namespace) -> tuple[object, dict]:
+def _files(args: argparse.Namespace) -> tuple[BenchmarkKind[Any], dict[str, Any]]:
     from masklens.core.scoring.contract import get_kind
     from masklens.core.scoring.kind_args import kind_files, kind_parser, prediction_actions
 

@@ -12,9 +12,10 @@ import math
 import os
 import stat
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from masklens.core.errors import DataFormatError
 from masklens.core.runtime import config
@@ -46,7 +47,7 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_finite_number(value: Any) -> bool:
+def is_finite_number(value: Any) -> TypeGuard[int | float]:
     """A JSON number usable as a float: finite, not a bool, and no integer too large for a float
     (``math.isfinite(10**400)`` would raise OverflowError)."""
     if type(value) is float:
@@ -72,7 +73,7 @@ def check_mask_size(height: Any, width: Any, *, path: Any = None, record: Any = 
     return int(height), int(width)
 
 
-def check_polygon(coords: list[Any], height: int, width: int, *, path: Any = None, record: Any = None,
+def check_polygon(coords: Sequence[Any], height: int, width: int, *, path: Any = None, record: Any = None,
                   field: str | None = None) -> None:
     """Polygon coordinates (x, y, x, y, …): finite numbers within the image ± the margin."""
     m = config.get("polygon_margin")

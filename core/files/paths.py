@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from masklens.core.errors import DataFormatError, on_command_line
+from masklens.core.errors import DataFormatError, Where, on_command_line
 
 #: the command-line flag, named in hints
 FLAG = "--allow-outside-root"
@@ -65,7 +65,7 @@ def _within(child: str, root: str) -> bool:
 
 
 def inside_root(
-    root: str | Path,
+    root: str | os.PathLike[str],
     relative: str | Path,
     *,
     path: str | Path | None = None,
@@ -76,7 +76,7 @@ def inside_root(
 ) -> Path:
     """``root / relative``, refused (DataFormatError naming ``path``/``record``/``field``) when
     it leaves ``root`` — lexically (absolute, ``..``) or through a symlink — unless allowed."""
-    where = {"path": path, "record": record, "field": field}
+    where: Where = {"path": path, "record": record, "field": field}
     if not isinstance(relative, (str, os.PathLike)):
         raise DataFormatError(f"expected a file name (a string), got {relative!r}", **where)
     text = os.fspath(relative)

@@ -89,7 +89,7 @@ def rle_counts_problems(counts: Sequence[bytes], n_pixels: Sequence[int]) -> lis
         reached = (int(stop[start - 1]) if start else 0) + _CHUNK_BYTES
         end = min(int(np.searchsorted(stop, reached)) + 1, n)
         unproven = _bulk_unproven(counts[start:end], pixels[start:end], lens[start:end], work)
-        for i in np.flatnonzero(unproven) + start:
+        for i in (np.flatnonzero(unproven) + start).tolist():
             out[i] = rle_counts_problem(bytes(counts[i]), int(pixels[i]))
         start = end
     return out

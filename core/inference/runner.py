@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -120,7 +120,8 @@ def request_for(prompt: Prompt) -> SegmentRequest:
     boxes, points = prompt.meta.get("boxes"), prompt.meta.get("points")
     return SegmentRequest(
         text=prompt.text, role=str(prompt.role),
-        boxes=[tuple(map(float, b)) for b in boxes] if boxes else None,
+        # meta["boxes"] holds (x0, y0, x1, y1) boxes: map() keeps their length, which mypy cannot see
+        boxes=cast("list[tuple[float, float, float, float]]", [tuple(map(float, b)) for b in boxes]) if boxes else None,
         points=[(float(x), float(y), int(label)) for x, y, label in points] if points else None,
     )
 

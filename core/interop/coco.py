@@ -100,7 +100,7 @@ def ground_truth(table: ExportTable, names: dict[int, str] | None = None,
     ]
     categories = [{"id": cid, "name": text, "supercategory": "prompt"}
                   for text, cid in table.category_of.items()]
-    annotations = []
+    annotations: list[dict[str, Any]] = []
     for sample, prompt in table.prompts_of(annotator):
         entry = table.image_of[(sample.id, prompt.image)]
         masks, crowd = gt_masks(sample, prompt)

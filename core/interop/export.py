@@ -40,7 +40,7 @@ def load_verdicts(paths: Sequence[str | os.PathLike[str]], benchmark: Benchmark)
     key, seen, out = benchmark_key(benchmark), set(), []
     for p in paths:
         if not Path(p).is_file():
-            raise MasklensError("review database not found", path=p)
+            raise MasklensError("review database not found", path=os.fspath(p))
         with open_store(p, Role.READ) as store:
             found = store.current(key)
             names = store.benchmarks()

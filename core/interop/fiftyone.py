@@ -69,8 +69,8 @@ def placeholder_png(width: int, height: int) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", body) + chunk(b"IEND", b"")
 
 
-def _place(entry: ImageEntry, target: Path, copy: bool) -> None:
-    src = Path(entry.ref.path).resolve()
+def _place(entry: ImageEntry, path: str | Path, target: Path, copy: bool) -> None:
+    src = Path(path).resolve()
     if not src.is_file():
         raise MasklensError("image file not found", path=src, record=entry.sample_id,
                             hint="give the image folder with --images, or leave out --copy-images")
@@ -89,7 +89,7 @@ def write_fiftyone(table: ExportTable, out: Path, *, copy_images: bool = False) 
     placeholders = set()
     for entry in table.images:
         if entry.ref.path is not None and (copy_images or Path(entry.ref.path).exists()):
-            _place(entry, data / names[entry.id], copy_images)
+            _place(entry, entry.ref.path, data / names[entry.id], copy_images)
         else:
             (data / names[entry.id]).write_bytes(placeholder_png(entry.ref.width, entry.ref.height))
             placeholders.add(entry.id)

@@ -103,6 +103,7 @@ def prompt_outcomes(
         # the scorer's matching: instances in SAM 3's category order (a tie between equally good
         # assignments resolves as it did for the record's TP counts), the cards' assignment
         rows = [accepted[i] for i in category_order([insts[k].category for k in accepted])]
+        assert prompt.gt is not None, "real instances are those of the prompt's ground truth"
         cats = sample.gts[prompt.gt].meta.get("category_ids") or [None] * len(gts)
         cols = category_order([cats[k] for k in real])
         sub = ious[np.ix_(rows, cols)]

@@ -218,7 +218,7 @@ def _describe(colour: str, roi: tuple[int, int, int, int], comp: np.ndarray, loc
     inkp = (loc == _INK) & comp
     ink_frac = np.count_nonzero(inkp) / area
     rim = comp & ~cv2.erode(comp.astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool)
-    ink_on_rim = np.count_nonzero(inkp & rim) / max(np.count_nonzero(rim), 1)
+    ink_on_rim = np.count_nonzero(inkp & rim) / max(int(np.count_nonzero(rim)), 1)
     if ink_frac < 0.01:
         texture, strength = "none", 0.0
     elif ink_on_rim > 0.05:

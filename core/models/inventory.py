@@ -119,7 +119,7 @@ def inventory(names: list[str] | None = None, weights: dict[str, str] | None = N
             entries.append(BackendEntry(name, name, False, problem=f"{type(exc).__name__}: {exc}"))
             continue
         absent = missing_for(info.extra) if info.extra else None
-        if absent is not None:
+        if absent is not None and info.extra:  # absent is only known for an extra
             entries.append(BackendEntry(
                 name, info.title, False, info.needs_weights, info.default_score_threshold,
                 info.description, problem=f"not installed ({absent}): {install_command(info.extra)}"))

@@ -43,7 +43,7 @@ def make_splittable(module: Any) -> bool:
         return False
     if not getattr(module, _MARK, False):
         # a bound method (an instance attribute: the class is untouched; deepcopy re-binds it)
-        module.forward = types.MethodType(_forward, module)
+        module.forward = types.MethodType(_forward, module)  # type: ignore[method-assign]  # per instance, as said above
         object.__setattr__(module, _MARK, True)
     return True
 

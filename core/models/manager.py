@@ -181,7 +181,8 @@ class ModelManager:
     @property
     def active(self) -> Segmenter | None:
         with self._lock:
-            return self._slots[self._active].segmenter if self._active in self._slots else None
+            active = self._active
+            return self._slots[active].segmenter if active is not None and active in self._slots else None
 
     def loaded(self) -> list[ModelSlot]:
         """Managed segmenters, least recently used first."""

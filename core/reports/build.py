@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from masklens.core.errors import MasklensError
 from masklens.core.files.io import atomic_directory, atomic_write_text, json_safe
@@ -74,14 +74,16 @@ def build_report(
     check_replaceable(out, inputs=inputs, legacy=earlier_report)  # before the work
     p = kind.resolve_params(params)
     step = progress or (lambda *_: None)
+    runs: list[ModelRun]
+    # all runs or all prediction sets (the signature's union): the first item says which
     if isinstance(predictions[0], ModelRun):
-        runs = list(predictions)  # type: ignore[arg-type]
+        runs = list(cast("Sequence[ModelRun]", predictions))
         for r in runs:
             if r.result.params != p:
                 r.result = r.scorer.rescore(p)
     else:
         runs = score_runs(
-            kind, benchmark, predictions, p, names=names,  # type: ignore[arg-type]
+            kind, benchmark, cast("Sequence[PredictionSet]", predictions), p, names=names,
             progress=lambda d, n: step("scoring", d, n),
         )
     ctx = ReportContext(

@@ -131,7 +131,7 @@ def overlay_png(image: np.ndarray, gt: np.ndarray, pred: np.ndarray, *, alpha: f
     out = 0.5 * image.astype(np.float32) + 0.5 * 255.0
     for sel, colour in ((gt & pred, TP), (pred & ~gt, FP), (gt & ~pred, FN)):
         out[sel] = (1 - alpha) * out[sel] + alpha * np.asarray(colour, np.float32)
-    out8 = out.astype(np.uint8)
+    out8: np.ndarray = out.astype(np.uint8)
     edges = gt.astype(np.uint8) - cv2.erode(gt.astype(np.uint8), np.ones((3, 3), np.uint8))
     out8[edges > 0] = FN
     h, w = out8.shape[:2]

@@ -182,7 +182,8 @@ def group_columns_table(
     for tables too wide to put every (group, metric) pair in one row."""
     labels = labels or {}
     gs = [g for g in groups if any(g in r.result.summary for r in runs)]
-    rows, sources = [], {}
+    rows: list[list[Any]] = []
+    sources: dict[tuple[int, int], tuple[str, str]] = {}
     for run in runs:
         for m in metrics:
             label = labels.get(m, m)

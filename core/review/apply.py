@@ -3,6 +3,7 @@ of review stores applied, plus a JSON changelog; the inputs are never written ov
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ class Applied:
     samples: int
 
 
-def store_corrections(stores: Sequence[str | Path], benchmark: str, *,
+def store_corrections(stores: Sequence[str | os.PathLike[str]], benchmark: str, *,
                       reviewer: str | None = None) -> list[Correction]:
     """Every correction row of ``benchmark`` in the stores (each row once, by uid), effective."""
     from masklens.core.review.store import Role, open_store

@@ -21,6 +21,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import DataFormatError, MasklensError
@@ -132,7 +133,7 @@ def to_row(c: Correction) -> tuple[Any, ...]:
             c.note, c.verdict_uid, c.uid, category, c.retracts)
 
 
-def from_row(row: Sequence[Any], *, path: object = None) -> Correction:
+def from_row(row: Sequence[Any], *, path: str | Path | None = None) -> Correction:
     """A correction from its SQLite row; a damaged mask or category is a clear error."""
     values = dict(zip(COLUMNS, row, strict=True))
     record = f"correction {values['uid']}"

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import os
 import uuid
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
@@ -67,7 +68,7 @@ class Role(enum.Enum):
     WRITE = "write"
 
 
-def open_store(path: str | Path, role: Role, *, reviewer: str | None = None,
+def open_store(path: str | os.PathLike[str], role: Role, *, reviewer: str | None = None,
                timeout: float = 15.0) -> ReviewStore:
     """Open the review store at ``path`` for ``role``.
 

@@ -113,7 +113,7 @@ def from_import_error(
     missing; None when the missing module belongs to no extra (a real bug, left to surface)."""
     name = getattr(exc, "name", None)
     extra = extra_of(name)
-    if not isinstance(exc, ModuleNotFoundError) or extra is None:
+    if not isinstance(exc, ModuleNotFoundError) or extra is None or name is None:  # extra implies name
         return None
     cls = MissingModelExtraError if model else MissingExtraError
     return cls(feature, name.split(".", 1)[0], extra)

@@ -58,7 +58,7 @@ class _LogFile(logging.handlers.RotatingFileHandler):
         with contextlib.suppress(Exception):
             if self.stream is not None:
                 self.stream.close()
-        self.stream = None  # type: ignore[assignment]
+        self.stream = None
 
 
 def _handler() -> logging.handlers.RotatingFileHandler | None:

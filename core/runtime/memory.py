@@ -20,7 +20,7 @@ def rss_bytes(pid: int | None = None) -> int | None:
     except (OSError, ValueError, IndexError, AttributeError):
         pass
     try:
-        import psutil  # type: ignore[import-not-found]
+        import psutil
 
         return int(psutil.Process(pid).memory_info().rss)
     except Exception:  # noqa: BLE001 - optional library, any platform error
@@ -62,7 +62,7 @@ def available_bytes() -> int | None:
                     break
     except (OSError, ValueError, IndexError):
         try:
-            import psutil  # type: ignore[import-not-found]
+            import psutil
 
             avail = int(psutil.virtual_memory().available)
         except Exception:  # noqa: BLE001 - optional library

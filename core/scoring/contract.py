@@ -137,15 +137,18 @@ class BenchmarkKind(ABC, Generic[OverlapsT]):
         """Add the benchmark's file arguments (ground truth, predictions) to a CLI parser."""
 
     @abstractmethod
-    def load_benchmark(self, **files: Any) -> Benchmark:
+    def load_benchmark(self, *args: Any, **files: Any) -> Benchmark:
         """Load the ground truth named by keyword arguments named as the destinations of
         :meth:`add_arguments` (``ann=``, ``gt=[…]``, ``data=``, ``images=``…). Callers may pass
-        every file argument of the kind; a loader ignores those it does not read."""
+        every file argument of the kind; a loader ignores those it does not read.
+
+        ``*args: Any, **files: Any`` is the signature a type checker reads as "any parameters":
+        each kind declares its own keywords, required or not, and callers pass them by name."""
 
     @abstractmethod
-    def load_predictions(self, benchmark: Benchmark, /, **files: Any) -> PredictionSet:
+    def load_predictions(self, benchmark: Benchmark, /, *args: Any, **files: Any) -> PredictionSet:
         """Load the predictions named by keyword arguments (``pred=``, ``pred_dir=``…, as for
-        :meth:`load_benchmark`), keyed by prompt id."""
+        :meth:`load_benchmark`; the kind declares its own), keyed by prompt id."""
 
     def write_predictions(
         self, benchmark: Benchmark, predictions: PredictionSet, out: Path
@@ -365,7 +368,11 @@ def score(
 # ------------------------------------------------------------------ registry
 #: the installed kinds: entry points of the group ``masklens.kinds`` (masklens' own included,
 #: see pyproject.toml), each naming a BenchmarkKind instance; imported on first use
-KINDS: Plugins[BenchmarkKind[Any]] = Plugins(plugins.KINDS, "benchmark kind", plugins.instance_of(BenchmarkKind))
+# mypy rejects an abstract class for type[T] even where it is only an isinstance() target
+# (python/mypy#4717); instance_of never instantiates it
+KINDS: Plugins[BenchmarkKind[Any]] = Plugins(
+    plugins.KINDS, "benchmark kind", plugins.instance_of(BenchmarkKind)  # type: ignore[type-abstract]
+)
 
 
 def register_kind(name: str, kind: str | BenchmarkKind[Any]) -> None:

@@ -18,7 +18,7 @@ Two readouts:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from masklens.core.masks import iou_matrix, union_all
@@ -139,7 +139,7 @@ def generic_readout(
         return out
     target = gt.union()
     masks = [i.mask.resized(gt.height, gt.width) for i in prediction.instances]
-    ious = iou_matrix(masks, [target])[:, 0] if masks else []
+    ious: Iterable[float] = iou_matrix(masks, [target])[:, 0] if masks else []
     accepted = [m for m, i in zip(masks, prediction.instances, strict=True) if i.score >= score_threshold]
     union = union_all(accepted, gt.height, gt.width)
     u_iou = float(iou_matrix([union], [target])[0, 0])  # 0 when both are empty

@@ -151,10 +151,12 @@ class Records(Sequence[Record]):
         """A new sequence of these records with ``record`` at ``index`` (as ``list(self)`` with
         one item replaced, the records already read shared with this one, without copying the
         others now)."""
-        own = list(self._own) if self._own is not None else [None] * len(self)
+        own: list[Record | None] = list(self._own) if self._own is not None else [None] * len(self)
         own[index] = record
-        # owned records are their own templates: the copy's list, never this one's
-        other = type(self)(own if self._templates is self._own else self._templates)
+        # owned records are their own templates: the copy's list, never this one's (an owned
+        # list holds every record, no None: mypy cannot tell)
+        templates = cast("list[Record]", own) if self._templates is self._own else self._templates
+        other = type(self)(templates)
         other._own, other._unowned = own, own.count(None)
         return other
 
@@ -202,14 +204,14 @@ class MemoRows(Sequence[Record]):
         if not self._built[key]:
             start = index % len(self._keys) // BLOCK * BLOCK
             self._ensure(self._keys[start : start + BLOCK])
-        return self._memo[key]  # type: ignore[no-any-return]
+        return self._memo[key]
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self._gather(self._keys))
 
     def _gather(self, keys: np.ndarray) -> list[Record]:
         self._ensure(keys)
-        return self._memo[keys].tolist()  # type: ignore[no-any-return]
+        return self._memo[keys].tolist()
 
     def _ensure(self, keys: np.ndarray) -> None:
         new = keys[~self._built[keys]]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from masklens.core.scoring.contract import BenchmarkKind, ScoreResult
 
 
@@ -13,7 +15,7 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
-def format_table(header: list[str], rows: list[list[object]]) -> str:
+def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     cells = [header] + [[_fmt(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     lines = []

@@ -17,7 +17,8 @@ from masklens.core.kinds.cafe.metrics import PairStack
 from masklens.core.kinds.common.cgf1.tables import EntryTable
 
 #: group name -> its bit in an entry's membership (GROUPS[0], Overall, holds every entry)
-GROUP_BITS: dict[str, int] = {g: 1 << i for i, g in enumerate(GROUPS[1:])}
+#: keyed by group name; a sample without a group (None) is in no group: .get(None, 0) is 0
+GROUP_BITS: dict[str | None, int] = {g: 1 << i for i, g in enumerate(GROUPS[1:])}
 
 
 @dataclass(eq=False)
@@ -102,7 +103,7 @@ class RunBuilder:
              orphans: Sequence[tuple[Any, Any, str | None]], missing: int) -> None:  # fmt: skip
         """One pair whose rows start at ``r0``: its entry candidates (positive, negative when
         they count, then the orphans riding on it), in the order the kind visits them."""
-        pair_bit = GROUP_BITS.get(group, 0)  # type: ignore[arg-type]
+        pair_bit = GROUP_BITS.get(group, 0)
         self.pair_bits.append(pair_bit)
         self.missing += missing
         for (key, counts), table, mine, start, ious in (
@@ -113,7 +114,7 @@ class RunBuilder:
                 bit = GROUP_BITS.get(mine, 0) if mine is not None else pair_bit
                 self.candidate(key, bit, mine is None, table, start, ious)
         for key, table, g in orphans:
-            self.candidate(key, GROUP_BITS.get(g, 0), False, table, 0, None)  # type: ignore[arg-type]
+            self.candidate(key, GROUP_BITS.get(g, 0), False, table, 0, None)
 
     def candidate(self, key: Any, bit: int, shared: bool, table: Any, start: int,
                   row_ious: tuple[float, ...] | None) -> None:  # fmt: skip

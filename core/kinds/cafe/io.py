@@ -11,6 +11,7 @@ count in cgF1 only. The scoring kind lives in :mod:`masklens.core.kinds.cafe.kin
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,7 +89,7 @@ def _entry_group(img: CocoImage, positives: dict[Any, CocoImage], path: Path) ->
 
 
 @gc_paused()
-def load_cafe(path: str | Path, images: str | Path | None = None) -> Benchmark:
+def load_cafe(path: str | os.PathLike[str], images: str | os.PathLike[str] | None = None) -> Benchmark:
     """Load a CAFE annotation file into one Sample per (positive, negative) pair."""
     ds = load_coco(path)
     p = ds.path

@@ -133,7 +133,7 @@ def _batch_entries(batch: CafeBatch) -> tuple[EntryStack, np.ndarray]:
     stack = EntryStack.concat(
         [
             single_stack(batch.src_s[rows], batch.src_v[rows], lens, batch.cand_gt[single]),
-            EntryStack.build([tables[c] for c in multi.tolist()]),  # type: ignore[misc]
+            EntryStack.build([tables[c] for c in multi.tolist()]),
         ]
     )
     return stack, np.concatenate([bits[~is_multi], bits[is_multi]])

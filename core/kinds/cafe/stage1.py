@@ -119,6 +119,7 @@ def _entry_source(jobs: IouJobs, j: int | None, scores: tuple[float, ...], gts: 
     several instances, in SAM 3's category order."""
     if not gts:
         return (scores, None)
+    assert j is not None, "an entry with instances has a job"
     if len(gts) == 1:
         a = jobs.at[j]
         return (scores, tuple(jobs.values[a : a + len(scores)]))
@@ -272,6 +273,7 @@ def _finish(jobs: IouJobs, p: _Plan, tv: list[float], r0: int) -> CafeOverlaps:
     if not p.neg_nc:
         neg_table: EntrySource = (neg_scores, None)
     else:
+        assert p.neg_gt is not None, "neg_nc holds the non-crowd instances of neg_gt"
         neg_table = _entry_source(jobs, p.neg_job, neg_scores, p.neg_nc,
                                   categories_of(p.neg_pred), non_crowd_categories(p.neg_gt))  # fmt: skip
     pos_max = max(pos_scores) if pos_scores else 0.0

@@ -11,6 +11,7 @@ Metrics: :mod:`masklens.core.kinds.cgebench.metrics`.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict, cast
@@ -57,7 +58,7 @@ def _hypernyms(raw: dict[str, Any], path: Path, record: str) -> list[str]:
     return hyp
 
 
-def load_cgebench(ann: str | Path, images_dir: str | Path | None = None) -> Benchmark:
+def load_cgebench(ann: str | os.PathLike[str], images_dir: str | os.PathLike[str] | None = None) -> Benchmark:
     """Load a CGEBench annotation file into one Sample per image entry."""
     ds: CocoDataset = load_coco(ann)
     samples: list[Sample] = []
@@ -100,7 +101,7 @@ def load_cgebench(ann: str | Path, images_dir: str | Path | None = None) -> Benc
     return Benchmark("cgebench", ds.path.stem, samples, sources={"ann": ds.path})
 
 
-def load_cgebench_predictions(pred: str | Path, benchmark: Benchmark) -> PredictionSet:
+def load_cgebench_predictions(pred: str | os.PathLike[str], benchmark: Benchmark) -> PredictionSet:
     """Read COCO results with ``level``; every prompt gets a (possibly empty) Prediction."""
     p = Path(pred)
     sizes: dict[Any, tuple[int, int]] = {}

@@ -6,13 +6,14 @@ file, the record and the field.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from masklens.core.errors import DataFormatError
+from masklens.core.errors import DataFormatError, Where
 from masklens.core.files.io import atomic_write_json, read_json
 from masklens.core.files.limits import check_mask_size, exists, is_finite_number
 from masklens.core.files.paths import inside_root
@@ -78,7 +79,7 @@ def _require(obj: dict[str, Any], key: str, types: type | tuple[type, ...], *, p
     return value
 
 
-def load_coco(path: str | Path) -> CocoDataset:
+def load_coco(path: str | os.PathLike[str]) -> CocoDataset:
     """Read and index a COCO annotation file (``images`` required, ``annotations`` optional)."""
     p = Path(path)
     data = read_json(p)
@@ -225,17 +226,17 @@ def collect_predictions(
     return out
 
 
-def resolve_image_path(ann_path: Path, images_dir: str | Path | None, file_name: Any,
+def resolve_image_path(ann_path: Path, images_dir: str | os.PathLike[str] | None, file_name: Any,
                        *, record: str | None = None) -> Path | None:
     """Where an image file would be: ``--images`` DIR, else ``images/`` or the folder beside the
     JSON; a ``file_name`` leaving that folder is refused (:func:`masklens.core.files.paths.inside_root`)."""
     if not isinstance(file_name, str) or not file_name:
         return None
-    where = {"path": ann_path, "record": record, "field": "file_name", "what": "image path"}
+    where: Where = {"path": ann_path, "record": record, "field": "file_name"}
     if images_dir is not None:
-        return inside_root(images_dir, file_name, **where)
+        return inside_root(images_dir, file_name, what="image path", **where)
     for base in (ann_path.parent / "images", ann_path.parent):
-        candidate = inside_root(base, file_name, **where)
+        candidate = inside_root(base, file_name, what="image path", **where)
         if exists(candidate):
             return candidate
     return None

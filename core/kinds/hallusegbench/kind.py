@@ -13,6 +13,7 @@ that need it. Predictions of another size are resized to their ground truth with
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -118,7 +119,7 @@ def _refuse_collision(stems: dict[str, tuple[int, Any]], stem: str, ann_id: Any,
                  "control characters become '_'")
 
 
-def load_hallusegbench(data: str | Path, root: str | Path | None = None) -> Benchmark:
+def load_hallusegbench(data: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> Benchmark:
     """Read ``data.json`` (either schema) and the ground-truth PNGs under ``root``."""
     p = Path(data)
     base = Path(root) if root is not None else p.parent
@@ -188,7 +189,7 @@ def load_hallusegbench(data: str | Path, root: str | Path | None = None) -> Benc
     return Benchmark("hallusegbench", p.stem, samples, sources={"data": p, "root": base})
 
 
-def load_prediction_dir(benchmark: Benchmark, pred_dir: str | Path) -> PredictionSet:
+def load_prediction_dir(benchmark: Benchmark, pred_dir: str | os.PathLike[str]) -> PredictionSet:
     """Read the four folders; a missing PNG goes to ``missing`` (skipped, not scored 0)."""
     d = Path(pred_dir)
     if not d.is_dir():

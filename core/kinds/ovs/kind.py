@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
 import numpy as np
 
-from masklens.core.errors import DataFormatError
+from masklens.core.errors import DataFormatError, Where
 from masklens.core.files.io import atomic_write_json, read_json
 from masklens.core.files.limits import check_image_header, check_npy_header, is_finite_number
 from masklens.core.files.paths import inside_root
@@ -68,7 +69,7 @@ def _vocabulary(raw: Any, path: Path) -> dict[Any, str]:
     return vocab
 
 
-def load_ovs_annotations(path: str | Path) -> Benchmark:
+def load_ovs_annotations(path: str | os.PathLike[str]) -> Benchmark:
     """Read and validate an OVS ground-truth file."""
     coco = load_coco(path)
     p = coco.path
@@ -102,7 +103,7 @@ def load_ovs_annotations(path: str | Path) -> Benchmark:
 
 # ---------------------------------------------------------------- predictions
 def _read_score_map(f: Path, *, path: Path, rec: str) -> np.ndarray:
-    where = {"path": path, "record": rec, "field": "score_map"}
+    where: Where = {"path": path, "record": rec, "field": "score_map"}
     if f.suffix.lower() == ".npy":
         check_npy_header(f, what="score map", **where)  # before anything is allocated
         try:
@@ -163,15 +164,15 @@ def _threshold_masks(raw: Any, height: int, width: int, *, path: Path, rec: str)
                                   f"{raw_masks[0].height}x{raw_masks[0].width} (all nine must have one size)",
                                   path=path, record=rec, field=f"masks.{k}")
     masks = [resize_nearest(m, height, width) for m in raw_masks]
-    for k in range(1, len(masks)):
-        if intersect_all([masks[k], masks[k - 1]]).area != masks[k].area:
+    for i in range(1, len(masks)):
+        if intersect_all([masks[i], masks[i - 1]]).area != masks[i].area:
             raise DataFormatError(
-                f"mask at {T_KEYS[k]} is not inside the mask at {T_KEYS[k - 1]} (B(τ) must shrink as τ grows)",
+                f"mask at {T_KEYS[i]} is not inside the mask at {T_KEYS[i - 1]} (B(τ) must shrink as τ grows)",
                 path=path, record=rec, field="masks")
     return masks
 
 
-def load_ovs_predictions(path: str | Path, benchmark: Benchmark) -> PredictionSet:
+def load_ovs_predictions(path: str | os.PathLike[str], benchmark: Benchmark) -> PredictionSet:
     """Read a prediction file; every record must name a known image and vocabulary entry."""
     p = Path(path)
     raw = read_json(p)
@@ -333,10 +334,11 @@ class OvsKind(BenchmarkKind[ovs.ImageOverlaps]):
         per_t = []
         for k in range(len(ovs.THRESHOLDS)):
             masks = {n: ms[k] for n, ms in per_class.items() if ms[k].area > 0}
-            inter = {n: intersect_all([masks[n], gts[n]]).area for n in gt_names if n in masks}
+            inter: dict[ovs.ClassId, int] = {n: intersect_all([masks[n], gts[n]]).area for n in gt_names if n in masks}
             rem = tuple(n for n in masks if n not in gts)
             iou = iou_matrix([masks[n] for n in rem], gt_masks) if rem and gt_masks else np.zeros((len(rem), len(gt_masks)))
-            per_t.append(ovs.ThresholdOverlaps({n: m.area for n, m in masks.items()}, inter, rem, iou))
+            pred_area: dict[ovs.ClassId, int] = {n: m.area for n, m in masks.items()}
+            per_t.append(ovs.ThresholdOverlaps(pred_area, inter, rem, iou))
         return ovs.ImageOverlaps(img.height * img.width, {n: m.area for n, m in gts.items()}, tuple(per_t))
 
     def _readouts(self, overlaps: Sequence[ovs.ImageOverlaps], tau_av: float) -> list[list[ovs.ImageReadout]]:

@@ -13,6 +13,7 @@ are loaded (to browse) but not scored; a missing field counts as exhaustive.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -62,7 +63,7 @@ __all__ = ["KIND", "PcsInstance", "PcsKind", "PcsRecord", "load_pcs"]
 
 # ---------------------------------------------------------------- PCS loader
 @gc_paused()
-def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> Benchmark:
+def load_pcs(paths: Sequence[str | os.PathLike[str]], images: str | os.PathLike[str] | None = None) -> Benchmark:
     """Load one SA-Co/Gold subset: one to three annotator files listing the same image entries."""
     if not paths:
         raise DataFormatError("give at least one ground-truth file (--gt)")
@@ -101,7 +102,9 @@ def load_pcs(paths: Sequence[str | Path], images: str | Path | None = None) -> B
             is_exh = is_exh and flag
             gts[key] = entry_gt(ds, other, key, text, cache)
         # entry_gt's crowd flags are bools, one per mask: a non-crowd instance is a False
-        role = Role.POSITIVE if False in gts["gt0"].crowd else Role.NEGATIVE
+        crowd = gts["gt0"].crowd
+        assert crowd is not None, "entry_gt sets the crowd flags"
+        role = Role.POSITIVE if False in crowd else Role.NEGATIVE
         prompt = Prompt(
             id=str(img.id),
             text=text,
@@ -216,7 +219,8 @@ class PcsKind(BenchmarkKind[PcsOverlaps]):
         t = params["score_threshold"]
         prompt = sample.prompts[0]
         entry = entry_readout(overlaps.table, t)
-        ious = overlaps.best_ious[entry["annotator"]]  # type: ignore[index]
+        # entry_readout's record is a dict of mixed values; "annotator" is the oracle's index
+        ious = overlaps.best_ious[cast(int, entry["annotator"])]
         return cast(PcsRecord, {
             "id": sample.id,
             "image_id": prompt.source_id,

@@ -17,6 +17,7 @@ Metrics: :mod:`masklens.core.kinds.r2sm.metrics`.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
@@ -122,7 +123,7 @@ def _queries(ds: CocoDataset, anns: dict[Any, dict[str, Any]]) -> list[dict[str,
     return out
 
 
-def load_r2sm(ann: str | Path, images_dir: str | Path | None = None) -> Benchmark:
+def load_r2sm(ann: str | os.PathLike[str], images_dir: str | os.PathLike[str] | None = None) -> Benchmark:
     """Load an R2SM annotation file into one Sample per image that has queries."""
     ds = load_coco(ann)
     anns = _annotation_index(ds)
@@ -166,7 +167,7 @@ def load_r2sm(ann: str | Path, images_dir: str | Path | None = None) -> Benchmar
     return Benchmark("r2sm", ds.path.stem, samples, sources={"ann": ds.path})
 
 
-def load_r2sm_predictions(pred: str | Path, benchmark: Benchmark) -> PredictionSet:
+def load_r2sm_predictions(pred: str | os.PathLike[str], benchmark: Benchmark) -> PredictionSet:
     """Read COCO results keyed by ``query_id``; every query gets a (possibly empty) Prediction."""
     p = Path(pred)
     where: dict[Any, tuple[Any, tuple[int, int]]] = {}

@@ -160,7 +160,9 @@ def evaluate_units(units: Sequence[EvalUnit], *, use_cache: bool = True) -> None
     todo = [u for u in units if use_cache not in u.evals]
     if not todo:
         return
-    images, gts, dts = [], [], []
+    images: list[dict[str, Any]] = []
+    gts: list[dict[str, Any]] = []
+    dts: list[dict[str, Any]] = []
     for n, u in enumerate(todo, start=1):
         h, w = (u.gt_masks or u.dt_masks or (Mask.empty(1, 1),))[0].shape
         images.append({"id": n, "height": h, "width": w})

@@ -4,6 +4,7 @@ COCO results read with one batch RLE check, and written back atomically."""
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ def add_images_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def image_path(images: str | Path | None, img: CocoImage, ann: Path | None = None) -> Path | None:
+def image_path(images: str | os.PathLike[str] | None, img: CocoImage, ann: Path | None = None) -> Path | None:
     """``--images`` DIR / ``file_name``; a name leaving DIR is refused (masklens.core.files.paths)."""
     if images is None or not img.file_name:
         return None
@@ -218,7 +219,7 @@ _INF = float("inf")
 
 @gc_paused()
 def load_coco_predictions(
-    path: str | Path,
+    path: str | os.PathLike[str],
     benchmark: Benchmark,
     *,
     ignorable: Mapping[Any, tuple[int, int]] | None = None,

@@ -150,7 +150,7 @@ def _table_single(s: list[float], mats: list[np.ndarray], ngt: np.ndarray) -> En
     return EntryTable(tuple(reversed(levels)), np.array(ndt, dtype=np.int64), tp, ngt)
 
 
-def local_f1(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> np.ndarray:
+def local_f1(tp: np.ndarray, ndt: np.ndarray | np.integer[Any], ngt: np.ndarray | np.integer[Any]) -> np.ndarray:
     """Per-threshold F1 of entries (broadcast): P = TP/(TP+FP+1e-4), R = TP/(TP+FN+1e-4),
     F1 = 2PR/(P+R+1e-4), exactly as the official per-image ``local_F1s``."""
     fp = ndt - tp
@@ -341,8 +341,8 @@ class EntryStack:
                 if not ints.size or int(np.abs(ints).max()) < 1 << 31:
                     ints = ints.astype(np.int32)  # counts: half the memory
                 self._row_table = (ints, f1)
-        ints, f1 = self._row_table
-        return None if ints is None else (ints, f1)
+        row_ints, row_f1 = self._row_table  # both None, or both arrays
+        return None if row_ints is None or row_f1 is None else (row_ints, row_f1)
 
 
 def select_oracle(tp: np.ndarray, ndt: np.ndarray, ngt: np.ndarray) -> np.ndarray:
