@@ -68,7 +68,15 @@ _BEFORE: set[Path] = set()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    import signal
+
     import masklens.core
+
+    # Ctrl+C as a user has it, whatever started the suite: a command run in the background by a
+    # non-interactive shell (`make test &`) starts with SIGINT ignored, which every process the
+    # tests start would inherit, and the tests of Ctrl+C would see nothing arrive
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
     where = Path(masklens.core.__file__).resolve().parent
     if where != ROOT / "core":  # the demo files the tests read would not count as bundled
