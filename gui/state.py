@@ -22,6 +22,7 @@ Attributes (read them; change them through the methods so that views follow):
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -125,14 +126,18 @@ class AppState(QObject):
         self.model = name
 
     def add_predictions(self, name: str, predictions: PredictionSet, scorer: Scorer, *,
-                        argv: list[str] | None = None) -> None:
+                        argv: list[str] | None = None,
+                        readouts: tuple[Mapping[str, float], Records] | None = None) -> None:
         """Attach a scored prediction set (becomes active) and derive its readouts; ``argv``: the
-        prediction arguments it was read from (remembered with the session)."""
+        prediction arguments it was read from (remembered with the session); ``readouts``: its
+        readouts already derived (in the worker pool) at those values, used if they are still
+        the sliders'."""
         if argv:
             self.set_argv[name] = list(argv)
         self.prediction_sets[name] = predictions
         self.scorers[name] = scorer
-        self.readouts[name] = scorer.readouts(self.params)
+        ready = readouts is not None and dict(readouts[0]) == self.params
+        self.readouts[name] = readouts[1] if readouts is not None and ready else scorer.readouts(self.params)
         self.active = name
         for r in self.live:
             self._rescore_live(r)

@@ -156,13 +156,23 @@ class BulkColumns:
         """Every row's value of a filter key: sample, group, verdict or a flattened readout key."""
         n = len(self.samples)
         if len(self.readouts) == n:
-            values = self._kept(("key", key), lambda: read_column(self._reader, self.records(), key))
+            values = self._kept(("key", key), lambda: self._readout_column(key))
         else:
             values = [None] * n
         if key in ("sample", "group", "verdict"):  # the record's own key wins, as in row_of
             fixed = self._fixed_column(key)
             values = [f if v is None else v for v, f in zip(values, fixed, strict=True)]
         return values
+
+    def _readout_column(self, key: str) -> list[Any]:
+        """Every record's flattened ``key``: a top-level key straight from the kind's columns
+        where it has them (no record built: SA-Co/Gold at a new t), else read off the records."""
+        readouts = self.readouts
+        if isinstance(readouts, Records) and "." not in key and "[" not in key:
+            values = readouts.column(key)
+            if values is not None:
+                return values
+        return read_column(self._reader, self.records(), key)
 
     def _fixed_column(self, key: str) -> list[Any]:
         if key == "verdict":

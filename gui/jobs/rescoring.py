@@ -17,7 +17,6 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
 from PySide6.QtWidgets import QWidget
 
 from masklens.core.runtime import gc_pause
-from masklens.core.scoring.records import Records
 from masklens.gui.jobs.workers import JobRunner
 
 if TYPE_CHECKING:
@@ -29,14 +28,14 @@ ASYNC_FROM = 2000
 
 
 def _derive(ctx: Any, scorer: Any, params: dict[str, float], prepare: Any) -> tuple[list, Any]:
-    """Runs as a job (the switch interval shortened, gui/jobs/workers.py). Hundreds of thousands of
-    new (acyclic) dicts would trigger full cyclic collections over every object of the benchmark,
+    """Runs as a job (the switch interval shortened, gui/jobs/workers.py). Records are built
+    when read: the rows shown, and what a filter or sort reads as whole columns, taken from the
+    kind's own columns where it has them (:meth:`Records.column`). Hundreds of thousands of new
+    (acyclic) dicts would trigger full cyclic collections over every object of the benchmark,
     each a GIL-held pause of the window: none while deriving, and what survives (readouts,
     flattened rows) is long-lived, frozen after (gc_pause.collected_later)."""
     with gc_pause.collected_later():
         readouts = scorer.readouts(params)
-        if isinstance(readouts, Records):  # records built lazily (SA-Co/Gold's): here, not in the first filter
-            readouts.view()
         ctx.check()
         return readouts, prepare(readouts, ctx.check)
 

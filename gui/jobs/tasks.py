@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import copy
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from masklens.core.scoring.readout import (
     make_typed_prompt,
     replaced_prompt,
 )
+from masklens.core.scoring.records import Records
 
 
 @dataclass
@@ -46,11 +47,23 @@ def load_benchmark(ctx: Any, kind: BenchmarkKind, namespace: argparse.Namespace,
     return Loaded(kind, bench, namespace, argv)
 
 
+@dataclass
+class Scored:
+    """A prediction set scored in the worker pool, with its readouts at ``params``."""
+
+    predictions: PredictionSet
+    scorer: Scorer
+    params: dict[str, float]
+    readouts: Records
+
+
 def score_predictions(
     ctx: Any, kind: BenchmarkKind, benchmark: Benchmark, namespace: argparse.Namespace,
-    predictions: PredictionSet | None = None,
-) -> tuple[PredictionSet, Scorer]:
-    """Load predictions (unless given) and compute every sample's overlaps, with progress."""
+    params: Mapping[str, float], predictions: PredictionSet | None = None,
+) -> Scored:
+    """Load predictions (unless given), compute every sample's overlaps, with progress, and the
+    readouts at ``params`` (the window's values: SA-Co/Gold's tables of 168,000 entries take
+    seconds to build, here rather than on the GUI thread)."""
     if predictions is None:
         ctx.progress(0, 1, "reading predictions…")
         predictions = kind.load_predictions(benchmark, **kind_files(kind, namespace))
@@ -64,7 +77,8 @@ def score_predictions(
             ctx.check()
 
     scorer = Scorer(kind, benchmark, predictions, progress=progress)
-    return predictions, scorer
+    ctx.progress(n, n, "tabulating")
+    return Scored(predictions, scorer, dict(params), scorer.readouts(params))
 
 
 def with_predictions(namespace: argparse.Namespace, dest_values: dict[str, Any]) -> argparse.Namespace:

@@ -222,13 +222,14 @@ class WindowCommands:
         while name in self.state.prediction_sets:
             name, i = f"{base} ({i})", i + 1
 
-        def done(value: Any) -> None:
+        def done(value: tasks.Scored) -> None:
             if self.state.benchmark is bench:
-                self.state.add_predictions(name, *value, argv=argv)  # argv: remembered with the session
+                self.state.add_predictions(name, value.predictions, value.scorer, argv=argv,  # argv: kept with the session
+                                           readouts=(value.params, value.readouts))
                 self.message_bar.show_message(f"predictions '{name}' scored", "info")
 
         return self.start("score predictions", tasks.score_predictions, kind, bench, namespace,
-                          on_done=done, sync=sync)
+                          dict(self.state.params), on_done=done, sync=sync)
 
     def open_predictions_dialog(self) -> bool:
         if self.state.kind is None or self.state.namespace is None:

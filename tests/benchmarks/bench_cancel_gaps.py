@@ -1,4 +1,4 @@
-"""The longest stretch of a real-size forward pass with no cancel check in it (issue 24).
+"""The longest stretch of a real-size forward pass with no cancel check in it.
 
 Cancel acts at the next cancel check, so the longest gap between two checks bounds Cancel's
 latency inside the model. For each real-size checkpoint under the cache folder's bench-models/

@@ -404,7 +404,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication([])
     from gui_real_shaped import bench_real_shaped
 
-    if "--real-shaped" in sys.argv:  # only the real-shaped lines (issue 21); --sizes 1200,20000
+    if "--real-shaped" in sys.argv:  # only the real-shaped lines; --sizes 1200,20000
         sizes = (1_200, 20_000)
         if "--sizes" in sys.argv:
             sizes = tuple(int(x) for x in sys.argv[sys.argv.index("--sizes") + 1].split(",") if x)

@@ -1,6 +1,6 @@
 """The GUI stall while a new model result is drawn: the overlay made in the prompt job (as the
-window does) against the same window with it switched off (drawn on the GUI thread, as before
-issue 24), alternating in one process on models_bench's 1800×1200 scenes; worst gap of the 2 ms
+window does) against the same window with it switched off (drawn on the GUI thread),
+alternating in one process on models_bench's 1800×1200 scenes; worst gap of the 2 ms
 GUI-thread timer (tests/benchmarks/bench_gui.py) from the prompt's start until it is drawn.
 
     python tests/benchmarks/bench_live_result.py [--backend grounded-sam2] [--prompts 10] [--real]

@@ -1,4 +1,4 @@
-"""Model load time against plain ``from_pretrained`` (part of `make bench`; issue 23 item 23).
+"""Model load time against plain ``from_pretrained`` (part of `make bench`).
 
 On a real-size random-weight checkpoint pair of ≥ 1 GB built once from the real configs
 (OWLv2 ViT-L/14 + SAM 2.1 Hiera-L, 2.6 GB, tests/benchmarks/real_models.py, kept in the cache

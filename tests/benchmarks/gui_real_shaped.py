@@ -1,4 +1,4 @@
-"""Real-shaped lines of bench_gui.py (issue 21): every interaction from the input to the settled
+"""Real-shaped lines of bench_gui.py: every interaction from the input to the settled
 window (browser, card, canvas) on SA-Co/Gold-shaped sets of 1,200 and 20,000 entries at 1280×720
 (0–6 irregular polygon instances per entry, three annotators) and a CAFE-shaped set of 2,146
 pairs at 1024², each with image files, in the real window.
@@ -129,7 +129,7 @@ def interactions(w: Any, meter: Any, params: dict[str, tuple[float, float]], exp
 
 def cold_switches(w: Any, meter: Any, switch: Callable[[int], None], repeat: int) -> list[str]:
     """A sample switch with every image cold (as on a set with one image per entry), the user
-    pausing between presses: with the neighbours prefetched (issue 21), and without (GUI decode)."""
+    pausing between presses: with the neighbours prefetched, and without (GUI decode)."""
     prefetcher = w.renderer.prefetcher
 
     def cold(prefetch: bool) -> Callable[[], None]:
@@ -156,7 +156,7 @@ def cold_switches(w: Any, meter: Any, switch: Callable[[int], None], repeat: int
 
 
 def column_named(browser: Any, name: str) -> int:
-    """The list's column headed ``name`` (by its headers: also for builds before issue 21)."""
+    """The list's column headed ``name`` (by its headers)."""
     proxy = browser.table.model()
     return next(c for c in range(proxy.columnCount()) if proxy.headerData(c, Qt.Orientation.Horizontal) == name)
 

@@ -52,11 +52,14 @@ def _score(rng: random.Random) -> float:
 def synth_saco(
     seed: int, n_entries: int, size: int = 1024, n_annotators: int = 3, pool_size: int = 400,
     *, width: int | None = None, n_images: int | None = None, max_pred: int = 5,
+    object_weights: tuple[float, ...] | None = None, pred_weights: tuple[float, ...] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """SA-Co/Gold-shaped annotator files (0–3 ground-truth instances per entry and annotator,
     which sometimes miss or add one) and COCO results (0–``max_pred`` instances per entry), on
     images ``size`` high and ``width`` wide (default square); ``n_images``: entries share that
-    many image files (default: three entries per image)."""
+    many image files (default: three entries per image); ``object_weights`` / ``pred_weights``:
+    the chance of 0, 1, 2, … objects / predictions in an entry (default: uniform over 0–3 and
+    0–``max_pred``)."""
     rng = random.Random(seed)
     pool = shape_pool(rng, pool_size, size, width)
     boxes = {id(v): bbox_of(v) for vs in pool for v in vs}
@@ -67,7 +70,9 @@ def synth_saco(
     preds: list[dict[str, Any]] = []
     for i in range(n_entries):
         eid = 1 + i
-        objects = rng.sample(range(pool_size), rng.randint(0, 3))
+        n_objects = (rng.randint(0, 3) if object_weights is None
+                     else rng.choices(range(len(object_weights)), object_weights)[0])
+        objects = rng.sample(range(pool_size), n_objects)
         for a, f in enumerate(files):
             image = i // 3 if n_images is None else i % n_images
             f["images"].append({"id": eid, "file_name": f"img{image}.jpg", "height": size,
@@ -80,7 +85,9 @@ def synth_saco(
                 f["annotations"].append({"id": len(f["annotations"]) + 1, "image_id": eid,
                                          "category_id": 1, "iscrowd": 0, "area": 0,
                                          "segmentation": pool[o][1 if a else 0]})  # fmt: skip
-        for _ in range(rng.randint(0, max_pred)):
+        n_pred = (rng.randint(0, max_pred) if pred_weights is None
+                  else rng.choices(range(len(pred_weights)), pred_weights)[0])
+        for _ in range(n_pred):
             if objects and rng.random() < 0.7:
                 seg = pool[rng.choice(objects)][rng.randrange(N_VARIANTS)]
             else:

@@ -1,4 +1,4 @@
-"""Safe, fast review (issue 8): one-key verdicts and layer toggles act only with the focus on the
+"""Safe, fast review: one-key verdicts and layer toggles act only with the focus on the
 canvas or the sample list; every verdict is confirmed and Ctrl+Z appends a retraction; Enter in
 the Note field records the note. Driven with real key and mouse events; effects checked in the
 real SQLite store and on the canvas."""

@@ -110,6 +110,36 @@ def test_records_at_t_equal_entry_readout(data, ts) -> None:
             assert records.at(t)[0]["n_accepted"] != -1
 
 
+@settings(max_examples=150, deadline=None)
+@given(entries(), st.lists(thr, min_size=1, max_size=4), st.integers(0, 9))
+def test_columns_at_t_equal_the_records_fields_without_building_them(data, ts, changed) -> None:
+    """What a filter or sort reads (``Records.column``) is each record's field, built or not,
+    and a record a caller changed gives its own value."""
+    n_ann, ents = data
+    tables = [entry_table(s, m) for s, m in ents]
+    ious = [[tuple(m.max(axis=1).tolist()) if m.shape[1] else (0.0,) * len(s) for m in mats]
+            for s, mats in ents]  # fmt: skip
+    static = [{"id": str(i), "n_pred": len(s)} for i, (s, _) in enumerate(ents)]
+    records = EntryRecords(EntryStack.build(tables), static, [tuple(s) for s, _ in ents], ious)
+    keys = ["id", "n_pred", "n_accepted", "n_gt", "annotator", "IL", "TP@0.5", "TP@0.75",
+            "FP@0.5", "FN@0.5", "local_F1"]
+    for t in ts:
+        got = records.at(t)
+        columns = {k: got.column(k) for k in keys}
+        assert not records._built.any() or len(ts) > 1  # nothing built to answer the first t
+        if got:
+            assert got.column("instances") is None  # not a column: only records hold it
+        want = [{"id": str(i), "n_pred": len(s), **entry_readout(tab, t)}
+                for i, (tab, (s, _)) in enumerate(zip(tables, ents, strict=True))]
+        for k in keys:
+            assert columns[k] == [w[k] for w in want], k
+            assert [type(v) for v in columns[k]] == [type(w[k]) for w in want], k
+        if got:
+            row = changed % len(got)
+            got[row]["n_accepted"] = -1
+            assert got.column("n_accepted")[row] == -1
+
+
 def test_kind_records_and_summary_equal_per_sample_path(tmp_path) -> None:
     """Through the kind, 3 annotator files with non-exhaustive entries: the vectorised
     records equal ``sample_readout`` and the summary equals a stack of the exhaustive

@@ -1,4 +1,4 @@
-"""Batch verdicts (issue 21, the gallery): one row per sample, as if recorded one by one, written
+"""Batch verdicts (the gallery): one row per sample, as if recorded one by one, written
 in one transaction; undone with one retraction row each, the verdicts before them current again."""
 
 import sqlite3

@@ -195,7 +195,7 @@ def test_a_damaged_correction_row_is_a_clear_error(tmp_path):
 
 @pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
 def test_an_earlier_store_read_only_has_no_corrections_and_merges_unchanged(tmp_path, version):
-    """Reading never upgrades (issue 23 item 10): an older store opened read-only reads as having
+    """Reading never upgrades: an older store opened read-only reads as having
     no corrections or queues, and merging it leaves it at its version."""
     old = tmp_path / f"v{version}.sqlite"
     _store_at(old, version)

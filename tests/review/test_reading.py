@@ -1,4 +1,4 @@
-"""What the Review panel reads on a sample switch (issue 21: after batch verdicts a store holds
+"""What the Review panel reads on a sample switch (after batch verdicts a store holds
 thousands of rows): one sample's current verdicts, equal to what the whole-store reading gives,
 and a stamp that changes with every row added."""
 

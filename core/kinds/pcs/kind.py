@@ -86,6 +86,7 @@ def load_pcs(paths: Sequence[str | os.PathLike[str]], images: str | os.PathLike[
     annotators = [(f"gt{a}", ds, ds.images, caches[a]) for a, ds in enumerate(datasets)]
     last_path = datasets[-1].path  # (image_path names the last annotator file)
     samples: list[Sample] = []
+    checked_images: dict[Any, Path] = {}
     for img in base.images.values():
         text = text_of(img, base.path, required=False)
         is_exh = True
@@ -119,7 +120,7 @@ def load_pcs(paths: Sequence[str | os.PathLike[str]], images: str | os.PathLike[
                 id=prompt.id,
                 images={
                     "image": ImageRef(
-                        "image", image_path(images, img, last_path), img.height, img.width, img.id
+                        "image", image_path(images, img, last_path, checked_images), img.height, img.width, img.id
                     )
                 },
                 gts=gts,

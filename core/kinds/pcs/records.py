@@ -22,6 +22,17 @@ from masklens.core.scoring.records import MemoRows, Records
 
 _IL = ("TN", "FP", "FN", "TP")  # index: 2 * has_gt + has_accepted
 
+#: the records' integer fields from the columns (accepted, instances, oracle, TP@0.5, TP@0.75)
+_NUMBERS: dict[str, Any] = {
+    "n_accepted": lambda ndt, ngt, best, tp50, tp75: ndt,
+    "n_gt": lambda ndt, ngt, best, tp50, tp75: ngt,
+    "annotator": lambda ndt, ngt, best, tp50, tp75: best,
+    "TP@0.5": lambda ndt, ngt, best, tp50, tp75: tp50,
+    "TP@0.75": lambda ndt, ngt, best, tp50, tp75: tp75,
+    "FP@0.5": lambda ndt, ngt, best, tp50, tp75: ndt - tp50,
+    "FN@0.5": lambda ndt, ngt, best, tp50, tp75: ngt - tp50,
+}
+
 
 class EntryRecords:
     """Records of every stacked entry (same fields and values as
@@ -76,10 +87,27 @@ class EntryRecords:
         self._memo[rows] = records
         self._built[rows] = True
 
+    def column(self, rows: np.ndarray, key: str) -> list[Any] | None:
+        """The records' top-level ``key`` at flat ``rows`` from the columns, as :meth:`_build`
+        would write it, without building a record (None for ``instances``: only records hold it)."""
+        if rows.size == 0:
+            return []
+        ndt, ngt, best, il, tp50, tp75, f1, entries, _ = self._cols
+        if key in _NUMBERS:
+            return _NUMBERS[key](ndt[rows], ngt[rows], best[rows], tp50[rows], tp75[rows]).tolist()
+        if key == "IL":
+            return [_IL[i] for i in il[rows].tolist()]
+        if key == "local_F1":
+            return [None if i == 0 else v for i, v in zip(il[rows].tolist(), f1[rows].tolist(), strict=True)]
+        static = self._static
+        if static and key in static[0]:
+            return [static[e].get(key) for e in entries[rows].tolist()]
+        return None
+
     def at(self, t: float) -> Records:
         """Every entry's record at score threshold ``t``: a fresh top-level dict each when
         read (:class:`~masklens.core.scoring.records.Records`, as CAFE's records), whose ``instances``
         list is shared with later calls that reach the same row — read it, do not change it
         in place."""
         rows = self.stack.rows_at(t)
-        return Records(MemoRows(self._memo, self._built, rows, self._build))
+        return Records(MemoRows(self._memo, self._built, rows, self._build, self.column))

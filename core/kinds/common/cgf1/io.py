@@ -27,12 +27,21 @@ def add_images_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def image_path(images: str | os.PathLike[str] | None, img: CocoImage, ann: Path | None = None) -> Path | None:
-    """``--images`` DIR / ``file_name``; a name leaving DIR is refused (masklens.core.files.paths)."""
+def image_path(images: str | os.PathLike[str] | None, img: CocoImage, ann: Path | None = None,
+               checked: dict[Any, Path] | None = None) -> Path | None:
+    """``--images`` DIR / ``file_name``; a name leaving DIR is refused (masklens.core.files.paths).
+    ``checked``: the names already resolved in this load (entries share images: SA-Co/Gold has
+    about eleven noun phrases per image), each checked against DIR once."""
     if images is None or not img.file_name:
         return None
-    return inside_root(images, img.file_name, path=ann, record=f"image id {img.id}",
+    name = img.file_name
+    if checked is not None and type(name) is str and name in checked:
+        return checked[name]
+    path = inside_root(images, name, path=ann, record=f"image id {img.id}",
                        field="file_name", what="image path")
+    if checked is not None and type(name) is str:
+        checked[name] = path
+    return path
 
 
 def exhaustive(img: CocoImage, path: Path) -> bool:
