@@ -17,8 +17,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import real_models  # noqa: E402
 
 
 def _inputs(kind: str):
@@ -101,13 +105,13 @@ def measure(folder: Path) -> None:
         gaps = [(b[0] - a[0], a[1]) for a, b in zip(marks, marks[1:], strict=False)]
         worst = max(gaps)
         results[label] = _flat(output)
-        print(f"{folder.name} [{label}]: pass {end - start:.2f} s, {len(marks) - 1} checks, "
+        print(f"{folder.name} ({real_models.size_label(folder)}) [{label}]: pass {end - start:.2f} s, {len(marks) - 1} checks, "
               f"longest gap {worst[0] * 1000:.0f} ms after {worst[1]}", flush=True)
     attention_split.GROUP_MACS, linear_split.BLOCK_MACS = budgets
     deformable_split.QUERY_BLOCK = blocks["split"]
     same = len(results["whole"]) == len(results["split"]) and all(
         torch.equal(a, b) for a, b in zip(results["whole"], results["split"], strict=True))
-    print(f"{folder.name}: outputs bitwise equal whole vs split: {same} "
+    print(f"{folder.name} ({real_models.size_label(folder)}): outputs bitwise equal whole vs split: {same} "
           f"({len(results['whole'])} tensors)", flush=True)
 
 

@@ -102,16 +102,19 @@ def main(argv: list[str] | None = None) -> int:
         if tracer and job:
             tracer.end()
     masks = len(w.state.live[-1].prediction.instances)
+    import real_models
+
+    tag = f"[{args.backend}, {real_models.size_label(*folders)}]"
     print(f"{args.backend} ({'real-size' if args.real else 'tiny'}), {masks} masks on 1800×1200, "
-          f"load average {os.getloadavg()[0]:.1f}")
+          f"load average {os.getloadavg()[0]:.1f}  {tag}")
     for label, values in stalls.items():
         if not values:
             continue
         print(f"  overlay made {label:18s} worst stall per further prompt: median {statistics.median(values):.0f} ms "
-              f"{[round(v) for v in values]}")
+              f"{[round(v) for v in values]}  {tag}")
     if stalls["on the GUI thread"]:
         ratio = statistics.median(stalls["in the job"]) / statistics.median(stalls["on the GUI thread"])
-        print(f"  ratio in the job / on the GUI thread: {ratio:.2f}")
+        print(f"  ratio in the job / on the GUI thread: {ratio:.2f}  {tag}")
     if tracer:
         tracer.report()
     w.close()

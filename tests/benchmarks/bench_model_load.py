@@ -84,13 +84,16 @@ def main() -> int:
         seg.unload()
         knowns.append(loaded)
     t_plain, t_known = statistics.median(plains), statistics.median(knowns)
-    print(f"model load, OWLv2-L + SAM 2.1 Hiera-L ({size / 1e9:.2f} GB of safetensors, random weights, CPU)")
+    import real_models
+
+    tag = f"[owlv2-sam2, {real_models.size_label(*folders)}]"
+    print(f"model load, OWLv2-L + SAM 2.1 Hiera-L ({size / 1e9:.2f} GB of safetensors, random weights, CPU)  {tag}")
     print(f"  masklens, hash remembered {t_known:5.2f} s | plain from_pretrained {t_plain:5.2f} s | "
           f"diff {t_known - t_plain:+.2f} s (target ≤ +0.5) | ratio {t_known / t_plain:.2f}x "
           f"(medians of 3 interleaved; masklens {min(knowns):.2f}–{max(knowns):.2f} s, plain "
-          f"{min(plains):.2f}–{max(plains):.2f} s)")
+          f"{min(plains):.2f}–{max(plains):.2f} s)  {tag}")
     print(f"  masklens, new checkpoint {t_new:5.2f} s (hash in the background, ready at {t_new_hash:5.2f} s) | "
-          f"previous way, hash then load ≈ {t_hash + t_plain:5.2f} s (sha256 alone {t_hash:5.2f} s)")
+          f"previous way, hash then load ≈ {t_hash + t_plain:5.2f} s (sha256 alone {t_hash:5.2f} s)  {tag}")
     return 0
 
 

@@ -248,8 +248,9 @@ def bench_direct(name: str, folders: list[Path], options: dict[str, Any], device
 
 
 def bench_window(name: str, folders: list[Path], options: dict[str, Any], device: str,
-                 first: float, preload: bool = False) -> dict[str, Any]:
-    """Stalls and Cancel latency through the real window (its own model manager and load)."""
+                 first: float, preload: bool = False, shots: str | None = None) -> dict[str, Any]:
+    """Stalls and Cancel latency through the real window (its own model manager and load), the
+    status bar's device line after a further prompt; ``shots``: a folder for the window's picture."""
     import cv2
     import plain_pipelines
     import pytest
@@ -309,6 +310,11 @@ def bench_window(name: str, folders: list[Path], options: dict[str, Any], device
     row["torch_imported_before"] = "torch" in sys.modules  # False: the first prompt imports it
     row["window_first"], row["stall_load_first"] = run(PROMPTS[0])  # loads the model too
     row["window_further"], row["stall_further"] = run(PROMPTS[1])
+    settle(2.5)  # the status bar reads the model process' device and memory every 2 s
+    row["device_status"] = w.status.device.text()
+    if shots:
+        Path(shots).mkdir(parents=True, exist_ok=True)
+        w.grab().save(str(Path(shots) / f"window-{name}-{device.replace(':', '')}.png"))
     # baseline: the plain pipeline in a plain thread while the window sits idle
     pipeline = plain_pipelines.PIPELINES[name](folders, device)
     image = scene(20)
@@ -348,17 +354,26 @@ def run_one(name: str, args: argparse.Namespace) -> dict[str, Any]:
 
     folders, options = build(name, Path(args.cache), args.tiny)
     os.environ["MASKLENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-models-cache-")  # no old answers
+    import real_models
+
     row: dict[str, Any] = {"backend": name, "device": args.device, "tiny": args.tiny,
-                           "checkpoint_bytes": sum(f.stat().st_size for d in folders for f in d.iterdir())}
+                           "checkpoint_bytes": sum(f.stat().st_size for d in folders for f in d.iterdir()),
+                           "parameters": real_models.parameter_count(*folders)}
     if not args.gui_only:
         row.update(bench_direct(name, folders, options, args.device, args.masklens_first))
     if not args.no_gui:
         # Cancel part-way into a first prompt: 30 % of its measured time, or 5 s when not measured
         row.update(bench_window(name, folders, options, args.device, row.get("first", 5 / 0.3),
-                                preload=args.preload))
+                                preload=args.preload, shots=args.shots))
     row["peak_rss"] = peak_rss_bytes()
     row["peak_rss_model_process"] = peak_rss_bytes(children=True)  # the window's model process, once ended
     return row
+
+
+def say(row: dict[str, Any], text: str) -> None:
+    """One line of a backend's figures, naming the backend and its size (each line stands alone
+    on the benchmarks page, and a checkpoint's size cannot drift unseen)."""
+    print(f"{text}  [{row['backend']}, {row['parameters'] / 1e6:.1f} M parameters]")
 
 
 def show(row: dict[str, Any]) -> None:
@@ -368,52 +383,53 @@ def show(row: dict[str, Any]) -> None:
 
     gb = row.get("checkpoint_bytes", 0) / 1e9
     size = "TINY test checkpoint" if row.get("tiny") else "real-size config"
-    print(f"== {row['backend']} on {row['device']} ({size}, random weights, {gb:.2f} GB; "
-          f"image {WIDTH}×{HEIGHT})")
+    print(f"== {row['backend']} on {row['device']} ({size}, random weights, {gb:.2f} GB,"
+          f" {row['parameters'] / 1e6:.1f} M parameters; image {WIDTH}×{HEIGHT})")
     if "load" not in row:
-        print("  load, prompts, overhead, batching, box/point: not measured (--gui-only)")
+        say(row, "  load, prompts, overhead, batching, box/point: not measured (--gui-only)")
     else:
         show_direct(row, s)
     apart = row.get("peak_rss_model_process")
-    print(f"  peak RSS        {row['peak_rss'] / 1e9:.2f} GB (this backend's process: masklens and the plain "
+    say(row, f"  peak RSS        {row['peak_rss'] / 1e9:.2f} GB (this backend's process: masklens and the plain "
           "pipeline)" + (f"; the window's model process {apart / 1e9:.2f} GB" if apart else ""))
     show_window(row, s)
 
 
 def show_direct(row: dict[str, Any], s: Any) -> None:
-    print(f"  load            masklens {s('load')} (hash remembered) | {s('load_first_time')} first time, "
+    say(row, f"  load            masklens {s('load')} (hash remembered) | {s('load_first_time')} first time, "
           f"hash then ready {s('hash_wait_after_load')} later | from_pretrained {s('plain_load')} | "
           f"diff {row['load'] - row['plain_load']:+.2f} s (target ≤ +0.5)")
-    print(f"  first prompt    masklens {s('first')} | plain {s('plain_first')} | "
+    say(row, f"  first prompt    masklens {s('first')} | plain {s('plain_first')} | "
           f"ratio {row['first'] / row['plain_first']:.2f}x")
-    print(f"  further prompt  masklens {s('further')} | plain {s('plain_further')} | "
+    say(row, f"  further prompt  masklens {s('further')} | plain {s('plain_further')} | "
           f"ratio {row['further'] / row['plain_further']:.2f}x (encoding reused)")
-    print(f"  masklens' own   {row['overhead_further'] * 1000:.0f} ms per further prompt = "
+    say(row, f"  masklens' own   {row['overhead_further'] * 1000:.0f} ms per further prompt = "
           f"{row['overhead_further'] / max(row['model_further'], 1e-9):.1%} of the {s('model_further')} in "
           "transformers (model + processor) "
           f"(target ≤ 5 %); first prompt {row['overhead_first'] * 1000:.0f} ms")
-    print(f"  5 prompts       segment_many {s('batched_5')} | 5 segment calls {s('calls_5')} | "
+    say(row, f"  5 prompts       segment_many {s('batched_5')} | 5 segment calls {s('calls_5')} | "
           f"plain 5 calls {s('plain_5_calls')} | batched/calls {row['batched_5'] / row['calls_5']:.2f}x")
-    print(f"  box prompt      {s('box')} | point prompt {s('point')} (no plain baseline)")
+    say(row, f"  box prompt      {s('box')} | point prompt {s('point')} (no plain baseline)")
 
 
 def show_window(row: dict[str, Any], s: Any) -> None:
     if "stall_after_startup" in row:
-        print(f"  start-up        window + benchmark {row['startup']:.2f} s; worst GUI stall while torch was "
+        say(row, f"  start-up        window + benchmark {row['startup']:.2f} s; worst GUI stall while torch was "
               f"imported after that {row['stall_after_startup']:.0f} ms (done at {row['torch_import_done']:.1f} s)")
     if "stall_load_first" in row:
-        print(f"  GUI stall       load + first prompt {row['stall_load_first']:.0f} ms "
+        say(row, f"  GUI stall       load + first prompt {row['stall_load_first']:.0f} ms "
               f"({s('window_first')}), further prompt {row['stall_further']:.0f} ms | plain pipeline in a "
               f"thread {row['stall_plain_thread']:.0f} ms (target ≤ 50 ms)")
+        say(row, f"  status bar      {row['device_status']} (after a further prompt)")
         rest = (f"~{row['first'] - row['cancel_at']:.2f} s" if "first" in row
                 else f"the rest of a {row['window_first']:.0f} s load + pass")
         if row.get("cancel_while_busy"):
-            print(f"  Cancel          {row['cancel_latency']:.2f} s after the click, {row['cancel_at']:.2f} s into a "
+            say(row, f"  Cancel          {row['cancel_latency']:.2f} s after the click, {row['cancel_at']:.2f} s into a "
                   f"first prompt | uninterruptible: {rest} (target ≤ 1 s)")
         else:
-            print(f"  Cancel          not measured: the prompt ended before the click at {row['cancel_at']:.2f} s")
+            say(row, f"  Cancel          not measured: the prompt ended before the click at {row['cancel_at']:.2f} s")
     else:
-        print("  GUI stall, Cancel: not measured (--no-gui)")
+        say(row, "  GUI stall, Cancel: not measured (--no-gui)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -432,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preload", action="store_true", help="the window's session model is the "
                         "backend, so torch is imported while the window is built (the default: at "
                         "the first prompt)")
+    parser.add_argument("--shots", metavar="DIR", help="save a picture of the window after a further "
+                        "prompt (the status bar names the device and its memory) in DIR")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.cache is None:
@@ -457,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd += ["--tiny"] if args.tiny else []
         cmd += ["--masklens-first"] if args.masklens_first else []
         cmd += ["--preload"] if args.preload else []
+        cmd += ["--shots", args.shots] if args.shots else []
         proc = subprocess.run(cmd, capture_output=True, text=True)
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("ROW ")]
         if proc.returncode or not lines:

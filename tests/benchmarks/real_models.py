@@ -40,11 +40,15 @@ def build_clipseg(folder: Path) -> Path:
 
 
 def build_sam3(folder: Path) -> Path:
-    """facebook/sam3: the default Sam3Config (840 M parameters), 1008 px input."""
+    """facebook/sam3: the default Sam3Config (840 M parameters), 1008 px input. Its text encoder
+    is SAM 3's own (1024 wide, 24 layers, 4096): the config is the default one with only the
+    tokenizer's special ids set (a ``text_config`` dict would replace it with CLIP's 512/12/2048)."""
     from transformers import Sam3Config, Sam3ImageProcessor, Sam3Model, Sam3Processor
 
     tok = tiny.clip_tokenizer()
-    config = Sam3Config(text_config=_clip_ids(tok))
+    config = Sam3Config()
+    for key, value in _clip_ids(tok).items():
+        setattr(config.text_config, key, value)
     Sam3Model(config).eval().save_pretrained(folder)
     Sam3Processor(image_processor=Sam3ImageProcessor(), tokenizer=tok).save_pretrained(folder)
     return folder
@@ -114,6 +118,27 @@ def build_owlv2(folder: Path) -> Path:
     Owlv2Processor(image_processor=Owlv2ImageProcessor(size={"height": 960, "width": 960}),
                    tokenizer=tok).save_pretrained(folder)
     return folder
+
+
+def parameter_count(*folders: Path) -> int:
+    """Parameters in the safetensors files of ``folders`` (from their headers: nothing loaded)."""
+    import json
+    import math
+    import struct
+
+    total = 0
+    for folder in folders:
+        for f in sorted(folder.glob("*.safetensors")):
+            with f.open("rb") as fh:
+                (size,) = struct.unpack("<Q", fh.read(8))
+                header = json.loads(fh.read(size))
+            total += sum(math.prod(t["shape"]) for k, t in header.items() if k != "__metadata__")
+    return total
+
+
+def size_label(*folders: Path) -> str:
+    """``840.4 M parameters``: what every bench line of a model says of its size."""
+    return f"{parameter_count(*folders) / 1e6:.1f} M parameters"
 
 
 #: checkpoint name -> builder
