@@ -122,6 +122,15 @@ class Records(Sequence[Record]):
             values = [v if r is None else r.get(key) for r, v in zip(own, values, strict=True)]
         return values
 
+    def sort_column(self, key: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """How every record's top-level numeric ``key`` sorts, as two arrays from the kind's
+        columns: (1 for a number, 0 for None; the value, 0.0 for None). None where the kind
+        keeps no such column, or a record has been read (a caller may have changed it)."""
+        templates = self._templates
+        if not isinstance(templates, MemoRows) or self._own is not None and self._unowned < len(self._own):
+            return None
+        return templates.sort_column(key)
+
     def view(self) -> Sequence[Record]:
         """Every record's current value without copying any, to read only (a filter reading
         whole columns): iterating the records copies each one not read yet (~0.3 s at 20,000)."""
@@ -197,19 +206,26 @@ class MemoRows(Sequence[Record]):
     missing ones in one batch; reading one builds those of its :data:`BLOCK`. Never handed
     out to callers."""
 
-    __slots__ = ("_build", "_built", "_column", "_keys", "_memo")
+    __slots__ = ("_build", "_built", "_column", "_keys", "_memo", "_sort_column")
 
     def __init__(self, memo: np.ndarray, built: np.ndarray, keys: np.ndarray,
                  build: Callable[[np.ndarray], None],
-                 column: Callable[[np.ndarray, str], list[Any] | None] | None = None) -> None:  # fmt: skip
+                 column: Callable[[np.ndarray, str], list[Any] | None] | None = None,
+                 sort_column: Callable[[np.ndarray, str], tuple[np.ndarray, np.ndarray] | None] | None = None,
+                 ) -> None:  # fmt: skip
         """``column(keys, name)``: the records' top-level ``name`` at the memo's ``keys``
-        without building them (None where it cannot say)."""
+        without building them (None where it cannot say); ``sort_column(keys, name)``: how a
+        numeric one sorts, as arrays (:meth:`Records.sort_column`)."""
         self._memo, self._built, self._keys, self._build = memo, built, keys, build
-        self._column = column
+        self._column, self._sort_column = column, sort_column
 
     def column(self, name: str) -> list[Any] | None:
         """Every record's top-level ``name`` from the kind's columns (None: not known there)."""
         return None if self._column is None else self._column(self._keys, name)
+
+    def sort_column(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """How every record's numeric ``name`` sorts, from the kind's columns (None: not known)."""
+        return None if self._sort_column is None else self._sort_column(self._keys, name)
 
     def __len__(self) -> int:
         return len(self._keys)

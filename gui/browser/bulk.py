@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -40,10 +40,54 @@ def sort_key(value: Any) -> tuple[int, Any]:
 
 
 def sort_keys(values: Sequence[Any]) -> Sequence[Any]:
-    """Sort keys for a column: the values themselves when all are numbers (the common case)."""
+    """Sort keys for a column: the values themselves when all are numbers (the common case);
+    numbers and missing values as :class:`NumericKeys`; else one :func:`sort_key` each."""
     if all(type(v) is float or type(v) is int for v in values):
         return values
-    return [sort_key(v) for v in values]
+    numeric = NumericKeys.of(values)
+    return numeric if numeric is not None else [sort_key(v) for v in values]
+
+
+_NUMBER_OR_NONE = frozenset((float, int, bool, type(None)))
+
+
+class NumericKeys(Sequence[tuple[int, float]]):
+    """The :func:`sort_key` of a column of numbers and missing values (a metric that is None
+    where it is undefined, such as a local F1), held as two arrays: ``rank`` (0 missing,
+    1 number) and ``value``. Built in two passes over the column instead of a tuple per row
+    (a sort of SA-Co/Gold's 168,202 entries: ~25 ms instead of ~120)."""
+
+    __slots__ = ("rank", "value")
+
+    def __init__(self, rank: np.ndarray, value: np.ndarray) -> None:
+        self.rank, self.value = rank, value
+
+    @classmethod
+    def of(cls, values: Sequence[Any]) -> NumericKeys | None:
+        """The keys of ``values``; None unless every one is a number or None and each number
+        orders as its float does (no NaN, no integer past a float's precision)."""
+        if not values or not all(type(v) in _NUMBER_OR_NONE for v in values):
+            return None
+        n = len(values)
+        rank = np.fromiter((v is not None for v in values), dtype=np.int8, count=n)
+        value = np.fromiter((0.0 if v is None else v for v in values), dtype=float, count=n)
+        if np.isnan(value).any() or np.abs(value).max() >= 2.0**53:
+            return None
+        return cls(rank, value)
+
+    def __len__(self) -> int:
+        return int(self.value.size)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, float]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[int, float]]: ...
+
+    def __getitem__(self, index: int | slice) -> tuple[int, float] | list[tuple[int, float]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return (int(self.rank[index]), float(self.value[index]))
 
 
 def order_rows(rows: list[int], keys: Sequence[Any], descending: bool,
@@ -79,6 +123,8 @@ def _numeric_keys(keys: Sequence[Any]) -> tuple[np.ndarray, np.ndarray] | None:
     """(rank, value) arrays ordering as the keys: numbers, or (0 = missing / 1 = number, value)
     pairs, as they are; other keys (text) by their places in Python's sort of them; None when
     a key is NaN (Python's order for those) or an integer past a float's precision."""
+    if isinstance(keys, NumericKeys):
+        return keys.rank, keys.value
     n = len(keys)
     try:
         if isinstance(keys[0], tuple):
@@ -200,7 +246,19 @@ class BulkColumns:
         key = self.columns[col - fixed] if col - fixed < len(self.columns) else None
         if key is None:
             return range(len(self.samples))
-        return self._kept(("sort", key), lambda: sort_keys(self.key_column(key)))
+        return self._kept(("sort", key), lambda: self._readout_sort_keys(key))
+
+    def _readout_sort_keys(self, key: str) -> Sequence[Any]:
+        """Sort keys of a metric column: straight from the kind's numeric columns where it has
+        them (no value list built: SA-Co/Gold at a new t), else from the column's values."""
+        readouts = self.readouts
+        if isinstance(readouts, Records) and len(readouts) == len(self.samples) and "." not in key:
+            arrays = readouts.sort_column(key)
+            if arrays is not None:
+                rank, value = arrays
+                if not np.isnan(value).any() and not (value.size and np.abs(value).max() >= 2.0**53):
+                    return NumericKeys(rank, value)
+        return sort_keys(self.key_column(key))
 
 
 def sampled_rows(n: int, k: int = 100) -> list[int]:

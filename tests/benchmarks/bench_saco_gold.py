@@ -15,8 +15,8 @@ In one process, in this order:
   stall while it opens; against the baseline of the kind's own load, scoring and readouts
   with no window, timed afterwards in the same process;
 * **t step**: every one of 12 moves of the score threshold, input to settled window (the
-  worst, not the median: target ≤ 100 ms), and the longest GUI stall, against
-  ``Scorer.readouts`` at the same values;
+  worst, not the median: target ≤ 100 ms), with the list in file order and sorted by a metric
+  column, and the longest GUI stall, against ``Scorer.readouts`` at the same values;
 * **peak RSS** of the process after the window has opened and stepped (target ≤ 2 GB),
   against the RSS after the imports.
 
@@ -34,7 +34,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("MASKLENS_CONFIG_DIR", tempfile.mkdtemp(prefix="masklens-bench-"))
@@ -61,6 +63,21 @@ def generate(folder: Path, entries: int) -> None:
     names = sorted({im["file_name"] for im in files[0]["images"][:IMAGE_FILES]})
     write_images(folder / "images", names, 768, 1024)
     print(json.dumps({"masks": [len(f["annotations"]) for f in files], "predictions": len(preds)}))
+
+
+def wait_until(app: Any, done: Callable[[], bool]) -> None:
+    """Run the window's event loop (as a user's session does: idle between events) until
+    ``done()``, looked at every 2 ms."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    timer = QTimer(interval=2)
+    timer.timeout.connect(lambda: loop.quit() if done() else None)
+    timer.start()
+    if not done():
+        loop.exec()
+    timer.stop()
+    app.processEvents()
 
 
 def rss_mb() -> float:
@@ -114,31 +131,33 @@ def run(folder: Path) -> None:
     meter.start()
     t0 = time.perf_counter()
     assert w.commands.open_benchmark("pcs", argv)
-    while not opened():
-        app.processEvents()
-        time.sleep(0.001)
-    app.processEvents()
+    wait_until(app, opened)
     open_s = time.perf_counter() - t0
     open_stall = meter.stop()
     n = len(w.state.benchmark.samples)
 
     scorer = w.state.scorers[w.state.active]
-    steps, stalls, scorer_ms = [], [], []
-    for i in range(12):
-        value = round(0.3 + 0.037 * i, 4) if i % 2 == 0 else round(0.7 - 0.029 * i, 4)
-        meter.start()
-        t1 = time.perf_counter()
-        w.readout_panel.sliders.set_value("score_threshold", value)
-        app.processEvents()
-        while w.rescoring.pending or w.jobs.busy:
-            app.processEvents()
-            time.sleep(0.0005)
-        app.processEvents()
-        steps.append((time.perf_counter() - t1) * 1000)
-        stalls.append(meter.stop())
-        t2 = time.perf_counter()
-        scorer.readouts({"score_threshold": value + 0.0001})
-        scorer_ms.append((time.perf_counter() - t2) * 1000)
+    lines = []
+    for label, sort in (("the list in file order", None), ("sorted by local_F1", "local_F1")):
+        if sort is not None:
+            from gui_real_shaped import column_named
+            from PySide6.QtCore import Qt
+
+            w.browser.table.sortByColumn(column_named(w.browser, sort), Qt.SortOrder.DescendingOrder)
+            wait_until(app, lambda: not w.rescoring.pending)
+        steps, stalls, scorer_ms = [], [], []
+        for i in range(12):
+            value = round(0.3 + 0.037 * i, 4) if i % 2 == 0 else round(0.7 - 0.029 * i, 4)
+            meter.start()
+            t1 = time.perf_counter()
+            w.readout_panel.sliders.set_value("score_threshold", value)
+            wait_until(app, lambda: not (w.rescoring.pending or w.jobs.busy))
+            steps.append((time.perf_counter() - t1) * 1000)
+            stalls.append(meter.stop())
+            t2 = time.perf_counter()
+            scorer.readouts({"score_threshold": value + 0.0001})
+            scorer_ms.append((time.perf_counter() - t2) * 1000)
+        lines.append((label, steps, stalls, scorer_ms))
     peak = rss_mb()
     w.close()
     app.processEvents()
@@ -159,10 +178,11 @@ def run(folder: Path) -> None:
     print(f"  open until the first sample and all {n:,} readouts show: {open_s:5.2f} s (target ≤ {OPEN_TARGET_S:.0f} s)"
           f" | longest GUI stall {open_stall:5.0f} ms | baseline load + score + readouts without a window"
           f" {core_s:5.2f} s (window/baseline {open_s / core_s:4.2f}){verdict(open_s <= OPEN_TARGET_S)}")
-    print(f"  t step, input → settled window, 12 steps: worst {max(steps):5.1f} ms, median"
-          f" {statistics.median(steps):5.1f} ms (target: every step ≤ {STEP_TARGET_MS:.0f} ms) | GUI stall worst"
-          f" {max(stalls):5.1f} ms | baseline Scorer.readouts median {statistics.median(scorer_ms):5.1f} ms"
-          f"{verdict(max(steps) <= STEP_TARGET_MS)}")
+    for label, steps, stalls, scorer_ms in lines:
+        print(f"  t step, {label}, input → settled window, 12 steps: worst {max(steps):5.1f} ms, median"
+              f" {statistics.median(steps):5.1f} ms (target: every step ≤ {STEP_TARGET_MS:.0f} ms) | GUI stall worst"
+              f" {max(stalls):5.1f} ms | baseline Scorer.readouts median {statistics.median(scorer_ms):5.1f} ms"
+              f"{verdict(max(steps) <= STEP_TARGET_MS)}")
     print(f"  peak RSS with the window open and stepped: {peak:6.0f} MB (target ≤ {RSS_TARGET_MB:.0f} MB) | after the"
           f" imports {base_rss:4.0f} MB{verdict(peak <= RSS_TARGET_MB)}")
 

@@ -4,7 +4,7 @@ samples the preset names."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from masklens.core.scoring.records import Records
 
@@ -80,3 +80,45 @@ def test_a_t_step_builds_no_record_in_the_worker_and_the_filter_after_it_reads_c
     listed = set(w.browser.proxy.visible_rows()) - {w.state.index}
     want = {i for i, r in enumerate(rows.view()) if r["IL"] == "FP"}
     assert listed <= want and want - listed <= {w.state.index}
+
+
+def test_a_sorted_metric_column_keeps_its_order_after_a_t_step_read_from_the_kinds_columns(
+        window, qtbot, tmp_path, monkeypatch, no_internal_errors):
+    """With the list sorted by local F1 (clicked on its header), a t step re-sorts from the
+    kind's numeric columns, and the order is the one Python's sort of the records gives
+    (undefined values first, ties in benchmark order)."""
+    from test_rescoring_frames import open_async
+
+    from masklens.core.kinds.pcs import records as pcs_records
+    from masklens.gui.browser.bulk import sort_key
+    from masklens.gui.browser.row_proxy import column_of
+
+    w = window
+    open_async(w, qtbot, tmp_path, monkeypatch)
+    read: list[str] = []
+    real = pcs_records.EntryRecords.sort_column
+
+    def sort_column(self, rows, key):
+        read.append(key)
+        return real(self, rows, key)
+
+    monkeypatch.setattr(pcs_records.EntryRecords, "sort_column", sort_column)
+    table, proxy = w.browser.table, w.browser.proxy
+    header = table.horizontalHeader()
+    col = column_of(proxy, "local_F1")
+    assert col >= 0
+    x = header.sectionViewportPosition(col) + header.sectionSize(col) // 2
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, header.height() // 2))
+    qtbot.waitUntil(lambda: proxy.sort_name() == "local_F1", timeout=5000)
+    slider = w.readout_panel.sliders.sliders["score_threshold"]._slider
+    for _ in range(2):
+        before = w.state.params["score_threshold"]
+        slider.setFocus(Qt.FocusReason.OtherFocusReason)
+        qtbot.keyClick(slider, Qt.Key.Key_PageDown)
+        qtbot.waitUntil(lambda b=before: w.state.params["score_threshold"] != b, timeout=5000)
+        qtbot.waitUntil(lambda: not w.rescoring.pending, timeout=20000)
+        rows = w.state.readouts[w.state.active]
+        descending = header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+        want = sorted(range(len(rows)), key=lambda r: sort_key(rows.view()[r]["local_F1"]), reverse=descending)
+        assert list(proxy.visible_rows()) == want
+    assert "local_F1" in read

@@ -134,10 +134,18 @@ def test_columns_at_t_equal_the_records_fields_without_building_them(data, ts, c
         for k in keys:
             assert columns[k] == [w[k] for w in want], k
             assert [type(v) for v in columns[k]] == [type(w[k]) for w in want], k
+        for k in [k for k in keys[2:] if k != "IL"]:  # the numbers: how each sorts (None first), as arrays
+            arrays = got.sort_column(k)
+            assert arrays is not None, k
+            rank, value = arrays
+            assert list(zip(rank.tolist(), value.tolist(), strict=True)) == [
+                (0, 0.0) if w[k] is None else (1, float(w[k])) for w in want], k
+        assert got.sort_column("IL") is None and got.sort_column("instances") is None
         if got:
             row = changed % len(got)
             got[row]["n_accepted"] = -1
             assert got.column("n_accepted")[row] == -1
+            assert got.sort_column("n_accepted") is None  # a record read may differ from the columns
 
 
 def test_kind_records_and_summary_equal_per_sample_path(tmp_path) -> None:

@@ -104,10 +104,23 @@ class EntryRecords:
             return [static[e].get(key) for e in entries[rows].tolist()]
         return None
 
+    def sort_column(self, rows: np.ndarray, key: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """How the records' numeric ``key`` at flat ``rows`` sorts, as arrays: (1 where the
+        value is a number, 0 where it is None; the value, 0.0 where None). None for a key that
+        is not one of the numbers kept as columns."""
+        ndt, ngt, best, il, tp50, tp75, f1, _, _ = self._cols
+        if key in _NUMBERS:
+            value = _NUMBERS[key](ndt[rows], ngt[rows], best[rows], tp50[rows], tp75[rows]).astype(float)
+            return np.ones(value.size, dtype=np.int8), value
+        if key == "local_F1":
+            defined = il[rows] != 0
+            return defined.astype(np.int8), np.where(defined, f1[rows], 0.0)
+        return None
+
     def at(self, t: float) -> Records:
         """Every entry's record at score threshold ``t``: a fresh top-level dict each when
         read (:class:`~masklens.core.scoring.records.Records`, as CAFE's records), whose ``instances``
         list is shared with later calls that reach the same row — read it, do not change it
         in place."""
         rows = self.stack.rows_at(t)
-        return Records(MemoRows(self._memo, self._built, rows, self._build, self.column))
+        return Records(MemoRows(self._memo, self._built, rows, self._build, self.column, self.sort_column))
