@@ -116,14 +116,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from masklens.core.files.output_dirs import check_replaceable
     from masklens.core.reports import ReportOptions, build_report
-    from masklens.core.reports.build import earlier_report
 
     kind = get_kind(args.kind)
     params = kind.resolve_params({p.name: getattr(args, p.name, None) for p in kind.params})
     files = kind_files(kind, args)
     inputs = [*files.values(), *(getattr(args, d, None) for d in args.prediction_dests),
               args.reviews, getattr(args, "images", None)]
-    check_replaceable(args.out, inputs=inputs, legacy=earlier_report)  # before loading anything
+    check_replaceable(args.out, inputs=inputs)  # before loading anything
     benchmark = api.load_benchmark(kind, **files)
     sets, labels = load_prediction_sets(kind, args, benchmark, args.prediction_dests)
     verdicts = load_verdicts(args.reviews, benchmark)

@@ -184,7 +184,7 @@ def test_the_output_folder_is_replaced_only_when_it_is_an_earlier_export(tmp_pat
     keep = tmp_path / "mine"
     keep.mkdir()
     (keep / "thesis.tex").write_text("precious")
-    with pytest.raises(MasklensError, match="not written by masklens"):
+    with pytest.raises(MasklensError, match="masklens did not write there"):
         export("cafe", "csv", keep, **FILES["cafe"])
     assert (keep / "thesis.tex").read_text() == "precious"
     out = tmp_path / "exp"
