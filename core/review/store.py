@@ -398,9 +398,9 @@ class ReviewStore:
         clause, args = where(benchmark=benchmark, reviewer=reviewer)
         with self._lock, self._guard("reading"):
             rows = self._db.execute(
-                f"SELECT {', '.join(COLUMNS)} FROM corrections {clause} ORDER BY time, id", args
+                f"SELECT id, {', '.join(COLUMNS)} FROM corrections {clause} ORDER BY time, id", args
             ).fetchall()
-        return [from_row(r, path=self.path) for r in rows]
+        return [from_row(r[1:], path=self.path, row_id=r[0]) for r in rows]
 
     def corrections(
         self, benchmark: str | None = None, *, reviewer: str | None = None
@@ -431,10 +431,12 @@ class ReviewStore:
     def _assignment_rows(self) -> list[tuple]:
         if not self._has_table("assignments"):
             return []
+        from masklens.core.review.reading import ASSIGNMENT_COLUMNS, assignment_row
+
         with self._lock, self._guard("reading"):
-            return self._db.execute(
-                "SELECT batch, benchmark, reviewer, position, sample_id, shared, seed, time"
-                " FROM assignments ORDER BY id").fetchall()
+            rows = self._db.execute(
+                f"SELECT id, {', '.join(ASSIGNMENT_COLUMNS)} FROM assignments ORDER BY id").fetchall()
+        return [assignment_row(self.path, r[0], r[1:]) for r in rows]
 
     def _batch(self, benchmark: str) -> str | None:
         """The benchmark's assignment in force: its latest batch of rows."""
@@ -464,11 +466,14 @@ class ReviewStore:
         batch = self._batch(benchmark)
         if batch is None:
             return []
+        from masklens.core.review.reading import ASSIGNMENT_COLUMNS, assignment_row
+
         with self._lock, self._guard("reading"):
             rows = self._db.execute(
-                "SELECT sample_id, shared FROM assignments WHERE batch = ? AND reviewer = ?"
-                " ORDER BY position", (batch, reviewer or self.reviewer)).fetchall()
-        return [QueueItem(s, bool(sh)) for s, sh in rows]
+                f"SELECT id, {', '.join(ASSIGNMENT_COLUMNS)} FROM assignments WHERE batch = ?"
+                " AND reviewer = ? ORDER BY position", (batch, reviewer or self.reviewer)).fetchall()
+        checked = [assignment_row(self.path, r[0], r[1:]) for r in rows]
+        return [QueueItem(r[4], bool(r[5])) for r in checked]
 
     def progress(self, benchmark: str, reviewer: str | None = None) -> tuple[int, int]:
         """(done, total) of the reviewer's queue: done = queued samples with a current verdict

@@ -10,6 +10,7 @@ import masklens.core as ml
 from masklens.core.errors import MasklensError
 from masklens.core.kinds.demo import demo_files
 from masklens.core.masks import Mask
+from masklens.core.review.check import check_review_db
 from masklens.core.review.corrections import (
     changed_samples,
     corrected_benchmark,
@@ -168,7 +169,6 @@ def test_conflicts_between_reviewers(tmp_path):
 
 
 def test_check_names_a_missing_corrections_table(tmp_path):
-    from masklens.core.review.check import check_review_db
 
     path = tmp_path / "r.sqlite"
     open_store(path, Role.WRITE).close()
@@ -190,7 +190,55 @@ def test_a_damaged_correction_row_is_a_clear_error(tmp_path):
     db.close()
     with open_store(path, Role.WRITE) as st, pytest.raises(MasklensError) as err:
         st.corrections("k:b")
-    assert str(err.value).startswith(f"{path}, record correction {c.uid}, field 'mask': corrupt RLE")
+    assert str(err.value).startswith(f"{path}, record corrections row id 1, field 'mask': corrupt RLE")
+    assert c.uid
+
+
+#: a hostile cell of the corrections table -> the column named in the error
+HOSTILE_CELLS = {
+    "instance = 'abc'": "instance", "instance = x'0102'": "instance", "instance = 0.5": "instance",
+    "instance = -1": "instance",
+    "mask = '" + "[" * 100_000 + "]" * 100_000 + "'": "mask", "mask = 'not json'": "mask",
+    "category = '" + "{\"a\":" * 5_000 + "1" + "}" * 5_000 + "'": "category",
+    "time = x'ff00'": "time", "tool = x'ff00'": "tool", "reviewer = x'ff00'": "reviewer",
+    "reviewer = NULL": "reviewer", "sample_id = x'ff'": "sample_id",
+}
+
+
+@pytest.mark.parametrize("cell", list(HOSTILE_CELLS), ids=lambda c: c[:24])
+def test_a_hostile_cell_is_named_by_file_table_row_and_column(tmp_path, cell):
+    path = tmp_path / "r.sqlite"
+    with open_store(path, Role.WRITE, reviewer="ana") as st:
+        st.add_correction("k:b", "s1", "gt", 0, _square(4, 4, 0, 2, 0, 2))
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA ignore_check_constraints = 1")
+    db.execute("CREATE TABLE c2 AS SELECT * FROM corrections")  # NOT NULL dropped for the NULL case
+    db.execute("DROP TABLE corrections")
+    db.execute("ALTER TABLE c2 RENAME TO corrections")
+    db.execute(f"UPDATE corrections SET {cell}")
+    db.commit()
+    db.close()
+    column = HOSTILE_CELLS[cell]
+    with open_store(path, Role.READ) as st, pytest.raises(MasklensError) as err:
+        st.corrections("k:b")
+    assert str(err.value).startswith(f"{path}, record corrections row id 1, field '{column}': ")
+    found = check_review_db(path)
+    assert not found.ok and found.problems == [f"corrections row id 1: field '{column}' "
+                                               + err.value.detail]
+
+
+def test_assignment_cells_are_checked_on_read_and_by_check(tmp_path):
+    path = tmp_path / "r.sqlite"
+    with open_store(path, Role.WRITE, reviewer="ana") as st:
+        st.assign("k:b", ["s1", "s2"], ["ana", "ben"])
+    db = sqlite3.connect(path)
+    db.execute("UPDATE assignments SET shared = x'00' WHERE sample_id = 's1'")
+    db.commit()
+    db.close()
+    with open_store(path, Role.READ) as st, pytest.raises(MasklensError, match="field 'shared'"):
+        st.queue_items("k:b", "ana") + st.queue_items("k:b", "ben")
+    assert any(p.startswith("assignments row id ") and "'shared'" in p
+               for p in check_review_db(path).problems)
 
 
 @pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
