@@ -120,6 +120,11 @@ def run(args: argparse.Namespace) -> int:
     runner = runner_of(args)
     params = kind.resolve_params({p.name: getattr(args, p.name, None) for p in kind.params})
     ids = [x.strip() for x in (args.samples or "").split(",") if x.strip()]
+    if args.samples is not None and not ids:  # `--samples ''` is not "every sample"
+        raise MasklensError(f"--samples names no sample id: {args.samples!r}",
+                            hint="give comma-separated ids, or leave --samples out for all")
+    if any(g is not None and not g.strip() for g in args.group or []):
+        raise MasklensError("--group names no group: ''", hint="leave --group out for all groups")
     benchmark = subset(load_benchmark(kind, **kind_files(kind, args)), samples=ids, groups=args.group)
     benchmark = apply_shard(benchmark, args)
     cache = None if args.no_cache else PredictionCache(args.cache_dir)

@@ -119,6 +119,13 @@ class ReviewStore:
             yield
         except sqlite3.Error as exc:
             raise self._error(exc, action) from None
+        except UnicodeEncodeError as exc:  # a name read from non-UTF-8 command-line bytes
+            raise MasklensError(f"a value to look up or record has characters UTF-8 cannot hold "
+                                f"({exc.object[exc.start:exc.end]!r} in {exc.object!r:.60}); "
+                                "nothing was recorded", path=self.path) from None
+        except OverflowError as exc:  # an integer SQLite cannot store (more than 64 bits)
+            raise MasklensError(f"a number to record is out of range ({exc}); nothing was recorded",
+                                path=self.path) from None
 
     # -------------------------------------------------------------- lifecycle
     @property

@@ -126,9 +126,10 @@ def test_partition_keeps_shared_images_together_and_balances_prompts(monkeypatch
     weights = [sum(len(bench.samples[i].prompts) for i in s) for s in shards]
     assert weights == [6, 6]
     assert sorted(i for s in partition(bench, 3) for i in s) == list(range(6))
-    assert parse_shard(" 1 / 4 ") == Shard(1, 4)
-    with pytest.raises(MasklensError):
-        parse_shard("4/4")
+    assert parse_shard("1/4") == Shard(1, 4)
+    for bad in ("4/4", " 1/4", "1 / 4", "０/２", "0/" + "9" * 4400, "0/", "-1/4", "0/0"):
+        with pytest.raises(MasklensError, match="--shard expects I/N"):
+            parse_shard(bad)
 
 
 @pytest.mark.parametrize("kind", ["cafe", "hallusegbench"])
