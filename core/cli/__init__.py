@@ -19,17 +19,19 @@ def _early_interrupt(signum: int, frame: object) -> None:  # pragma: no cover - 
 def _install_early_handler() -> None:
     """The first thing the ``masklens`` program does: Ctrl+C while it starts says "interrupted"
     (not a KeyboardInterrupt traceback). Only for the program itself (not a library user's or
-    a test's process), only from the main thread, only over Python's default handler."""
+    a test's process), only over Python's default handler, only from the main thread (where
+    ``signal.signal`` works at all). Nothing is imported before it."""
+    global _program
     main_module = getattr(sys.modules.get("__main__"), "__spec__", None)
     program = os.path.basename(sys.argv[0] if sys.argv else "").removesuffix(".exe") == "masklens" \
         or getattr(main_module, "name", "") in ("masklens", "masklens.__main__", "masklens.core.__main__")
-    import threading
-
-    global _program
-    if program and threading.current_thread() is threading.main_thread() \
-            and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        _program = True
+    if not program or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+    try:
         signal.signal(signal.SIGINT, _early_interrupt)
+    except ValueError:  # not the main thread: nothing to take over
+        return
+    _program = True
 
 
 #: this process is the ``masklens`` program (not a library user's or a test's process)
