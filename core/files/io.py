@@ -250,8 +250,16 @@ def write_into_special(path: str | Path, data: bytes) -> None:
     if stat.S_ISBLK(os.stat(p).st_mode) or stat.S_ISSOCK(os.stat(p).st_mode):
         raise MasklensError("is a block device or socket; not writing an output there", path=p,
                             hint="give a regular file (or /dev/null, /dev/stdout)")
+    try:  # non-blocking open: a FIFO no program reads would block forever
+        fd = os.open(p, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise MasklensError("is a pipe that no program is reading; not waiting for one", path=p,
+                                hint="start the reader first, or give a regular file") from None
+        raise _cannot_write(p, exc) from None
     try:
-        with open(p, "wb") as fh:  # a FIFO blocks here until a reader opens it
+        os.set_blocking(fd, True)  # the reader takes the data at its own pace
+        with os.fdopen(fd, "wb") as fh:
             fh.write(data)
     except OSError as exc:
         raise _cannot_write(p, exc) from None
