@@ -142,7 +142,7 @@ def _real(p: Path) -> Path:
         return p.absolute()
 
 
-def holds_inputs(target: str | Path, inputs: Iterable[Any]) -> Path | None:
+def holds_inputs(target: str | os.PathLike[str], inputs: Iterable[Any]) -> Path | None:
     """The first of ``inputs`` (command arguments, see :func:`input_paths`) that is ``target``,
     lies inside it, or has ``target`` as its own folder (all resolved), else None."""
     real = _real(Path(target))
@@ -153,14 +153,14 @@ def holds_inputs(target: str | Path, inputs: Iterable[Any]) -> Path | None:
     return None
 
 
-def refuse_inputs(target: str | Path, inputs: Iterable[Any], *, flag: str = "--out") -> None:
+def refuse_inputs(target: str | os.PathLike[str], inputs: Iterable[Any], *, flag: str = "--out") -> None:
     """MasklensError when the output ``target`` is one of the run's ``inputs`` or a folder of
     one (the benchmark's files, review stores, ``--root``, changelogs: whatever the command
     reads)."""
     held = holds_inputs(target, inputs)
     if held is not None:
         what = "is" if _real(held) == _real(Path(target)) else "holds"
-        raise MasklensError(f"{what} this run's input {held}; not writing over it", path=target,
+        raise MasklensError(f"{what} this run's input {held}; not writing over it", path=Path(target),
                             field=flag, hint="write the output somewhere else")
 
 

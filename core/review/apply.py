@@ -113,7 +113,12 @@ def apply_corrections(
     import os
     import shutil
 
-    from masklens.core.files.io import _cannot_write, atomic_write_json, temp_sibling_dir
+    from masklens.core.files.io import (
+        _cannot_write,
+        atomic_write_json,
+        named_after_output,
+        temp_sibling_dir,
+    )
     from masklens.core.files.output_dirs import check_replaceable, refuse_inputs, write_marker
     from masklens.core.review.locations import benchmark_key
 
@@ -165,6 +170,8 @@ def apply_corrections(
             log = _check_file_targets(out, inputs)
             atomic_write_json(log, record)
             os.replace(staged, out)
+    except MasklensError as exc:  # named after the output asked for, not the staging folder
+        raise named_after_output(exc, tmp, out) from None
     except OSError as exc:
         raise _cannot_write(out, exc) from None
     finally:

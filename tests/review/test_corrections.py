@@ -19,6 +19,8 @@ from masklens.core.review.corrections import (
 from masklens.core.review.migrations import MIGRATIONS, SCHEMA_VERSION
 from masklens.core.review.store import Role, open_store
 
+from .hostile_stores import HOSTILE_CELLS, short, spoil_cell
+
 
 def _square(h, w, y0, y1, x0, x1):
     a = np.zeros((h, w), bool)
@@ -194,30 +196,12 @@ def test_a_damaged_correction_row_is_a_clear_error(tmp_path):
     assert c.uid
 
 
-#: a hostile cell of the corrections table -> the column named in the error
-HOSTILE_CELLS = {
-    "instance = 'abc'": "instance", "instance = x'0102'": "instance", "instance = 0.5": "instance",
-    "instance = -1": "instance",
-    "mask = '" + "[" * 100_000 + "]" * 100_000 + "'": "mask", "mask = 'not json'": "mask",
-    "category = '" + "{\"a\":" * 5_000 + "1" + "}" * 5_000 + "'": "category",
-    "time = x'ff00'": "time", "tool = x'ff00'": "tool", "reviewer = x'ff00'": "reviewer",
-    "reviewer = NULL": "reviewer", "sample_id = x'ff'": "sample_id",
-}
-
-
-@pytest.mark.parametrize("cell", list(HOSTILE_CELLS), ids=lambda c: c[:24])
+@pytest.mark.parametrize("cell", list(HOSTILE_CELLS), ids=short)
 def test_a_hostile_cell_is_named_by_file_table_row_and_column(tmp_path, cell):
     path = tmp_path / "r.sqlite"
     with open_store(path, Role.WRITE, reviewer="ana") as st:
         st.add_correction("k:b", "s1", "gt", 0, _square(4, 4, 0, 2, 0, 2))
-    db = sqlite3.connect(path)
-    db.execute("PRAGMA ignore_check_constraints = 1")
-    db.execute("CREATE TABLE c2 AS SELECT * FROM corrections")  # NOT NULL dropped for the NULL case
-    db.execute("DROP TABLE corrections")
-    db.execute("ALTER TABLE c2 RENAME TO corrections")
-    db.execute(f"UPDATE corrections SET {cell}")
-    db.commit()
-    db.close()
+    spoil_cell(path, cell)
     column = HOSTILE_CELLS[cell]
     with open_store(path, Role.READ) as st, pytest.raises(MasklensError) as err:
         st.corrections("k:b")
