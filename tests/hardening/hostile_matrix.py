@@ -42,6 +42,7 @@ if __package__ in (None, ""):  # run as a script (make fuzz): the tests folder o
 
 from review.hostile_stores import (  # noqa: E402
     HOSTILE_CELLS,
+    VERDICT_CELLS,
     garbage_on_page_one,
     short,
     spoil_cell,
@@ -414,6 +415,9 @@ def _store_variants() -> dict[str, Callable[[Scratch], Path | None]]:
     for cell in HOSTILE_CELLS:
         variants[f"cell {short(cell)}"] = changed(f"cell {len(variants)}",
                                                   lambda p, c=cell: spoil_cell(p, c))
+    for cell in VERDICT_CELLS:
+        variants[f"verdict cell {short(cell)}"] = changed(f"verdict cell {len(variants)}",
+                                                          lambda p, c=cell: spoil_cell(p, c, "verdicts"))
     variants["a FIFO"] = fifo
     variants["a folder"] = folder
     return variants

@@ -19,20 +19,24 @@ HOSTILE_CELLS = {
 }
 
 
+#: an UPDATE of the verdicts table's rows (text cells hold what a hand or another tool put there)
+VERDICT_CELLS = ("reviewer = NULL", "time = x'ff00'", "verdict = 7", "sample_id = x'ff'")
+
+
 def short(cell: str) -> str:
     """A readable name of a hostile cell (the 100,000-deep mask is not)."""
     column, _, value = cell.partition(" = ")
     return f"{column} = {value[:12]}{'…' if len(value) > 12 else ''}"
 
 
-def spoil_cell(path: Path, cell: str) -> None:
-    """Put the hostile ``cell`` into every row of the store's corrections table (the table is
-    copied without its NOT NULL constraints first, so that NULL can be stored too)."""
+def spoil_cell(path: Path, cell: str, table: str = "corrections") -> None:
+    """Put the hostile ``cell`` into every row of the store's ``table`` (the table is copied
+    without its NOT NULL constraints first, so that NULL can be stored too)."""
     db = sqlite3.connect(path)
-    db.execute("CREATE TABLE c2 AS SELECT * FROM corrections")
-    db.execute("DROP TABLE corrections")
-    db.execute("ALTER TABLE c2 RENAME TO corrections")
-    db.execute(f"UPDATE corrections SET {cell}")
+    db.execute(f"CREATE TABLE spoiled AS SELECT * FROM {table}")
+    db.execute(f"DROP TABLE {table}")
+    db.execute(f"ALTER TABLE spoiled RENAME TO {table}")
+    db.execute(f"UPDATE {table} SET {cell}")
     db.commit()
     db.close()
 
