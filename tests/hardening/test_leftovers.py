@@ -111,3 +111,20 @@ def test_disk_full_in_a_report_folder_names_the_folder(tiny_fs):
     msg = str(info.value)
     assert msg.startswith(f"{target}:") and "disk full while writing" in msg and ".tmp" not in msg
     assert sorted(p.name for p in tiny_fs.iterdir()) == ["filler"]
+
+
+def test_evaluate_on_a_full_disk_keeps_the_previous_evaluation_whole(tiny_fs, tmp_path, capsys):
+    """The evaluation folder is built beside its place and put there in one step: a disk that
+    fills up mid-way leaves the previous folder exactly as it was, nothing half-updated."""
+    out = tiny_fs / "ev"
+    argv = ["evaluate", "cafe", *demo.demo_argv("cafe", with_predictions=False), "--model", "demo",
+            "--no-cache", "--quiet", "--out", str(out)]
+    assert main(argv) == 0, capsys.readouterr().err
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    fill(tiny_fs, leave=8192)  # room for a few files of the new evaluation, not for all of it
+    assert main([*argv[:-2], "--model", "demo", "--label", "a", "--label", "b",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "disk full" in err and str(out) in err and "Traceback" not in err
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tiny_fs.iterdir()) == ["ev", "filler"]

@@ -196,6 +196,21 @@ def test_the_output_folder_is_replaced_only_when_it_is_an_earlier_export(tmp_pat
     assert sorted(p.name for p in out.iterdir()) == [MARKER, MANIFEST, "samples.csv"]
 
 
+def test_a_user_folder_holding_a_masklens_export_json_is_the_users(tmp_path):
+    """No folder is taken for an earlier export by the name of a file in it."""
+    mine = tmp_path / "mine"
+    (mine / "thesis").mkdir(parents=True)
+    (mine / MANIFEST).write_text('{"mine": true}')
+    (mine / "photos.zip").write_bytes(b"PK")
+    (mine / "thesis" / "ch1.tex").write_text("precious")
+    with pytest.raises(MasklensError, match=r"masklens did not write there \(masklens-export.json, "
+                       r"photos.zip, thesis/ch1.tex\)"):
+        export("cafe", "coco", mine, **FILES["cafe"])
+    assert sorted(str(p.relative_to(mine)) for p in mine.rglob("*")) == [
+        MANIFEST, "photos.zip", "thesis", "thesis/ch1.tex"]
+    assert (mine / "thesis" / "ch1.tex").read_text() == "precious"
+
+
 def test_cli_export_is_a_thin_layer(tmp_path, capsys):
     argv = ["export", "cafe", "--ann", FILES["cafe"]["ann"], "--pred", FILES["cafe"]["pred"],
             "--score-threshold", "0.7", "--iou-threshold", "0.6", "--to", "coco", "--out"]
