@@ -32,7 +32,9 @@ class CheckResult:
 def check_review_db(path: str | Path) -> CheckResult:
     """Run ``PRAGMA integrity_check`` and check the verdicts table of a review database, opened
     read-only (a missing or 0-byte file raises MasklensError; nothing is created or repaired)."""
-    p = Path(path)
+    from masklens.core.review.store import store_path
+
+    p = store_path(path)
     require_existing(p, "review database")
     out = CheckResult(p)
     if not is_sqlite_file(p):

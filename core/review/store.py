@@ -79,10 +79,20 @@ def open_store(path: str | os.PathLike[str], role: Role, *, reviewer: str | None
     SQLite errors become clear messages (:class:`~masklens.core.files.sqlite_errors.StoreErrors`)."""
     if not isinstance(role, Role):
         raise TypeError(f"role must be Role.READ or Role.WRITE, got {role!r}")
-    p = Path(path)
+    p = store_path(path)
     conn = (connections.acquire_writer(p, timeout) if role is Role.WRITE
             else connections.acquire_reader(p, timeout))
     return ReviewStore(conn, role, reviewer=reviewer)
+
+
+def store_path(path: str | os.PathLike[str]) -> Path:
+    """The local path of a review database; an ``hf://`` path is refused, named as given
+    (``Path`` would read it as a folder ``hf:``, and a writer would create that folder)."""
+    if os.fspath(path).lower().startswith("hf://"):
+        raise MasklensError(f"{os.fspath(path)}: a review database is a local file (hf:// paths "
+                            "are for benchmark and prediction files)",
+                            hint="download the database and give its local path")
+    return Path(path)
 
 
 # ------------------------------------------------------------------ store

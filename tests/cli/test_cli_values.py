@@ -123,3 +123,20 @@ def test_review_commands_name_an_hf_path_as_given(tmp_path, capsys, monkeypatch,
     assert main(["review", action, "cafe", "--ann", url, "--store", str(tmp_path / "r.sqlite"), *extra]) == 2
     err = _one_error(capsys, url)
     assert "hf:/d" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["review", "export", "{hf}", "--out", "{tmp}/v.json"],
+    ["review", "check", "{hf}"],
+    ["review", "merge", "{hf}", "{tmp}/other.sqlite"],
+    ["score", "cafe", *demo_argv("cafe"), "--corrections", "{hf}"],
+])
+def test_a_review_store_given_as_hf_path_is_named_as_given_and_never_created(tmp_path, capsys,
+                                                                              monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    open_store(tmp_path / "other.sqlite", Role.WRITE).close()
+    url = "hf://datasets/nobody/none/r.sqlite"
+    assert main([a.format(hf=url, tmp=tmp_path) for a in argv]) == 2
+    err = _one_error(capsys, f"{url}: a review database is a local file")
+    assert "hf:/d" not in err
+    assert not (tmp_path / "hf:").exists()
