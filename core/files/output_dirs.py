@@ -93,14 +93,22 @@ def _read_marker(folder: Path) -> dict[str, Any] | None:
     return value
 
 
+def _bound(folder: Path) -> bool | None:
+    """Whether ``folder``'s marker names ``folder`` itself (None: no readable marker)."""
+    marker = _read_marker(folder)
+    if marker is None:
+        return None
+    st = os.stat(folder)
+    return bool(marker["folder"] == [st.st_dev, st.st_ino])
+
+
 def foreign_files(folder: Path) -> list[str] | None:
     """None when ``folder``'s own marker (bound to this folder) lists exactly what is in it,
     unchanged; else the entries masklens did not write there or that changed since (relative
-    paths; ``[]`` when the marker is missing or belongs to another folder and nothing else is
-    wrong, i.e. the folder as a whole is not masklens')."""
+    paths; every entry but the marker when the marker is missing or belongs to another
+    folder)."""
     marker = _read_marker(folder)
-    st = os.stat(folder)
-    if marker is None or marker["folder"] != [st.st_dev, st.st_ino]:
+    if marker is None or not _bound(folder):
         return sorted(rel for rel, _ in _own_files(folder))
     listed: dict[str, Any] = marker["files"]
     bad: list[str] = []
@@ -189,10 +197,15 @@ def check_replaceable(target: str | Path, *, inputs: Iterable[Any] = ()) -> None
         foreign = foreign_files(t)
     except OSError as exc:
         raise MasklensError(f"cannot list this output folder ({exc.strerror})", path=t) from None
-    if foreign is None:
+    if not foreign:  # all masklens' own, or nothing at all but a marker
         return
+    if _bound(t) is False:
+        raise MasklensError(f"its {MARKER} belongs to another folder (a copy of an output is not "
+                            f"masklens' own); not replacing it or its files ({_named(foreign)})",
+                            path=t, hint=_HINT)
     raise MasklensError(f"holds files masklens did not write there ({_named(foreign)}); "
                         "not replacing it", path=t, hint=_HINT)
+
 
 
 def add_to_marker(folder: Path, written: Iterable[Path]) -> None:
