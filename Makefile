@@ -46,9 +46,12 @@ BACKENDS ?= clipseg,owlv2-sam2,grounded-sam2,sam3
 bench-models: setup
 	$(BIN)/python tests/benchmarks/models_bench.py --device cpu --backends $(BACKENDS)
 
-# the full mutation fuzzer (tests/fuzz/); `make test` runs a fixed-seed subset of it
+# the full mutation fuzzer (tests/fuzz/), then the full hostile matrix (every writing command ×
+# every hostile target, every store-reading command × every hostile store); `make test` runs a
+# fixed-seed subset of the fuzzer and a trimmed matrix
 fuzz: setup
 	@QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(BIN)/python tests/fuzz/run_fuzz.py
+	@QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(BIN)/python tests/hardening/hostile_matrix.py
 
 # ruff, the import contracts of pyproject.toml (README, Code map), then the type checker (mypy)
 lint: setup

@@ -11,9 +11,13 @@ The Python API (:mod:`masklens.core.api`) is available from here, imported on fi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+#: ``typing.TYPE_CHECKING`` without importing typing: the ``masklens`` program imports this
+#: package first, and Ctrl+C is only its own once masklens.core.cli has run its first lines
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:  # what a type checker sees (``name as name``: an explicit re-export)
+    from typing import Any
+
     from masklens.core.api import Benchmark as Benchmark
     from masklens.core.api import PredictionSet as PredictionSet
     from masklens.core.api import Scorer as Scorer

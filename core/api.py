@@ -147,6 +147,10 @@ def score(
     files, params = _split(k, kwargs)
     check_keywords(k, files, params=[p.name for p in k.params])  # score_treshold= names its fix
     resolved = k.resolve_params(params)  # bad values fail before any file is read
+    if out is not None:  # never over one of the files it reads (or their folders)
+        from masklens.core.files.output_dirs import refuse_inputs
+
+        refuse_inputs(out, [*files.values(), *(benchmark.sources.values() if benchmark else ())])
     result = Scorer(k, benchmark, predictions, **files).rescore(resolved)
     if out is not None:
         from masklens.core.files.io import atomic_write_json_fast

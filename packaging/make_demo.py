@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -56,9 +58,21 @@ def make_demo(out: Path = DEMO_DIR, seed: int = SEED, only: list[str] | None = N
     for offset, name in enumerate(GENERATORS):
         if only and name not in only:
             continue
-        # the demo's own folders (no marker: the file list is the committed demo's)
-        with atomic_directory(out / name, what="demo", legacy=_is_demo, marker=False) as tmp:
-            _generator(name)(tmp, seed + offset, DemoSegmenter(score_threshold=DEMO_FLOOR))
+        # the demo's own folders (no marker: the file list is the committed demo's); an earlier
+        # demo is moved aside first and put back when the new one cannot be written
+        target = out / name
+        previous = target.with_name(f".{name}.previous") if _is_demo(target) else None
+        if previous is not None:
+            os.replace(target, previous)
+        try:
+            with atomic_directory(target, what="demo", marker=False) as tmp:
+                _generator(name)(tmp, seed + offset, DemoSegmenter(score_threshold=DEMO_FLOOR))
+        except BaseException:
+            if previous is not None:
+                os.replace(previous, target)
+            raise
+        if previous is not None:
+            shutil.rmtree(previous)
         written.append(name)
     for name in written:  # temp files/dirs are created private; the demo is for everyone to read
         for p in [out / name, *(out / name).rglob("*")]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+# the C half of `signal` (importing `signal` itself builds its enums: a millisecond or more in
+# which Ctrl+C would still be Python's KeyboardInterrupt traceback); os was imported by
+# Python's start-up (site), sys is built in
+import _signal  # type: ignore[import-not-found]  # no stub: CPython's implementation module
 import os
-import signal
 import sys
 
 _INTERRUPTED = "masklens: interrupted; finished work is kept, re-run to continue"
@@ -19,17 +22,19 @@ def _early_interrupt(signum: int, frame: object) -> None:  # pragma: no cover - 
 def _install_early_handler() -> None:
     """The first thing the ``masklens`` program does: Ctrl+C while it starts says "interrupted"
     (not a KeyboardInterrupt traceback). Only for the program itself (not a library user's or
-    a test's process), only from the main thread, only over Python's default handler."""
+    a test's process), only over Python's default handler, only from the main thread (where
+    ``signal.signal`` works at all). Nothing is imported before it."""
+    global _program
     main_module = getattr(sys.modules.get("__main__"), "__spec__", None)
     program = os.path.basename(sys.argv[0] if sys.argv else "").removesuffix(".exe") == "masklens" \
         or getattr(main_module, "name", "") in ("masklens", "masklens.__main__", "masklens.core.__main__")
-    import threading
-
-    global _program
-    if program and threading.current_thread() is threading.main_thread() \
-            and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        _program = True
-        signal.signal(signal.SIGINT, _early_interrupt)
+    if not program or _signal.getsignal(_signal.SIGINT) is not _signal.default_int_handler:
+        return
+    try:
+        _signal.signal(_signal.SIGINT, _early_interrupt)
+    except ValueError:  # not the main thread: nothing to take over
+        return
+    _program = True
 
 
 #: this process is the ``masklens`` program (not a library user's or a test's process)
@@ -40,6 +45,7 @@ _install_early_handler()
 
 import argparse  # noqa: E402 - after the handler: these imports take time
 import importlib  # noqa: E402
+import signal  # noqa: E402
 from collections.abc import Iterator, Sequence  # noqa: E402
 from typing import TYPE_CHECKING  # noqa: E402
 

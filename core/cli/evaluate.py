@@ -107,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
     from masklens.core.api import load_benchmark
     from masklens.core.cache.predictions import PredictionCache
     from masklens.core.cli.predict import check_device
-    from masklens.core.cli.scale import apply_shard, runner_of, write_shard_record
-    from masklens.core.inference.evaluate import evaluate, safe_label, subset
+    from masklens.core.cli.scale import apply_shard, runner_of
+    from masklens.core.inference.evaluate import evaluate, subset
     from masklens.core.models.registry import require_extra
     from masklens.core.scoring.kind_args import kind_files
 
@@ -120,6 +120,11 @@ def run(args: argparse.Namespace) -> int:
     runner = runner_of(args)
     params = kind.resolve_params({p.name: getattr(args, p.name, None) for p in kind.params})
     ids = [x.strip() for x in (args.samples or "").split(",") if x.strip()]
+    if args.samples is not None and not ids:  # `--samples ''` is not "every sample"
+        raise MasklensError(f"--samples names no sample id: {args.samples!r}",
+                            hint="give comma-separated ids, or leave --samples out for all")
+    if any(g is not None and not g.strip() for g in args.group or []):
+        raise MasklensError("--group names no group: ''", hint="leave --group out for all groups")
     benchmark = subset(load_benchmark(kind, **kind_files(kind, args)), samples=ids, groups=args.group)
     benchmark = apply_shard(benchmark, args)
     cache = None if args.no_cache else PredictionCache(args.cache_dir)
@@ -132,17 +137,16 @@ def run(args: argparse.Namespace) -> int:
         bars.close()
         if cache is not None:
             cache.close()
-    for run_ in result.runs:  # a shard's predictions/<label> merge with `masklens merge`
-        write_shard_record(kind, benchmark, run_.predictions,
-                           Path(args.out) / "predictions" / safe_label(run_.name))
     for label, st in result.stats.items():
         print(f"{label}: {st['prompts']} prompts ({st['cached']} from the cache, {st['computed']} "
               f"computed)", file=sys.stderr)
     if args.report:
+        from masklens.core.files.output_dirs import add_to_marker
         from masklens.core.reports import ReportOptions, build_report
 
         build_report(kind, benchmark, result.runs, Path(args.out) / "report", params=params,
                      options=ReportOptions(images_dir=args.images,
                                            command="masklens " + shlex.join(sys.argv[1:])))
+        add_to_marker(Path(args.out), [Path(args.out) / "report"])
     print(f"wrote {args.out} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0

@@ -83,11 +83,17 @@ def load_verdicts(paths: list[str], benchmark) -> list:
 
 
 def load_corrections(paths: list[str], benchmark) -> list:
-    """The benchmark's effective ground-truth corrections in the review databases."""
+    """The benchmark's effective ground-truth corrections in the review databases, checked as
+    `review apply` and `score --corrections` check them (a correction naming a sample, ground
+    truth or instance the benchmark does not have is an error)."""
     from masklens.core.review.apply import store_corrections
+    from masklens.core.review.corrections import corrected_benchmark
     from masklens.core.review.locations import benchmark_key
 
-    return store_corrections(paths or [], benchmark_key(benchmark))
+    rows = store_corrections(paths or [], benchmark_key(benchmark))
+    if rows:
+        corrected_benchmark(benchmark, rows)
+    return rows
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -105,7 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         if "--images" not in p._option_string_actions:
             g.add_argument("--images", metavar="DIR", help="image folder for the failure gallery")
         g.add_argument("--title", help="report title")
-        g.add_argument("--gallery", type=int, default=4, metavar="N",
+        g.add_argument("--gallery", type=_count, default=4, metavar="N",
                        help="worst failures shown per failure kind and model (default 4)")
         g.add_argument("--no-sweep", action="store_true", help="skip the threshold sweep")
         g.add_argument("--out", required=True, metavar="DIR", help="report folder (new, empty, or one masklens wrote: replaced atomically)")
@@ -113,17 +119,27 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.set_defaults(func=run, prediction_dests=dests)
 
 
+def _count(text: str) -> int:
+    """A whole number ≥ 0 (anything else: argparse's one-line usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expects a whole number ≥ 0, got {text!r}")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     from masklens.core.files.output_dirs import check_replaceable
     from masklens.core.reports import ReportOptions, build_report
-    from masklens.core.reports.build import earlier_report
 
     kind = get_kind(args.kind)
     params = kind.resolve_params({p.name: getattr(args, p.name, None) for p in kind.params})
     files = kind_files(kind, args)
     inputs = [*files.values(), *(getattr(args, d, None) for d in args.prediction_dests),
               args.reviews, getattr(args, "images", None)]
-    check_replaceable(args.out, inputs=inputs, legacy=earlier_report)  # before loading anything
+    check_replaceable(args.out, inputs=inputs)  # before loading anything
     benchmark = api.load_benchmark(kind, **files)
     sets, labels = load_prediction_sets(kind, args, benchmark, args.prediction_dests)
     verdicts = load_verdicts(args.reviews, benchmark)

@@ -63,9 +63,11 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
+    from masklens.core.files.output_dirs import refuse_inputs
     from masklens.core.review.corrections import correction_conflicts
     from masklens.core.review.store import Role, open_store
 
+    refuse_inputs(args.db, args.others, flag="DB")  # merging a store into itself, or into its folder
     for o in args.others:
         _open(o).close()  # a missing or empty file is an error, not a new empty store
     with open_store(args.db, Role.WRITE) as st:

@@ -62,12 +62,16 @@ def _benchmark_arguments(p: argparse.ArgumentParser, kind) -> None:
 
 
 def _files(args: argparse.Namespace) -> tuple[BenchmarkKind[Any], dict[str, Any]]:
+    from masklens.core.interop import hub
     from masklens.core.scoring.contract import get_kind
     from masklens.core.scoring.kind_args import kind_files, kind_parser, prediction_actions
 
     kind = get_kind(args.kind)
     preds = {a.dest for a in prediction_actions(kind_parser(kind))}
-    return kind, {k: v for k, v in kind_files(kind, args).items() if k not in preds}
+    files = {k: v for k, v in kind_files(kind, args).items() if k not in preds}
+    if hub.any_hub_path(files):  # hf://datasets/… fetched into (or found in) the cache
+        files = hub.resolve_files(files, hub.folder_arguments(kind))
+    return kind, files
 
 
 def _apply(args: argparse.Namespace) -> int:

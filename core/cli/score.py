@@ -44,6 +44,10 @@ def run(args: argparse.Namespace) -> int:
     kind = get_kind(args.kind)
     params = {p.name: getattr(args, p.name) for p in kind.params if getattr(args, p.name, None) is not None}
     files = kind_files(kind, args)
+    if args.out:  # the review stores it reads are inputs too
+        from masklens.core.files.output_dirs import refuse_inputs
+
+        refuse_inputs(args.out, getattr(args, "corrections", None) or [])
     benchmark = None
     if getattr(args, "corrections", None):
         from masklens.core.review.apply import store_corrections

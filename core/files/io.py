@@ -12,7 +12,7 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -250,8 +250,16 @@ def write_into_special(path: str | Path, data: bytes) -> None:
     if stat.S_ISBLK(os.stat(p).st_mode) or stat.S_ISSOCK(os.stat(p).st_mode):
         raise MasklensError("is a block device or socket; not writing an output there", path=p,
                             hint="give a regular file (or /dev/null, /dev/stdout)")
+    try:  # non-blocking open: a FIFO no program reads would block forever
+        fd = os.open(p, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise MasklensError("is a pipe that no program is reading; not waiting for one", path=p,
+                                hint="start the reader first, or give a regular file") from None
+        raise _cannot_write(p, exc) from None
     try:
-        with open(p, "wb") as fh:  # a FIFO blocks here until a reader opens it
+        os.set_blocking(fd, True)  # the reader takes the data at its own pace
+        with os.fdopen(fd, "wb") as fh:
             fh.write(data)
     except OSError as exc:
         raise _cannot_write(p, exc) from None
@@ -316,24 +324,25 @@ def atomic_write_json_fast(path: str | Path, obj: Any, *, pretty: bool = False) 
 
 @contextlib.contextmanager
 def atomic_directory(path: str | Path, *, what: str = "output", inputs: Iterable[Any] = (),
-                     legacy: Callable[[Path], bool] | None = None, marker: bool = True) -> Iterator[Path]:
+                     marker: bool = True) -> Iterator[Path]:
     """Yield a temp directory beside `path`; on success it replaces `path` atomically.
 
-    An existing `path` is replaced only when masklens wrote it (masklens.core.files.output_dirs:
-    its marker, or ``legacy``) and it holds none of ``inputs``; else MasklensError before any
-    work. The new folder gets the marker (``what`` wrote it; ``marker=False``: a folder whose
-    exact file list matters, the bundled demo). On any exception the temp directory is removed
-    and `path` is left untouched.
+    An existing `path` is replaced only when it holds nothing but what masklens wrote there
+    (masklens.core.files.output_dirs) and none of ``inputs``; else MasklensError, before any
+    work and again just before the swap. The new folder gets the marker (``what`` wrote it;
+    ``marker=False``: a folder whose exact file list matters, the bundled demo). On any
+    exception the temp directory is removed and `path` is left untouched.
     """
     from masklens.core.files.output_dirs import check_replaceable, write_marker
 
     target = Path(path)
-    check_replaceable(target, inputs=inputs, legacy=legacy)
+    check_replaceable(target, inputs=inputs)
     tmp = temp_sibling_dir(target)
     try:
         yield tmp
         if marker:
             write_marker(tmp, what)
+        check_replaceable(target, inputs=inputs)  # nothing of the user's arrived meanwhile
     except MasklensError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise named_after_output(exc, tmp, target) from None

@@ -1,38 +1,132 @@
 """The one guard for every command that writes a whole folder (``report``, ``export``,
-``predict``/``merge`` of folder-shaped predictions): an existing ``--out`` is replaced only
-when masklens wrote it, and never when it holds this run's inputs.
+``evaluate``, ``review apply`` of folder-shaped benchmarks, ``predict``/``merge`` of
+folder-shaped predictions): an existing ``--out`` is replaced only when it holds nothing but
+what masklens wrote there, and never when it is or holds one of the run's inputs.
 
-Every folder masklens writes carries :data:`MARKER`. :func:`check_replaceable` accepts a target
-that does not exist, an empty folder, or a folder holding the marker (or a layout an earlier
-masklens wrote, ``legacy``); it refuses anything else — a file, a device node, a folder of the
-user's own files — and any folder that is or contains one of the run's input paths, with a
-MasklensError naming the folder.
+Every folder masklens writes carries :data:`MARKER`, a JSON file that says which folder it
+belongs to (the folder's ``st_dev`` and ``st_ino``: a copy of the folder, or a marker moved
+into another folder, belongs to no folder) and lists every file masklens wrote there with its
+SHA-256. :func:`check_replaceable` accepts a target that does not exist, an empty folder, or a
+folder whose own marker lists exactly the files in it, unchanged (a sub-folder carrying its
+own marker, as ``evaluate --report`` writes, is judged by that marker). Anything else — a
+file, a device node, a symbolic link, a folder without its own marker, a file masklens did not
+write or one changed since — is refused with one MasklensError naming the folder and the files;
+nothing is ever deleted to make room. There is no name heuristic: a folder holding a
+``summary.json`` or ``masklens-export.json`` of the user's is the user's.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import MasklensError
 
-#: the file every folder written by masklens holds (its presence allows replacing the folder)
+#: the file every folder written by masklens holds (see the module doc)
 MARKER = ".masklens-output.json"
-_HINT = "give a new or empty folder with --out (or remove that folder yourself)"
+_HINT = "give a new or empty folder with --out (or move those files away yourself)"
+#: files named in one message at most (the rest are counted)
+_NAMED = 5
 
 
-def marker_text(what: str) -> str:
-    """The marker's content: what wrote the folder (informative; only its presence counts)."""
-    return json.dumps({"written_by": "masklens", "what": what}) + "\n"
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _own_files(folder: Path) -> Iterator[tuple[str, Path]]:
+    """(relative POSIX path, path) of every entry below ``folder`` but the marker, folders left
+    out (a sub-folder carrying its own marker is listed as one entry: its own marker covers it)."""
+    for entry in sorted(folder.iterdir()):
+        if entry.name == MARKER and entry.parent == folder:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            if (entry / MARKER).is_file():
+                yield entry.name + "/", entry
+                continue
+            for rel, p in _own_files(entry):
+                yield f"{entry.name}/{rel}", p
+        else:
+            yield entry.name, entry
+
+
+def marker_record(folder: Path, what: str) -> dict[str, Any]:
+    """The marker of ``folder`` as it is now: its identity and every file below it (sub-folders
+    carrying their own marker listed as ``name/`` with no checksum)."""
+    st = os.stat(folder)
+    files: dict[str, str | None] = {}
+    for rel, p in _own_files(folder):
+        files[rel] = None if rel.endswith("/") else _sha256(p)
+    return {"written_by": "masklens", "what": what, "folder": [st.st_dev, st.st_ino], "files": files}
 
 
 def write_marker(folder: Path, what: str) -> None:
-    """Put the marker into a staging folder (plain write: the folder is renamed into place whole)."""
-    (folder / MARKER).write_text(marker_text(what), encoding="utf-8")
+    """Put the marker into ``folder`` (a staging folder, renamed into place whole: a rename keeps
+    the folder's identity), listing what is in it now. Written last, after every other file."""
+    from masklens.core.files.io import atomic_write_text
+
+    atomic_write_text(folder / MARKER, json.dumps(marker_record(folder, what), indent=1) + "\n")
+
+
+def _read_marker(folder: Path) -> dict[str, Any] | None:
+    try:
+        st = (folder / MARKER).lstat()
+        if not stat.S_ISREG(st.st_mode) or st.st_size > 64 << 20:
+            return None
+        value = json.loads((folder / MARKER).read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("files"), dict):
+        return None
+    ident = value.get("folder")
+    if not (isinstance(ident, list) and len(ident) == 2 and all(type(i) is int for i in ident)):
+        return None
+    return value
+
+
+def _bound(folder: Path) -> bool | None:
+    """Whether ``folder``'s marker names ``folder`` itself (None: no readable marker)."""
+    marker = _read_marker(folder)
+    if marker is None:
+        return None
+    st = os.stat(folder)
+    return bool(marker["folder"] == [st.st_dev, st.st_ino])
+
+
+def foreign_files(folder: Path) -> list[str] | None:
+    """None when ``folder``'s own marker (bound to this folder) lists exactly what is in it,
+    unchanged; else the entries masklens did not write there or that changed since (relative
+    paths; every entry but the marker when the marker is missing or belongs to another
+    folder)."""
+    marker = _read_marker(folder)
+    if marker is None or not _bound(folder):
+        return sorted(rel for rel, _ in _own_files(folder))
+    listed: dict[str, Any] = marker["files"]
+    bad: list[str] = []
+    for rel, p in _own_files(folder):
+        if rel not in listed:
+            bad.append(rel)
+        elif rel.endswith("/"):
+            inner = foreign_files(p)
+            if inner is not None:
+                bad += [f"{rel}{x}" for x in inner] or [rel]
+        elif p.is_symlink() or not p.is_file() or listed[rel] != _sha256(p):
+            bad.append(f"{rel} (changed since masklens wrote it)")
+    return bad or None
+
+
+def _named(names: list[str]) -> str:
+    more = f" and {len(names) - _NAMED} more" if len(names) > _NAMED else ""
+    return ", ".join(names[:_NAMED]) + more
 
 
 def input_paths(values: Iterable[Any]) -> list[Path]:
@@ -56,9 +150,9 @@ def _real(p: Path) -> Path:
         return p.absolute()
 
 
-def holds_inputs(target: str | Path, inputs: Iterable[Any]) -> Path | None:
-    """The first of ``inputs`` (command arguments, see :func:`input_paths`) that is ``target``
-    or lies inside it (both resolved), else None."""
+def holds_inputs(target: str | os.PathLike[str], inputs: Iterable[Any]) -> Path | None:
+    """The first of ``inputs`` (command arguments, see :func:`input_paths`) that is ``target``,
+    lies inside it, or has ``target`` as its own folder (all resolved), else None."""
     real = _real(Path(target))
     for p in input_paths(inputs):
         q = _real(p)
@@ -67,45 +161,67 @@ def holds_inputs(target: str | Path, inputs: Iterable[Any]) -> Path | None:
     return None
 
 
-def check_replaceable(target: str | Path, *, inputs: Iterable[Any] = (),
-                      legacy: Callable[[Path], bool] | None = None) -> None:
+def refuse_inputs(target: str | os.PathLike[str], inputs: Iterable[Any], *, flag: str = "--out") -> None:
+    """MasklensError when the output ``target`` is one of the run's ``inputs`` or a folder of
+    one (the benchmark's files, review stores, ``--root``, changelogs: whatever the command
+    reads)."""
+    held = holds_inputs(target, inputs)
+    if held is not None:
+        what = "is" if _real(held) == _real(Path(target)) else "holds"
+        raise MasklensError(f"{what} this run's input {held}; not writing over it", path=Path(target),
+                            field=flag, hint="write the output somewhere else")
+
+
+def check_replaceable(target: str | Path, *, inputs: Iterable[Any] = ()) -> None:
     """Refuse (MasklensError naming ``target``) to write a folder over anything but nothing, an
-    empty folder or a folder masklens wrote (:data:`MARKER`, or ``legacy(target)``), and over a
-    folder that is or holds one of ``inputs`` (the run's input files and folders)."""
+    empty folder or a folder holding only what masklens wrote there (see the module doc), and
+    over a folder that is or holds one of ``inputs`` (the run's input files and folders)."""
     t = Path(target)
+    refuse_inputs(t, inputs)
     try:
-        st = os.stat(t)
+        st = os.lstat(t)
     except (FileNotFoundError, NotADirectoryError):  # nothing there (the write says why not)
         return
     except OSError as exc:
         raise MasklensError(f"cannot use this output folder ({exc.strerror})", path=t) from None
+    if stat.S_ISLNK(st.st_mode):
+        raise MasklensError("is a symbolic link; this command writes a folder, not replacing the "
+                            "link or what it points to", path=t, hint="give the folder itself")
     if not stat.S_ISDIR(st.st_mode):
         what = "a file" if stat.S_ISREG(st.st_mode) else "not a folder (a device, pipe or socket)"
         raise MasklensError(f"exists and is {what}; this command writes a folder, not replacing it",
                             path=t, hint=_HINT)
-    held = holds_inputs(t, inputs)
-    if held is not None:
-        raise MasklensError(f"holds this run's input {held}; not replacing it", path=t,
-                            hint="write the output to another folder")
     try:
-        empty = not any(t.iterdir())
+        if not any(t.iterdir()):
+            return
+        foreign = foreign_files(t)
     except OSError as exc:
         raise MasklensError(f"cannot list this output folder ({exc.strerror})", path=t) from None
-    if empty or (t / MARKER).is_file() or (legacy is not None and legacy(t)):
+    if not foreign:  # all masklens' own, or nothing at all but a marker
         return
-    raise MasklensError("exists and was not written by masklens; not replacing it", path=t, hint=_HINT)
+    if _bound(t) is False:
+        raise MasklensError(f"its {MARKER} belongs to another folder (a copy of an output is not "
+                            f"masklens' own); not replacing it or its files ({_named(foreign)})",
+                            path=t, hint=_HINT)
+    raise MasklensError(f"holds files masklens did not write there ({_named(foreign)}); "
+                        "not replacing it", path=t, hint=_HINT)
 
 
-def only_names(names: Iterable[str], required: str) -> Callable[[Path], bool]:
-    """A ``legacy`` test: the folder holds ``required`` and nothing but ``names`` (plain files)."""
-    allowed = set(names)
 
-    def test(folder: Path) -> bool:
-        try:
-            entries = list(folder.iterdir())
-        except OSError:
-            return False
-        return (any(e.name == required for e in entries)
-                and all(e.name in allowed and e.is_file() and not e.is_symlink() for e in entries))
+def add_to_marker(folder: Path, written: Iterable[Path]) -> None:
+    """Add what masklens has just written into its own ``folder`` after the folder was put in
+    place (``evaluate --report``'s report folder, which carries its own marker) to the
+    folder's marker."""
+    marker = _read_marker(folder)
+    if marker is None:
+        return
+    for p in map(Path, written):
+        with contextlib.suppress(ValueError, OSError):
+            rel = p.relative_to(folder).as_posix()
+            if p.is_dir() and (p / MARKER).is_file():  # a folder of its own marker
+                marker["files"][rel + "/"] = None
+            elif p.is_file():
+                marker["files"][rel] = _sha256(p)
+    from masklens.core.files.io import atomic_write_text
 
-    return test
+    atomic_write_text(folder / MARKER, json.dumps(marker, indent=1) + "\n")

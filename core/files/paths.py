@@ -114,12 +114,19 @@ _HUB_REPO = re.compile(r"^(models|datasets|spaces)--.+--.+$")
 def hub_blobs(root: str) -> str | None:
     """The real ``blobs/`` folder of the Hugging Face cache repository whose snapshot holds
     ``root`` (``…/datasets--OWNER--NAME/snapshots/<revision>[/sub/folder]``), else None.
-    huggingface_hub lays a snapshot out as symlinks into that folder."""
+    huggingface_hub lays a snapshot out as symlinks into that folder. It must be the
+    repository's own folder (``blobs/`` a real folder inside the repository's real path): a
+    file's final path is checked against it, so a ``blobs/`` linked elsewhere admits nothing."""
     parts = Path(root).parts
     for i in range(len(parts) - 2, 0, -1):
         if parts[i] == "snapshots" and _HUB_REPO.match(parts[i - 1]):
-            blobs = Path(*parts[:i]) / "blobs"
-            return os.path.realpath(blobs) if blobs.is_dir() else None
+            repo = Path(*parts[:i])
+            if not (repo / "blobs").is_dir():
+                return None
+            # the repository's own blobs/: a blobs/ that is itself a link out of the repository
+            # (to the home folder, to /) would let a snapshot file reach anything below it
+            own = os.path.join(os.path.realpath(repo), "blobs")
+            return own if os.path.realpath(repo / "blobs") == own else None
     return None
 
 

@@ -121,6 +121,8 @@ def require_existing(path: Path, what: str) -> None:
     from masklens.core.errors import DataFormatError, MasklensError
 
     if not path.is_file():
+        if path.exists():  # a folder, a FIFO, a device: SQLite would block on or misread it
+            raise MasklensError(f"not a regular file, so not a {what}", path=path)
         raise MasklensError(f"{what} not found", path=path)
     if path.stat().st_size == 0:
         raise DataFormatError(f"empty file (0 bytes): not a {what}", path=path,

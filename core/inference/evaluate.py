@@ -20,6 +20,7 @@ from typing import Any
 
 from masklens.core.errors import Cancelled, MasklensError
 from masklens.core.files.io import atomic_write_json
+from masklens.core.files.output_dirs import check_replaceable
 from masklens.core.reports.runs import ModelRun, run_provenance, unique_names
 from masklens.core.schema import Benchmark
 from masklens.core.scoring.contract import BenchmarkKind, Scorer
@@ -131,8 +132,9 @@ def evaluate(
         labels = [f"{x} ({i + 1})" for i, x in enumerate(labels)]
     result = EvaluateResult([])
     root = Path(out) if out is not None else None
+    inputs = [*benchmark.sources.values(), images_dir]
     if root is not None:
-        claim_output_folder(root, [*benchmark.sources.values(), images_dir])
+        check_replaceable(root, inputs=inputs)  # before the work
     for spec, label in zip(models, labels, strict=True):
         options = spec.create_options()
         if "score_threshold" not in options:  # as `predict`: files keep low-scored instances
@@ -157,19 +159,33 @@ def evaluate(
             "prompts": stats.prompts, "cached": stats.cached, "computed": stats.computed,
             "images": stats.images, "seconds": round(stats.seconds, 3),
         }
-        if root is not None:
-            pred_dir = root / "predictions" / safe_label(label)
-            pred_dir.mkdir(parents=True, exist_ok=True)
-            written = kind.write_predictions(benchmark, predictions, pred_dir)
-            score_file = root / "scores" / f"{safe_label(label)}.json"
-            atomic_write_json(score_file, run.result.to_json())
-            result.outputs[label] = [*written, score_file]
     if root is not None:
-        atomic_write_json(root / "summary.json", {
+        _write_evaluation(kind, benchmark, result, p, root, inputs)
+    return result
+
+
+def _write_evaluation(kind: BenchmarkKind, benchmark: Benchmark, result: EvaluateResult,
+                      params: dict[str, Any], root: Path, inputs: Sequence[Any]) -> None:
+    """The evaluation folder, written whole into a staging folder and put in place in one step
+    (a full disk or a Ctrl+C leaves the previous ``--out`` as it was)."""
+    from masklens.core.files.io import atomic_directory
+    from masklens.core.inference.shards import write_sidecar
+
+    with atomic_directory(root, what="evaluation", inputs=inputs) as tmp:
+        for run in result.runs:
+            pred_dir = tmp / "predictions" / safe_label(run.name)
+            pred_dir.mkdir(parents=True, exist_ok=True)
+            written = kind.write_predictions(benchmark, run.predictions, pred_dir)
+            if "shard" in benchmark.meta:  # a shard's predictions/<label> merge with `masklens merge`
+                write_sidecar(pred_dir, kind.name, benchmark, run.predictions)
+            score_file = tmp / "scores" / f"{safe_label(run.name)}.json"
+            atomic_write_json(score_file, run.result.to_json())
+            result.outputs[run.name] = [root / Path(f).relative_to(tmp) for f in [*written, score_file]]
+        atomic_write_json(tmp / "summary.json", {
             "benchmark": kind.name,
             "samples": len(benchmark.samples),
             "subset": benchmark.meta.get("subset"),
-            "params": p,
+            "params": params,
             "models": {
                 r.name: {"summary": r.result.summary, "stats": result.stats[r.name],
                          "provenance": r.provenance,
@@ -177,31 +193,6 @@ def evaluate(
                 for r in result.runs
             },
         })
-    return result
-
-
-#: what an evaluation folder holds at its top (one written before folders carried the marker)
-_EVALUATION = ("predictions", "scores", "summary.json", "report")
-
-
-def _earlier_evaluation(folder: Path) -> bool:
-    try:
-        names = {p.name for p in folder.iterdir()}
-    except OSError:
-        return False
-    return bool(names) and names <= set(_EVALUATION) and bool(names & {"predictions", "summary.json"})
-
-
-def claim_output_folder(root: Path, inputs: Sequence[Any]) -> None:
-    """``--out`` of an evaluation is written into, file by file: it must be new, empty or a
-    folder masklens wrote, holding none of the inputs (masklens.core.files.output_dirs), so
-    that `evaluate --out ~` cannot overwrite a user's own ``summary.json``; it gets the marker."""
-    from masklens.core.files.io import atomic_write_text
-    from masklens.core.files.output_dirs import MARKER, check_replaceable, marker_text
-
-    check_replaceable(root, inputs=inputs, legacy=_earlier_evaluation)
-    if not (root / MARKER).is_file():
-        atomic_write_text(root / MARKER, marker_text("evaluation"))
 
 
 def _segmenter_provenance(segmenter: Any) -> dict[str, Any]:

@@ -39,8 +39,9 @@ class Shard:
 
 
 def parse_shard(text: str) -> Shard:
-    """``"I/N"`` -> Shard(I, N), 0 <= I < N; anything else is a MasklensError."""
-    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text or "")
+    """``"I/N"`` -> Shard(I, N), 0 <= I < N, each written in at most 30 ASCII digits; anything
+    else (spaces, other digits such as ``０``, a 4,400-digit number) is a MasklensError."""
+    m = re.fullmatch(r"([0-9]{1,30})/([0-9]{1,30})", text or "")  # ASCII digits only, no spaces
     if not m or int(m[2]) < 1 or int(m[1]) >= int(m[2]):
         raise MasklensError(f"--shard expects I/N with 0 <= I < N, got '{text}'",
                             hint="e.g. --shard 0/4 … --shard 3/4 ($SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)")

@@ -61,11 +61,6 @@ def default_reviews(benchmark: Benchmark) -> list[Path]:
     return [path] if path.is_file() else []
 
 
-def _earlier_export(out: Path) -> bool:
-    """An export written before folders carried masklens' marker (it has the manifest)."""
-    return (out / MANIFEST).is_file()
-
-
 def _prediction_sets(kind: Any, benchmark: Benchmark, files: dict[str, Any],
                      predictions: Any, labels: Sequence[str] | None) -> list[tuple[str, PredictionSet]]:
     from masklens.core import api
@@ -135,7 +130,7 @@ def export(
             raise MasklensError(f"{name} must be a number in [0, 1], got {value}")
     target = Path(out)
     inputs = [*kwargs.values(), reviews]
-    check_replaceable(target, inputs=inputs, legacy=_earlier_export)
+    check_replaceable(target, inputs=inputs)
     files = dict(kwargs)
     if benchmark is None:
         benchmark = api.load_benchmark(k, **files)
@@ -154,7 +149,7 @@ def export(
         verdicts = load_verdicts(list(reviews) if reviews else default_reviews(benchmark), benchmark)
     table = build_table(k, benchmark, sets, params, t, tau, verdicts)
     inputs += list(benchmark.sources.values())
-    with atomic_directory(target, what="export", inputs=inputs, legacy=_earlier_export) as tmp:
+    with atomic_directory(target, what="export", inputs=inputs) as tmp:
         written = FORMATS[to](table, tmp, copy_images)
         atomic_write_json(tmp / MANIFEST, {
             "format": to, "kind": k.name, "benchmark": benchmark.name,

@@ -72,7 +72,15 @@ def create_segmenter(name: str, **options: Any) -> Segmenter:
     """Instantiate backend ``name`` (weights load lazily on first use); a backend whose extra is
     not installed raises a ModelError naming it."""
     require_extra(name)
-    return _resolve(name)[1](**options)
+    make = _resolve(name)[1]
+    try:
+        return make(**options)
+    except (TypeError, ValueError) as exc:  # an option of the user's the backend cannot take
+        from masklens.core.errors import ModelError
+
+        given = ", ".join(f"{k}={v!r:.60}" for k, v in options.items() if v is not None)
+        raise ModelError(f"model '{name}' cannot take these options ({given}): {exc}",
+                         hint="see `masklens models` for each backend's options") from None
 
 
 def require_extra(name: str) -> BackendInfo:

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from masklens.core.errors import MasklensError
 from masklens.core.files.io import atomic_directory, atomic_write_text, json_safe
-from masklens.core.files.output_dirs import check_replaceable, only_names
+from masklens.core.files.output_dirs import check_replaceable
 from masklens.core.reports.compare import differences
 from masklens.core.reports.corrections import corrections_json, corrections_section
 from masklens.core.reports.gallery import gallery
@@ -44,10 +44,6 @@ class ReportOptions:
     inputs: list[Any] = field(default_factory=list)
 
 
-#: a report folder written before folders carried masklens' marker: these files only
-earlier_report = only_names(FILES, "summary.json")
-
-
 def build_report(
     kind: BenchmarkKind,
     benchmark: Benchmark,
@@ -71,7 +67,7 @@ def build_report(
     if not predictions:
         raise MasklensError("a report needs at least one prediction set (--pred)")
     inputs = [*benchmark.sources.values(), opts.images_dir, *opts.inputs]
-    check_replaceable(out, inputs=inputs, legacy=earlier_report)  # before the work
+    check_replaceable(out, inputs=inputs)  # before the work
     p = kind.resolve_params(params)
     step = progress or (lambda *_: None)
     runs: list[ModelRun]
@@ -96,7 +92,7 @@ def build_report(
     step("writing", 97, STEPS)
     html = render_html(data["html"])
     out = Path(out)
-    with atomic_directory(out, what="report", inputs=inputs, legacy=earlier_report) as tmp:
+    with atomic_directory(out, what="report", inputs=inputs) as tmp:
         atomic_write_text(tmp / "report.html", html)
         write_summary_csv(tmp / "summary.csv", ctx)
         write_samples_csv(tmp / "samples.csv", ctx)

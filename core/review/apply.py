@@ -53,19 +53,47 @@ def conflict_error(conflicts: Sequence[CorrectionConflict]) -> MasklensError:
         hint="apply one reviewer's corrections (--reviewer NAME), or have one of them retract theirs")
 
 
-def changelog_path(out: Path) -> Path:
-    """Beside a file output (``NEW.json`` -> ``NEW.changelog.json``), inside a folder output."""
-    return out.with_name(f"{out.stem}.changelog.json") if out.suffix else out / "changelog.json"
+def changelog_path(out: Path, *, folder: bool) -> Path:
+    """Inside a folder output (``corrected/changelog.json``); beside a file output:
+    ``NEW.json`` -> ``NEW.changelog.json``, ``NEW`` (no suffix) -> ``NEW.changelog.json``."""
+    if folder:
+        return out / "changelog.json"
+    return out.with_name(f"{out.stem if out.suffix else out.name}.changelog.json")
 
 
-def _check_out(out: Path) -> None:
-    """An existing ``out`` is only replaced when an earlier apply wrote it (its changelog is there)."""
-    if not out.exists() or changelog_path(out).exists():
-        return
-    if out.is_dir() and not any(out.iterdir()):
-        return
-    raise MasklensError("already exists and was not written by `masklens review apply`", path=out,
-                        field="--out", hint="choose a new output path")
+def _listed_by_changelog(out: Path) -> bool:
+    """Whether the changelog beside the file ``out`` says an earlier apply wrote ``out``."""
+    from masklens.core.files.io import read_json
+
+    log = changelog_path(out, folder=False)
+    try:
+        data = read_json(log)
+    except MasklensError:
+        return False
+    written = data.get("written") if isinstance(data, dict) else None
+    if not isinstance(written, list):
+        return False
+    return any(isinstance(w, str) and Path(w).absolute() == out.absolute() for w in written)
+
+
+def _check_file_targets(out: Path, inputs: Sequence[Any]) -> Path:
+    """For a file output: ``out`` and its changelog are no input, ``out`` is new or written by
+    an earlier apply, and the changelog is new or that apply's; returns the changelog path."""
+    from masklens.core.files.output_dirs import refuse_inputs
+
+    log = changelog_path(out, folder=False)
+    for target in (out, log):
+        refuse_inputs(target, inputs)
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            raise MasklensError("exists and is not a regular file; not writing over it",
+                                path=target, field="--out", hint="choose a new output path")
+    if out.exists() and not _listed_by_changelog(out):
+        raise MasklensError("already exists and was not written by `masklens review apply`",
+                            path=out, field="--out", hint="choose a new output path")
+    if log.exists() and not (out.exists() or _listed_by_changelog(out)):
+        raise MasklensError("a changelog of another output is already there; not writing over it",
+                            path=log, field="--out", hint="choose a new output path")
+    return log
 
 
 def apply_corrections(
@@ -74,13 +102,33 @@ def apply_corrections(
 ) -> Applied:
     """Load the benchmark (``files``: the kind's loader arguments), apply the stores' corrections
     (one reviewer's with ``reviewer``; conflicting corrections are an error otherwise), write it
-    with the kind's ``write_corrected`` at ``out`` and the changelog beside it."""
-    from masklens.core.kinds.common.corrected_out import refuse_inputs
+    with the kind's ``write_corrected`` at ``out`` and the changelog beside it (a file output)
+    or inside it (a folder output).
+
+    Nothing the run reads (the benchmark's files, the stores, their folders) is ever an output.
+    The corrected benchmark is written into a staging folder first; only then are ``out`` and
+    its changelog checked and put in place (the changelog first, so that an interrupted run is
+    recognised as this command's and a re-run replaces it): a refused or failed run writes
+    nothing."""
+    import os
+    import shutil
+
+    from masklens.core.files.io import (
+        _cannot_write,
+        atomic_write_json,
+        named_after_output,
+        temp_sibling_dir,
+    )
+    from masklens.core.files.output_dirs import check_replaceable, refuse_inputs, write_marker
     from masklens.core.review.locations import benchmark_key
 
     out = Path(out)
-    refuse_inputs([out, changelog_path(out)], files)
-    _check_out(out)
+    inputs: list[Any] = [*files.values(), *stores]
+    refuse_inputs(out, inputs)
+    if out.is_dir() and not out.is_symlink():
+        check_replaceable(out, inputs=inputs)
+    elif out.exists() or out.is_symlink():
+        _check_file_targets(out, inputs)
     original = kind.load_benchmark(**files)
     key = benchmark_key(original)
     rows = store_corrections(stores, key, reviewer=reviewer)
@@ -91,15 +139,43 @@ def apply_corrections(
     if conflicts:
         raise conflict_error(conflicts)
     corrected = corrected_benchmark(original, rows)
-    written = kind.write_corrected(original, corrected, out, files)
-    log = changelog_path(out)
-    atomic_write_json(log, {
-        "benchmark": key, "kind": original.kind,
-        "sources": {k: str(v) for k, v in original.sources.items()},
-        "stores": [str(s) for s in stores], "reviewer": reviewer,
-        "written": [str(p) for p in written],
-        "corrections": changelog(original, rows),
-    })
+    tmp = temp_sibling_dir(out)
+    try:
+        staged = tmp / out.name
+        written = [out / Path(p).relative_to(staged) if Path(p).is_relative_to(staged) else Path(p)
+                   for p in kind.write_corrected(original, corrected, staged, files)]
+        folder = staged.is_dir()
+        record = {
+            "benchmark": key, "kind": original.kind,
+            "sources": {k: str(v) for k, v in original.sources.items()},
+            "stores": [str(s) for s in stores], "reviewer": reviewer,
+            "written": [str(p) for p in written],
+            "corrections": changelog(original, rows),
+        }
+        if folder:
+            log = changelog_path(out, folder=True)
+            atomic_write_json(changelog_path(staged, folder=True), record)
+            write_marker(staged, "review apply")
+            check_replaceable(out, inputs=inputs)
+            old = tmp / ".previous"
+            if out.exists():
+                os.replace(out, old)
+            try:
+                os.replace(staged, out)
+            except OSError:
+                if old.exists():
+                    os.replace(old, out)
+                raise
+        else:
+            log = _check_file_targets(out, inputs)
+            atomic_write_json(log, record)
+            os.replace(staged, out)
+    except MasklensError as exc:  # named after the output asked for, not the staging folder
+        raise named_after_output(exc, tmp, out) from None
+    except OSError as exc:
+        raise _cannot_write(out, exc) from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return Applied(written, log, len(rows), len(changed_samples(rows)))
 
 

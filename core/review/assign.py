@@ -33,6 +33,12 @@ def split_queues(
         raise MasklensError("no reviewer named", field="--reviewers", hint="e.g. --reviewers ana,ben,eve")
     if len(set(names)) != len(names):
         raise MasklensError(f"a reviewer is named twice in {','.join(names)}", field="--reviewers")
+    bad = [r for r in names if not _utf8(r)]
+    if bad:
+        raise MasklensError(f"a reviewer's name has bytes that are not UTF-8: {bad[0]!r}",
+                            field="--reviewers", hint="give the names as UTF-8 text")
+    if not 0 <= seed < 2**63:
+        raise MasklensError(f"seed must be an integer in [0, 2**63), got {seed}", field="--seed")
     if not 0.0 <= overlap <= 1.0:  # NaN fails too
         raise MasklensError(f"overlap must be in [0, 1], got {overlap}", field="--overlap")
     ids = list(dict.fromkeys(str(s) for s in sample_ids))
@@ -52,3 +58,11 @@ def split_queues(
             queues[names[turn % len(names)]].append(QueueItem(sid, False))
             turn += 1
     return queues
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -32,7 +32,9 @@ class CheckResult:
 def check_review_db(path: str | Path) -> CheckResult:
     """Run ``PRAGMA integrity_check`` and check the verdicts table of a review database, opened
     read-only (a missing or 0-byte file raises MasklensError; nothing is created or repaired)."""
-    p = Path(path)
+    from masklens.core.review.store import store_path
+
+    p = store_path(path)
     require_existing(p, "review database")
     out = CheckResult(p)
     if not is_sqlite_file(p):
@@ -88,3 +90,37 @@ def _run(out: CheckResult, db: sqlite3.Connection) -> None:
         out.problems += blob_cells(db, [c for c in FIELDS if c in cols])
     except sqlite3.Error as exc:
         out.problems.append(f"cannot read every verdict: {exc}")
+    out.problems += _bad_cells(out.path, db)
+
+
+#: bad cells named per table at most
+_LIMIT = 20
+
+
+def _bad_cells(path: Path, db: sqlite3.Connection) -> list[str]:
+    """Every cell of the corrections and assignments tables read as the commands read them:
+    "TABLE row id N: field 'x' …" per bad cell (at most :data:`_LIMIT` per table)."""
+    from masklens.core.errors import DataFormatError
+    from masklens.core.review.corrections import COLUMNS, from_row
+    from masklens.core.review.reading import ASSIGNMENT_COLUMNS, assignment_row
+
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    readers = {"corrections": (COLUMNS, lambda rid, r: from_row(r, path=path, row_id=rid)),
+               "assignments": (ASSIGNMENT_COLUMNS, lambda rid, r: assignment_row(path, rid, r))}
+    problems: list[str] = []
+    for table, (columns, read) in readers.items():
+        if table not in tables:
+            continue
+        found = 0
+        try:
+            for row in db.execute(f"SELECT id, {', '.join(columns)} FROM {table} ORDER BY id"):
+                try:
+                    read(row[0], row[1:])
+                except DataFormatError as exc:
+                    found += 1
+                    problems.append(f"{table} row id {row[0]}: field '{exc.field}' {exc.detail}")
+                    if found >= _LIMIT:
+                        break
+        except sqlite3.Error as exc:
+            problems.append(f"cannot read every row of '{table}': {exc}")
+    return problems

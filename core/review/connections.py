@@ -117,6 +117,9 @@ def _connect_writer(path: Path, timeout: float) -> Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise MasklensError(f"cannot create the folder ({exc.strerror})", path=path.parent) from None
+    if path.exists() and not path.is_file():  # a folder, a FIFO, a device
+        raise MasklensError("not a regular file, so not a review database; left as it is",
+                            path=path, hint="give the path of a review database (or a new file)")
     if path.is_file() and path.stat().st_size and not is_sqlite_file(path):
         raise DataFormatError("not a usable review database (not an SQLite file)", path=path,
                               hint=_NOT_OURS)
@@ -126,6 +129,12 @@ def _connect_writer(path: Path, timeout: float) -> Connection:
         raise errors(exc, "opening") from None
     try:
         db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:  # before anything is changed (the journal mode included)
+            raise newer_schema(path, version)
+        if version == 0 and db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
+            raise DataFormatError("an SQLite file of another program (tables, no review schema); "
+                                  "left as it is", path=path, hint=_NOT_OURS)
         mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         db.execute("PRAGMA synchronous = FULL")
         _migrate(db, path)

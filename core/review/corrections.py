@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import DataFormatError, MasklensError
+from masklens.core.files.json_depth import json_depth_exceeds
 from masklens.core.masks import Mask
 from masklens.core.schema import Benchmark, GroundTruth, Sample
 
@@ -133,19 +134,67 @@ def to_row(c: Correction) -> tuple[Any, ...]:
             c.note, c.verdict_uid, c.uid, category, c.retracts)
 
 
-def from_row(row: Sequence[Any], *, path: str | Path | None = None) -> Correction:
-    """A correction from its SQLite row; a damaged mask or category is a clear error."""
+#: columns that hold text and may not be NULL / may be NULL (read back as "")
+_TEXT = ("benchmark", "sample_id", "gt_key", "reviewer", "time", "uid")
+_TEXT_OR_EMPTY = ("tool", "note", "verdict_uid", "retracts")
+#: nesting a stored mask or category may have (an RLE is one object of a list and a string)
+MAX_CELL_DEPTH = 32
+
+
+def from_row(row: Sequence[Any], *, path: str | Path | None = None, row_id: Any = None) -> Correction:
+    """A correction from its SQLite row (COLUMNS order), every cell checked as untrusted input:
+    text where text belongs, ``instance`` NULL or an integer ≥ 0, ``mask`` and ``category``
+    JSON nested at most :data:`MAX_CELL_DEPTH` deep. A bad cell is a DataFormatError naming the
+    file, the table and row, and the column."""
     values = dict(zip(COLUMNS, row, strict=True))
-    record = f"correction {values['uid']}"
-    try:
-        mask = None if values["mask"] is None else Mask.from_coco(
-            json.loads(values["mask"]), path=path, record=record, field="mask")
-        category = None if values["category"] is None else json.loads(values["category"])
-    except (ValueError, TypeError) as exc:
-        raise DataFormatError(f"unreadable value ({exc})", path=path, record=record) from None
+    record = f"corrections row id {row_id}" if row_id is not None else f"correction {values['uid']}"
+
+    def bad(column: str, what: str) -> DataFormatError:
+        return DataFormatError(what, path=path, record=record, field=column,
+                               hint="the store was edited outside masklens; "
+                               "`masklens review check` lists every such cell")
+
+    for column in (*_TEXT, *_TEXT_OR_EMPTY):
+        v = values[column]
+        if v is None and column in _TEXT_OR_EMPTY:
+            values[column] = ""
+        elif isinstance(v, bytes):
+            try:
+                values[column] = v.decode("utf-8")
+            except UnicodeDecodeError:
+                raise bad(column, "holds binary data where text is expected") from None
+        elif not isinstance(v, str):
+            raise bad(column, f"holds {_cell_type(v)} where text is expected")
     inst = values["instance"]
-    return Correction(**{**values, "mask": mask, "category": category,
-                         "instance": None if inst is None else int(inst)})
+    if inst is not None and (type(inst) is not int or inst < 0):
+        raise bad("instance", f"holds {_cell_type(inst)} {inst!r} where an instance index "
+                  "(an integer ≥ 0) or NULL is expected")
+    parsed: dict[str, Any] = {}
+    for column in ("mask", "category"):
+        v = values[column]
+        if v is None:
+            parsed[column] = None
+            continue
+        if not isinstance(v, str | bytes):
+            raise bad(column, f"holds {_cell_type(v)} where JSON text is expected")
+        raw = v if isinstance(v, bytes) else v.encode("utf-8", "surrogatepass")
+        if json_depth_exceeds(raw, MAX_CELL_DEPTH):
+            raise bad(column, f"nests deeper than {MAX_CELL_DEPTH} levels")
+        try:
+            parsed[column] = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise bad(column, f"is not valid JSON ({exc})") from None
+    try:
+        mask = None if parsed["mask"] is None else Mask.from_coco(
+            parsed["mask"], path=path, record=record, field="mask")
+    except (ValueError, TypeError) as exc:
+        raise bad("mask", f"unreadable mask ({exc})") from None
+    return Correction(**{**values, "mask": mask, "category": parsed["category"], "instance": inst})
+
+
+def _cell_type(v: Any) -> str:
+    return {int: "an integer", float: "a real number", str: "text", bytes: "binary data",
+            type(None): "NULL"}.get(type(v), type(v).__name__)
 
 
 # ------------------------------------------------------------------ readings

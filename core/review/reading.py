@@ -81,3 +81,29 @@ def blob_cells(db: sqlite3.Connection, columns: Iterable[str], limit: int = 20) 
             problems.append(f"row id {rid}: field '{col}' holds {'binary data' if kind == 'blob' else 'NULL'}"
                             " where text is expected")
     return problems[:limit]
+
+
+#: the assignments table's columns as read, and what each must hold
+ASSIGNMENT_COLUMNS = ("batch", "benchmark", "reviewer", "position", "sample_id", "shared", "seed", "time")
+_ASSIGNMENT_INTEGERS = {"position": False, "shared": False, "seed": True}  # column -> NULL allowed
+
+
+def assignment_row(path: Path, row_id: Any, row: Sequence[Any]) -> tuple[Any, ...]:
+    """One assignments row (ASSIGNMENT_COLUMNS order) checked as untrusted input: text where
+    text belongs (a UTF-8 BLOB decoded), integers where integers belong; anything else is a
+    DataFormatError naming the file, the table and row, and the column."""
+    out: list[Any] = []
+    for name, v in zip(ASSIGNMENT_COLUMNS, row, strict=True):
+        if name in _ASSIGNMENT_INTEGERS:
+            if not (type(v) is int or (v is None and _ASSIGNMENT_INTEGERS[name])):
+                raise DataFormatError(f"holds {type(v).__name__} {v!r:.40} where an integer is expected",
+                                      path=path, record=f"assignments row id {row_id}", field=name,
+                                      hint="`masklens review check` lists every such cell")
+            out.append(v)
+            continue
+        text = as_text(path, f"{row_id} of the assignments table", [v], [name])[0]
+        if text is None:
+            raise DataFormatError("holds NULL where text is expected", path=path,
+                                  record=f"assignments row id {row_id}", field=name)
+        out.append(text)
+    return tuple(out)

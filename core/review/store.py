@@ -79,10 +79,20 @@ def open_store(path: str | os.PathLike[str], role: Role, *, reviewer: str | None
     SQLite errors become clear messages (:class:`~masklens.core.files.sqlite_errors.StoreErrors`)."""
     if not isinstance(role, Role):
         raise TypeError(f"role must be Role.READ or Role.WRITE, got {role!r}")
-    p = Path(path)
+    p = store_path(path)
     conn = (connections.acquire_writer(p, timeout) if role is Role.WRITE
             else connections.acquire_reader(p, timeout))
     return ReviewStore(conn, role, reviewer=reviewer)
+
+
+def store_path(path: str | os.PathLike[str]) -> Path:
+    """The local path of a review database; an ``hf://`` path is refused, named as given
+    (``Path`` would read it as a folder ``hf:``, and a writer would create that folder)."""
+    if os.fspath(path).lower().startswith("hf://"):
+        raise MasklensError(f"{os.fspath(path)}: a review database is a local file (hf:// paths "
+                            "are for benchmark and prediction files)",
+                            hint="download the database and give its local path")
+    return Path(path)
 
 
 # ------------------------------------------------------------------ store
@@ -119,6 +129,13 @@ class ReviewStore:
             yield
         except sqlite3.Error as exc:
             raise self._error(exc, action) from None
+        except UnicodeEncodeError as exc:  # a name read from non-UTF-8 command-line bytes
+            raise MasklensError(f"a value to look up or record has characters UTF-8 cannot hold "
+                                f"({exc.object[exc.start:exc.end]!r} in {exc.object!r:.60}); "
+                                "nothing was recorded", path=self.path) from None
+        except OverflowError as exc:  # an integer SQLite cannot store (more than 64 bits)
+            raise MasklensError(f"a number to record is out of range ({exc}); nothing was recorded",
+                                path=self.path) from None
 
     # -------------------------------------------------------------- lifecycle
     @property
@@ -398,9 +415,9 @@ class ReviewStore:
         clause, args = where(benchmark=benchmark, reviewer=reviewer)
         with self._lock, self._guard("reading"):
             rows = self._db.execute(
-                f"SELECT {', '.join(COLUMNS)} FROM corrections {clause} ORDER BY time, id", args
+                f"SELECT id, {', '.join(COLUMNS)} FROM corrections {clause} ORDER BY time, id", args
             ).fetchall()
-        return [from_row(r, path=self.path) for r in rows]
+        return [from_row(r[1:], path=self.path, row_id=r[0]) for r in rows]
 
     def corrections(
         self, benchmark: str | None = None, *, reviewer: str | None = None
@@ -431,10 +448,12 @@ class ReviewStore:
     def _assignment_rows(self) -> list[tuple]:
         if not self._has_table("assignments"):
             return []
+        from masklens.core.review.reading import ASSIGNMENT_COLUMNS, assignment_row
+
         with self._lock, self._guard("reading"):
-            return self._db.execute(
-                "SELECT batch, benchmark, reviewer, position, sample_id, shared, seed, time"
-                " FROM assignments ORDER BY id").fetchall()
+            rows = self._db.execute(
+                f"SELECT id, {', '.join(ASSIGNMENT_COLUMNS)} FROM assignments ORDER BY id").fetchall()
+        return [assignment_row(self.path, r[0], r[1:]) for r in rows]
 
     def _batch(self, benchmark: str) -> str | None:
         """The benchmark's assignment in force: its latest batch of rows."""
@@ -464,11 +483,14 @@ class ReviewStore:
         batch = self._batch(benchmark)
         if batch is None:
             return []
+        from masklens.core.review.reading import ASSIGNMENT_COLUMNS, assignment_row
+
         with self._lock, self._guard("reading"):
             rows = self._db.execute(
-                "SELECT sample_id, shared FROM assignments WHERE batch = ? AND reviewer = ?"
-                " ORDER BY position", (batch, reviewer or self.reviewer)).fetchall()
-        return [QueueItem(s, bool(sh)) for s, sh in rows]
+                f"SELECT id, {', '.join(ASSIGNMENT_COLUMNS)} FROM assignments WHERE batch = ?"
+                " AND reviewer = ? ORDER BY position", (batch, reviewer or self.reviewer)).fetchall()
+        checked = [assignment_row(self.path, r[0], r[1:]) for r in rows]
+        return [QueueItem(r[4], bool(r[5])) for r in checked]
 
     def progress(self, benchmark: str, reviewer: str | None = None) -> tuple[int, int]:
         """(done, total) of the reviewer's queue: done = queued samples with a current verdict

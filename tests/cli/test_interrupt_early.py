@@ -9,11 +9,13 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import masklens.core.cli as cli
 from masklens.core.cli import main
+from masklens.core.kinds.demo import demo_argv
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:
@@ -87,3 +89,45 @@ def test_a_sigint_after_the_work_is_done_keeps_the_exit_status():
              "sys.exit(rc)\n")
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def _masklens_program() -> list[str]:
+    exe = Path(sys.executable).with_name("masklens")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "masklens"]
+
+
+#: where masklens' own code lives: a traceback frame here means Ctrl+C was not masklens' yet
+_OURS = str(Path(cli.__file__).resolve().parents[1])
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_the_first_milliseconds_of_a_real_masklens_process():
+    """SIGINT to a real `masklens score` at every millisecond of its first 60: once Python runs
+    masklens' first line, every run ends as "masklens: interrupted", exit 130 — never a
+    traceback through masklens' own code. Before that line the interpreter is still starting
+    (its own start-up and the standard library's ``site``): what Python does then is not the
+    program's (killed by SIGINT, which the shell reports as 130, or a traceback of site's
+    frames alone)."""
+    import time
+
+    argv = [*_masklens_program(), "score", "cafe", *demo_argv("cafe")]
+    seen: dict[str, int] = {}
+    for _ in range(2):
+        for ms in range(0, 60):
+            p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            time.sleep(ms / 1000)
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=120)
+            if p.returncode == 130:
+                assert err.strip() == "masklens: interrupted; finished work is kept, re-run to continue", err
+                kind = "interrupted"
+            elif p.returncode == 0:
+                kind = "finished"
+            elif p.returncode == -signal.SIGINT and not err:
+                kind = "before Python's own handler"
+            else:
+                assert "Traceback" in err and "KeyboardInterrupt" in err, (ms, p.returncode, err)
+                assert _OURS not in err, f"a traceback through masklens' code at {ms} ms:\n{err}"
+                kind = "interpreter start-up"
+            seen[kind] = seen.get(kind, 0) + 1
+    assert seen.get("interrupted", 0) >= 20, seen  # from masklens' first line on: the one line

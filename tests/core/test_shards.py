@@ -11,6 +11,7 @@ import pytest
 
 from masklens.core.cli import main
 from masklens.core.errors import MasklensError
+from masklens.core.files.output_dirs import MARKER
 from masklens.core.inference.shards import Shard, image_groups, parse_shard, partition
 from masklens.core.schema import Benchmark, ImageRef, Prompt, Role, Sample
 
@@ -19,10 +20,12 @@ KINDS = demo.demo_kinds()
 
 
 def tree(path: Path) -> dict[str, bytes]:
-    """A file's bytes, or every file under a folder by relative path (order-free)."""
+    """A file's bytes, or every file under a folder by relative path (order-free; the folder's
+    marker left out: it names the folder it is in)."""
     if path.is_file():
         return {"": path.read_bytes()}
-    return {str(f.relative_to(path)): f.read_bytes() for f in sorted(path.rglob("*")) if f.is_file()}
+    return {str(f.relative_to(path)): f.read_bytes() for f in sorted(path.rglob("*"))
+            if f.is_file() and f.name != MARKER}
 
 
 def predict(kind: str, out: Path, *extra: str) -> int:
@@ -123,9 +126,10 @@ def test_partition_keeps_shared_images_together_and_balances_prompts(monkeypatch
     weights = [sum(len(bench.samples[i].prompts) for i in s) for s in shards]
     assert weights == [6, 6]
     assert sorted(i for s in partition(bench, 3) for i in s) == list(range(6))
-    assert parse_shard(" 1 / 4 ") == Shard(1, 4)
-    with pytest.raises(MasklensError):
-        parse_shard("4/4")
+    assert parse_shard("1/4") == Shard(1, 4)
+    for bad in ("4/4", " 1/4", "1 / 4", "０/２", "0/" + "9" * 4400, "0/", "-1/4", "0/0"):
+        with pytest.raises(MasklensError, match="--shard expects I/N"):
+            parse_shard(bad)
 
 
 @pytest.mark.parametrize("kind", ["cafe", "hallusegbench"])

@@ -9,7 +9,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from masklens.core.files.output_dirs import MARKER
+from masklens.core.files.output_dirs import write_marker
 from masklens.core.kinds.demo import DEMO_DIR, demo_argv
 
 KINDS = ("cafe", "pcs", "hallusegbench", "cgebench", "r2sm", "ovs")
@@ -86,7 +86,7 @@ def make_workspace(base: Path, kind: str, command: str = "score") -> Workspace:
     if command == "report":
         ws.out.mkdir()
         (ws.out / "report.html").write_bytes(SENTINEL)
-        (ws.out / MARKER).write_text("{}")  # an earlier masklens report: replaced by a valid run
+        write_marker(ws.out, "report")  # an earlier masklens report: replaced by a valid run
         ws.argv += ["--gallery", "1", "--no-sweep"]
     else:
         ws.out.write_bytes(SENTINEL)

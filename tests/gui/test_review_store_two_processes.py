@@ -82,3 +82,40 @@ def test_a_command_beside_the_window_sees_every_verdict_after_a_reopen(window, q
     assert check.returncode == 0 and ": ok" in check.stdout, check.stdout + check.stderr
     assert summary_counts(path)[(key, "bo", "gt_wrong")] == 1
     assert len(w.state.review_store.history(key)) == 5  # nothing lost in this process either
+
+
+@needs_proc
+@pytest.mark.parametrize("reopens", [5])
+def test_verdicts_stay_visible_to_commands_beside_the_window_after_many_reopens(
+        window, qtbot, no_internal_errors, reopens):
+    """File › Open demo again and again; after each reopen `masklens review queue` runs beside
+    the window (its open and close is what once let another process delete the WAL the window
+    still wrote to), the window records a verdict, and `masklens review summary` in yet another
+    process must see it at once. A lost or invisible verdict, a deleted -wal or -shm held open,
+    a second connection to the file or a "malformed" store fails the test."""
+    w = window
+    open_demo(w, qtbot, "cafe")
+    w.review_panel.reviewer.setText("ana")
+    path = Path(w.state.review_store.path).resolve()
+    key = benchmark_key(w.state.benchmark)
+    ids = [s.id for s in w.state.benchmark.samples]
+    w.state.review_store.assign(key, ids, ["ana", "bo"])
+    expected: dict[tuple[str, str, str], int] = {}
+    for n in range(1, reopens + 1):
+        before = w.state.review_store
+        open_demo(w, qtbot, "cafe")  # the same benchmark again: the same store file
+        assert w.state.review_store is not before
+        assert Path(w.state.review_store.path).resolve() == path
+        del before
+        queue = masklens("review", "queue", str(path), "--benchmark", key)
+        assert queue.returncode == 0, queue.stderr
+        assert "malformed" not in queue.stderr + queue.stdout
+        w.state.review_store.record(key, ids[n], "fine", reviewer="ana")
+        expected[(key, "ana", "fine")] = n
+        assert summary_counts(path) == expected, f"after reopen {n}"
+        held = fds_on(path)
+        assert all("(deleted)" not in name for name in held), held
+        assert held.get(path.name) == 1, held  # one connection to the file, however often opened
+    check = masklens("review", "check", str(path))
+    assert check.returncode == 0 and ": ok" in check.stdout, check.stdout + check.stderr
+    assert len(w.state.review_store.history(key)) == reopens

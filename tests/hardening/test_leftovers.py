@@ -16,6 +16,7 @@ import pytest
 from masklens.core.cli import main
 from masklens.core.errors import MasklensError
 from masklens.core.files.io import LEGACY_STALE_S, atomic_directory, remove_stale_temps
+from masklens.core.files.output_dirs import MARKER
 
 from .conftest import fill
 
@@ -30,7 +31,9 @@ def _predict(out: Path, cache: Path) -> int:
 
 
 def _tree(d: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+    """The files of an output folder (its marker left out: it names the folder it is in)."""
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*"))
+            if p.is_file() and p.name != MARKER}
 
 
 def test_killed_final_move_is_repaired_by_the_next_run(tmp_path):
@@ -108,3 +111,20 @@ def test_disk_full_in_a_report_folder_names_the_folder(tiny_fs):
     msg = str(info.value)
     assert msg.startswith(f"{target}:") and "disk full while writing" in msg and ".tmp" not in msg
     assert sorted(p.name for p in tiny_fs.iterdir()) == ["filler"]
+
+
+def test_evaluate_on_a_full_disk_keeps_the_previous_evaluation_whole(tiny_fs, tmp_path, capsys):
+    """The evaluation folder is built beside its place and put there in one step: a disk that
+    fills up mid-way leaves the previous folder exactly as it was, nothing half-updated."""
+    out = tiny_fs / "ev"
+    argv = ["evaluate", "cafe", *demo.demo_argv("cafe", with_predictions=False), "--model", "demo",
+            "--no-cache", "--quiet", "--out", str(out)]
+    assert main(argv) == 0, capsys.readouterr().err
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    fill(tiny_fs, leave=8192)  # room for a few files of the new evaluation, not for all of it
+    assert main([*argv[:-2], "--model", "demo", "--label", "a", "--label", "b",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "disk full" in err and str(out) in err and "Traceback" not in err
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tiny_fs.iterdir()) == ["ev", "filler"]

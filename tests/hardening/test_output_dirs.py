@@ -57,23 +57,45 @@ def test_report_refuses_a_folder_of_the_users_own_files(tmp_path, capsys):
     before = _user_folder(mine)
     assert _report(mine) != 0
     err = _err_line(capsys)
-    assert "not written by masklens; not replacing it" in err and str(mine) in err
+    assert "holds files masklens did not write there (sub/data.csv, thesis.tex)" in err and str(mine) in err
     assert _snapshot(mine) == before
 
 
-def test_report_replaces_its_own_folder_and_an_earlier_report(tmp_path, capsys):
+def test_report_replaces_only_what_it_wrote_in_its_own_folder(tmp_path, capsys):
     out = tmp_path / "rep"
     assert _report(out) == 0, capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, MARKER])
-    (out / "report.html").write_text("old")
-    assert _report(out) == 0, capsys.readouterr().err  # its own folder (the marker): replaced
-    assert (out / "report.html").read_text() != "old"
-    (out / MARKER).unlink()  # a report written before folders carried the marker
-    assert _report(out) == 0, capsys.readouterr().err
-    (out / MARKER).unlink()
-    (out / "notes.txt").write_text("mine")  # ... plus a file of the user's: not a report
+    assert _report(out) == 0, capsys.readouterr().err  # its own folder, as written: replaced
+    (out / "notes.txt").write_text("mine")  # a file of the user's added: refused, kept
+    before = _snapshot(out)
     assert _report(out) != 0
-    assert (out / "notes.txt").read_text() == "mine"
+    assert "masklens did not write there (notes.txt)" in _err_line(capsys)
+    assert _snapshot(out) == before
+    (out / "notes.txt").unlink()
+    (out / "report.html").write_text("edited by the user")  # a file changed since: refused
+    assert _report(out) != 0
+    assert "report.html (changed since masklens wrote it)" in _err_line(capsys)
+    assert (out / "report.html").read_text() == "edited by the user"
+
+
+def test_a_copied_report_folder_or_marker_adopts_nothing(tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert _report(out) == 0, capsys.readouterr().err
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)  # the marker is bound to the folder it was written in
+    (copy / "my-notes.md").write_text("mine")
+    before = _snapshot(copy)
+    assert _report(copy) != 0
+    err = _err_line(capsys)
+    assert "its .masklens-output.json belongs to another folder" in err and "my-notes.md" in err
+    assert _snapshot(copy) == before
+    mine = tmp_path / "mine"  # a folder of the user's own summary.json: no name is adopted
+    mine.mkdir()
+    (mine / "summary.json").write_text('{"mine": 1}')
+    shutil.copy(out / MARKER, mine / MARKER)
+    assert _report(mine) != 0
+    assert "summary.json" in _err_line(capsys)
+    assert (mine / "summary.json").read_text() == '{"mine": 1}'
 
 
 def test_report_never_replaces_the_folder_holding_its_inputs(tmp_path, capsys):
@@ -83,7 +105,7 @@ def test_report_never_replaces_the_folder_holding_its_inputs(tmp_path, capsys):
     before = _snapshot(data)
     assert _report(data, root=data) != 0
     err = _err_line(capsys)
-    assert "holds this run's input" in err
+    assert "this run's input" in err
     assert _snapshot(data) == before
     assert _report(data / "cafe" / "images", root=data) != 0  # --out is the image folder
     assert _snapshot(data) == before
@@ -111,12 +133,12 @@ def _predict_hallu(hallu: Path, out: Path, *extra: str) -> int:
 def test_predict_folder_output_never_replaces_the_dataset_or_the_users_folder(hallu, tmp_path, capsys):
     before = _snapshot(hallu)
     assert _predict_hallu(hallu, hallu) != 0  # --out is the dataset folder itself
-    assert "holds this run's input" in _err_line(capsys)
+    assert "this run's input" in _err_line(capsys)
     assert _snapshot(hallu) == before
     mine = tmp_path / "mine"
     mine_before = _user_folder(mine)
     assert _predict_hallu(hallu, mine) != 0
-    assert "not written by masklens" in _err_line(capsys)
+    assert "masklens did not write" in _err_line(capsys)
     assert _snapshot(mine) == mine_before
 
 
@@ -126,7 +148,9 @@ def test_predict_replaces_its_own_folder_output(hallu, tmp_path, capsys):
     assert (out / MARKER).is_file()
     first = _snapshot(out)
     assert _predict_hallu(hallu, out) == 0, capsys.readouterr().err
-    assert _snapshot(out) == first
+    again = _snapshot(out)
+    assert again.pop(MARKER) != first.pop(MARKER)  # bound to the new folder put in place
+    assert again == first
     # score reads the folder back (the marker is not a prediction)
     assert main(["score", "hallusegbench", "--data", str(hallu / "data.json"), "--root", str(hallu),
                  "--pred-dir", str(out), "--out", str(tmp_path / "s.json")]) == 0
@@ -141,7 +165,7 @@ def test_merge_never_writes_over_a_shard_it_reads(hallu, tmp_path, capsys):
     rc = main(["merge", "hallusegbench", "--data", str(hallu / "data.json"), "--root", str(hallu),
                *(x for s in shards for x in ("--pred-dir", str(s))), "--out", str(shards[0])])
     assert rc != 0
-    assert "holds this run's input" in _err_line(capsys)
+    assert "this run's input" in _err_line(capsys)
     assert _snapshot(shards[0]) == before
 
 
@@ -216,7 +240,7 @@ def test_evaluate_writes_only_into_a_folder_of_its_own(tmp_path, monkeypatch, ca
     (mine / "summary.json").write_text('{"mine": true}')
     before = _snapshot(mine)
     assert main([*argv, "--out", str(mine)]) != 0
-    assert "not written by masklens" in _err_line(capsys)
+    assert "masklens did not write" in _err_line(capsys)
     assert _snapshot(mine) == before
     out = tmp_path / "ev"
     assert main([*argv, "--out", str(out)]) == 0, capsys.readouterr().err

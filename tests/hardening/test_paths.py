@@ -16,6 +16,7 @@ import pytest
 from masklens.core.cli import main
 from masklens.core.errors import DataFormatError
 from masklens.core.files.paths import allow_outside_root, inside_root, safe_name
+from masklens.core.kinds.demo import DEMO_DIR
 
 demo = pytest.importorskip("masklens.core.kinds.demo")
 DEMO = Path(demo.__file__).resolve().parents[2] / "resources" / "demo"
@@ -283,3 +284,52 @@ def test_whatever_inside_root_returns_really_is_inside(tmp_path_factory):
         assert real == real_root or real.startswith(real_root + os.sep), (rel, real)
 
     check()
+
+
+def _hub_snapshot(tmp_path: Path) -> tuple[Path, Path]:
+    """A Hugging Face cache repository of the CAFE demo laid out by huggingface_hub's own
+    functions; returns (the repository folder, the snapshot folder)."""
+    from hub_layout import lay_out
+
+    src = DEMO_DIR / "cafe"
+    files = {p.relative_to(src).as_posix(): p for p in sorted(src.rglob("*")) if p.is_file()}
+    repo = lay_out(tmp_path / "hub", "owner/cafe", "dataset", "c" * 40, files)
+    return repo, repo / "snapshots" / ("c" * 40)
+
+
+def test_a_hub_snapshot_reads_its_own_blobs(tmp_path):
+    repo, snap = _hub_snapshot(tmp_path)
+    image = inside_root(snap / "images", "0001.png")
+    assert os.path.realpath(image).startswith(os.path.realpath(repo / "blobs"))
+
+
+def test_a_symlinked_blobs_folder_does_not_widen_the_root(tmp_path, capsys):
+    """blobs/ linked to a folder above the user's files: a snapshot file pointing below that
+    target is outside the root, for the resolver, `predict` and `report` alike."""
+    repo, snap = _hub_snapshot(tmp_path)
+    secret = tmp_path / "home" / "private.png"
+    secret.parent.mkdir()
+    shutil.copy(DEMO_DIR / "cafe" / "images" / "0001.png", secret)
+    real_blobs = tmp_path / "real-blobs"
+    os.replace(repo / "blobs", real_blobs)
+    (repo / "blobs").symlink_to(tmp_path)  # blobs/ is now a link to a folder above home/
+    for link in snap.rglob("*"):  # the snapshot's links kept pointing at the same blobs
+        if link.is_symlink():
+            target = real_blobs / Path(os.readlink(link)).name
+            link.unlink()
+            link.symlink_to(target)
+    image = snap / "images" / "0001.png"
+    image.unlink()
+    image.symlink_to(repo / "blobs" / "home" / "private.png")  # resolves to tmp_path/home/…
+    with pytest.raises(DataFormatError, match="through a symlink"):
+        inside_root(snap / "images", "0001.png")
+    argv = ["--ann", str(snap / "ann.json"), "--images", str(snap / "images")]
+    assert main(["predict", "cafe", *argv, "--model", "demo", "--no-cache", "--quiet",
+                 "--out", str(tmp_path / "p.json")]) == 2
+    err = capsys.readouterr().err
+    assert "leads outside its root" in err and "Traceback" not in err
+    assert main(["report", "cafe", *argv, "--pred", str(snap / "pred_demo.json"), "--no-sweep",
+                 "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "leads outside its root" in err and "Traceback" not in err
+    assert not (tmp_path / "p.json").exists() and not (tmp_path / "r").exists()

@@ -184,7 +184,7 @@ def test_the_output_folder_is_replaced_only_when_it_is_an_earlier_export(tmp_pat
     keep = tmp_path / "mine"
     keep.mkdir()
     (keep / "thesis.tex").write_text("precious")
-    with pytest.raises(MasklensError, match="not written by masklens"):
+    with pytest.raises(MasklensError, match="masklens did not write there"):
         export("cafe", "csv", keep, **FILES["cafe"])
     assert (keep / "thesis.tex").read_text() == "precious"
     out = tmp_path / "exp"
@@ -194,6 +194,21 @@ def test_the_output_folder_is_replaced_only_when_it_is_an_earlier_export(tmp_pat
     with pytest.raises(MasklensError, match="file not found"):  # a bad file: nothing written
         export("cafe", "coco", out, ann=FILES["cafe"]["ann"], pred=str(tmp_path / "none.json"))
     assert sorted(p.name for p in out.iterdir()) == [MARKER, MANIFEST, "samples.csv"]
+
+
+def test_a_user_folder_holding_a_masklens_export_json_is_the_users(tmp_path):
+    """No folder is taken for an earlier export by the name of a file in it."""
+    mine = tmp_path / "mine"
+    (mine / "thesis").mkdir(parents=True)
+    (mine / MANIFEST).write_text('{"mine": true}')
+    (mine / "photos.zip").write_bytes(b"PK")
+    (mine / "thesis" / "ch1.tex").write_text("precious")
+    with pytest.raises(MasklensError, match=r"masklens did not write there \(masklens-export.json, "
+                       r"photos.zip, thesis/ch1.tex\)"):
+        export("cafe", "coco", mine, **FILES["cafe"])
+    assert sorted(str(p.relative_to(mine)) for p in mine.rglob("*")) == [
+        MANIFEST, "photos.zip", "thesis", "thesis/ch1.tex"]
+    assert (mine / "thesis" / "ch1.tex").read_text() == "precious"
 
 
 def test_cli_export_is_a_thin_layer(tmp_path, capsys):

@@ -175,12 +175,12 @@ def test_output_folder_is_replaced_in_one_step(tmp_path, capsys):
 
     if "hallusegbench" not in demo_kinds():
         pytest.skip("no HalluSegBench demo")
-    from masklens.core.files.output_dirs import MARKER
+    from masklens.core.files.output_dirs import write_marker
 
     out = tmp_path / "pred"
     (out / "orgl_orgi").mkdir(parents=True)
     (out / "stale.txt").write_text("from an older run")
-    (out / MARKER).write_text("{}")  # that run was masklens' (a folder of the user's is refused)
+    write_marker(out, "predictions")  # that run was masklens' (a folder of the user's is refused)
     argv = demo_argv("hallusegbench", with_predictions=False)
     assert main(["predict", "hallusegbench", "--model", "demo", *argv, "--no-cache", "--quiet",
                  "--out", str(out)]) == 0
@@ -205,12 +205,12 @@ def test_failed_move_of_a_new_output_folder_puts_the_previous_one_back(tmp_path,
             (out / "new.txt").write_text("new")
             return [out / "new.txt"]
 
-    from masklens.core.files.output_dirs import MARKER
+    from masklens.core.files.output_dirs import write_marker
 
     out = tmp_path / "pred"
     out.mkdir()
     (out / "old.txt").write_text("old")
-    (out / MARKER).write_text("{}")  # a previous output of masklens'
+    write_marker(out, "predictions")  # a previous output of masklens'
     real_replace = os.replace
 
     def replace(src: Any, dst: Any) -> None:

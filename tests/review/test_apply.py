@@ -140,7 +140,7 @@ def test_apply_refuses_inputs_conflicts_and_foreign_outputs(tmp_path, capsys):
         st.add_correction(bk, s0.id, "target", 0, _box(h, w, 0.5), tool="brush")
     original = ann.read_bytes()
     assert main(["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(ann)]) == 2
-    assert "would overwrite an input file" in capsys.readouterr().err
+    assert "is this run's input" in capsys.readouterr().err
     assert ann.read_bytes() == original
     foreign = tmp_path / "mine.json"
     foreign.write_text("{}")
@@ -161,6 +161,53 @@ def test_apply_refuses_inputs_conflicts_and_foreign_outputs(tmp_path, capsys):
     # again over its own output: allowed (its changelog is there)
     assert main(["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(out),
                  "--reviewer", "ana"]) == 0
+
+
+def _cafe_store(tmp_path):
+    shutil.copytree(DEMO_DIR / "cafe", tmp_path / "cafe")
+    gt_argv = demo_argv("cafe", with_predictions=False, root=tmp_path)
+    bench = ml.load_benchmark("cafe", **_files("cafe", gt_argv))
+    s0 = bench.samples[0]
+    db = tmp_path / "S.sqlite"
+    with open_store(db, Role.WRITE, reviewer="ana") as st:
+        g = s0.gts["target"]
+        st.add_correction(benchmark_key(bench), s0.id, "target", 0, _box(g.height, g.width, 0.5))
+        st.record(benchmark_key(bench), s0.id, "gt_wrong")
+    return gt_argv, db
+
+
+def test_apply_never_writes_over_the_store_it_reads(tmp_path, capsys):
+    gt_argv, db = _cafe_store(tmp_path)
+    apply = ["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out"]
+    assert main([*apply, str(tmp_path / "S.json")]) == 0, capsys.readouterr().err
+    assert (tmp_path / "S.changelog.json").is_file()  # the changelog S.sqlite would also get
+    before = _digests(tmp_path)
+    assert main([*apply, str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "is this run's input" in err and "Traceback" not in err
+    assert main([*apply, str(tmp_path)]) == 2  # the store's (and the benchmark's) folder
+    assert "this run's input" in capsys.readouterr().err
+    assert _digests(tmp_path) == before
+    with open_store(db, Role.READ) as st:
+        assert len(st.corrections()) == 1 and len(st.current()) == 1
+
+
+def test_apply_to_a_path_without_suffix_writes_both_files_and_runs_again(tmp_path, capsys):
+    gt_argv, db = _cafe_store(tmp_path)
+    out = tmp_path / "corrected"
+    apply = ["review", "apply", "cafe", *gt_argv, "--store", str(db), "--out", str(out)]
+    for _ in range(2):  # a re-run replaces its own output
+        assert main(apply) == 0, capsys.readouterr().err
+        assert out.is_file() and json.loads(out.read_text())["images"]
+        log = json.loads((tmp_path / "corrected.changelog.json").read_text())
+        assert log["written"] == [str(out)]
+    (tmp_path / "other").write_text("mine")  # a changelog of someone else's: never replaced
+    (tmp_path / "other.changelog.json").write_text("mine too")
+    (tmp_path / "other").unlink()
+    assert main([*apply[:-1], str(tmp_path / "other")]) == 2
+    assert "changelog of another output" in capsys.readouterr().err
+    assert not (tmp_path / "other").exists()
+    assert (tmp_path / "other.changelog.json").read_text() == "mine too"
 
 
 def test_r2sm_modal_and_amodal_stay_paired(tmp_path, capsys):

@@ -10,6 +10,7 @@ import masklens.core as ml
 from masklens.core.errors import MasklensError
 from masklens.core.kinds.demo import demo_files
 from masklens.core.masks import Mask
+from masklens.core.review.check import check_review_db
 from masklens.core.review.corrections import (
     changed_samples,
     corrected_benchmark,
@@ -17,6 +18,8 @@ from masklens.core.review.corrections import (
 )
 from masklens.core.review.migrations import MIGRATIONS, SCHEMA_VERSION
 from masklens.core.review.store import Role, open_store
+
+from .hostile_stores import HOSTILE_CELLS, short, spoil_cell
 
 
 def _square(h, w, y0, y1, x0, x1):
@@ -168,7 +171,6 @@ def test_conflicts_between_reviewers(tmp_path):
 
 
 def test_check_names_a_missing_corrections_table(tmp_path):
-    from masklens.core.review.check import check_review_db
 
     path = tmp_path / "r.sqlite"
     open_store(path, Role.WRITE).close()
@@ -190,7 +192,37 @@ def test_a_damaged_correction_row_is_a_clear_error(tmp_path):
     db.close()
     with open_store(path, Role.WRITE) as st, pytest.raises(MasklensError) as err:
         st.corrections("k:b")
-    assert str(err.value).startswith(f"{path}, record correction {c.uid}, field 'mask': corrupt RLE")
+    assert str(err.value).startswith(f"{path}, record corrections row id 1, field 'mask': corrupt RLE")
+    assert c.uid
+
+
+@pytest.mark.parametrize("cell", list(HOSTILE_CELLS), ids=short)
+def test_a_hostile_cell_is_named_by_file_table_row_and_column(tmp_path, cell):
+    path = tmp_path / "r.sqlite"
+    with open_store(path, Role.WRITE, reviewer="ana") as st:
+        st.add_correction("k:b", "s1", "gt", 0, _square(4, 4, 0, 2, 0, 2))
+    spoil_cell(path, cell)
+    column = HOSTILE_CELLS[cell]
+    with open_store(path, Role.READ) as st, pytest.raises(MasklensError) as err:
+        st.corrections("k:b")
+    assert str(err.value).startswith(f"{path}, record corrections row id 1, field '{column}': ")
+    found = check_review_db(path)
+    assert not found.ok and found.problems == [f"corrections row id 1: field '{column}' "
+                                               + err.value.detail]
+
+
+def test_assignment_cells_are_checked_on_read_and_by_check(tmp_path):
+    path = tmp_path / "r.sqlite"
+    with open_store(path, Role.WRITE, reviewer="ana") as st:
+        st.assign("k:b", ["s1", "s2"], ["ana", "ben"])
+    db = sqlite3.connect(path)
+    db.execute("UPDATE assignments SET shared = x'00' WHERE sample_id = 's1'")
+    db.commit()
+    db.close()
+    with open_store(path, Role.READ) as st, pytest.raises(MasklensError, match="field 'shared'"):
+        st.queue_items("k:b", "ana") + st.queue_items("k:b", "ben")
+    assert any(p.startswith("assignments row id ") and "'shared'" in p
+               for p in check_review_db(path).problems)
 
 
 @pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))

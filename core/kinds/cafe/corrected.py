@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import MasklensError
+from masklens.core.files.output_dirs import refuse_inputs
 from masklens.core.kinds.common.coco_corrected import changed_gts, rewrite_coco
-from masklens.core.kinds.common.corrected_out import refuse_inputs
 from masklens.core.schema import Benchmark, GroundTruth
 
 
@@ -17,7 +17,7 @@ def write_corrected(original: Benchmark, corrected: Benchmark, out: Path, files:
     ``out``. The target is the positive entry's first instance (as loaded), so only the
     entries' annotations are rewritten; an image entry two pairs share must be corrected alike."""
     out = Path(out)
-    refuse_inputs([out], files)
+    refuse_inputs(out, files.values())
     entries: dict[Any, tuple[GroundTruth, GroundTruth]] = {}
     for sid, key, before, after in changed_gts(original, corrected):
         if key not in ("pos_entry", "neg_entry"):

@@ -12,8 +12,8 @@ import numpy as np
 
 from masklens.core.errors import MasklensError
 from masklens.core.files.io import atomic_write_bytes, atomic_write_json, read_json
+from masklens.core.files.output_dirs import refuse_inputs
 from masklens.core.kinds.common.coco_corrected import changed_gts
-from masklens.core.kinds.common.corrected_out import refuse_inputs
 from masklens.core.masks import Mask
 from masklens.core.schema import Benchmark
 
@@ -41,7 +41,7 @@ def write_corrected(original: Benchmark, corrected: Benchmark, out: Path, files:
     from masklens.core.kinds.hallusegbench.kind import FIELDS
 
     out = Path(out)
-    refuse_inputs([out], files)
+    refuse_inputs(out, files.values())
     root = Path(original.sources["root"])
     raw = read_json(Path(files["data"]))
     written: list[Path] = []
@@ -52,7 +52,7 @@ def write_corrected(original: Benchmark, corrected: Benchmark, out: Path, files:
         mask = after.masks[0]
         rel = corrected_png_name(item[name], mask)
         target = root / rel
-        refuse_inputs([target], files)
+        refuse_inputs(target, files.values())
         if target.exists():
             if Mask.from_png(target, grey=True) != mask:
                 raise MasklensError("a different file of this name is already there", path=target,

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import MasklensError
+from masklens.core.files.output_dirs import refuse_inputs
 from masklens.core.kinds.common.coco_corrected import changed_gts, rewrite_coco
-from masklens.core.kinds.common.corrected_out import refuse_inputs
 from masklens.core.schema import Benchmark, GroundTruth, Sample
 
 
@@ -19,7 +19,7 @@ def write_corrected(original: Benchmark, corrected: Benchmark, out: Path, files:
     of that class, in file order; every instance keeps the class (``corrected_sample`` refuses a
     category change)."""
     out = Path(out)
-    refuse_inputs([out], files)
+    refuse_inputs(out, files.values())
     ids = {name: cid for cid, name in original.meta["vocabulary"].items()}
     entries: dict[Any, tuple[GroundTruth, GroundTruth]] = {}
     for sid, key, before, after in changed_gts(original, corrected):

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from masklens.core.files.output_dirs import refuse_inputs
 from masklens.core.kinds.common.coco_corrected import changed_gts, rewrite_coco
-from masklens.core.kinds.common.corrected_out import refuse_inputs
 from masklens.core.schema import Benchmark, GroundTruth
 
 
@@ -19,7 +19,8 @@ def write_corrected(original: Benchmark, corrected: Benchmark, out: Path, files:
     targets = [out / p.name for p in sources]
     if len({t.name for t in targets}) != len(targets):
         targets = [out / f"gt{a}_{p.name}" for a, p in enumerate(sources)]
-    refuse_inputs(targets, files)
+    for target in targets:
+        refuse_inputs(target, files.values())
     per_file: list[dict[Any, tuple[GroundTruth, GroundTruth]]] = [{} for _ in sources]
     for sid, key, before, after in changed_gts(original, corrected):
         image_id = corrected.sample(sid).prompts[0].source_id

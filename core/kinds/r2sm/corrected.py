@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from masklens.core.files.io import atomic_write_json, read_json
-from masklens.core.kinds.common.corrected_out import refuse_inputs
+from masklens.core.files.output_dirs import refuse_inputs
 from masklens.core.schema import Benchmark, GroundTruth, Sample
 
 KEYS = {"modal": "segmentation", "amodal": "amodal_segmentation"}
@@ -71,7 +71,7 @@ def _paired(modal: GroundTruth, amodal: GroundTruth) -> tuple[GroundTruth, Groun
 def write_corrected(original: Benchmark, corrected: Benchmark, out: Path, files: Mapping[str, Any]) -> list[Path]:
     """The annotation file ``files["ann"]`` with the corrected queries' annotations, at ``out``."""
     out = Path(out)
-    refuse_inputs([out], files)
+    refuse_inputs(out, files.values())
     data = read_json(Path(files["ann"]))
     anns = {a["id"]: a for a in data.get("annotations", []) if isinstance(a, dict) and "id" in a}
     queries = {q["id"]: q for q in data.get("queries", []) if isinstance(q, dict)}
