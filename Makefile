@@ -10,7 +10,8 @@ setup: $(STAMP)
 
 # torch/torchvision first (the index has no CPU-only torchvision; the regular build
 # runs on CPU too), then Meta's sam2 built against that torch, then the project with every
-# extra (`[all]`: gui, models, sam2, ray) and the dev tools.
+# extra (`[all]`: gui, models, sam2, ray) and the dev tools; last, Meta's `sam3` package without its
+# dependencies (timm and the rest): the tests read its cgF1 evaluator file, never its model code.
 $(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
@@ -18,6 +19,7 @@ $(STAMP): pyproject.toml Makefile
 	@$(BIN)/python -c "import importlib.util,sys; sys.exit(importlib.util.find_spec('sam2') is None)" || \
 	  SAM2_BUILD_CUDA=0 $(BIN)/python -m pip install -q --disable-pip-version-check --no-build-isolation sam2
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev]'
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps 'sam3==0.1.4'
 	@touch $(STAMP)
 
 run: setup
