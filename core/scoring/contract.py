@@ -26,7 +26,7 @@ from masklens.core import plugins
 from masklens.core.errors import MasklensError, argument_name
 from masklens.core.plugins import Plugins
 from masklens.core.runtime.gc_pause import gc_paused
-from masklens.core.schema import Benchmark, Prediction, PredictionSet, Sample
+from masklens.core.schema import Benchmark, Prediction, PredictionSet, Prompt, Sample
 from masklens.core.scoring.overlaps import Overlaps, OverlapsT
 from masklens.core.scoring.records import Records
 
@@ -175,6 +175,14 @@ class BenchmarkKind(ABC, Generic[OverlapsT]):
         raise MasklensError(f"{self.title or self.name} cannot write corrected ground truth yet",
                             hint="score with the corrections applied in Python "
                                  "(masklens.core.review.corrections.corrected_benchmark)")
+
+    # ------------------------------------------------------------ interop
+    def coco_units(self, prompts: Sequence[tuple[Sample, Prompt]]) -> list[tuple[Sample, Prompt]] | None:
+        """The prompts in the order of their COCO image ids when the kind's AP evaluates each
+        prompt as an image of its own, class-agnostic (the COCO export then writes one image per
+        prompt and one category, so that plain ``COCOeval`` reproduces the kind's AP); None
+        (the default): one COCO image per image and one category per prompt text."""
+        return None
 
     # ------------------------------------------------------------ scoring
     @abstractmethod

@@ -323,6 +323,10 @@ class R2SMKind(BenchmarkKind[m.R2smOverlaps]):
         }
         return m.coco_ap_groups([q.unit for q in queries], groups)
 
+    def coco_units(self, prompts: Sequence[tuple[Sample, Prompt]]) -> list[tuple[Sample, Prompt]]:
+        """Each query a COCO image of its own, in the order AP ranks them (:meth:`_ap_of`)."""
+        return sorted(prompts, key=lambda sp: id_order(_query_of(*sp)))
+
     def notes(self, samples: Sequence[Sample], overlaps: Sequence[m.R2smOverlaps]) -> list[str]:
         empty = sum(1 for o in overlaps for q in o.queries if q.gt_area == 0)
         out = ["AP/AR use every predicted instance ranked by score; the score threshold t applies to gIoU/cIoU only"]
