@@ -59,7 +59,7 @@ lint: setup
 	$(BIN)/python tools/typecheck.py
 
 demo: setup
-	$(BIN)/python packaging/make_demo.py
+	$(BIN)/python tools/demo/make_demo.py
 
 # the docs site (mkdocs.yml) into site/, strict: a broken link or API reference fails. griffe
 # reads masklens.core's source through a link folder (build/docs-api/masklens/core → core/).
