@@ -10,6 +10,8 @@ import argparse
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gui", help="open the inspection window")
+    p.add_argument("workspace", nargs="?", metavar="FILE.masklens",
+                   help="open this workspace (File › Save workspace… writes one)")
     p.add_argument("--demo", action="store_true", help="open the bundled demo benchmark")
     p.add_argument("--kind", help="benchmark kind to open (see `masklens score -h`)")
     p.add_argument("--screenshot", metavar="FILE.png",
@@ -37,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
 
         get_kind(args.kind)  # an unknown kind: MasklensError listing the kinds
 
+    if args.workspace is not None:  # a file that is no workspace: one line, before any window
+        from masklens.core.files.workspace import read_workspace
+
+        read_workspace(args.workspace)
     check("masklens gui", EXTRA_MODULES["gui"])
     from masklens.gui.app import run_app
 

@@ -38,7 +38,7 @@ from masklens.gui.review.team import TeamView
 from masklens.gui.settings import Settings
 from masklens.gui.state import AppState
 from masklens.gui.widgets.quiet_tabs import QuietTabWidget
-from masklens.gui.window import key_scope, layout_memory
+from masklens.gui.window import key_scope, layout_memory, workspace
 from masklens.gui.window.commands import WindowCommands
 from masklens.gui.window.dock_widths import DockWidths
 from masklens.gui.window.help import HelpCommands
@@ -215,6 +215,8 @@ class MainWindow(QMainWindow):
         c.fill_demo_menu(self.demo_menu)
         self.recent_menu = m.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(lambda: c.fill_recent(self.recent_menu))
+        m.addAction(_action("Save &workspace…", self,
+                            lambda: workspace.save_workspace_dialog(self, self.state, c), "Ctrl+Shift+S"))
         m.addSeparator()
         m.addAction(self._dialog_action("Export report…", "Ctrl+Shift+E",
                                        lambda: report_dialog.open_report_dialog(self, self.state)))
