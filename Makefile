@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.masklens-installed
 
-.PHONY: setup run test test-fast bench bench-gpu bench-models lint fuzz demo docs clean
+.PHONY: setup run test test-fast test-bundle bundle bench bench-gpu bench-models lint fuzz demo docs clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,16 @@ test: setup
 test-fast: setup
 	@QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(BIN)/python -m pytest -q -m "not slow"; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test-fast: pytest collected no tests — that is a failure" >&2; fi; exit $$rc
+
+# the desktop bundle (packaging/bundle.py): a PyInstaller one-folder build of the core and the
+# window (no torch), packed with the desktop files into build/bundle/masklens-VERSION-linux-ARCH.tar.gz
+bundle: setup
+	$(BIN)/python packaging/bundle.py
+
+# the bundle as a machine without Python runs it (tests/packaging/test_bundle.py)
+test-bundle: bundle
+	@QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg MASKLENS_BUNDLE="$$(ls build/bundle/masklens-*.tar.gz | head -1)" \
+	  $(BIN)/python -m pytest -q tests/packaging
 
 # every tests/benchmarks/bench_*.py, their printed figures written to docs/benchmarks.md
 bench: setup
