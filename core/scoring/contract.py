@@ -15,6 +15,7 @@ module that subclasses :class:`BenchmarkKind`. Scoring has two stages:
 from __future__ import annotations
 
 import argparse
+import numbers
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -233,8 +234,11 @@ class BenchmarkKind(ABC, Generic[OverlapsT]):
             if key not in out:
                 raise MasklensError(f"unknown parameter '{key}' for {self.title or self.name}",
                                     hint=f"its parameters: {', '.join(argument_name(p.flag) for p in self.params)}")
-            out[key] = float(value)
             spec = specs.get(key)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):  # "0.7" is no number
+                raise MasklensError(f"{argument_name(spec.flag) if spec else key} must be a number, "
+                                    f"got {value!r} ({type(value).__name__})")
+            out[key] = float(value)
             if spec is not None and not spec.minimum <= out[key] <= spec.maximum:  # NaN fails too
                 raise MasklensError(
                     f"{argument_name(spec.flag)} must be a number in [{spec.minimum:g}, {spec.maximum:g}], "
