@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from masklens.core.runtime.extras import EXTRA_MODULES, check
+    from masklens.core.runtime.extras import check, extra_modules
 
     if args.kind is not None:  # refused before any window opens
         from masklens.core.scoring.contract import get_kind
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         from masklens.core.files.workspace import read_workspace
 
         read_workspace(args.workspace)
-    check("masklens gui", EXTRA_MODULES["gui"])
+    check("masklens gui", extra_modules()["gui"], extra="gui")
     from masklens.gui.app import run_app
 
     return run_app(args)
