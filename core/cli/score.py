@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from masklens.core.cli import kind_parsers
 from masklens.core.files.paths import add_flag
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if args.demo:
         from masklens.core.kinds.demo import demo_files
 
-        files = demo_files(kind.name)
+        files: dict[str, Any] = demo_files(kind.name)
     else:
         missing = [flag for dest, flag in args.needed_files.items() if getattr(args, dest, None) is None]
         if missing:

@@ -177,6 +177,15 @@ class BenchmarkKind(ABC, Generic[OverlapsT]):
                             hint="score with the corrections applied in Python "
                                  "(masklens.core.review.corrections.corrected_benchmark)")
 
+    def __repr__(self) -> str:
+        """A short summary: name and title, groups, parameters with their defaults."""
+        params = ", ".join(f"{p.name}={p.default:g}" for p in self.params) or "–"
+        return "\n".join([
+            f"BenchmarkKind {self.name!r} ({self.title or self.name})",
+            f"  groups:      {', '.join(self.groups) or '–'}",
+            f"  parameters:  {params}",
+        ])
+
     # ------------------------------------------------------------ interop
     def coco_units(self, prompts: Sequence[tuple[Sample, Prompt]]) -> list[tuple[Sample, Prompt]] | None:
         """The prompts in the order of their COCO image ids when the kind's AP evaluates each
@@ -331,6 +340,16 @@ class Scorer(Generic[OverlapsT]):
                 if progress is not None:
                     progress(end, n)
         self._overlaps = Overlaps(overlaps)
+
+    def __repr__(self) -> str:
+        """A short summary: the kind, the benchmark and the prediction set scored against it."""
+        return "\n".join([
+            f"Scorer({self.kind.name})",
+            f"  benchmark:    {self.benchmark.name!r} ({len(self.benchmark.samples)} samples)",
+            f"  predictions:  {self.predictions!r}",
+            f"  parameters:   {', '.join(f'{k}={v:g}' for k, v in self.kind.default_params().items()) or '–'}"
+            " (defaults; rescore(…) takes others)",
+        ])
 
     @property
     def overlaps(self) -> Overlaps[OverlapsT]:
