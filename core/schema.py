@@ -114,6 +114,12 @@ class Benchmark:
     def __iter__(self) -> Iterator[Sample]:
         return iter(self.samples)
 
+    @property
+    def title(self) -> str:
+        """How the benchmark calls itself (its file's description; reports title themselves with
+        it), else its name."""
+        return str(self.meta.get("title") or self.name)
+
     def __repr__(self) -> str:  # the dataclass's would print every sample and mask
         """A short summary, one fact a line (as FiftyOne's datasets print): name, kind, samples
         and prompts, the samples per group, the source files."""

@@ -68,7 +68,9 @@ def test_report_replaces_its_own_folder_and_an_earlier_report(tmp_path, capsys):
     (out / "report.html").write_text("old")
     assert _report(out) == 0, capsys.readouterr().err  # its own folder (the marker): replaced
     assert (out / "report.html").read_text() != "old"
-    (out / MARKER).unlink()  # a report written before folders carried the marker
+    (out / MARKER).unlink()  # a report written before folders carried the marker (its four files)
+    (out / "tables.tex").unlink()
+    shutil.rmtree(out / "figures")
     assert _report(out) == 0, capsys.readouterr().err
     (out / MARKER).unlink()
     (out / "notes.txt").write_text("mine")  # ... plus a file of the user's: not a report

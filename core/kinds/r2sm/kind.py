@@ -164,7 +164,7 @@ def load_r2sm(ann: str | os.PathLike[str], images_dir: str | os.PathLike[str] | 
             images={IMAGE_KEY: ImageRef(IMAGE_KEY, path, img.height, img.width, source_id=img_id)},
             gts=gts, prompts=prompts, meta={"image_id": img_id, "file_name": img.file_name},
         ))
-    return Benchmark("r2sm", ds.path.stem, samples, sources={"ann": ds.path})
+    return Benchmark("r2sm", ds.path.stem, samples, sources={"ann": ds.path}, meta={"title": ds.title})
 
 
 def load_r2sm_predictions(pred: str | os.PathLike[str], benchmark: Benchmark) -> PredictionSet:
