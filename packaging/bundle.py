@@ -37,8 +37,9 @@ INSTALL = """masklens {version}: inspect, prompt and score segmentation models (
   ./masklens/masklens install-desktop     add masklens to the application menu; masklens
                                           workspace files then open in it
 
-Live models (torch, transformers) are not in the bundle: the window runs the demo model and
-replays prediction files; `pip install 'masklens[gui,models]'` runs the models.
+Live models (torch, transformers) are not in the bundle: point the window at a Python
+environment that has `pip install 'masklens[models]'` (Evaluate > Model environment…, or the
+MASKLENS_MODEL_PYTHON variable) and its models run there.
 """
 
 

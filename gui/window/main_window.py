@@ -38,7 +38,7 @@ from masklens.gui.review.team import TeamView
 from masklens.gui.settings import Settings
 from masklens.gui.state import AppState
 from masklens.gui.widgets.quiet_tabs import QuietTabWidget
-from masklens.gui.window import key_scope, layout_memory, workspace
+from masklens.gui.window import key_scope, layout_memory, model_environment, workspace
 from masklens.gui.window.commands import WindowCommands
 from masklens.gui.window.dock_widths import DockWidths
 from masklens.gui.window.help import HelpCommands
@@ -85,7 +85,7 @@ class MainWindow(QMainWindow):
         # torch models run in a process of their own (masklens.core.models.remote); a session
         # whose model runs on torch starts it now, while the window is built, not at the first
         # prompt (or, with the models in this process, imports torch now: models.preload)
-        self.model_host = remote.ModelHost()
+        self.model_host = remote.ModelHost(model_environment.chosen_python(settings.model_python))
         self.torch_import = remote.prepare(self.model_host, settings.model)
         self.state = AppState()
         self.store = ImageStore()
@@ -234,9 +234,11 @@ class MainWindow(QMainWindow):
         for a in self.nav_actions.values():
             nav.addAction(a)
             self.addAction(a)
-        self.menuBar().addMenu("&Evaluate").addAction(
-            self._dialog_action("Run benchmark…", "Ctrl+E",
-                               lambda: evaluate_dialog.open_evaluate_dialog(self, self.state)))
+        evaluate = self.menuBar().addMenu("&Evaluate")
+        evaluate.addAction(self._dialog_action("Run benchmark…", "Ctrl+E",
+                                               lambda: evaluate_dialog.open_evaluate_dialog(self, self.state)))
+        evaluate.addAction(_action("Model &environment…", self,
+                                   lambda: model_environment.open_model_environment_dialog(self)))
         view = self.menuBar().addMenu("&View")
         for d in self.findChildren(QDockWidget):
             view.addAction(d.toggleViewAction())
