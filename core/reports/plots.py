@@ -43,13 +43,16 @@ def _figure(title: str, fig, caption: str) -> Figure:  # noqa: ANN001 - a matplo
     """The report's Figure of ``fig``: PNG, then SVG and PDF of the same layout (no metadata
     dates, so the same data give the same bytes)."""
     import matplotlib
+    from matplotlib.backends.backend_pdf import FigureCanvasPdf  # named here: a bundler sees them
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
 
     png = _png(fig)
     vector = {}
-    for fmt in ("svg", "pdf"):
+    for fmt, canvas, no_date in (("svg", FigureCanvasSVG, {"Date": None}),
+                                 ("pdf", FigureCanvasPdf, {"CreationDate": None})):
         buf = io.BytesIO()
         with matplotlib.rc_context({"svg.hashsalt": "masklens"}):  # the SVG's ids: not random
-            fig.savefig(buf, format=fmt, metadata={"Date": None} if fmt == "svg" else {"CreationDate": None})
+            canvas(fig).print_figure(buf, format=fmt, metadata=no_date)
         vector[fmt] = buf.getvalue()
     return Figure(title, png, caption, svg=vector["svg"], pdf=vector["pdf"])
 

@@ -70,12 +70,15 @@ def _normal(name: str) -> str:
 
 
 def _import_names(dist: str, installed: dict[str, list[str]]) -> list[str]:
-    """The import names of ``dist``: the installed distribution's (public ones first), else its
-    name as a module (``huggingface-hub`` → ``huggingface_hub``; ``hydra-core`` → ``hydra``)."""
+    """The import names of ``dist``: the installed distribution's (public ones first); without
+    its metadata, its name as a module, the one that imports first (``huggingface-hub`` →
+    ``huggingface_hub``; ``hydra-core`` → ``hydra``; a bundle keeps the modules, not the
+    metadata), else the whole name (the distribution is not installed)."""
     found = sorted((m for m in installed.get(_normal(dist), []) if not m.startswith("_")), key=len)
     if found:
         return found
-    return list(dict.fromkeys([dist.replace("-", "_").replace(".", "_"), re.split(r"[-_.]", dist)[0]]))
+    names = list(dict.fromkeys([dist.replace("-", "_").replace(".", "_"), re.split(r"[-_.]", dist)[0]]))
+    return sorted(names, key=lambda name: not is_installed(name))
 
 
 @functools.cache
