@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QFileDialog
 
+from masklens.core.models import remote
+
 if TYPE_CHECKING:
     from masklens.gui.window.main_window import MainWindow
 
@@ -31,6 +33,7 @@ def set_model_environment(window: MainWindow, python: Path | None) -> bool:
     window.model_host.stop()  # its models go with it; the next prompt loads them in the new one
     window.model_host.python = python
     window.settings.model_python = str(python or "")
+    window.prompt_bar.refresh_models(elsewhere=python is not None or remote.model_python() is not None)
     where = str(python) if python is not None else "the default Python (the model_python setting, else this one)"
     window.message_bar.show_message(f"models run in {where} from the next prompt on", "info")
     return True

@@ -71,3 +71,25 @@ def test_masklens_model_python_picks_the_environment(window, toy, qtbot, clipseg
 def test_an_environment_that_is_no_program_is_refused(window, tmp_path):
     assert not model_environment.set_model_environment(window, tmp_path / "no-python")
     assert "is not an executable file" in window.message_bar.text
+
+
+def test_without_torch_here_the_torch_backends_are_offered_in_the_model_environment(tmp_path):
+    """An install without torch (the bundle): the prompt bar greys the torch backends out, and
+    offers them once a model environment runs them."""
+    import json
+    import subprocess
+
+    extras = Path(__file__).resolve().parents[1] / "extras"
+    code = (f"import sys; sys.path.insert(0, {str(extras)!r}); import blocked_imports; "
+            "blocked_imports.block(['torch', 'torchvision', 'transformers']); import json\n"
+            "from masklens.gui.prompts.prompt_bar import model_availability\n"
+            "print(json.dumps([model_availability(), model_availability(elsewhere=True)]))")
+    env = {**os.environ, "MASKLENS_CACHE_DIR": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    here, elsewhere = ({name: (label, usable) for name, label, usable, _ in rows}
+                       for rows in json.loads(out.stdout))
+    assert here["clipseg"][1] is False and "not installed" in here["clipseg"][0]
+    label, usable = elsewhere["clipseg"]
+    assert usable and label.endswith("— in the model environment")
+    assert here["demo"][1] and elsewhere["demo"][1]
