@@ -4,13 +4,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.masklens-installed
 
-.PHONY: setup run test test-fast bench bench-gpu bench-models lint fuzz demo docs clean
+.PHONY: setup run test test-fast test-bundle bundle bench bench-gpu bench-models lint fuzz demo docs clean
 
 setup: $(STAMP)
 
 # torch/torchvision first (the index has no CPU-only torchvision; the regular build
 # runs on CPU too), then Meta's sam2 built against that torch, then the project with every
-# extra (`[all]`: gui, models, sam2, ray) and the dev tools.
+# extra (`[all]`: gui, models, sam2, ray) and the dev tools; last, Meta's `sam3` package without its
+# dependencies (timm and the rest): the tests read its cgF1 evaluator file, never its model code.
 $(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
@@ -18,6 +19,7 @@ $(STAMP): pyproject.toml Makefile
 	@$(BIN)/python -c "import importlib.util,sys; sys.exit(importlib.util.find_spec('sam2') is None)" || \
 	  SAM2_BUILD_CUDA=0 $(BIN)/python -m pip install -q --disable-pip-version-check --no-build-isolation sam2
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev]'
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps 'sam3==0.1.4'
 	@touch $(STAMP)
 
 run: setup
@@ -31,6 +33,16 @@ test: setup
 test-fast: setup
 	@QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(BIN)/python -m pytest -q -m "not slow"; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test-fast: pytest collected no tests — that is a failure" >&2; fi; exit $$rc
+
+# the desktop bundle (packaging/bundle.py): a PyInstaller one-folder build of the core and the
+# window (no torch), packed with the desktop files into build/bundle/masklens-VERSION-linux-ARCH.tar.gz
+bundle: setup
+	$(BIN)/python packaging/bundle.py
+
+# the bundle as a machine without Python runs it (tests/packaging/test_bundle.py)
+test-bundle: bundle
+	@QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg MASKLENS_BUNDLE="$$(ls build/bundle/masklens-*.tar.gz | head -1)" \
+	  $(BIN)/python -m pytest -q tests/packaging
 
 # every tests/benchmarks/bench_*.py, their printed figures written to docs/benchmarks.md
 bench: setup
@@ -60,7 +72,7 @@ lint: setup
 	$(BIN)/python tools/typecheck.py
 
 demo: setup
-	$(BIN)/python packaging/make_demo.py
+	$(BIN)/python tools/demo/make_demo.py
 
 # the docs site (mkdocs.yml) into site/, strict: a broken link or API reference fails. griffe
 # reads masklens.core's source through a link folder (build/docs-api/masklens/core → core/).

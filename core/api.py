@@ -141,7 +141,9 @@ def score(
     ``gt=[…]``, ``data=``, ``pred_dir=``…) and its parameters (``score_threshold=``,
     ``iou_threshold=``, ``alpha=``…; defaults as on the CLI). A loaded ``benchmark`` and
     ``predictions`` may stand in for the files. ``out=`` also writes the JSON ``--out`` writes
-    (compact; ``pretty=True``: indented, as ``--pretty``).
+    (compact; ``pretty=True``: indented, as ``--pretty``), its last key ``provenance`` (the
+    masklens version, each input's path, sha256 and Hub revision, the parameters, the time:
+    :mod:`masklens.core.scoring.provenance`).
     """
     k = get_kind(kind)
     files, params = _split(k, kwargs)
@@ -154,8 +156,13 @@ def score(
     result = Scorer(k, benchmark, predictions, **files).rescore(resolved)
     if out is not None:
         from masklens.core.files.io import atomic_write_json_fast
+        from masklens.core.interop.hub import folder_arguments, resolve_files
+        from masklens.core.scoring.provenance import score_provenance
 
-        atomic_write_json_fast(Path(out), result.to_json(), pretty=pretty)
+        given = {d: v for d, v in files.items() if v is not None}
+        local = resolve_files(given, folder_arguments(k))  # already in the cache: no download
+        data = {**result.to_json(), "provenance": score_provenance(k.name, given, local, result.params)}
+        atomic_write_json_fast(Path(out), data, pretty=pretty)
     return result
 
 

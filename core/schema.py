@@ -114,6 +114,28 @@ class Benchmark:
     def __iter__(self) -> Iterator[Sample]:
         return iter(self.samples)
 
+    @property
+    def title(self) -> str:
+        """How the benchmark calls itself (its file's description; reports title themselves with
+        it), else its name."""
+        return str(self.meta.get("title") or self.name)
+
+    def __repr__(self) -> str:  # the dataclass's would print every sample and mask
+        """A short summary, one fact a line (as FiftyOne's datasets print): name, kind, samples
+        and prompts, the samples per group, the source files."""
+        groups: dict[str, int] = {}
+        for s in self.samples:
+            groups[s.group or "–"] = groups.get(s.group or "–", 0) + 1
+        shown = ", ".join(f"{g} {n}" for g, n in list(groups.items())[:8]) + (", …" if len(groups) > 8 else "")
+        sources = ", ".join(f"{k} {v}" for k, v in self.sources.items())
+        return "\n".join([
+            f"Benchmark {self.name!r}",
+            f"  kind:     {self.kind}",
+            f"  samples:  {len(self.samples)} ({sum(len(s.prompts) for s in self.samples)} prompts)",
+            f"  groups:   {shown}",
+            f"  sources:  {sources or '–'}",
+        ])
+
     def sample(self, sample_id: str) -> Sample:
         if not hasattr(self, "_index"):
             self._index = {s.id: s for s in self.samples}
@@ -158,6 +180,11 @@ class PredictionSet:
 
     def get(self, prompt_id: str) -> Prediction | None:
         return self.by_prompt.get(prompt_id)
+
+    def __repr__(self) -> str:  # the dataclass's would print every mask
+        instances = sum(len(p.instances) for p in self.by_prompt.values())
+        return (f"PredictionSet({self.name!r}, prompts={len(self.by_prompt)}, instances={instances}, "
+                f"missing={len(self.missing)})")
 
     def add(self, prediction: Prediction) -> None:
         self.by_prompt[prediction.prompt_id] = prediction

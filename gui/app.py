@@ -70,13 +70,18 @@ def run_app(args: argparse.Namespace) -> int:
     window = MainWindow(Settings(), persist=False) if shot else MainWindow()
     install_excepthook(window)
     kind = args.kind
-    if args.demo or not kind or shot:  # a screenshot cannot answer a dialog
+    if args.workspace:
+        from masklens.gui.window.workspace import open_workspace
+
+        open_workspace(window.state, window.commands, args.workspace, sync=bool(shot))
+        apply_view_options(window, args, sync=bool(shot))
+    elif args.demo or not kind or shot:  # a screenshot cannot answer a dialog
         window.commands.open_demo(kind, sync=bool(shot))
         apply_view_options(window, args, sync=bool(shot))
     if shot:
         return screenshot(app, window, shot, parse_size(args.size))
     window.show()
-    if kind and not args.demo:  # ask for the files once the window is up
+    if kind and not args.demo and not args.workspace:  # ask for the files once the window is up
         from PySide6.QtCore import QTimer
 
         QTimer.singleShot(0, lambda: window.commands.open_benchmark_dialog(kind))

@@ -48,6 +48,9 @@ class Settings:
     pred_opacity: float = 0.55
     outlines: bool = True
     prompt_history: list[str] = field(default_factory=list)
+    #: the Python of the environment the torch models run in (window/model_environment.py); "":
+    #: the model_python setting, else the window's own
+    model_python: str = ""
     #: per benchmark: attached prediction files, compared sets, failure filter, tab (compare_sets.py)
     sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
 

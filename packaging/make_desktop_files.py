@@ -1,11 +1,15 @@
-"""Draw masklens' icon and write its desktop entry into resources/desktop/ (deterministic).
+"""Draw masklens' icon and write its desktop files into resources/desktop/ (deterministic).
 
     python packaging/make_desktop_files.py
 
 ``masklens.svg`` is the icon (a lens over a segmentation mask: a cyan mask outlined in white,
 half under a lens); ``masklens.png`` is the same SVG rendered at 256 px with Qt's SVG renderer;
-``masklens.desktop`` is the freedesktop.org entry. The window uses the icon, and
-``masklens install-desktop`` installs the three into the user's XDG folders.
+``masklens.desktop`` is the freedesktop.org entry (one main category, Science; it opens masklens
+workspace files); ``masklens-workspace.xml`` is the shared-mime-info type of a workspace file
+(``*.masklens``, JSON: the kind, its input files, the prediction sets and the review store);
+``io.github.masklens.masklens.metainfo.xml`` is the AppStream metainfo software centres read.
+The window uses the icon, ``masklens install-desktop`` installs them into the user's XDG
+folders, and ``make bundle`` packs them beside the bundle.
 """
 
 from __future__ import annotations
@@ -30,12 +34,61 @@ Type=Application
 Name=masklens
 GenericName=Segmentation model inspector
 Comment=Inspect, prompt and score promptable and open-vocabulary segmentation models
-Exec=masklens gui
+Exec=masklens gui %f
 Icon=masklens
 Terminal=false
-Categories=Science;Graphics;Development;
+Categories=Science;ImageProcessing;
+MimeType=application/x-masklens-workspace;
 Keywords=segmentation;benchmark;mask;SAM;evaluation;
 StartupWMClass=masklens
+"""
+
+MIME = """<?xml version="1.0" encoding="UTF-8"?>
+<mime-info xmlns="http://www.freedesktop.org/standards/shared-mime-info">
+  <mime-type type="application/x-masklens-workspace">
+    <comment>masklens workspace</comment>
+    <sub-class-of type="application/json"/>
+    <glob pattern="*.masklens"/>
+  </mime-type>
+</mime-info>
+"""
+
+METAINFO = """<?xml version="1.0" encoding="UTF-8"?>
+<component type="desktop-application">
+  <id>io.github.masklens.masklens</id>
+  <metadata_license>CC0-1.0</metadata_license>
+  <project_license>MIT</project_license>
+  <name>masklens</name>
+  <summary>Inspect, prompt and score segmentation models on benchmarks</summary>
+  <description>
+    <p>
+      masklens opens promptable and open-vocabulary segmentation benchmarks (CAFE, SA-Co/Gold,
+      HalluSegBench, CGEBench, R2SM, OVS) with a model's predictions, shows each sample's masks
+      and readouts, runs typed prompts through a model, and records reviewers' verdicts.
+    </p>
+    <p>
+      The scores follow each benchmark's own protocol; reports and exports (COCO, FiftyOne, CSV)
+      carry them to other tools.
+    </p>
+  </description>
+  <launchable type="desktop-id">masklens.desktop</launchable>
+  <provides>
+    <binary>masklens</binary>
+    <mediatype>application/x-masklens-workspace</mediatype>
+  </provides>
+  <categories>
+    <category>Science</category>
+    <category>ImageProcessing</category>
+  </categories>
+  <keywords>
+    <keyword>segmentation</keyword>
+    <keyword>benchmark</keyword>
+  </keywords>
+  <content_rating type="oars-1.1"/>
+  <releases>
+    <release version="0.1.0" date="2026-11-28"/>
+  </releases>
+</component>
 """
 
 
@@ -59,8 +112,11 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "masklens.svg").write_text(SVG)
     (OUT / "masklens.desktop").write_text(DESKTOP)
+    (OUT / "masklens-workspace.xml").write_text(MIME)
+    (OUT / "io.github.masklens.masklens.metainfo.xml").write_text(METAINFO)
     render_png(OUT / "masklens.svg", OUT / "masklens.png")
-    print(f"wrote {OUT}/masklens.svg, masklens.png, masklens.desktop")
+    print(f"wrote {OUT}/masklens.svg, masklens.png, masklens.desktop, masklens-workspace.xml, "
+          "io.github.masklens.masklens.metainfo.xml")
     return 0
 
 

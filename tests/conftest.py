@@ -5,8 +5,8 @@ Every masklens setting's environment variable (core/runtime/config.py) inherited
 is dropped; the folders (cache, config, data, log) and the XDG base folders point into one
 scratch folder per session, removed when the session ends. The session fails if a file appeared
 under the checkout's ``resources/``. Variables that steer the tests themselves
-(``MASKLENS_OFFICIAL``, ``MASKLENS_GOLDEN_DIR``, ``MASKLENS_FUZZ_*``, ``MASKLENS_BENCH_*``) are
-not settings and stay.
+(``MASKLENS_OFFICIAL``, ``MASKLENS_GOLDEN_DIR``, ``MASKLENS_FUZZ_*``, ``MASKLENS_BENCH_*``,
+``MASKLENS_BUNDLE``) are not settings and stay.
 """
 
 import atexit

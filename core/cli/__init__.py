@@ -44,9 +44,9 @@ _program = False
 _install_early_handler()
 
 import argparse  # noqa: E402 - after the handler: these imports take time
-import importlib  # noqa: E402
 import signal  # noqa: E402
-from collections.abc import Iterator, Sequence  # noqa: E402
+from collections.abc import Callable, Iterator, Sequence  # noqa: E402
+from types import ModuleType  # noqa: E402
 from typing import TYPE_CHECKING  # noqa: E402
 
 from masklens.core import __version__  # noqa: E402
@@ -55,21 +55,102 @@ from masklens.core.errors import Cancelled, MasklensError  # noqa: E402
 if TYPE_CHECKING:
     from masklens.core.scoring.contract import BenchmarkKind
 
-#: sub-command -> module defining ``register(subparsers)``; each sets ``func`` on its parser
-COMMANDS: dict[str, str] = {
-    "score": "masklens.core.cli.score",
-    "predict": "masklens.core.cli.predict",
-    "evaluate": "masklens.core.cli.evaluate",
-    "merge": "masklens.core.cli.merge",
-    "report": "masklens.core.cli.report",
-    "models": "masklens.core.cli.models",
-    "review": "masklens.core.cli.review",
-    "export": "masklens.core.cli.export",
-    "cache": "masklens.core.cli.cache",
-    "config": "masklens.core.cli.config",
-    "completion": "masklens.core.cli.completion",
-    "install-desktop": "masklens.core.cli.desktop",
-    "gui": "masklens.core.cli.gui",
+# One function per sub-command, each importing its module by a plain import statement (so
+# a bundler that follows imports, PyInstaller's, finds every command), only when it is called.
+def _score() -> ModuleType:
+    from masklens.core.cli import score
+
+    return score
+
+
+def _predict() -> ModuleType:
+    from masklens.core.cli import predict
+
+    return predict
+
+
+def _evaluate() -> ModuleType:
+    from masklens.core.cli import evaluate
+
+    return evaluate
+
+
+def _merge() -> ModuleType:
+    from masklens.core.cli import merge
+
+    return merge
+
+
+def _report() -> ModuleType:
+    from masklens.core.cli import report
+
+    return report
+
+
+def _models() -> ModuleType:
+    from masklens.core.cli import models
+
+    return models
+
+
+def _review() -> ModuleType:
+    from masklens.core.cli import review
+
+    return review
+
+
+def _export() -> ModuleType:
+    from masklens.core.cli import export
+
+    return export
+
+
+def _cache() -> ModuleType:
+    from masklens.core.cli import cache
+
+    return cache
+
+
+def _config() -> ModuleType:
+    from masklens.core.cli import config
+
+    return config
+
+
+def _completion() -> ModuleType:
+    from masklens.core.cli import completion
+
+    return completion
+
+
+def _desktop() -> ModuleType:
+    from masklens.core.cli import desktop
+
+    return desktop
+
+
+def _gui() -> ModuleType:
+    from masklens.core.cli import gui
+
+    return gui
+
+
+#: sub-command -> the function importing its module, which defines ``register(subparsers)``;
+#: each sets ``func`` on its parser
+COMMANDS: dict[str, Callable[[], ModuleType]] = {
+    "score": _score,
+    "predict": _predict,
+    "evaluate": _evaluate,
+    "merge": _merge,
+    "report": _report,
+    "models": _models,
+    "review": _review,
+    "export": _export,
+    "cache": _cache,
+    "config": _config,
+    "completion": _completion,
+    "install-desktop": _desktop,
+    "gui": _gui,
 }
 
 #: each command's one-line help, for the top-level listing built without importing the
@@ -128,9 +209,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     command = argv[0] if argv is not None and argv and argv[0] in COMMANDS else None
     _chosen_kind = _kind_word(argv[1]) if argv is not None and command is not None and len(argv) > 1 else None
     try:
-        for name, module in COMMANDS.items():
+        for name, load in COMMANDS.items():
             if argv is None or name == command or name not in COMMAND_HELP:
-                importlib.import_module(module).register(sub)
+                load().register(sub)
             else:
                 sub.add_parser(name, help=COMMAND_HELP[name])
     finally:

@@ -1,10 +1,17 @@
-"""`masklens completion bash|zsh|tcsh`: the shell completion script (made by shtab from the
-parser, so every sub-command, kind and flag is completed; path arguments complete file or folder
-names), e.g. ``masklens completion bash > ~/.local/share/bash-completion/completions/masklens``."""
+"""`masklens completion bash|zsh|tcsh [--install]`: the shell completion script (made by shtab
+from the parser, so every sub-command, kind and flag is completed; path arguments complete file
+or folder names), printed, or with ``--install`` written where the shell looks for it (its
+folders created: on a fresh home ``~/.local/share/bash-completion/completions/`` does not exist,
+and ``masklens completion bash > that/folder/masklens`` fails in the shell before masklens runs).
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+
+from masklens.core.errors import MasklensError
 
 SHELLS = ("bash", "zsh", "tcsh")
 #: destinations that name folders / files (the kinds' and the commands' path arguments)
@@ -15,7 +22,28 @@ FILES = frozenset({"ann", "pred", "gt", "data", "out", "reviews", "weights", "sc
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("completion", help="print a shell completion script (bash, zsh, tcsh)")
     parser.add_argument("shell", choices=SHELLS)
+    parser.add_argument("--install", action="store_true",
+                        help="write it where the shell looks for it (bash: $XDG_DATA_HOME/bash-completion/"
+                             "completions/masklens), creating the folders, and say where")
     parser.set_defaults(func=run)
+
+
+def install_path(shell: str) -> Path:
+    """Where ``--install`` writes the script: bash-completion's per-user folder for bash, a folder
+    of zsh functions (to add to ``fpath``) for zsh, a file to ``source`` for tcsh."""
+    from masklens.core.runtime.desktop import data_home
+
+    return {"bash": data_home() / "bash-completion" / "completions" / "masklens",
+            "zsh": data_home() / "zsh" / "site-functions" / "_masklens",
+            "tcsh": data_home() / "masklens" / "completion.tcsh"}[shell]
+
+
+#: what to do after --install, per shell
+_AFTER_INSTALL = {
+    "bash": "new bash shells complete masklens (bash-completion loads it on first use)",
+    "zsh": "add `fpath=({folder} $fpath)` before `compinit` in ~/.zshrc",
+    "tcsh": "add `source {path}` to ~/.tcshrc",
+}
 
 
 def mark_paths(parser: argparse.ArgumentParser, shtab_module) -> None:  # noqa: ANN001 - shtab
@@ -43,7 +71,19 @@ def run(args: argparse.Namespace) -> int:
     parser = build_parser()
     mark_paths(parser, shtab)
     script = shtab.complete(parser, shell=args.shell)
-    print(guard_bash(script) if args.shell == "bash" else script, end="")
+    script = guard_bash(script) if args.shell == "bash" else script
+    if not args.install:
+        print(script, end="")
+        return 0
+    from masklens.core.files.io import atomic_write_text
+
+    path = install_path(args.shell)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, script)
+    except OSError as exc:
+        raise MasklensError(f"cannot write the completion script ({exc.strerror or exc})", path=path) from None
+    print(f"wrote {path}; " + _AFTER_INSTALL[args.shell].format(folder=path.parent, path=path), file=sys.stderr)
     return 0
 
 

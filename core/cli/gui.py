@@ -10,6 +10,8 @@ import argparse
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gui", help="open the inspection window")
+    p.add_argument("workspace", nargs="?", metavar="FILE.masklens",
+                   help="open this workspace (File › Save workspace… writes one)")
     p.add_argument("--demo", action="store_true", help="open the bundled demo benchmark")
     p.add_argument("--kind", help="benchmark kind to open (see `masklens score -h`)")
     p.add_argument("--screenshot", metavar="FILE.png",
@@ -30,14 +32,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from masklens.core.runtime.extras import EXTRA_MODULES, check
+    from masklens.core.runtime.extras import check, extra_modules
 
     if args.kind is not None:  # refused before any window opens
         from masklens.core.scoring.contract import get_kind
 
         get_kind(args.kind)  # an unknown kind: MasklensError listing the kinds
 
-    check("masklens gui", EXTRA_MODULES["gui"])
+    if args.workspace is not None:  # a file that is no workspace: one line, before any window
+        from masklens.core.files.workspace import read_workspace
+
+        read_workspace(args.workspace)
+    check("masklens gui", extra_modules()["gui"], extra="gui")
     from masklens.gui.app import run_app
 
     return run_app(args)

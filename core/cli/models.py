@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from masklens.core.runtime.extras import check
 
-    check("masklens models", ("huggingface_hub",))  # it reads the hub cache's layout
+    check("masklens models", ("huggingface_hub",), extra="hub")  # it reads the hub cache's layout
     if args.weights and len(args.names) != 1:
         raise MasklensError("--weights needs exactly one backend NAME", hint="e.g. masklens models sam3 --weights DIR")
     entries = inventory(args.names or None, {args.names[0]: args.weights} if args.weights else None)

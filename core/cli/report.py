@@ -154,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
                            verdicts=verdicts, corrections=corrections, options=opts, progress=bar)
     finally:
         bar.close()
-    print(f"wrote {out}/report.html (+ summary.csv, samples.csv, summary.json)", file=sys.stderr)
+    print(f"wrote {out}/report.html (+ summary.csv, samples.csv, summary.json, tables.tex, figures/)",
+          file=sys.stderr)
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from masklens.core.cli import kind_parsers
 from masklens.core.files.paths import add_flag
@@ -27,6 +28,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("score", help="score predictions against a benchmark")
     for kind, p in kind_parsers(parser, "score"):
         kind.add_arguments(p)
+        # --demo stands for the kind's files: they are required only without it (checked in run)
+        needed = [a for a in p._actions if a.required]
+        for action in needed:
+            action.required = False
+        p.add_argument("--demo", action="store_true",
+                       help="score the bundled demo of the kind (instead of its files)")
+        p.set_defaults(needed_files={a.dest: a.option_strings[0] for a in needed})
         add_param_flags(p, kind)
         p.add_argument("--out", help="write JSON results here (default: a table on stdout)")
         p.add_argument("--pretty", action="store_true", help="indent the --out JSON (default compact)")
@@ -43,7 +51,17 @@ def run(args: argparse.Namespace) -> int:
 
     kind = get_kind(args.kind)
     params = {p.name: getattr(args, p.name) for p in kind.params if getattr(args, p.name, None) is not None}
-    files = kind_files(kind, args)
+    if args.demo:
+        from masklens.core.kinds.demo import demo_files
+
+        files: dict[str, Any] = demo_files(kind.name)
+    else:
+        missing = [flag for dest, flag in args.needed_files.items() if getattr(args, dest, None) is None]
+        if missing:
+            print(f"masklens score {kind.name}: error: the following arguments are required: "
+                  f"{', '.join(missing)} (or --demo)", file=sys.stderr)
+            return 2
+        files = kind_files(kind, args)
     if args.out:  # the review stores it reads are inputs too
         from masklens.core.files.output_dirs import refuse_inputs
 

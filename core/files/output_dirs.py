@@ -108,8 +108,9 @@ def foreign_files(folder: Path) -> list[str] | None:
     paths; every entry but the marker when the marker is missing or belongs to another
     folder)."""
     marker = _read_marker(folder)
-    if marker is None or not _bound(folder):
-        return sorted(rel for rel, _ in _own_files(folder))
+    if marker is None or not _bound(folder):  # what no marker lists first: the user's own additions
+        listed_there = marker["files"] if marker is not None else {}
+        return sorted((rel for rel, _ in _own_files(folder)), key=lambda rel: (rel in listed_there, rel))
     listed: dict[str, Any] = marker["files"]
     bad: list[str] = []
     for rel, p in _own_files(folder):

@@ -15,6 +15,8 @@ See docs/interop.md.
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,20 +48,57 @@ def _segment(mask: Mask, height: int, width: int, *, bbox: bool = True) -> dict[
     return out
 
 
+def _absolute(path: str | Path) -> Path:
+    """``path`` made absolute without following links: an image of a Hugging Face cache keeps
+    its name in the snapshot, not the hash of the blob its link points to."""
+    return Path(os.path.abspath(path))
+
+
 def file_name(entry: ImageEntry, root: Path | None) -> str:
     """The image's path relative to ``root`` (the images' common folder), else a stand-in name."""
     if entry.ref.path is None:
         return f"{entry.sample_id}_{entry.ref.key}.png"
-    path = Path(entry.ref.path).resolve()
+    path = _absolute(entry.ref.path)
     return path.relative_to(root).as_posix() if root is not None else path.name
 
 
 def image_root(table: ExportTable) -> Path | None:
     """The deepest folder holding every image of the benchmark (None without image paths)."""
-    import os
-
-    paths = [str(Path(e.ref.path).resolve().parent) for e in table.images if e.ref.path is not None]
+    paths = [str(_absolute(e.ref.path).parent) for e in table.images if e.ref.path is not None]
     return Path(os.path.commonpath(paths)) if paths else None
+
+
+@dataclass(frozen=True)
+class CocoLayout:
+    """How the prompts become COCO images and categories."""
+
+    #: the COCO images, in id order
+    images: list[ImageEntry]
+    #: prompt id -> its COCO image
+    entry_of: dict[str, ImageEntry]
+    categories: list[dict[str, Any]]
+    #: prompt id -> its category id
+    category_of: dict[str, int]
+    #: COCO image id -> the prompt it is (one image per prompt only)
+    prompt_of: dict[int, str]
+
+
+def coco_layout(table: ExportTable, *, per_prompt: bool = True) -> CocoLayout:
+    """One COCO image per image and one category per prompt text; or, for a kind whose AP
+    evaluates each prompt apart (:meth:`~masklens.core.scoring.contract.BenchmarkKind.coco_units`,
+    R2SM's queries) and ``per_prompt``, one image per prompt in the kind's order and one category,
+    so that plain ``COCOeval`` evaluates what the kind's AP evaluates."""
+    units = table.kind.coco_units(table.prompts) if per_prompt else None
+    if units is None:
+        return CocoLayout(
+            table.images, {p.id: table.image_of[(s.id, p.image)] for s, p in table.prompts},
+            [{"id": cid, "name": text, "supercategory": "prompt"} for text, cid in table.category_of.items()],
+            {p.id: table.category_of[p.text] for _, p in table.prompts}, {})
+    entries = {p.id: ImageEntry(n, table.image_of[(s.id, p.image)].ref, s.id)
+               for n, (s, p) in enumerate(units, start=1)}
+    return CocoLayout(list(entries.values()), entries,
+                      [{"id": 1, "name": "object", "supercategory": "prompt"}],
+                      dict.fromkeys(entries, 1), {e.id: pid for pid, e in entries.items()})
 
 
 def info(table: ExportTable) -> dict[str, Any]:
@@ -86,27 +125,28 @@ def info(table: ExportTable) -> dict[str, Any]:
 
 def ground_truth(table: ExportTable, names: dict[int, str] | None = None,
                  annotator: str | None = None,
-                 placeholders: frozenset[int] = frozenset()) -> dict[str, Any]:
+                 placeholders: frozenset[int] = frozenset(),
+                 layout: CocoLayout | None = None) -> dict[str, Any]:
     """The COCO dataset dict of the prompts' own ground truth, or of ``annotator``'s (a key of
     ``table.annotators``). ``names`` overrides images' ``file_name`` by image id; the images
     whose ids are in ``placeholders`` get ``placeholder: true``."""
+    layout = layout or coco_layout(table)
     root = image_root(table)
     images = [
         {"id": e.id, "file_name": (names or {}).get(e.id) or file_name(e, root),
          "height": e.ref.height, "width": e.ref.width, "sample_id": e.sample_id,
          "image_key": e.ref.key, "verdicts": table.verdicts_of(e.sample_id),
+         **({"prompt_id": layout.prompt_of[e.id]} if e.id in layout.prompt_of else {}),
          **({"placeholder": True} if e.id in placeholders else {})}
-        for e in table.images
+        for e in layout.images
     ]
-    categories = [{"id": cid, "name": text, "supercategory": "prompt"}
-                  for text, cid in table.category_of.items()]
     annotations: list[dict[str, Any]] = []
     for sample, prompt in table.prompts_of(annotator):
-        entry = table.image_of[(sample.id, prompt.image)]
+        entry = layout.entry_of[prompt.id]
         masks, crowd = gt_masks(sample, prompt)
         for i, mask in enumerate(masks):
             ann = {"id": len(annotations) + 1, "image_id": entry.id,
-                   "category_id": table.category_of[prompt.text], "iscrowd": int(crowd[i]),
+                   "category_id": layout.category_of[prompt.id], "iscrowd": int(crowd[i]),
                    **_segment(mask, entry.ref.height, entry.ref.width),
                    **prompt_fields(table, sample, prompt)}
             if table.annotators:
@@ -116,11 +156,12 @@ def ground_truth(table: ExportTable, names: dict[int, str] | None = None,
                 ann[f"eval_{run.attr}"] = outcome.eval or "crowd"
                 ann[f"eval_{run.attr}_iou"] = outcome.iou
             annotations.append(ann)
-    return {"info": info(table), "images": images, "categories": categories,
+    return {"info": info(table), "images": images, "categories": layout.categories,
             "annotations": annotations}
 
 
-def results(table: ExportTable, run_index: int, *, bbox: bool = False) -> list[dict[str, Any]]:
+def results(table: ExportTable, run_index: int, *, bbox: bool = False,
+            layout: CocoLayout | None = None) -> list[dict[str, Any]]:
     """One prediction set as a COCO results list (``image_id``, ``category_id``,
     ``segmentation``, ``score`` and the attributes above).
 
@@ -129,6 +170,7 @@ def results(table: ExportTable, run_index: int, *, bbox: bool = False) -> list[d
     has one, which puts instances in the wrong small/medium/large range; without it, loadRes
     takes the mask's area and derives the box. FiftyOne's importer needs the box (``bbox=True``).
     """
+    layout = layout or coco_layout(table)
     run = table.runs[run_index]
     gt_ids = _gt_annotation_ids(table)
     others = {key: _gt_annotation_ids(table, key) for key in table.annotators[1:]}
@@ -137,12 +179,12 @@ def results(table: ExportTable, run_index: int, *, bbox: bool = False) -> list[d
         pred = run.predictions.get(prompt.id)
         if pred is None:
             continue
-        entry = table.image_of[(sample.id, prompt.image)]
+        entry = layout.entry_of[prompt.id]
         outcomes = run.outcomes[prompt.id].predictions
         for k, (inst, outcome) in enumerate(zip(pred.instances, outcomes, strict=True)):
             gt_id = gt_ids[prompt.id][outcome.gt_index] if outcome.gt_index is not None else None
             records.append({
-                "image_id": entry.id, "category_id": table.category_of[prompt.text],
+                "image_id": entry.id, "category_id": layout.category_of[prompt.id],
                 **_segment(inst.mask, entry.ref.height, entry.ref.width, bbox=bbox),
                 "score": float(inst.score),
                 "eval": outcome.eval, "eval_iou": outcome.iou, "eval_gt_id": gt_id,
@@ -178,12 +220,13 @@ def _gt_annotation_ids(table: ExportTable, annotator: str | None = None) -> dict
 
 
 def annotator_files(table: ExportTable, out: Path, names: dict[int, str] | None = None,
-                    placeholders: frozenset[int] = frozenset()) -> list[Path]:
+                    placeholders: frozenset[int] = frozenset(),
+                    layout: CocoLayout | None = None) -> list[Path]:
     """``out/annotators/<key>.json``: each further annotator's ground truth as a COCO dataset."""
     written = []
     for key in table.annotators[1:]:
         path = out / ANNOTATORS_DIR / f"{key}.json"
-        atomic_write_json(path, ground_truth(table, names, key, placeholders), indent=None)
+        atomic_write_json(path, ground_truth(table, names, key, placeholders, layout), indent=None)
         written.append(path)
     return written
 
@@ -196,10 +239,11 @@ def write_coco(table: ExportTable, out: Path) -> list[Path]:
     """``out/ground_truth.json``, ``out/predictions/<label>.json`` and, with several
     annotators, ``out/annotators/<key>.json`` (``out`` is a fresh folder; the caller replaces
     the target atomically)."""
+    layout = coco_layout(table)
     written = [out / "ground_truth.json"]
-    atomic_write_json(written[0], ground_truth(table), indent=None)
+    atomic_write_json(written[0], ground_truth(table, layout=layout), indent=None)
     for i, run in enumerate(table.runs):
         path = out / "predictions" / f"{run.attr}.json"
-        atomic_write_json(path, results(table, i), indent=None)
+        atomic_write_json(path, results(table, i, layout=layout), indent=None)
         written.append(path)
-    return written + annotator_files(table, out)
+    return written + annotator_files(table, out, layout=layout)

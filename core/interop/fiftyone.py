@@ -32,7 +32,7 @@ from pathlib import Path
 
 from masklens.core.errors import MasklensError
 from masklens.core.files.io import atomic_write_json
-from masklens.core.interop.coco import annotator_files, ground_truth, results
+from masklens.core.interop.coco import annotator_files, coco_layout, ground_truth, results
 from masklens.core.interop.table import ExportTable, ImageEntry
 
 DATA = "data"
@@ -93,13 +93,14 @@ def write_fiftyone(table: ExportTable, out: Path, *, copy_images: bool = False) 
         else:
             (data / names[entry.id]).write_bytes(placeholder_png(entry.ref.width, entry.ref.height))
             placeholders.add(entry.id)
-    gt = ground_truth(table, names, placeholders=frozenset(placeholders))
+    layout = coco_layout(table, per_prompt=False)  # a sample per image, as FiftyOne shows them
+    gt = ground_truth(table, names, placeholders=frozenset(placeholders), layout=layout)
     written = [out / "labels.json"]
     atomic_write_json(written[0], gt, indent=None)
     for i, run in enumerate(table.runs):
-        anns = [{"id": k + 1, "iscrowd": 0, **r} for k, r in enumerate(results(table, i, bbox=True))]
+        anns = [{"id": k + 1, "iscrowd": 0, **r} for k, r in enumerate(results(table, i, bbox=True, layout=layout))]
         dataset = {**{k: gt[k] for k in ("info", "images", "categories")}, "annotations": anns}
         path = out / "predictions" / f"{run.attr}.json"
         atomic_write_json(path, dataset, indent=None)
         written.append(path)
-    return written + annotator_files(table, out, names, frozenset(placeholders))
+    return written + annotator_files(table, out, names, frozenset(placeholders), layout)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: RGB colours of the demo world (shared with packaging/demo_scenes.py).
+#: RGB colours of the demo world (shared with tools/demo/demo_scenes.py).
 OBJECT_COLOURS: dict[str, tuple[int, int, int]] = {
     "red": (215, 45, 45), "orange": (240, 130, 30), "yellow": (245, 205, 35),
     "green": (40, 150, 70), "blue": (45, 85, 210), "purple": (135, 65, 175),

@@ -109,7 +109,7 @@ def inventory(names: list[str] | None = None, weights: dict[str, str] | None = N
         try:
             info = registry.backend_info(name)
         except ModuleNotFoundError as exc:
-            extra = extra_of(exc.name)
+            extra = extra_of(exc.name, within="models")
             how = f": {install_command(extra)}" if extra else ""
             entries.append(BackendEntry(name, name, False, problem=f"not installed ({exc.name}){how}"))
             continue

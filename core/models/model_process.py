@@ -131,3 +131,46 @@ def serve(conn: Connection, cancel: Any) -> None:
             conn.send(("cancelled", None, device_state()))
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to the window
             conn.send(("error", portable(exc), device_state()))
+
+
+class _Flag:
+    """Cancel in a process of another environment: set by SIGUSR1 from the window's process."""
+
+    value = 0
+
+
+class _ClearingConnection:
+    """The connection to the window's process, clearing the Cancel flag as each request arrives."""
+
+    def __init__(self, conn: Any, flag: _Flag) -> None:
+        self._conn, self._flag = conn, flag
+
+    def recv(self) -> Any:
+        request = self._conn.recv()
+        self._flag.value = 0
+        return request
+
+    def send(self, value: Any) -> None:
+        self._conn.send(value)
+
+
+def connect_back(address: str) -> None:
+    """The entry point of the model process in another Python environment
+    (:class:`masklens.core.models.remote.ExternalProcess`): connect to the window's process at
+    ``address`` with the key read from stdin, then :func:`main`."""
+    import signal
+    from multiprocessing.connection import Client
+
+    authkey = bytes.fromhex(sys.stdin.readline().strip())
+    conn = Client(address, family="AF_UNIX", authkey=authkey)
+    flag = _Flag()
+
+    def cancelled(signum: int, frame: object) -> None:
+        flag.value = 1
+
+    signal.signal(signal.SIGUSR1, cancelled)
+    main(_ClearingConnection(conn, flag), flag)  # type: ignore[arg-type]  # recv/send as a Connection's
+
+
+if __name__ == "__main__":
+    connect_back(sys.argv[1])

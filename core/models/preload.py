@@ -22,13 +22,13 @@ def needs_torch(backend: str) -> bool:
     """Whether backend ``backend`` runs on torch (its extra is installed or not)."""
     from masklens.core.errors import MasklensError
     from masklens.core.models.registry import backend_info
-    from masklens.core.runtime.extras import EXTRA_MODULES
+    from masklens.core.runtime.extras import extra_modules
 
     try:
         info = backend_info(backend)
     except MasklensError:  # unknown (e.g. a plug-in that is not installed any more)
         return False
-    return info.extra is not None and (info.extra == "sam2" or "torch" in EXTRA_MODULES.get(info.extra, ()))
+    return info.extra is not None and (info.extra == "sam2" or "torch" in extra_modules().get(info.extra, ()))
 
 
 def start_torch_import(backend: str) -> threading.Thread | None:

@@ -88,7 +88,7 @@ def require_extra(name: str) -> BackendInfo:
     (and for an unknown name)."""
     info = _resolve(name)[0]
     if info.extra:
-        from masklens.core.runtime.extras import EXTRA_MODULES, check
+        from masklens.core.runtime.extras import check, extra_modules
 
-        check(f"model '{name}'", EXTRA_MODULES[info.extra], model=True)
+        check(f"model '{name}'", extra_modules()[info.extra], model=True, extra=info.extra)
     return info

@@ -13,6 +13,13 @@ ended; the next request starts a new one, which loads the model again.
 
 A process that dies (out of memory, a crash in a native library) fails the call with a clear
 message; the next request starts a new one.
+
+Another Python installation: with the ``model_python`` setting
+(``MASKLENS_MODEL_PYTHON``, or the window's Model environment…) the process is that interpreter running
+``python -m masklens.core.models.model_process`` (:class:`ExternalProcess`): a masklens without
+torch (the desktop bundle) runs its models in an environment that has ``masklens[models]``. It
+connects back over a socket of this user's (an authentication key on its stdin), and Cancel is a
+SIGUSR1 it turns into the same flag.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import json
 import logging
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,10 +57,124 @@ def _signal_hint(code: int | None) -> str:
     return f"it exited with code {code}"
 
 
-class ModelHost:
-    """One model process for a window: started on the first request, restarted after it ended."""
+class ExternalProcess:
+    """The model process in another Python environment: ``python -m
+    masklens.core.models.model_process``, with the parts of multiprocessing's Process, Pipe end
+    and shared byte that :class:`ModelHost` uses."""
 
-    def __init__(self) -> None:
+    #: how long the interpreter gets to start and connect back (importing masklens there)
+    CONNECT_TIMEOUT_S = 120.0
+
+    def __init__(self, python: Path) -> None:
+        import os
+        import subprocess
+        import tempfile
+        from multiprocessing.connection import Listener
+
+        self.python = python
+        authkey = os.urandom(32)
+        self._folder = tempfile.mkdtemp(prefix="masklens-model-")
+        address = os.path.join(self._folder, "socket")
+        listener = Listener(address, family="AF_UNIX", authkey=authkey)
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONHOME", "PYTHONPATH")}
+        self._stderr = Path(self._folder) / "stderr.txt"  # a file: a pipe nobody reads would fill
+        with self._stderr.open("wb") as err:
+            self.popen = subprocess.Popen(
+                [str(python), "-m", "masklens.core.models.model_process", address],
+                stdin=subprocess.PIPE, stderr=err, env=env)
+        assert self.popen.stdin is not None
+        self.popen.stdin.write(authkey.hex().encode("ascii") + b"\n")
+        self.popen.stdin.close()
+        accepted: list[Any] = []
+        waiter = threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True)
+        waiter.start()
+        deadline = time.monotonic() + self.CONNECT_TIMEOUT_S
+        while waiter.is_alive() and self.popen.poll() is None and time.monotonic() < deadline:
+            waiter.join(POLL_S)
+        if not accepted:
+            self.kill()
+            with contextlib.suppress(OSError):
+                listener.close()  # wakes the waiting accept
+            raise ModelError(f"the model environment {python} did not start masklens' model process"
+                             f"{': ' + self._error_tail() if self._error_tail() else ''}",
+                             hint="point the Model environment at a Python with masklens[models] installed "
+                                  "(pip install 'masklens[models]' in that environment)")
+        listener.close()
+        self.conn = accepted[0]
+        self.cancel = _SignalledFlag(self.popen)
+
+    def _error_tail(self) -> str:
+        """The last line the interpreter wrote to stderr (e.g. "No module named masklens")."""
+        try:
+            text = self._stderr.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return ""
+        return text.splitlines()[-1] if text else ""
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def is_alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def join(self, timeout: float | None = None) -> None:
+        import subprocess
+
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout)
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+
+    @property
+    def exitcode(self) -> int | None:
+        code = self.popen.poll()
+        if code is not None:
+            import shutil
+
+            shutil.rmtree(self._folder, ignore_errors=True)
+        return code
+
+
+class _SignalledFlag:
+    """The parent's side of Cancel for an :class:`ExternalProcess`: setting ``value`` to 1 sends
+    the process SIGUSR1 (its side sets its own flag; it clears it at every request)."""
+
+    def __init__(self, popen: Any) -> None:
+        self._popen = popen
+        self._value = 0
+
+    @property
+    def value(self) -> int:
+        return self._value
+
+    @value.setter
+    def value(self, value: int) -> None:
+        import signal
+
+        self._value = value
+        if value and self._popen.poll() is None:
+            self._popen.send_signal(signal.SIGUSR1)
+
+
+def model_python() -> Path | None:
+    """The interpreter of the model environment (the ``model_python`` setting), or None: the
+    window's own."""
+    from masklens.core.runtime import config
+
+    value: Path | None = config.get("model_python")
+    return value
+
+
+class ModelHost:
+    """One model process for a window: started on the first request, restarted after it ended.
+    ``python``: the interpreter of another environment to run it in (default: the
+    ``model_python`` setting, else this process' own)."""
+
+    def __init__(self, python: Path | None = None) -> None:
+        self.python = python
         self._lock = threading.RLock()
         self._process: Any = None
         self._conn: Any = None
@@ -73,6 +195,13 @@ class ModelHost:
         import multiprocessing
 
         from masklens.core.models import model_process
+
+        python = self.python or model_python()
+        if python is not None:
+            external = ExternalProcess(python)
+            self._process, self._conn, self._cancel = external, external.conn, external.cancel
+            log.info("model process %s started in %s", external.pid, python)
+            return
 
         ctx = multiprocessing.get_context("spawn")
         parent_end, child_end = ctx.Pipe()
@@ -208,9 +337,10 @@ class RemoteSegmenter(Segmenter):
     cacheable = True
 
     def __init__(self, host: ModelHost, name: str, options: dict[str, Any]) -> None:
-        from masklens.core.models.registry import require_extra
+        from masklens.core.models.registry import backend_info, require_extra
 
-        self.info = require_extra(name)  # a missing extra is named now, as a local one would be
+        # a missing extra is named now, as a local one would be; in another environment, there
+        self.info = backend_info(name) if host.python or model_python() else require_extra(name)
         self.host, self.name, self.options = host, name, dict(options)
         self.key = model_key(name, self.options)
         self._created = False
@@ -288,7 +418,7 @@ def prepare(host: ModelHost, backend: str) -> threading.Thread | None:
     from masklens.core.models import preload
 
     if runs_apart(backend):
-        if host.running or importlib.util.find_spec("torch") is None:
+        if host.running or (importlib.util.find_spec("torch") is None and not (host.python or model_python())):
             return None
         host.start()  # here, while the window is being built; the warm-up's thread only waits
         return host.warm(backend)

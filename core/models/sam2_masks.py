@@ -146,10 +146,10 @@ class MetaSam2Masker:
     name = "sam2-meta"
 
     def __init__(self, weights: ResolvedWeights, config: str | None, runtime: Runtime, backend: str) -> None:
-        from masklens.core.runtime.extras import EXTRA_MODULES, check
+        from masklens.core.runtime.extras import check, extra_modules
 
-        check(f"{backend}: the original SAM 2 checkpoint '{weights.path.name}'", EXTRA_MODULES["sam2"],
-              model=True)
+        check(f"{backend}: the original SAM 2 checkpoint '{weights.path.name}'", extra_modules()["sam2"],
+              model=True, extra="sam2")
         self.weights, self.runtime, self.backend = weights, runtime, backend
         self.config = config or META_CONFIGS.get(weights.path.stem)
         if self.config is None:

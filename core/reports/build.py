@@ -1,19 +1,27 @@
-"""Assemble and write a report directory atomically: report.html, summary.csv, samples.csv, summary.json."""
+"""Assemble and write a report directory atomically: report.html, summary.csv, samples.csv,
+summary.json, tables.tex (the tables in LaTeX) and figures/ (each plot as PNG, SVG and PDF)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from masklens.core.errors import MasklensError
-from masklens.core.files.io import atomic_directory, atomic_write_text, json_safe
+from masklens.core.files.io import (
+    atomic_directory,
+    atomic_write_bytes,
+    atomic_write_text,
+    json_safe,
+)
 from masklens.core.files.output_dirs import check_replaceable
 from masklens.core.reports.compare import differences
 from masklens.core.reports.corrections import corrections_json, corrections_section
 from masklens.core.reports.gallery import gallery
 from masklens.core.reports.html import render_html
+from masklens.core.reports.latex import tables_tex
 from masklens.core.reports.layout import Figure, Table, get_layout, paper_table
 from masklens.core.reports.plots import warm_up
 from masklens.core.reports.provenance import provenance
@@ -29,7 +37,7 @@ from masklens.core.review.verdicts import Verdict
 from masklens.core.schema import Benchmark, PredictionSet
 from masklens.core.scoring.contract import BenchmarkKind
 
-FILES = ("report.html", "summary.csv", "samples.csv", "summary.json")
+FILES = ("report.html", "summary.csv", "samples.csv", "summary.json", "tables.tex", "figures")
 
 
 @dataclass
@@ -84,7 +92,7 @@ def build_report(
         )
     ctx = ReportContext(
         kind, benchmark, runs, p, list(verdicts),
-        title=opts.title or f"{kind.title or kind.name} report — {benchmark.name}",
+        title=opts.title or f"{kind.title or kind.name} report — {benchmark.title}",
         command=opts.command, corrections=list(corrections),
     )
     step("tables", 0, STEPS)
@@ -97,8 +105,30 @@ def build_report(
         write_summary_csv(tmp / "summary.csv", ctx)
         write_samples_csv(tmp / "samples.csv", ctx)
         write_summary_json(tmp / "summary.json", data["json"])
+        atomic_write_text(tmp / "tables.tex", tables_tex(ctx.title, data["latex_tables"]))
+        write_figures(tmp / FIGURES, data["figures"])
         step("writing", STEPS, STEPS)
     return out
+
+
+#: the folder of the report's figures, each as PNG, SVG and PDF
+FIGURES = "figures"
+
+
+def figure_stem(index: int, figure: Figure) -> str:
+    """``NN-title-in-words``: the figure's place in the report and its title as a file name."""
+    words = re.sub(r"[^A-Za-z0-9]+", "-", figure.title).strip("-").lower()[:60].rstrip("-")
+    return f"{index:02d}-{words or 'figure'}"
+
+
+def write_figures(folder: Path, figures: Sequence[Figure]) -> None:
+    """Every figure as ``folder/NN-title.{png,svg,pdf}`` (the folder even without a figure)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, fig in enumerate(figures, start=1):
+        stem = figure_stem(i, fig)
+        for suffix, content in (("png", fig.png), ("svg", fig.svg), ("pdf", fig.pdf)):
+            if content:
+                atomic_write_bytes(folder / f"{stem}.{suffix}", content)
 
 
 #: progress is reported on this scale: each stage owns a share that matches its usual cost
@@ -178,7 +208,8 @@ def assemble(
         "provenance": prov,
     }
     step("render", 94, STEPS)
-    return {"html": html_ctx, "json": json_safe(doc)}
+    return {"html": html_ctx, "json": json_safe(doc), "figures": [*figures, *sweep_figs],
+            "latex_tables": tables + ([comparison] if comparison else [])}
 
 
 def _reviews_json(reviews: dict[str, Any] | None) -> dict[str, Any] | None:

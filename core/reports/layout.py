@@ -50,11 +50,14 @@ class Table:
 
 @dataclass
 class Figure:
-    """A rendered plot (PNG bytes) with a title and caption."""
+    """A rendered plot with a title and caption: PNG bytes (shown in the HTML), and the same
+    plot as SVG and PDF (vector, for a paper; written beside it in the report's figures/)."""
 
     title: str
     png: bytes
     caption: str = ""
+    svg: bytes = b""
+    pdf: bytes = b""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Plots for reports, rendered to PNG bytes with matplotlib's Agg canvas (no pyplot state)."""
+"""Plots for reports, rendered with matplotlib's canvases (no pyplot state): PNG bytes for the
+HTML, and SVG and PDF of the same figure for a paper."""
 
 from __future__ import annotations
 
@@ -38,6 +39,24 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
+def _figure(title: str, fig, caption: str) -> Figure:  # noqa: ANN001 - a matplotlib Figure
+    """The report's Figure of ``fig``: PNG, then SVG and PDF of the same layout (no metadata
+    dates, so the same data give the same bytes)."""
+    import matplotlib
+    from matplotlib.backends.backend_pdf import FigureCanvasPdf  # named here: a bundler sees them
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
+    png = _png(fig)
+    vector = {}
+    for fmt, canvas, no_date in (("svg", FigureCanvasSVG, {"Date": None}),
+                                 ("pdf", FigureCanvasPdf, {"CreationDate": None})):
+        buf = io.BytesIO()
+        with matplotlib.rc_context({"svg.hashsalt": "masklens"}):  # the SVG's ids: not random
+            canvas(fig).print_figure(buf, format=fmt, metadata=no_date)
+        vector[fmt] = buf.getvalue()
+    return Figure(title, png, caption, svg=vector["svg"], pdf=vector["pdf"])
+
+
 def _clean(values: Sequence[float | None]) -> list[float]:
     return [float("nan") if v is None or not math.isfinite(float(v)) else float(v) for v in values]
 
@@ -65,7 +84,7 @@ def grouped_bars(
     ax.set_title(title, fontsize=10)
     if len(series) > 1:
         ax.legend(fontsize=8, frameon=False)
-    return Figure(title, _png(fig), caption)
+    return _figure(title, fig, caption)
 
 
 def lines(
@@ -83,22 +102,47 @@ def lines(
 
     ``styles`` gives each series (colour index, line-style index), e.g. colour = metric and
     line style = model; the legend then goes beside the plot."""
+    fig = line_figure(title, x, series, xlabel=xlabel, ylabel=ylabel, marker_at=marker_at,
+                      styles=styles)
+    return _figure(title, fig, caption)
+
+
+#: line styles told apart at screen size: a dash pattern with gaps wide enough to see at 1.5 pt,
+#: and a marker of its own, per style index (solid + circle, long dash + square, dots + triangle,
+#: dash-dot + diamond)
+LINE_STYLES: tuple[tuple[object, str], ...] = (
+    ("-", "o"), ((0, (6, 3)), "s"), ((0, (1, 2.5)), "^"), ((0, (7, 2.5, 1.5, 2.5)), "D"),
+)
+
+
+def line_figure(
+    title: str,
+    x: Sequence[float] | Sequence[str],
+    series: Mapping[str, Sequence[float | None]],
+    *,
+    xlabel: str = "",
+    ylabel: str = "",
+    marker_at: float | None = None,
+    styles: Sequence[tuple[int, int]] | None = None,
+):  # -> matplotlib Figure
+    """The matplotlib figure :func:`lines` renders."""
     fig, ax = _new(7.4 if styles else 6.4, 3.4)
-    dashes = ("-", "--", ":", "-.")
     for i, (name, values) in enumerate(series.items()):
-        c, d = styles[i] if styles else (i % len(PALETTE), (i // len(PALETTE)) % 4)
-        ax.plot(list(x), _clean(values), marker="o", ms=3, label=name,
-                color=PALETTE[c % len(PALETTE)], linestyle=dashes[d % 4])
+        c, d = styles[i] if styles else (i % len(PALETTE), (i // len(PALETTE)) % len(LINE_STYLES))
+        dash, marker = LINE_STYLES[d % len(LINE_STYLES)]
+        ax.plot(list(x), _clean(values), marker=marker, ms=4, lw=1.5, label=name,
+                color=PALETTE[c % len(PALETTE)], linestyle=dash)
     if marker_at is not None:
         ax.axvline(marker_at, color="#888", lw=0.8, ls=":")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     if styles:
-        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+                  handlelength=3.5)  # long enough to show the dash pattern
     else:
-        ax.legend(fontsize=7, frameon=False, ncol=2)
-    return Figure(title, _png(fig), caption)
+        ax.legend(fontsize=7, frameon=False, ncol=2, handlelength=3.5)
+    return fig
 
 
 def stacked_bars(
@@ -124,4 +168,4 @@ def stacked_bars(
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return Figure(title, _png(fig), caption)
+    return _figure(title, fig, caption)

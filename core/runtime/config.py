@@ -48,7 +48,8 @@ class Setting:
     """One setting: its name (the config file's key), its type, its default and what it does."""
 
     name: str
-    #: "int" (a positive whole number), "float" (a positive number), "path", or "choice"
+    #: "int" (a positive whole number), "float" (a positive number), "path" (a folder),
+    #: "program" (an executable file), or "choice"
     type: str
     #: the value, or a function giving it (the platform's folders, known only where it runs)
     default: Any
@@ -74,7 +75,8 @@ class Setting:
     def type_text(self) -> str:
         if self.type == "choice":
             return " | ".join(self.choices)
-        return {"int": "positive integer", "float": "positive number", "path": "folder"}[self.type]
+        return {"int": "positive integer", "float": "positive number", "path": "folder",
+                "program": "program file"}[self.type]
 
     def parse(self, raw: Any, *, where: str, path: Path | None = None) -> Any:
         """``raw`` (a string from the environment, a TOML value from the file) as this setting's
@@ -103,6 +105,11 @@ class Setting:
             if not raw.strip():
                 raise bad("expected a folder, got an empty string")
             return Path(raw).expanduser()
+        if self.type == "program":
+            program = Path(raw.strip()).expanduser()
+            if not program.is_file() or not os.access(program, os.X_OK):
+                raise bad(f"{raw!r} is not an executable file")
+            return program
         choice = raw.strip().lower()
         choice = self.aliases.get(choice, choice)
         if choice not in self.choices:
@@ -144,6 +151,11 @@ SETTINGS: tuple[Setting, ...] = (
             "window's own process (in-process, for debugging a backend)",
             choices=("separate", "in-process"),
             aliases={"inprocess": "in-process", "0": "in-process", "off": "in-process"}),
+    Setting("model_python", "program", None,
+            "the Python whose environment runs the window's torch models (its process of its own): "
+            "one with `masklens[models]` installed, e.g. a venv's bin/python, for a masklens "
+            "installed without torch (the desktop bundle); the window's Model environment… sets it too",
+            default_text="the window's own Python"),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
@@ -181,6 +193,7 @@ class Settings:
     config_dir: Path
     log_dir: Path
     model_process: str
+    model_python: Path | None
     sources: Mapping[str, Value] = field(repr=False, compare=False, default_factory=dict)
 
 

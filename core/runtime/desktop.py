@@ -1,9 +1,13 @@
-"""``masklens install-desktop``: the desktop entry and icon in the user's XDG folders, so masklens
-shows in the application menu with its icon (``--uninstall`` removes them again).
+"""``masklens install-desktop``: the desktop entry, icon and workspace file type in the user's
+XDG folders, so masklens shows in the application menu with its icon and a masklens workspace
+file opens in it on a double click (``--uninstall`` removes them again).
 
 Files go under ``$XDG_DATA_HOME`` (default ``~/.local/share``): ``applications/masklens.desktop``
-(its ``Exec`` names this installation's ``masklens``), ``icons/hicolor/scalable/apps/masklens.svg``
-and ``icons/hicolor/256x256/apps/masklens.png``.
+(its ``Exec`` names this installation's ``masklens``, ``gui %f``),
+``icons/hicolor/scalable/apps/masklens.svg``, ``icons/hicolor/256x256/apps/masklens.png``,
+``mime/packages/masklens-workspace.xml`` (the ``*.masklens`` type) and
+``metainfo/io.github.masklens.masklens.metainfo.xml`` (AppStream). The desktop's caches of
+MIME types and entries are refreshed when their tools are installed.
 """
 
 from __future__ import annotations
@@ -24,6 +28,12 @@ def data_home() -> Path:
     return Path(env) if env and os.path.isabs(env) else Path.home() / ".local" / "share"
 
 
+#: the AppStream metainfo's file name (its component id, reverse-DNS)
+METAINFO = "io.github.masklens.masklens.metainfo.xml"
+#: the shared-mime-info file of the workspace type
+MIME_FILE = "masklens-workspace.xml"
+
+
 def targets(base: Path | None = None) -> dict[str, Path]:
     """Bundled file name -> where it is installed."""
     base = base or data_home()
@@ -31,6 +41,8 @@ def targets(base: Path | None = None) -> dict[str, Path]:
         "masklens.desktop": base / "applications" / "masklens.desktop",
         "masklens.svg": base / "icons" / "hicolor" / "scalable" / "apps" / "masklens.svg",
         "masklens.png": base / "icons" / "hicolor" / "256x256" / "apps" / "masklens.png",
+        MIME_FILE: base / "mime" / "packages" / MIME_FILE,
+        METAINFO: base / "metainfo" / METAINFO,
     }
 
 
@@ -70,12 +82,13 @@ def executable() -> list[str]:
     return [found] if found else [sys.executable, "-m", "masklens"]
 
 
-def desktop_entry() -> str:
-    """The bundled entry with ``Exec`` pointing at this installation."""
+def desktop_entry(command: list[str] | None = None) -> str:
+    """The bundled entry with ``Exec`` running ``command`` (default: this installation's
+    masklens) with ``gui %f`` (the file a file manager opens with it, if any)."""
     from masklens.resources import DESKTOP_DIR
 
     lines = (DESKTOP_DIR / "masklens.desktop").read_text(encoding="utf-8").splitlines()
-    exec_line = f"Exec={exec_value([*executable(), 'gui'])}"
+    exec_line = f"Exec={exec_value([*(command or executable()), 'gui'])} %f"
     return "\n".join(exec_line if ln.startswith("Exec=") else ln for ln in lines) + "\n"
 
 
@@ -90,16 +103,37 @@ def check_gui_installed() -> None:
 
 
 def install(base: Path | None = None) -> list[Path]:
-    """Write the entry and icons (atomically, replacing earlier ones); returns the paths.
-    Refused when the ``[gui]`` extra is missing (:func:`check_gui_installed`)."""
+    """Write the entry, icons, MIME type and metainfo (atomically, replacing earlier ones);
+    returns the paths. Refused when the ``[gui]`` extra is missing (:func:`check_gui_installed`)."""
+    check_gui_installed()
+    written = write_share_files(base or data_home())
+    refresh_caches(base or data_home())
+    return written
+
+
+def write_share_files(base: Path, command: list[str] | None = None) -> list[Path]:
+    """The entry (``Exec`` running ``command``, default this installation's masklens), icons,
+    MIME type and metainfo under the share folder ``base``; returns the paths."""
     from masklens.resources import DESKTOP_DIR
 
-    check_gui_installed()
     out = targets(base)
-    atomic_write_text(out["masklens.desktop"], desktop_entry())
-    for name in ("masklens.svg", "masklens.png"):
+    atomic_write_text(out["masklens.desktop"], desktop_entry(command))
+    for name in ("masklens.svg", "masklens.png", MIME_FILE, METAINFO):
         atomic_write_bytes(out[name], (DESKTOP_DIR / name).read_bytes())
     return list(out.values())
+
+
+def refresh_caches(base: Path) -> None:
+    """Let the desktop see the new type and entry now: ``update-mime-database`` and
+    ``update-desktop-database`` over ``base`` where they are installed (else it sees them when it
+    next scans; nothing is lost)."""
+    import subprocess
+
+    for tool, folder in (("update-mime-database", base / "mime"),
+                         ("update-desktop-database", base / "applications")):
+        found = shutil.which(tool)
+        if found:
+            subprocess.run([found, str(folder)], check=False, capture_output=True)
 
 
 def uninstall(base: Path | None = None) -> list[Path]:
@@ -113,4 +147,6 @@ def uninstall(base: Path | None = None) -> list[Path]:
             continue
         except OSError as exc:
             raise MasklensError(f"cannot remove it ({exc.strerror})", path=path) from None
+    if removed:
+        refresh_caches(base or data_home())
     return removed

@@ -15,6 +15,7 @@ module that subclasses :class:`BenchmarkKind`. Scoring has two stages:
 from __future__ import annotations
 
 import argparse
+import numbers
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -26,7 +27,7 @@ from masklens.core import plugins
 from masklens.core.errors import MasklensError, argument_name
 from masklens.core.plugins import Plugins
 from masklens.core.runtime.gc_pause import gc_paused
-from masklens.core.schema import Benchmark, Prediction, PredictionSet, Sample
+from masklens.core.schema import Benchmark, Prediction, PredictionSet, Prompt, Sample
 from masklens.core.scoring.overlaps import Overlaps, OverlapsT
 from masklens.core.scoring.records import Records
 
@@ -176,6 +177,23 @@ class BenchmarkKind(ABC, Generic[OverlapsT]):
                             hint="score with the corrections applied in Python "
                                  "(masklens.core.review.corrections.corrected_benchmark)")
 
+    def __repr__(self) -> str:
+        """A short summary: name and title, groups, parameters with their defaults."""
+        params = ", ".join(f"{p.name}={p.default:g}" for p in self.params) or "–"
+        return "\n".join([
+            f"BenchmarkKind {self.name!r} ({self.title or self.name})",
+            f"  groups:      {', '.join(self.groups) or '–'}",
+            f"  parameters:  {params}",
+        ])
+
+    # ------------------------------------------------------------ interop
+    def coco_units(self, prompts: Sequence[tuple[Sample, Prompt]]) -> list[tuple[Sample, Prompt]] | None:
+        """The prompts in the order of their COCO image ids when the kind's AP evaluates each
+        prompt as an image of its own, class-agnostic (the COCO export then writes one image per
+        prompt and one category, so that plain ``COCOeval`` reproduces the kind's AP); None
+        (the default): one COCO image per image and one category per prompt text."""
+        return None
+
     # ------------------------------------------------------------ scoring
     @abstractmethod
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> OverlapsT:
@@ -225,8 +243,11 @@ class BenchmarkKind(ABC, Generic[OverlapsT]):
             if key not in out:
                 raise MasklensError(f"unknown parameter '{key}' for {self.title or self.name}",
                                     hint=f"its parameters: {', '.join(argument_name(p.flag) for p in self.params)}")
-            out[key] = float(value)
             spec = specs.get(key)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):  # "0.7" is no number
+                raise MasklensError(f"{argument_name(spec.flag) if spec else key} must be a number, "
+                                    f"got {value!r} ({type(value).__name__})")
+            out[key] = float(value)
             if spec is not None and not spec.minimum <= out[key] <= spec.maximum:  # NaN fails too
                 raise MasklensError(
                     f"{argument_name(spec.flag)} must be a number in [{spec.minimum:g}, {spec.maximum:g}], "
@@ -319,6 +340,16 @@ class Scorer(Generic[OverlapsT]):
                 if progress is not None:
                     progress(end, n)
         self._overlaps = Overlaps(overlaps)
+
+    def __repr__(self) -> str:
+        """A short summary: the kind, the benchmark and the prediction set scored against it."""
+        return "\n".join([
+            f"Scorer({self.kind.name})",
+            f"  benchmark:    {self.benchmark.name!r} ({len(self.benchmark.samples)} samples)",
+            f"  predictions:  {self.predictions!r}",
+            f"  parameters:   {', '.join(f'{k}={v:g}' for k, v in self.kind.default_params().items()) or '–'}"
+            " (defaults; rescore(…) takes others)",
+        ])
 
     @property
     def overlaps(self) -> Overlaps[OverlapsT]:

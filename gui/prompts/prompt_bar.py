@@ -36,10 +36,11 @@ class PromptRequest:
     replaces: str | None = None  # id of the benchmark prompt it stands in for (None: by text, or first)
 
 
-def model_availability() -> list[tuple[str, str, bool, bool]]:
+def model_availability(*, elsewhere: bool = False) -> list[tuple[str, str, bool, bool]]:
     """(name, label, usable, weights missing) for every registered backend: not installed (greyed
     out), weights missing (selectable: running it says how to get them) or ready — as `masklens
-    models` reports."""
+    models` reports. ``elsewhere``: the torch models run in another Python environment (the
+    Model environment), so one whose libraries are missing here is usable there."""
     try:
         from masklens.core.models.inventory import inventory
 
@@ -49,7 +50,9 @@ def model_availability() -> list[tuple[str, str, bool, bool]]:
     out = []
     if entries is not None:
         for e in entries:
-            if not e.available:  # the problem names the pip extra when one is missing
+            if not e.available and elsewhere and e.problem.startswith("not installed"):
+                out.append((e.name, f"{e.title or e.name} — in the model environment", True, False))
+            elif not e.available:  # the problem names the pip extra when one is missing
                 why = e.problem if e.problem.startswith("not installed") else "not installed"
                 out.append((e.name, f"{e.title or e.name} — {why}", False, False))
             elif e.needs_weights and not e.ready:
@@ -134,19 +137,24 @@ class PromptBar(QWidget):
         self._sample: Sample | None = None
         self.history: list[str] = []
         self.has_visual: Callable[[], bool] = has_visual or (lambda: False)
+        self.models_elsewhere = False  # torch models run in another environment (refresh_models)
         self.refresh_models()
         # as wide as the selected model's name ("Demo baseline (no weights)" read "Demo baseline (no we")
         keep_fitted(self.model, "every registered backend; greyed out: not installed")
         self._role_changed()
 
     # ------------------------------------------------------------ models
-    def refresh_models(self, selected: str | None = None) -> None:
+    def refresh_models(self, selected: str | None = None, *, elsewhere: bool | None = None) -> None:
+        """List the backends again (``elsewhere``: whether torch models run in another
+        environment; None: as last time)."""
+        if elsewhere is not None:
+            self.models_elsewhere = elsewhere
         current = selected or self.model.currentData()
         self.model.clear()
         items = self.model.model()
         assert isinstance(items, QStandardItemModel)  # a combo box's own model
         self.weights_missing: set[str] = set()  # backends whose default weights are not on this machine
-        for name, label, usable, missing in model_availability():
+        for name, label, usable, missing in model_availability(elsewhere=self.models_elsewhere):
             if missing:
                 self.weights_missing.add(name)
             self.model.addItem(label, name)

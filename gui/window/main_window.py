@@ -38,7 +38,7 @@ from masklens.gui.review.team import TeamView
 from masklens.gui.settings import Settings
 from masklens.gui.state import AppState
 from masklens.gui.widgets.quiet_tabs import QuietTabWidget
-from masklens.gui.window import key_scope, layout_memory
+from masklens.gui.window import key_scope, layout_memory, model_environment, workspace
 from masklens.gui.window.commands import WindowCommands
 from masklens.gui.window.dock_widths import DockWidths
 from masklens.gui.window.help import HelpCommands
@@ -85,7 +85,7 @@ class MainWindow(QMainWindow):
         # torch models run in a process of their own (masklens.core.models.remote); a session
         # whose model runs on torch starts it now, while the window is built, not at the first
         # prompt (or, with the models in this process, imports torch now: models.preload)
-        self.model_host = remote.ModelHost()
+        self.model_host = remote.ModelHost(model_environment.chosen_python(settings.model_python))
         self.torch_import = remote.prepare(self.model_host, settings.model)
         self.state = AppState()
         self.store = ImageStore()
@@ -138,6 +138,8 @@ class MainWindow(QMainWindow):
     def _build_widgets(self) -> None:
         self.message_bar = MessageBar()
         self.prompt_bar = PromptBar(has_visual=lambda: self.visual_tool.has_prompt())
+        if self.model_host.python or remote.model_python():  # torch models in another environment
+            self.prompt_bar.refresh_models(elsewhere=True)
         self.prompt_bar.history = list(self.settings.prompt_history)
         self.prompt_bar.select_model(self.settings.model)
         self.sample_view = SampleViewWidget()
@@ -215,6 +217,8 @@ class MainWindow(QMainWindow):
         c.fill_demo_menu(self.demo_menu)
         self.recent_menu = m.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(lambda: c.fill_recent(self.recent_menu))
+        m.addAction(_action("Save &workspace…", self,
+                            lambda: workspace.save_workspace_dialog(self, self.state, c), "Ctrl+Shift+S"))
         m.addSeparator()
         m.addAction(self._dialog_action("Export report…", "Ctrl+Shift+E",
                                        lambda: report_dialog.open_report_dialog(self, self.state)))
@@ -232,9 +236,11 @@ class MainWindow(QMainWindow):
         for a in self.nav_actions.values():
             nav.addAction(a)
             self.addAction(a)
-        self.menuBar().addMenu("&Evaluate").addAction(
-            self._dialog_action("Run benchmark…", "Ctrl+E",
-                               lambda: evaluate_dialog.open_evaluate_dialog(self, self.state)))
+        evaluate = self.menuBar().addMenu("&Evaluate")
+        evaluate.addAction(self._dialog_action("Run benchmark…", "Ctrl+E",
+                                               lambda: evaluate_dialog.open_evaluate_dialog(self, self.state)))
+        evaluate.addAction(_action("Model &environment…", self,
+                                   lambda: model_environment.open_model_environment_dialog(self)))
         view = self.menuBar().addMenu("&View")
         for d in self.findChildren(QDockWidget):
             view.addAction(d.toggleViewAction())

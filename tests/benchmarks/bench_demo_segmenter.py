@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "packaging"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "demo"))
 from demo_scenes import Scene, Shape, render  # noqa: E402
 
 from masklens.core.models import demo, demo_vision  # noqa: E402

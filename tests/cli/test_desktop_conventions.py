@@ -142,8 +142,9 @@ def test_install_desktop_into_xdg_data_home_and_uninstall(tmp_path, monkeypatch,
     ini.read(entry)
     e = ini["Desktop Entry"]
     assert (e["Type"], e["Name"], e["Icon"], e["Terminal"]) == ("Application", "masklens", "masklens", "false")
-    exe, command = e["Exec"].rsplit(" ", 1)
-    assert command == "gui" and os.access(exe.strip("'"), os.X_OK)  # this installation's masklens
+    exe, command, field = e["Exec"].rsplit(" ", 2)
+    assert (command, field) == ("gui", "%f") and os.access(exe.strip("'"), os.X_OK)  # this installation's masklens
+    assert e["MimeType"] == "application/x-masklens-workspace;"
     if shutil.which("desktop-file-validate"):
         assert subprocess.run(["desktop-file-validate", str(entry)]).returncode == 0
     assert main(["install-desktop", "--uninstall"]) == 0
@@ -168,6 +169,8 @@ def test_the_bundled_desktop_files_are_what_the_packaging_script_draws():
         sys.path.remove(str(ROOT / "packaging"))
     assert (ROOT / "resources/desktop/masklens.svg").read_text() == m.SVG
     assert (ROOT / "resources/desktop/masklens.desktop").read_text() == m.DESKTOP
+    assert (ROOT / "resources/desktop/masklens-workspace.xml").read_text() == m.MIME
+    assert (ROOT / "resources/desktop/io.github.masklens.masklens.metainfo.xml").read_text() == m.METAINFO
     from PIL import Image
 
     with Image.open(ROOT / "resources/desktop/masklens.png") as im:

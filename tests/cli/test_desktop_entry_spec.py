@@ -72,6 +72,8 @@ def spec_exec_argv(exec_value: str) -> list[str]:
                 arg.append(line[i])
                 i += 1
         text = "".join(arg)
+        if text == "%f" and i >= len(line):  # the one field code: the file opened, last
+            break
         assert "%" not in text.replace("%%", ""), f"a field code in {text!r}"
         argv.append(text.replace("%%", "%"))
     return argv

@@ -1,4 +1,4 @@
-"""The committed demo is exactly what `python packaging/make_demo.py` regenerates."""
+"""The committed demo is exactly what `python tools/demo/make_demo.py` regenerates."""
 
 from __future__ import annotations
 

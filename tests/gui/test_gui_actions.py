@@ -45,10 +45,23 @@ class Entry:
 
 
 class Seen:
-    """Modal dialogs opened by actions are recorded and answered with Cancel."""
+    """Modal dialogs opened by actions are recorded and answered with Cancel; Qt's file dialogs
+    (``QFileDialog.getSaveFileName``/``getOpenFileName``) are answered from ``file_answers`` by
+    caption ("": Cancel)."""
 
     def __init__(self, monkeypatch) -> None:
         self.dialogs: list[QDialog] = []
+        self.file_answers: dict[str, str] = {}
+        self.files_asked: list[str] = []
+
+        def ask_file(parent, caption="", directory="", filter="", *args, **kwargs):  # noqa: A002 - Qt's names
+            self.files_asked.append(caption)
+            return self.file_answers.get(caption, ""), ""
+
+        from PySide6.QtWidgets import QFileDialog
+
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(ask_file))
+        monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(ask_file))
 
         def exec_(dlg) -> int:
             self.dialogs.append(dlg)
@@ -78,6 +91,39 @@ def _dialog_shown(cls_path: str, **attrs):
         seen.dialogs.clear()
 
     return check
+
+
+def _workspace_saved():
+    """File › Save workspace…: the path the file dialog answers holds the open benchmark."""
+    def before(w):
+        import tempfile
+
+        out = Path(tempfile.mkdtemp()) / "w.masklens"
+        w._seen.file_answers["Save workspace"] = str(out)
+        return out
+
+    def check(w, out):
+        assert json.loads(out.read_text())["kind"] == w.state.kind.name
+        out.unlink()
+
+    return Entry(check, before)
+
+
+def _model_environment_set():
+    """Evaluate › Model environment…: the Python the file dialog answers runs the models next."""
+    import sys
+
+    from masklens.gui.window.model_environment import set_model_environment
+
+    def before(w):
+        caption = "Model environment: the Python that has masklens[models]"
+        w._seen.file_answers[caption] = sys.executable
+
+    def check(w, _):
+        assert w.model_host.python == Path(sys.executable)
+        assert set_model_environment(w, None)  # back to the default, for the next entries
+
+    return Entry(check, before)
 
 
 def _index_moved(delta: int):
@@ -424,6 +470,8 @@ def table(w) -> dict[str, Entry]:
         "Open predictions…": Entry(_dialog_shown("masklens.gui.dialogs.open_dialog.OpenDialog", predictions_only=True)),
         "Export report…": Entry(_dialog_shown("masklens.gui.dialogs.report_dialog.ReportDialog")),
         "Run benchmark…": Entry(_dialog_shown("masklens.gui.dialogs.evaluate_dialog.EvaluateDialog")),
+        "Save workspace…": _workspace_saved(),
+        "Model environment…": _model_environment_set(),
         "Colours…": Entry(_dialog_shown("masklens.gui.dialogs.colours_dialog.ColoursDialog")),
         "Reset layout": Entry(before=_layout_changed, check=_layout_reset),
         "Next sample": _index_moved(+1),

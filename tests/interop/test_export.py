@@ -53,14 +53,17 @@ def test_coco_ground_truth_and_results_load_in_pycocotools(kind, tmp_path):
     gt = COCO(str(written[0]))
     prompts = {p.id: (s, p) for s in bench.samples for p in s.prompts}
     assert len(gt.getAnnIds()) == sum(len(gt_masks(s, p)[0]) for s, p in prompts.values())
-    assert {c["name"] for c in gt.loadCats(gt.getCatIds())} == {p.text for _, p in prompts.values()}
+    # a category per prompt text; R2SM: one, each query an image of its own (see below)
+    assert {c["name"] for c in gt.loadCats(gt.getCatIds())} == (
+        {"object"} if kind == "r2sm" else {p.text for _, p in prompts.values()})
     dt = gt.loadRes(str(written[1]))
     n_instances = sum(len(pr.instances) for pid, pr in preds.by_prompt.items() if pid in prompts)
     assert len(dt.getAnnIds()) == n_instances
     for ann in dt.loadAnns(dt.getAnnIds()):  # every record is on its prompt's image and category
         s, p = prompts[ann["prompt_id"]]
         assert gt.imgs[ann["image_id"]]["sample_id"] in {x.id for x in bench.samples}
-        assert gt.cats[ann["category_id"]]["name"] == p.text
+        assert ann["prompt"] == p.text
+        assert gt.cats[ann["category_id"]]["name"] == ("object" if kind == "r2sm" else p.text)
         assert ann["eval"] in ("tp", "fp", "below_t")
     ev = COCOeval(gt, dt, "segm")  # the official evaluation runs on the pair
     ev.evaluate()
@@ -231,3 +234,66 @@ def test_cli_export_is_a_thin_layer(tmp_path, capsys):
     assert json.loads((tmp_path / "h" / MANIFEST).read_text())["iou_threshold"] == 0.8
     assert main([*argv[:6], "--to", "coco", "--out", str(tmp_path / "x"), "--iou-threshold", "2"]) == 2
     assert "--iou-threshold must be a number in [0, 1]" in capsys.readouterr().err
+
+
+def _plain_cocoeval(written: list[Path]) -> list[float]:
+    """COCOeval (segm) on the export's pair, as a researcher runs it: no option changed."""
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(str(written[0]))
+        ev = COCOeval(gt, gt.loadRes(str(written[1])), "segm")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    return [float(x) for x in ev.stats]
+
+
+def test_plain_cocoeval_on_the_r2sm_export_reproduces_masklens_ap(tmp_path):
+    """One COCO image per query, ids in the order AP ranks the queries, one category: the
+    class-agnostic, per-query AP masklens reports (docs/interop.md)."""
+    written = export("r2sm", "coco", tmp_path / "out", **FILES["r2sm"])
+    stats = _plain_cocoeval(written)
+    summary = ml.score("r2sm", **FILES["r2sm"]).summary["all"]
+    for key, index in {"AP": 0, "AP50": 1, "AP75": 2, "AR": 8}.items():
+        assert stats[index] == summary[key], key
+    gt = json.loads(written[0].read_text())
+    bench = ml.load_benchmark("r2sm", **FILES["r2sm"])
+    assert [im["prompt_id"] for im in gt["images"]] == sorted(
+        (p.id for s in bench.samples for p in s.prompts), key=lambda q: int(q.removeprefix("q")))
+    assert [im["id"] for im in gt["images"]] == list(range(1, len(gt["images"]) + 1))
+
+
+def test_plain_cocoeval_reproduces_r2sm_ap_with_score_ties_across_queries(tmp_path):
+    """Tied scores across queries: COCO ranks them by image id, which must follow the query ids
+    (not the order the file lists them in)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "metrics"))
+    from test_r2sm_kind import _tie_files
+
+    ann, pred = _tie_files(tmp_path, [1, 0], [1, 0])
+    written = export("r2sm", "coco", tmp_path / "out", ann=str(ann), pred=str(pred))
+    assert _plain_cocoeval(written)[0] == ml.score("r2sm", ann=str(ann), pred=str(pred)).summary["all"]["AP"]
+
+
+def test_coco_file_names_of_a_hub_snapshot_are_the_snapshot_s_names(tmp_path):
+    """A Hugging Face cache links each file of a snapshot to a blob named by its hash: the
+    export names the image as the snapshot does, relative to the snapshot's folder."""
+    import hashlib
+    import shutil
+
+    repo = tmp_path / "hub" / "datasets--someone--cafe"
+    blobs, snapshot = repo / "blobs", repo / "snapshots" / "abc123" / "images"
+    blobs.mkdir(parents=True)
+    snapshot.mkdir(parents=True)
+    for image in sorted(Path(FILES["cafe"]["images"]).iterdir()):
+        blob = blobs / hashlib.sha256(image.read_bytes()).hexdigest()
+        shutil.copyfile(image, blob)
+        (snapshot / image.name).symlink_to(blob)
+    written = export("cafe", "coco", tmp_path / "out", **{**FILES["cafe"], "images": str(snapshot)})
+    gt = json.loads(written[0].read_text())
+    names = {im["file_name"] for im in gt["images"]}
+    assert names <= {p.name for p in Path(FILES["cafe"]["images"]).iterdir()}, sorted(names)[:3]
+    assert gt["info"]["masklens"]["image_root"] == str(snapshot)

@@ -1,8 +1,11 @@
 """masklens vs the official CAFE and SAM 3 evaluators, run side by side on generated fixtures.
 
-Skipped unless ``MASKLENS_OFFICIAL`` names a folder holding the official files, unmodified
-and never committed here: ``eval_cafe_metrics.py`` (T-S-Liang/CAFE, tools/) and
-``cgf1_eval.py`` (facebookresearch/sam3, sam3/eval/). They need numpy, scipy, pycocotools, tqdm.
+SAM 3's ``cgf1_eval.py`` (facebookresearch/sam3, ``sam3/eval/``) is read from the ``sam3``
+package on the index, which ``make setup`` installs without its dependencies: the file is loaded
+on its own, never through ``import sam3`` (whose model code needs torch). ``MASKLENS_OFFICIAL``
+may name a folder holding the official files instead, unmodified and never committed here:
+``cgf1_eval.py`` and CAFE's ``eval_cafe_metrics.py`` (T-S-Liang/CAFE, tools/), without which
+the CAFE classification check is skipped. They need numpy, scipy, pycocotools, tqdm.
 The HalluSegBench scripts are checked in ``test_hallu_crosscheck.py``; all of them run with
 ``MASKLENS_OFFICIAL=<folder> pytest -m crosscheck tests/metrics`` (docs/metrics.md).
 """
@@ -29,11 +32,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cafe"
 from cafe_synth import synth_cafe, synth_pcs, synth_pcs_categories  # noqa: E402
 
 OFFICIAL = os.environ.get("MASKLENS_OFFICIAL")
+
+
+def _official_file(name: str) -> Path | None:
+    """An official script: from ``MASKLENS_OFFICIAL`` when it holds it, SAM 3's ``cgf1_eval``
+    otherwise from the installed ``sam3`` package (found, not imported)."""
+    if OFFICIAL and (Path(OFFICIAL) / f"{name}.py").exists():
+        return Path(OFFICIAL) / f"{name}.py"
+    if name != "cgf1_eval":
+        return None
+    spec = importlib.util.find_spec("sam3")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(folder) / "eval" / "cgf1_eval.py").exists():
+            return Path(folder) / "eval" / "cgf1_eval.py"
+    return None
+
+
 pytestmark = [
     pytest.mark.crosscheck,
     pytest.mark.skipif(
-        not OFFICIAL or not (Path(OFFICIAL) / "cgf1_eval.py").exists(),
-        reason="set MASKLENS_OFFICIAL to a folder with eval_cafe_metrics.py and cgf1_eval.py",
+        _official_file("cgf1_eval") is None,
+        reason="SAM 3's cgf1_eval.py is absent: `pip install --no-deps sam3` (make setup does), "
+        "or set MASKLENS_OFFICIAL to a folder holding it",
     ),
 ]
 PCS_KEYS = {"cgF1": "cgF1", "cgF1@0.5": "cgF1@0.5", "cgF1@0.75": "cgF1@0.75", "IL_MCC": "IL_MCC",
@@ -45,7 +65,9 @@ PCS_KEYS = {"cgF1": "cgF1", "cgF1@0.5": "cgF1@0.5", "cgF1@0.75": "cgF1@0.75", "I
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"official_{name}", Path(OFFICIAL) / f"{name}.py")
+    path = _official_file(name)
+    assert path is not None, name
+    spec = importlib.util.spec_from_file_location(f"official_{name}", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # its dataclasses look themselves up there
     spec.loader.exec_module(mod)
@@ -77,22 +99,32 @@ CAFE_FIXTURES = {  # name: synth_cafe keywords
 }
 
 
-@pytest.mark.parametrize("fixture", sorted(CAFE_FIXTURES))
-@pytest.mark.parametrize(("t", "tau"), [(0.5, 0.3), (0.2, 0.6)])
-def test_cafe_against_official(tmp_path: Path, t: float, tau: float, fixture: str) -> None:
+def _cafe_scored(tmp_path: Path, fixture: str, t: float, tau: float):
+    """The fixture's files, and masklens' scores of them."""
     extra = CAFE_FIXTURES[fixture]
     ann, preds = synth_cafe(21, 120, height=40, width=40, **{"p_multi": 0.2, **extra})
     a, p = tmp_path / "ann.json", tmp_path / "pred.json"
     a.write_text(json.dumps(ann))
     p.write_text(json.dumps(preds))
-    off = _load("eval_cafe_metrics")
-    pairs = off.build_pairs(a, off.load_predictions(p))
-    res = [off.classify_pair(x, t, tau) for x in pairs]
     args = argparse.Namespace(ann=str(a), pred=str(p), images=None)
     bench = cafe.KIND.load_benchmark(**vars(args))
     ours = Scorer(cafe.KIND, bench, cafe.KIND.load_predictions(bench, **vars(args))).rescore(
         {"score_threshold": t, "iou_threshold": tau}
     )
+    return ann, a, p, ours
+
+
+@pytest.mark.skipif(
+    _official_file("eval_cafe_metrics") is None,
+    reason="set MASKLENS_OFFICIAL to a folder with CAFE's eval_cafe_metrics.py",
+)
+@pytest.mark.parametrize("fixture", sorted(CAFE_FIXTURES))
+@pytest.mark.parametrize(("t", "tau"), [(0.5, 0.3), (0.2, 0.6)])
+def test_cafe_against_official(tmp_path: Path, t: float, tau: float, fixture: str) -> None:
+    _, a, p, ours = _cafe_scored(tmp_path, fixture, t, tau)
+    off = _load("eval_cafe_metrics")
+    pairs = off.build_pairs(a, off.load_predictions(p))
+    res = [off.classify_pair(x, t, tau) for x in pairs]
     names = {
         "TA-TP": "TA_TP",
         "TA-FN": "TA_FN",
@@ -105,9 +137,20 @@ def test_cafe_against_official(tmp_path: Path, t: float, tau: float, fixture: st
             assert _close(v, ours.summary[g][names.get(k, k)]), (g, k)
     for k, v in off.aggregate(res).items():
         assert _close(v, ours.summary["Overall"][names.get(k, k)]), k
-    # cgF1 as run_eval.sh runs it: over the whole file, and over each edit type's file
+
+
+#: CAFE's edit types, as its files name them, and their abbreviations (its EDIT_TYPE_ABBR)
+EDIT_TYPES = {"Superficial Mimicry": "SM", "Context Conflict": "CC", "Ontological Conflict": "OC"}
+
+
+@pytest.mark.parametrize("fixture", sorted(CAFE_FIXTURES))
+@pytest.mark.parametrize(("t", "tau"), [(0.5, 0.3), (0.2, 0.6)])
+def test_cafe_cgf1_against_official(tmp_path: Path, t: float, tau: float, fixture: str) -> None:
+    """CAFE's cgF1 part, as its run_eval.sh runs SAM 3's evaluator: over the whole file, and
+    over each edit type's file."""
+    ann, a, p, ours = _cafe_scored(tmp_path, fixture, t, tau)
     subsets = {"Overall": a}
-    for full, g in off.EDIT_TYPE_ABBR.items():
+    for full, g in EDIT_TYPES.items():
         subsets[g] = tmp_path / f"ann_{g}.json"
         subsets[g].write_text(json.dumps(_subset(ann, full)))
     for g, path in subsets.items():

@@ -148,7 +148,7 @@ def test_bundled_demo_is_meaningful():
 def test_demo_generator_is_seeded(tmp_path):
     import sys
 
-    sys.path.insert(0, str(DEMO.parents[2] / "packaging"))
+    sys.path.insert(0, str(DEMO.parents[2] / "tools" / "demo"))
     import make_demo
 
     make_demo.make_demo(tmp_path / "a", seed=3, only=["ovs"])

@@ -79,7 +79,7 @@ def test_report_is_written_atomically(toy, tmp_path):
     kind, bench, preds, _ = toy
     out = tmp_path / "rep"
     build_report(kind, bench, preds[:1], out)
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
     def cancel_late(stage, done, total):
         if stage == "writing":
@@ -87,7 +87,7 @@ def test_report_is_written_atomically(toy, tmp_path):
 
     with pytest.raises(Cancelled):
         build_report(kind, bench, preds, out, progress=cancel_late)
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 

@@ -190,5 +190,5 @@ def load_cafe(path: str | os.PathLike[str], images: str | os.PathLike[str] | Non
     # the orphans ride on the first sample (its stage 1 also builds their cgF1 tables)
     samples[0].meta["orphan_entries"] = orphans
     sources = {"ann": p} | ({"images": Path(images)} if images is not None else {})
-    meta = dict(info, image_sizes={k: (im.height, im.width) for k, im in ds.images.items()})
+    meta = dict(info, image_sizes={k: (im.height, im.width) for k, im in ds.images.items()}, title=ds.title)
     return Benchmark("cafe", p.stem, samples, sources=sources, meta=meta)

@@ -98,7 +98,7 @@ def load_cgebench(ann: str | os.PathLike[str], images_dir: str | os.PathLike[str
             prompts=prompts,
             meta={"image_id": img_id, "file_name": img.file_name, "hypernyms": chain[1:]},
         ))
-    return Benchmark("cgebench", ds.path.stem, samples, sources={"ann": ds.path})
+    return Benchmark("cgebench", ds.path.stem, samples, sources={"ann": ds.path}, meta={"title": ds.title})
 
 
 def load_cgebench_predictions(pred: str | os.PathLike[str], benchmark: Benchmark) -> PredictionSet:

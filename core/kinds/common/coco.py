@@ -40,6 +40,16 @@ class CocoDataset:
     annotations: dict[int | str, list[dict[str, Any]]] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def title(self) -> str:
+        """What the file calls itself: COCO's ``info.description``, else its folder and name
+        (``cafe/ann.json``: a file stem alone, "ann", says little)."""
+        info = self.raw.get("info")
+        described = info.get("description") if isinstance(info, dict) else None
+        if isinstance(described, str) and described.strip():
+            return described.strip()
+        return f"{self.path.parent.name}/{self.path.name}" if self.path.parent.name else self.path.name
+
     def mask_of(self, ann: dict[str, Any], key: str = "segmentation") -> Mask:
         """Decode an annotation's mask field (RLE or polygons) at its image's size."""
         img = self.images[ann["image_id"]]

@@ -186,7 +186,8 @@ def load_hallusegbench(data: str | os.PathLike[str], root: str | os.PathLike[str
             group=hallu.size_group(masks["factual"].area),
             meta={"ann_id": ann_id, "stem": stem, "index": i, "schema": ("current", "older")[schema]},
         ))
-    return Benchmark("hallusegbench", p.stem, samples, sources={"data": p, "root": base})
+    return Benchmark("hallusegbench", p.stem, samples, sources={"data": p, "root": base},
+                     meta={"title": f"{p.parent.name}/{p.name}" if p.parent.name else p.name})
 
 
 def load_prediction_dir(benchmark: Benchmark, pred_dir: str | os.PathLike[str]) -> PredictionSet:

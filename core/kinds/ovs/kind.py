@@ -98,7 +98,7 @@ def load_ovs_annotations(path: str | os.PathLike[str]) -> Benchmark:
         image = ImageRef("image", file, img.height, img.width, img_id)
         samples.append(Sample(sid, {"image": image}, gts, prompts, meta={"image_id": img_id}))
     return Benchmark("ovs", p.stem, samples, sources={"ann": p},
-                     meta={"vocabulary": dict(vocab), "format": FORMAT})
+                     meta={"vocabulary": dict(vocab), "format": FORMAT, "title": coco.title})
 
 
 # ---------------------------------------------------------------- predictions

@@ -132,7 +132,7 @@ def load_pcs(paths: Sequence[str | os.PathLike[str]], images: str | os.PathLike[
     sources = {f"gt{a}": ds.path for a, ds in enumerate(datasets)}
     if images is not None:
         sources["images"] = Path(images)
-    return Benchmark("pcs", base.path.stem, samples, sources=sources)
+    return Benchmark("pcs", base.path.stem, samples, sources=sources, meta={"title": base.title})
 
 
 # ---------------------------------------------------------------- PCS kind

@@ -164,7 +164,7 @@ def load_r2sm(ann: str | os.PathLike[str], images_dir: str | os.PathLike[str] | 
             images={IMAGE_KEY: ImageRef(IMAGE_KEY, path, img.height, img.width, source_id=img_id)},
             gts=gts, prompts=prompts, meta={"image_id": img_id, "file_name": img.file_name},
         ))
-    return Benchmark("r2sm", ds.path.stem, samples, sources={"ann": ds.path})
+    return Benchmark("r2sm", ds.path.stem, samples, sources={"ann": ds.path}, meta={"title": ds.title})
 
 
 def load_r2sm_predictions(pred: str | os.PathLike[str], benchmark: Benchmark) -> PredictionSet:
@@ -322,6 +322,10 @@ class R2SMKind(BenchmarkKind[m.R2smOverlaps]):
             "modal": [i for i, q in enumerate(queries) if not q.amodal],
         }
         return m.coco_ap_groups([q.unit for q in queries], groups)
+
+    def coco_units(self, prompts: Sequence[tuple[Sample, Prompt]]) -> list[tuple[Sample, Prompt]]:
+        """Each query a COCO image of its own, in the order AP ranks them (:meth:`_ap_of`)."""
+        return sorted(prompts, key=lambda sp: id_order(_query_of(*sp)))
 
     def notes(self, samples: Sequence[Sample], overlaps: Sequence[m.R2smOverlaps]) -> list[str]:
         empty = sum(1 for o in overlaps for q in o.queries if q.gt_area == 0)

@@ -13,7 +13,7 @@ pixel once: the backgrounds "sky"/"grass" and each shape under its own kind word
 writes (``write_predictions``' ``masks`` form): instances are the demo model's masks with
 their scores, B(τ) = union of instances scored ≥ τ.
 
-    python packaging/make_demo.py --only ovs
+    python tools/demo/make_demo.py --only ovs
 """
 
 from __future__ import annotations

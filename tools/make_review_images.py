@@ -1,6 +1,6 @@
 """Render the corrections and team-review screenshots of docs/review-and-reports.md and docs/gui.md.
 
-    QT_QPA_PLATFORM=offscreen python packaging/make_review_images.py [--out DIR]
+    QT_QPA_PLATFORM=offscreen python tools/make_review_images.py [--out DIR]
 
 On the CAFE demo, in a throw-away data folder (the review store goes there): ana flags a
 sample "Ground truth wrong" and paints a correction, the "Corrected ground truth" switch is

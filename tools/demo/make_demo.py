@@ -1,6 +1,6 @@
 """Regenerate the bundled demo benchmark under resources/demo/ (deterministic).
 
-    python packaging/make_demo.py [--out DIR] [--seed N] [--only cafe,pcs,...]
+    python tools/demo/make_demo.py [--out DIR] [--seed N] [--only cafe,pcs,...]
 
 Each benchmark's folder is written to a temporary directory and swapped in
 atomically. The demo model's predictions are produced by running the `demo`
@@ -20,7 +20,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))  # packaging/ is a folder of scripts, not a package
+    sys.path.insert(0, str(HERE))  # tools/demo/ is a folder of scripts, not a package
 
 from masklens.core.files.io import atomic_directory  # noqa: E402
 from masklens.core.models.demo import DemoSegmenter  # noqa: E402

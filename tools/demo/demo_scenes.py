@@ -12,7 +12,7 @@ material (``solid``; ``glass`` = tinted interior with a coloured rim; ``outline`
 silhouette, whatever its material, as CAFE keeps the target mask through edits.
 
 This module is a generator helper, not part of the installed package; it is run
-from ``packaging/make_demo.py``. The palette is imported from the demo segmenter
+from ``tools/demo/make_demo.py``. The palette is imported from the demo segmenter
 so that the drawing and the model agree on one definition.
 """
 

@@ -1,6 +1,6 @@
 """Render the readout cards of the six demo benchmarks into docs/images/readout-cards.png.
 
-    QT_QPA_PLATFORM=offscreen python packaging/make_card_images.py [--out FILE]
+    QT_QPA_PLATFORM=offscreen python tools/make_card_images.py [--out FILE]
 
 Each card is grabbed from the real window (default settings, nothing saved) on a sample whose
 verdict is worth showing; CGEBench also runs a typed hypernym so the side-by-side pair shows.

@@ -1,0 +1,98 @@
+"""`make bundle`: masklens for a machine without Python.
+
+    python packaging/bundle.py [--out DIR]
+
+Builds ``packaging/masklens.spec`` with PyInstaller (a one-folder bundle of the core and the
+window, the demo and replay backends; no torch) and packs it with the desktop entry, the icon,
+the workspace MIME type and the AppStream metainfo into ``DIR/masklens-VERSION-linux-ARCH.tar.gz``
+(default DIR: build/bundle). Prints the folder's and the tarball's size and the build time.
+
+The tarball unpacks to ``masklens-VERSION/``::
+
+    masklens/masklens          the program (`masklens gui`, `masklens score` …)
+    share/…                    the desktop entry, icons, MIME type and metainfo, as installed
+    INSTALL.txt                how to add it to the application menu
+
+``masklens/masklens install-desktop`` installs the entry, icon and MIME type for the user, its
+``Exec`` pointing at the unpacked program.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import shutil
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = ROOT / "packaging" / "masklens.spec"
+
+INSTALL = """masklens {version}: inspect, prompt and score segmentation models (no Python needed)
+
+  ./masklens/masklens gui --demo          the window on the bundled demo
+  ./masklens/masklens score cafe --demo   a benchmark scored in the terminal
+  ./masklens/masklens install-desktop     add masklens to the application menu; masklens
+                                          workspace files then open in it
+
+Live models (torch, transformers) are not in the bundle: point the window at a Python
+environment that has `pip install 'masklens[models]'` (Evaluate > Model environment…, or the
+MASKLENS_MODEL_PYTHON variable) and its models run there.
+"""
+
+
+def folder_size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def build(out: Path) -> Path:
+    """Run PyInstaller; the one-folder bundle is ``out/dist/masklens``."""
+    import PyInstaller.__main__
+
+    PyInstaller.__main__.run([
+        "--noconfirm", "--log-level", "WARN",
+        "--distpath", str(out / "dist"), "--workpath", str(out / "work"), str(SPEC),
+    ])
+    return out / "dist" / "masklens"
+
+
+def pack(bundle: Path, out: Path) -> Path:
+    """The tarball of ``bundle`` and the desktop files (the layout in the module docstring)."""
+    from masklens.core import __version__
+    from masklens.core.runtime import desktop
+
+    top = f"masklens-{__version__}"
+    tarball = out / f"{top}-linux-{platform.machine()}.tar.gz"
+    staging = out / "share-staging"
+    shutil.rmtree(staging, ignore_errors=True)
+    desktop.write_share_files(staging / "share", ["masklens"])
+    (staging / "INSTALL.txt").write_text(INSTALL.format(version=__version__), encoding="utf-8")
+    partial = tarball.with_name(tarball.name + ".partial")
+    with tarfile.open(partial, "w:gz", compresslevel=6) as tar:
+        tar.add(bundle, arcname=f"{top}/masklens")
+        tar.add(staging / "share", arcname=f"{top}/share")
+        tar.add(staging / "INSTALL.txt", arcname=f"{top}/INSTALL.txt")
+    partial.replace(tarball)
+    shutil.rmtree(staging)
+    return tarball
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "bundle")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    bundle = build(args.out)
+    built = time.perf_counter() - start
+    tarball = pack(bundle, args.out)
+    total = time.perf_counter() - start
+    mb = 1024 * 1024
+    print(f"bundle: {bundle} ({folder_size(bundle) / mb:.0f} MB), built in {built:.0f} s", file=sys.stderr)
+    print(f"tarball: {tarball} ({tarball.stat().st_size / mb:.0f} MB), {total:.0f} s in all", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
