@@ -82,12 +82,15 @@ class Prompt:
 
 @dataclass(slots=True)
 class Sample:
-    """One unit of a benchmark: images, ground truths, prompts, and a group (e.g. edit type)."""
+    """One unit of a benchmark: images, ground truths, prompts, and the kind's group (CAFE: its
+    edit_type)."""
 
     id: str
     images: dict[str, ImageRef]
     gts: dict[str, GroundTruth]
     prompts: list[Prompt]
+    #: the kind's group (CAFE: its edit_type); exports and reports name it as the kind's
+    #: ``group_name`` (:class:`~masklens.core.scoring.contract.BenchmarkKind`)
     group: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 

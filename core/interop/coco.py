@@ -4,7 +4,9 @@
 distinct prompt text, one annotation per ground-truth instance a prompt should find (a negative
 prompt has none). ``predictions/<label>.json`` are COCO results files (what
 ``pycocotools.coco.COCO.loadRes`` reads) with one record per predicted instance. Every record
-carries ``sample_id``, ``prompt_id``, ``role``, the reviewers' ``verdicts`` and its outcome at
+carries ``sample_id``, ``prompt_id``, ``role``, the sample's group (named as the kind names it,
+:attr:`~masklens.core.scoring.contract.BenchmarkKind.group_name`: ``group``, CAFE ``edit_type``;
+on the images too), the reviewers' ``verdicts`` and its outcome at
 (t, τ) (:mod:`~masklens.core.interop.outcomes`): ``eval`` (tp/fp/below_t), ``eval_iou``,
 ``eval_gt_id`` and ``aligned`` on predictions; ``eval_<label>`` (tp/fn) and ``eval_<label>_iou``
 on ground truth, per prediction set. A benchmark with several annotators (SA-Co/Gold) also gets
@@ -31,7 +33,7 @@ from masklens.core.schema import Prompt, Sample
 def prompt_fields(table: ExportTable, sample: Sample, prompt: Prompt) -> dict[str, Any]:
     """The prompt's own fields, on every annotation and result record."""
     out: dict[str, Any] = {"sample_id": sample.id, "prompt_id": prompt.id, "prompt": prompt.text,
-                           "role": prompt.role.value, "group": sample.group or ""}
+                           "role": prompt.role.value, table.kind.group_name: sample.group or ""}
     if prompt.level is not None:
         out["level"] = prompt.level
     out["verdicts"] = table.verdicts_of(sample.id, prompt.id)
@@ -135,7 +137,9 @@ def ground_truth(table: ExportTable, names: dict[int, str] | None = None,
     images = [
         {"id": e.id, "file_name": (names or {}).get(e.id) or file_name(e, root),
          "height": e.ref.height, "width": e.ref.width, "sample_id": e.sample_id,
-         "image_key": e.ref.key, "verdicts": table.verdicts_of(e.sample_id),
+         "image_key": e.ref.key,
+         table.kind.group_name: table.benchmark.sample(e.sample_id).group or "",
+         "verdicts": table.verdicts_of(e.sample_id),
          **({"prompt_id": layout.prompt_of[e.id]} if e.id in layout.prompt_of else {}),
          **({"placeholder": True} if e.id in placeholders else {})}
         for e in layout.images

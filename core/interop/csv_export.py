@@ -1,4 +1,5 @@
-"""Per-sample CSV: one row per (prediction set, sample) with the kind's readout record
+"""Per-sample CSV: one row per (prediction set, sample) with its id and group (the column named
+as the kind names it: ``group``, CAFE ``edit_type``), the kind's readout record
 (flattened as the report's samples.csv), the TP/FP/FN instance counts at (t, τ) and the
 reviewers' verdicts; with several annotators (SA-Co/Gold) also the counts against each further
 annotator's ground truth (``gt1.tp``, ``gt1.fp``, ``gt1.fn``, …).
@@ -19,18 +20,23 @@ from masklens.core.reports.writers import flatten
 
 
 def sample_rows(table: ExportTable) -> tuple[list[dict[str, Any]], list[str]]:
-    """The rows and their columns (fixed ones first, then the readout's in first-seen order)."""
-    columns = ["model", "sample_id", "group", "tp", "fp", "fn", "verdicts"]
+    """The rows and their columns (fixed ones first, then the readout's in first-seen order).
+    The sample's group is the column the kind names (``group``; CAFE: ``edit_type``, which its
+    readout also holds: one column)."""
+    group = table.kind.group_name
+    columns = ["model", "sample_id", group, "tp", "fp", "fn", "verdicts"]
     columns += [f"{key}.{c}" for key in table.annotators[1:] for c in ("tp", "fp", "fn")]
     rows = []
     for run in table.runs:
         for sample, record in zip(table.benchmark.samples, run.result.samples, strict=True):
             row: dict[str, Any] = {"model": run.label, "sample_id": sample.id,
-                                   "group": sample.group, **sample_counts(table, run, sample),
+                                   group: sample.group, **sample_counts(table, run, sample),
                                    "verdicts": table.verdicts_of(sample.id)}
             for key in table.annotators[1:]:
                 row.update({f"{key}.{c}": n for c, n in sample_counts(table, run, sample, key).items()})
             for k, v in flatten(record).items():
+                if k == group and v == sample.group:  # the readout's copy of the group
+                    continue
                 key = k if k not in row else f"readout.{k}"
                 row[key] = v
                 if key not in columns:

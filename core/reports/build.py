@@ -174,6 +174,7 @@ def assemble(
     html_ctx = {
         "title": ctx.title,
         "kind_title": ctx.kind.title or ctx.kind.name,
+        "group_name": ctx.kind.group_name,
         "source": str(next(iter(ctx.benchmark.sources.values()), "")),
         "n_samples": len(ctx.benchmark.samples),
         "models": [r.name for r in ctx.runs],

@@ -85,9 +85,10 @@ def _counts_table(ctx: ReportContext, verdicts: list[Verdict]) -> Table:
     c = Counter((groups[v.sample_id], v.verdict) for v in verdicts)
     rows = [[g, *[c[(g, k)] for k in keys], sum(c[(g, k)] for k in keys)] for g in order]
     rows.append(["All", *[sum(c[(g, k)] for g in order) for k in keys], len(verdicts)])
+    group = ctx.kind.group_name
     return Table(
-        "Verdicts per edit type",
-        ["group", *[VERDICT_TYPES[k].label for k in keys], "total"],
+        f"Verdicts per {group.replace('_', ' ')}",
+        [group, *[VERDICT_TYPES[k].label for k in keys], "total"],
         rows,
         caption="current verdict of each reviewer on each sample or prompt",
         id="verdict-counts",

@@ -42,15 +42,18 @@ def write_summary_csv(path: Path, ctx: ReportContext) -> None:
 
 
 def write_samples_csv(path: Path, ctx: ReportContext) -> None:
-    """One row per (model, sample): its readout record, flattened, plus the reviewers' verdicts."""
+    """One row per (model, sample): its id and group (the column named as the kind names it:
+    ``group``, CAFE ``edit_type``, which its record also holds), its readout record, flattened,
+    plus the reviewers' verdicts."""
     by_sample: dict[str, list[Verdict]] = {}
     for v in ctx.verdicts:
         by_sample.setdefault(v.sample_id, []).append(v)
     rows: list[dict[str, Any]] = []
-    columns: list[str] = ["model", "sample_id", "group"]
+    group = ctx.kind.group_name
+    columns: list[str] = ["model", "sample_id", group]
     for run in ctx.runs:
         for sample, rec in zip(ctx.benchmark.samples, run.result.samples, strict=True):
-            row = {"model": run.name, "sample_id": sample.id, "group": sample.group}
+            row = {"model": run.name, "sample_id": sample.id, group: sample.group}
             for k, v in flatten(rec).items():
                 row.setdefault(k, v)
                 if k not in columns:

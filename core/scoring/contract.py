@@ -120,6 +120,10 @@ class BenchmarkKind(ABC, Generic[OverlapsT]):
     title: str = ""
     #: summary group names in display order, e.g. ("Overall", "SM", "CC", "OC")
     groups: tuple[str, ...] = ()
+    #: what the kind calls a sample's group (:attr:`Sample.group <masklens.core.schema.Sample.group>`)
+    #: wherever a user reads it: the column of the CSV exports and the report's samples.csv, the
+    #: image field of the COCO and FiftyOne exports, the report's table headers (CAFE: "edit_type")
+    group_name: str = "group"
     #: tunable parameters (sliders in the GUI, flags on the CLI)
     params: tuple[ParamSpec, ...] = ()
     #: metric definitions for tooltips and docs: key -> one-line definition

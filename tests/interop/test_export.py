@@ -161,26 +161,117 @@ def test_fiftyone_directory_layout(tmp_path):
     assert copied and first.is_file() and not first.is_symlink()
 
 
-def test_fiftyone_imports_the_directory_with_its_coco_importer(tmp_path):
+def _csv_rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _review_store(tmp_path, bench):
+    db = tmp_path / "reviews.sqlite"
+    with open_store(db, Role.WRITE, reviewer="ana") as store:
+        store.record(benchmark_key(bench), bench.samples[0].id, "model_wrong")
+        store.record(benchmark_key(bench), bench.samples[-1].id, "fine", reviewer="bo")
+    return db
+
+
+def test_cafe_names_its_group_edit_type_in_every_export(tmp_path):
+    bench, _ = _load("cafe")
+    db = _review_store(tmp_path, bench)
+    export("cafe", "csv", tmp_path / "csv", reviews=[db], **FILES["cafe"])
+    rows = _csv_rows(tmp_path / "csv" / "samples.csv")
+    assert "edit_type" in rows[0] and "group" not in rows[0]
+    assert "readout.edit_type" not in rows[0]  # the record's edit_type is the same column
+    assert [r["edit_type"] for r in rows] == [s.group for s in bench.samples]
+    written = export("cafe", "coco", tmp_path / "coco", reviews=[db], **FILES["cafe"])
+    gt = json.loads(written[0].read_text())
+    assert [im["edit_type"] for im in gt["images"]] == [s.group for s in bench.samples]
+    results = json.loads(written[1].read_text())
+    for record in gt["annotations"] + results:
+        assert "group" not in record and record["edit_type"] == bench.sample(record["sample_id"]).group
+    # another kind keeps the generic name
+    export("r2sm", "csv", tmp_path / "r2sm", **FILES["r2sm"])
+    assert "group" in _csv_rows(tmp_path / "r2sm" / "samples.csv")[0]
+    written = export("r2sm", "coco", tmp_path / "r2sm-coco", **FILES["r2sm"])
+    assert all("group" in im and "edit_type" not in im
+               for im in json.loads(written[0].read_text())["images"])
+
+
+@pytest.mark.parametrize("kind", ["cafe", "pcs"])
+def test_fiftyone_samples_csv_has_the_image_level_fields(kind, tmp_path):
+    bench, _ = _load(kind)
+    db = _review_store(tmp_path, bench)
+    written = export(kind, "fiftyone", tmp_path / "fo", reviews=[db], **FILES[kind])
+    out = tmp_path / "fo"
+    assert out / "samples.csv" in written
+    rows = _csv_rows(out / "samples.csv")
+    group = "edit_type" if kind == "cafe" else "group"
+    assert list(rows[0]) == ["filepath", "sample_id", group, "verdicts"]
+    # exactly the images of data/, named as FiftyOne's CSV importer looks them up there
+    assert sorted(r["filepath"] for r in rows) == sorted(p.name for p in (out / "data").iterdir())
+    labels = json.loads((out / "labels.json").read_text())
+    assert [r["filepath"] for r in rows] == [im["file_name"] for im in labels["images"]]
+    # each row's fields are those of the per-sample CSV export
+    export(kind, "csv", tmp_path / "csv", reviews=[db], **FILES[kind])
+    by_sample = {r["sample_id"]: r for r in _csv_rows(tmp_path / "csv" / "samples.csv")}
+    assert sorted(r["sample_id"] for r in rows) == sorted(s.id for s in bench.samples)  # none shared
+    for row in rows:
+        expected = by_sample[row["sample_id"]]
+        assert (row[group], row["verdicts"]) == (expected[group], expected["verdicts"])
+    assert rows[0]["verdicts"] == "ana:model_wrong" and rows[-1]["verdicts"] == "bo:fine"
+
+
+def test_fiftyone_samples_csv_joins_the_samples_sharing_an_image(tmp_path):
+    """A CAFE positive image with a second misleading prompt of another edit type: two samples,
+    one image, one FiftyOne sample."""
+    ann = json.loads(Path(FILES["cafe"]["ann"]).read_text())
+    first = ann["images"][0]
+    ann["images"].append({**first, "id": 1000000099, "fp_source_id": first["id"], "text_input": "kite",
+                          "edit_type": "Ontological Conflict"})
+    path = tmp_path / "ann.json"
+    path.write_text(json.dumps(ann))
+    files = {**FILES["cafe"], "ann": str(path)}
+    bench = ml.load_benchmark("cafe", **files)
+    shared = [s for s in bench.samples if s.images["image"].source_id == first["id"]]
+    assert [s.group for s in shared] == ["SM", "OC"]
+    db = _review_store(tmp_path, bench)
+    export("cafe", "fiftyone", tmp_path / "fo", reviews=[db], **files)
+    rows = _csv_rows(tmp_path / "fo" / "samples.csv")
+    assert len(rows) == len(bench.samples) - 1 == len(list((tmp_path / "fo" / "data").iterdir()))
+    row = next(r for r in rows if shared[0].id in r["sample_id"])
+    assert row["sample_id"] == f"{shared[0].id};{shared[1].id}"
+    assert row["edit_type"] == "SM;OC"
+    assert bench.samples[-1] is shared[1]  # the store's verdicts: one on each of the two
+    assert row["verdicts"] == "ana:model_wrong; bo:fine"
+
+
+def test_fiftyone_imports_the_directory_with_its_csv_and_coco_importers(tmp_path):
     fo = pytest.importorskip(
         "fiftyone", reason="fiftyone is not installed (not a masklens dependency); "
                            "`pip install fiftyone` to run this check")
+    from fiftyone import ViewField as F
+
     try:
         fo.Dataset()
     except Exception as exc:  # noqa: BLE001 - FiftyOne without its database (no mongod)
         pytest.skip(f"fiftyone is installed but cannot start its database: {exc}")
-    export("cafe", "fiftyone", tmp_path / "fo", **FILES["cafe"])
     bench, preds = _load("cafe")
-    ds = fo.Dataset.from_dir(dataset_dir=str(tmp_path / "fo"), dataset_type=fo.types.COCODetectionDataset,
-                             label_types="segmentations", label_field="ground_truth")
+    db = _review_store(tmp_path, bench)
+    export("cafe", "fiftyone", tmp_path / "fo", reviews=[db], **FILES["cafe"])
+    ds = fo.Dataset.from_dir(dataset_dir=str(tmp_path / "fo"), dataset_type=fo.types.CSVDataset,
+                             labels_path="samples.csv")
+    ds.merge_dir(dataset_dir=str(tmp_path / "fo"), dataset_type=fo.types.COCODetectionDataset,
+                 labels_path="labels.json", label_types="segmentations", label_field="ground_truth")
     ds.merge_dir(dataset_dir=str(tmp_path / "fo"), dataset_type=fo.types.COCODetectionDataset,
                  labels_path="predictions/pred_demo.json", label_types="segmentations",
                  label_field="pred_demo")
-    assert len(ds) == len(bench.samples)
+    assert len(ds) == len(bench.samples)  # the COCO labels joined the CSV's samples
     assert ds.count("ground_truth.detections") == sum(len(gt_masks(s, p)[0]) for s in bench for p in s.prompts)
     assert ds.count("pred_demo.detections") == sum(len(p.instances) for p in preds.by_prompt.values())
     evals = Counter(ds.values("pred_demo.detections.eval", unwind=True))
     assert set(evals) <= {"tp", "fp", "below_t"} and evals["tp"] > 0
+    oc = [s.id for s in bench.samples if s.group == "OC"]
+    assert sorted(ds.match(F("edit_type") == "OC").values("sample_id")) == sorted(oc)
+    assert ds.match(F("verdicts") == "ana:model_wrong").values("sample_id") == [bench.samples[0].id]
 
 
 def test_the_output_folder_is_replaced_only_when_it_is_an_earlier_export(tmp_path):

@@ -35,7 +35,9 @@ def test_the_documented_fiftyone_lines_are_the_ones_the_test_runs():
     text = PAGE.read_text()
     test = (ROOT / "tests" / "interop" / "test_export.py").read_text()
     for call in ("fo.Dataset.from_dir(", "ds.merge_dir(", 'labels_path="predictions/',
-                 "dataset_type=fo.types.COCODetectionDataset", 'label_types="segmentations"'):
+                 "dataset_type=fo.types.COCODetectionDataset", 'label_types="segmentations"',
+                 "dataset_type=fo.types.CSVDataset", 'labels_path="samples.csv"',
+                 'labels_path="labels.json"', 'label_field="ground_truth"'):
         assert call in text and call in test, call
 
 

@@ -6,6 +6,7 @@ cannot be installed here; :func:`fiftyone_image_path` follows its source, see do
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
 import os
@@ -51,7 +52,8 @@ def fiftyone_image_path(dataset_dir: Path, file_name: str) -> Path:
     """Where FiftyOne's COCODetectionDatasetImporter finds an image (fiftyone/utils/coco.py,
     ``__next__``): an absolute ``file_name`` as it is, else a lookup in the recursive listing of
     ``data/`` (``_load_data_map(data_path, recursive=True)``), which raises KeyError when the
-    file is not there."""
+    file is not there. Its CSVDatasetImporter (fiftyone/utils/csv.py, ``setup``) looks a
+    ``filepath`` up in the same listing (a miss there is a ValueError)."""
     if os.path.isabs(file_name):
         return Path(file_name)
     data = dataset_dir / "data"
@@ -63,12 +65,15 @@ def fiftyone_image_path(dataset_dir: Path, file_name: str) -> Path:
 def test_fiftyone_directory_without_images_resolves_every_image(files, tmp_path):
     kind = "pcs" if "gt" in files else "cafe"
     written = export(kind, "fiftyone", tmp_path / "fo", **files)
-    for path in written:  # labels.json, predictions/*.json, annotators/*.json
+    for path in written[:-1]:  # labels.json, predictions/*.json, annotators/*.json
         for image in json.loads(path.read_text())["images"]:
             found = fiftyone_image_path(tmp_path / "fo", image["file_name"])
             assert found.is_file() and image["placeholder"] is True
             size = _png_size(found.read_bytes())
             assert size == (image["width"], image["height"])
+    assert written[-1].name == "samples.csv"  # its filepaths are looked up in data/ alike
+    with written[-1].open(newline="") as f:
+        assert all(fiftyone_image_path(tmp_path / "fo", row["filepath"]).is_file() for row in csv.DictReader(f))
 
 
 def _png_size(raw: bytes) -> tuple[int, int]:

@@ -76,3 +76,31 @@ def test_evaluate_demo_predictions_are_read_back_by_score(tmp_path, monkeypatch,
     evaluated = json.loads((out / "scores" / "demo.json").read_text())
     assert scored["summary"] == evaluated["summary"]
     assert scored["summary"]["Overall"]["N"] == 18
+
+
+def test_a_cafe_report_names_the_group_edit_type(tmp_path):
+    """samples.csv has one edit_type column (the sample's, which the record repeats) and no
+    group column; the reviews' tables are headed edit_type."""
+    import masklens.core as ml
+    from masklens.core.reports import build_report
+    from masklens.core.review.locations import benchmark_key
+    from masklens.core.review.store import Role, open_store
+
+    files = dict(zip(demo_argv("cafe")[::2], demo_argv("cafe")[1::2], strict=True))
+    bench = ml.load_benchmark("cafe", ann=files["--ann"])
+    preds = ml.load_predictions("cafe", bench, pred=files["--pred"])
+    with open_store(tmp_path / "r.sqlite", Role.WRITE, reviewer="ana") as store:
+        store.record(benchmark_key(bench), bench.samples[0].id, "gt_wrong")
+        verdicts = store.current()
+    out = build_report(ml.get_kind("cafe"), bench, [preds], tmp_path / "rep", names=["demo"],
+                       verdicts=verdicts)
+    with (out / "samples.csv").open(newline="") as f:
+        reader = csv.DictReader(f)
+        rows = list(reader)
+    assert reader.fieldnames[:3] == ["model", "sample_id", "edit_type"]
+    assert "group" not in reader.fieldnames and reader.fieldnames.count("edit_type") == 1
+    assert [r["edit_type"] for r in rows] == [s.group for s in bench.samples]
+    counts = json.loads((out / "summary.json").read_text())["reviews"]["counts"]
+    assert counts["title"] == "Verdicts per edit type" and counts["header"][0] == "edit_type"
+    html = (out / "report.html").read_text()
+    assert '<th class="t">edit_type</th><th class="t">verdict</th>' in html

@@ -103,6 +103,7 @@ class CafeKind(BenchmarkKind[CafeOverlaps]):
     name = "cafe"
     title = "CAFE"
     groups = GROUPS
+    group_name = "edit_type"  # the annotation file's field and the paper's word (SM, CC, OC)
     params = (SCORE_THRESHOLD, IOU_THRESHOLD)
     metric_help = CAFE_HELP
     gt_aliases = {"target": "pos_entry"}  # the target is the positive entry's first instance
