@@ -95,8 +95,8 @@ def _extra(command: str, argv0: str) -> str | None:
         return "hub"
     if argv0 in ("gui", "install-desktop"):
         return "gui"
-    if argv0 == "models":
-        return "models"
+    if argv0 == "models":  # listing the backends and checkpoints needs only the hub client
+        return "hub"
     models = re.findall(r"--model[ =](\S+)", command)
     if any(m not in ("demo", "replay") for m in models):
         return "models"
