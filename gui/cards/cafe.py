@@ -67,8 +67,8 @@ def owners(instances: Sequence[Mapping[str, float]]) -> tuple[int | None, int | 
             max(idx, key=lambda k: float(instances[k]["iou"])))
 
 
-def _owner(index: int | None, decisive: int | None, instances: Sequence[Mapping[str, float]], t: float, *,
-           of_score: bool) -> str:
+def instance_note(index: int | None, decisive: int | None, instances: Sequence[Mapping[str, float]],
+                  t: float, *, of_score: bool) -> str:
     """After a max figure that comes from another instance than the decisive one (or from one not
     drawn), that instance's other number — "(its IoU 0.000)" after max s, "(its s 0.30 < t, not
     drawn)" after max IoU — so it is never read as the decisive instance's figure."""
@@ -152,10 +152,10 @@ class CafeCard(ReadoutCard):
         by_s, by_iou = owners(instances)
         self.add_metric(g, f"{side}_max_score", f"max s{of}", rec.get(f"{side}_max_score"), digits=2,
                         tick=t, tooltip=f"{self.tip(f'{side}_max_score')} (tick: t)",
-                        suffix=_owner(by_s, index, instances, t, of_score=True))
+                        suffix=instance_note(by_s, index, instances, t, of_score=True))
         self.add_metric(g, f"{side}_max_iou", f"max IoU{of}", rec.get(f"{side}_max_iou"), tick=tau,
                         tooltip=f"{self.tip(f'{side}_max_iou')} (tick: τ)",
-                        suffix=_owner(by_iou, index, instances, t, of_score=False))
+                        suffix=instance_note(by_iou, index, instances, t, of_score=False))
         self.numbers[f"{side}_n"] = len(instances)
         self.texts[f"{side}_n"] = f"{len(instances)} instance(s)"
 

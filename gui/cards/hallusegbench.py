@@ -44,6 +44,17 @@ class HalluCard(ReadoutCard):
                     "0 = no hallucination (↓, unbounded; the bar stops at 1)",
         "CMS_counterfact": "CMS_counterfact = (α|C| + |N|)/(α|M′_c′|) of c on I′; 0 = no "
                            "hallucination (↓, unbounded; the bar stops at 1)",
+        "ann_id": "the item's annotation id in data.json (its predictions are "
+                  "{factual image stem}_{ann_id}_mask.png)",
+        "factual_label": "c: the label of the object in the factual image I",
+        "counterfactual_label": "c′: the label of the object that replaces it in the counterfactual "
+                                "image I′",
+        "size": "the item's size group by the factual mask's area |M_c|: S < 32², M < 96², L otherwise",
+        "area_factual": "|M_c|: pixels of the factual mask",
+        "area_counterfactual": "|M′_c′|: pixels of the counterfactual mask",
+        "CCMS_item": "this item's CMS_fact / CMS_counterfact, each rounded to 4 decimals as the "
+                     "official get_hallucination.py does (null when CMS_counterfact rounds to 0: "
+                     "the script drops the item); CCMS_item_mean is their mean",
         "textual": "query c′ on the factual image I: a CMS_fact of 0 means no mask was produced "
                    "(no hallucination)",
         "visual": "query c on the counterfactual image I′: a CMS_counterfact of 0 means no mask "

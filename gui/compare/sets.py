@@ -384,7 +384,7 @@ class SetComparison(QObject):
             if not spec.prompt_id or _SEP not in spec.prompt_id:
                 return ctx.caption(spec)
             letter, own = spec.prompt_id.split(_SEP, 1)
-            return view.safe_caption(sample, sample.prompt(own), self._record(sets[letter]))
+            return view.safe_caption(sample, sample.prompt(own), self._record(sets[letter]), s.params)
 
         local = replace(ctx, prediction=prediction, caption=caption)
         self.tab.view.show_panels(specs, local, max(1, len(base)))

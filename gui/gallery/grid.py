@@ -69,6 +69,9 @@ class GalleryGrid(QAbstractScrollArea):
         self.painted: list[int] = []  # source rows of the tiles shown at the last paint (tests, benchmarks)
         self._shown: dict[int, int] = {}  # source row -> proxy row, of the tiles shown
         self._captions: dict[str, str] = {}  # caption -> its elided text
+        #: at the last paint: whether the current tile was in view, and the first tile in view
+        #: (what a resize keeps in view: the current tile, else the first one)
+        self._in_view: tuple[bool, int] = (False, 0)
         self.held = HeldMove(self.move_to, self)  # a held move key: the list follows at the end
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -109,8 +112,16 @@ class GalleryGrid(QAbstractScrollArea):
         self.viewport().update()
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        """The tiles flow into the new width; the current tile stays in view if it was (else
+        the first tile in view stays the first)."""
         super().resizeEvent(event)
         self.relayout()
+        current_shown, first = self._in_view
+        cur = self.current()
+        if current_shown and cur >= 0:
+            self.ensure_visible(cur)
+        else:
+            self.verticalScrollBar().setValue((first // self.columns()) * TILE_H)
 
     def tile_rect(self, i: int) -> QRect:
         cols = self.columns()
@@ -164,6 +175,7 @@ class GalleryGrid(QAbstractScrollArea):
             p.setPen(QPen(QColor("#0072B2"), 2))
             p.drawRect(self.viewport().rect().adjusted(1, 1, -1, -1))
         p.end()
+        self._in_view = (cur in shown, shown.start)
         ahead = range(shown.stop, min(shown.stop + len(shown), len(rows)))
         self.tiles.visible(list(self.painted), [rows[i] for i in ahead])
 

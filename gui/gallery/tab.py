@@ -145,15 +145,20 @@ class GalleryTab(QWidget):
         self.tiles = GalleryTiles(window, self.loader, self.cache)
         self.grid = GalleryGrid(self.tiles)
         self.summary = QLabel("")
-        legend = QLabel(" ".join(
-            f"<span style='background:{QColor(*c).name()}'>&nbsp;&nbsp;&nbsp;</span> {t}"
-            for c, t in ((TP, "both"), (FP, "prediction only"), (FN, "ground truth only"))))
-        legend.setMinimumWidth(1)  # clipped rather than widening the centre
-        legend.setToolTip("thumbnails: the first panel of each sample, instances scored ≥ t")
+        self.summary.setMinimumWidth(1)
+        swatch = "<span style='background:{}'>&nbsp;&nbsp;&nbsp;</span> {}"
+        words = ((TP, "both", "both"), (FP, "prediction only", "pred."), (FN, "ground truth only", "GT"))
+        #: the legend's words, whole and short (a narrow gallery: the short ones, whole in the tooltip)
+        self._legend_texts = tuple(" ".join(swatch.format(QColor(*rgb).name(), names[i]) for rgb, *names in words)
+                                   for i in (0, 1))
+        self.legend = QLabel(self._legend_texts[0])
+        self.legend.setMinimumWidth(1)  # never widening the centre
+        self.legend.setToolTip("thumbnails: the first panel of each sample, instances scored ≥ t; colours: "
+                               "both (prediction and ground truth), prediction only, ground truth only")
         top = QHBoxLayout()
         top.setContentsMargins(4, 2, 4, 2)
         top.addWidget(self.summary, 1)
-        top.addWidget(legend)
+        top.addWidget(self.legend)
         self.batch_row = QHBoxLayout()
         self.batch_row.setContentsMargins(4, 0, 4, 2)
         self.batch_label = QLabel("Selected:")
@@ -193,14 +198,16 @@ class GalleryTab(QWidget):
             verdict_types: Mapping[str, VerdictType] = {}
         else:
             verdict_types = VERDICT_TYPES
+        self._button_texts: dict[str, tuple[str, str]] = {}  # key -> (whole, short)
         for vt in verdict_types.values():
-            b = QPushButton(f"{vt.label} [{vt.shortcut}]")
-            b.setToolTip(f"{vt.description} — for every selected sample (one row each; Ctrl+Z undoes all)")
+            glyph = VERDICT_GLYPHS.get(vt.key, (vt.label[:1].upper(), ""))[0]
+            self._button_texts[vt.key] = (f"{vt.label} [{vt.shortcut}]", f"{glyph} {vt.shortcut}")
+            b = QPushButton(self._button_texts[vt.key][0])
+            b.setToolTip(f"{vt.label} [{vt.shortcut}]: {vt.description} — for every selected sample "
+                         "(one row each; Ctrl+Z undoes all)")
             b.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # a click leaves the keys in the grid
             b.clicked.connect(lambda _=False, k=vt.key: self.batch_verdict(k))
-            # the row may be narrower than its texts: buttons shrink (text clipped, tooltip whole)
-            # instead of widening the centre and squeezing the docks
-            b.setMinimumWidth(b.fontMetrics().horizontalAdvance(f"[{vt.shortcut}]") + 16)
+            b.setMinimumWidth(1)  # never widening the centre: a narrow row shows the short texts
             self.batch_row.addWidget(b)
             self.batch_buttons[vt.key] = b
         self._by_shortcut = {vt.shortcut.lower(): vt.key for vt in verdict_types.values()}
@@ -225,6 +232,36 @@ class GalleryTab(QWidget):
         verdict = self._by_shortcut.get(key)
         if verdict is not None:
             self.batch_verdict(verdict)
+
+    # ------------------------------------------------------------ fitting the width
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """Whole words where the gallery is wide enough for them, else the short ones (the
+        verdict's glyph and key, "pred."/"GT"), so that no text is cut off; the tooltips say
+        everything."""
+        room = self.width() - 8
+        margins = self.batch_row.spacing() * (len(self.batch_buttons) + 1)
+        label = self.batch_label.sizeHint().width()
+        whole = label + margins + sum(self._hint(b, self._button_texts[k][0]) for k, b in self.batch_buttons.items())
+        short = whole > room
+        for key, b in self.batch_buttons.items():
+            b.setText(self._button_texts[key][1 if short else 0])
+        legend_room = room - self.summary.sizeHint().width() - 12
+        self.legend.setText(self._legend_texts[0])
+        if self.legend.sizeHint().width() > legend_room:
+            self.legend.setText(self._legend_texts[1])
+
+    @staticmethod
+    def _hint(button: QPushButton, text: str) -> int:
+        """The width ``button`` would want for ``text``."""
+        shown = button.text()
+        button.setText(text)
+        width = button.sizeHint().width()
+        button.setText(shown)
+        return width
 
     # ------------------------------------------------------------ state
     def _ready(self, sid: str, variant: Any, img: QImage | None) -> None:
@@ -262,10 +299,11 @@ class GalleryTab(QWidget):
             parts.append(f"search: “{proxy.search}”")
         col = proxy.sortColumn()
         if 0 <= col < proxy.columnCount():
-            arrow = "↓" if proxy.sortOrder() == Qt.SortOrder.DescendingOrder else "↑"
-            parts.append(f"sorted by {proxy.headerData(col, Qt.Orientation.Horizontal)} {arrow}")
+            order = "descending" if proxy.sortOrder() == Qt.SortOrder.DescendingOrder else "ascending"
+            parts.append(f"sorted by {proxy.headerData(col, Qt.Orientation.Horizontal)}, {order}")
         self.summary.setText(" · ".join([*parts, f"{k} selected"]))
         self.summary.setToolTip("the sample list's rows, filter and sort; Shift/Ctrl+click or "
                                 "Shift+arrows select several, a verdict key or button records it for all")
         for b in self.batch_buttons.values():
             b.setEnabled(k > 0)
+        self._fit()

@@ -99,3 +99,36 @@ def test_the_docs_ship_with_the_package_where_help_looks_for_them():
     assert "masklens.docs" in tool["packages"] and tool["package-dir"]["masklens.docs"] == "docs"
     assert "*.md" in tool["package-data"]["masklens.docs"]
     assert tool["package-dir"]["masklens.gui"] == "gui"  # docs/ and gui/ are siblings in both layouts
+
+
+def test_filter_reference_of_hallusegbench_gives_each_column_a_per_sample_meaning_and_typing_goes_on(
+        window, qtbot, no_internal_errors):
+    """Every HalluSegBench column has a meaning; dIoU_* is this item's drop, not the benchmark's
+    mean; after a click puts a name in the filter, keys typed go on there (the main window is
+    the active one again), as a user types them: delivered to the active window."""
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    w = window
+    w.show()
+    w.activateWindow()
+    open_demo(w, qtbot, "hallusegbench")
+    _menu_action(w, "Help", "Filter language…").trigger()
+    ref = w.help.filter_reference
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is ref, timeout=3000)
+    meaning = dict(ref.rows)
+    for name in ("ann_id", "factual_label", "counterfactual_label", "size", "area_factual",
+                 "area_counterfactual", "CCMS_item"):
+        assert meaning.get(name), name
+    assert "for this item" in meaning["dIoU_textual"] and "mean over" not in meaning["dIoU_textual"]
+    names = [r[0] for r in ref.rows]
+    table = ref.table
+    row = names.index("IoU_fact")
+    table.scrollToItem(table.item(row, 0))
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualItemRect(table.item(row, 0)).center())
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is w, timeout=3000)
+    target = QApplication.activeWindow().windowHandle()
+    for ch in "< 0.5":
+        QTest.keyClick(target, ch)
+    assert w.browser.expression.text() == "IoU_fact < 0.5"
+    ref.close()

@@ -223,3 +223,28 @@ def test_a_box_drawn_on_the_counterfactual_runs_on_that_image(window, qtbot):
     r = run_drawn(w, qtbot, canvas)
     assert r.prompt.image == specs[other].image
     assert np.allclose(r.prompt.meta["boxes"][0], (10, 10, 60, 60), atol=1.5)
+
+
+def test_a_points_click_beside_the_image_adds_no_point_and_says_so(cafe, qtbot):
+    """The canvas is wider than the image at fit zoom: a click in the dark margin used to add a
+    point clamped to the image's edge. It adds nothing and says why where the click was."""
+    from PySide6.QtWidgets import QToolTip
+
+    from masklens.gui.canvas.image_canvas import OUTSIDE_IMAGE
+
+    w = cafe
+    canvas = w.sample_view.panels[0].canvas
+    qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton)
+    qtbot.keyClick(canvas, Qt.Key.Key_P)
+    width, height = canvas._size
+    left = canvas.mapFromScene(QPointF(0, height / 2))
+    right = canvas.mapFromScene(QPointF(width, height / 2))
+    vp = canvas.viewport()
+    margin = left.x() // 2 if left.x() > 4 else (right.x() + vp.width()) // 2
+    assert 0 <= margin < vp.width() and not (left.x() <= margin <= right.x())  # beside the image
+    before = list(w.visual_tool.prompt.points)
+    qtbot.mouseClick(vp, Qt.MouseButton.LeftButton, pos=type(left)(int(margin), left.y()))
+    assert w.visual_tool.prompt.points == before
+    assert QToolTip.text() == OUTSIDE_IMAGE  # said at the click (a tooltip; offscreen never shows it)
+    qtbot.mouseClick(vp, Qt.MouseButton.LeftButton, pos=canvas.mapFromScene(QPointF(width / 2, height / 2)))
+    assert len(w.visual_tool.prompt.points) == len(before) + 1  # on the image: a point
