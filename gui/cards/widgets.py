@@ -151,10 +151,10 @@ class Bar(QWidget):
             x = self._x(self.value, w)
             p.fillRect(QRectF(min(zero, x), 1, abs(x - zero), h - 1), QColor(self.tone.colour))
             if self.value > self.hi:  # clipped: mark it
-                p.setPen(QPen(QColor("black")))
+                p.setPen(QPen(self.palette().color(QPalette.ColorRole.WindowText)))
                 p.drawText(QRectF(w - 10, -2, 10, h + 2), Qt.AlignmentFlag.AlignRight, "▸")
-        if self.tick is not None:
-            p.setPen(QPen(QColor("black"), 2))
+        if self.tick is not None:  # the palette's text colour: seen on a light or a dark window
+            p.setPen(QPen(self.palette().color(QPalette.ColorRole.WindowText), 2))
             x = self._x(self.tick, w)
             p.drawLine(int(x), 0, int(x), int(h))
         p.end()

@@ -58,7 +58,7 @@ class ReportDialog(JobDialog):
         default_dir = default_report_dir(bench)
         self.out = QLineEdit(str(default_dir))
         out_row = self.folder_row(self.out, "Report folder (created or replaced)")
-        self.title = QLineEdit(f"{kind.title or kind.name} report — {bench.name}")
+        self.title = QLineEdit(f"{kind.title or kind.name} report — {bench.title}")  # as `masklens report` titles it
         self.gallery = QSpinBox()
         self.gallery.setRange(0, 50)
         self.gallery.setValue(4)

@@ -197,12 +197,12 @@ class GalleryGrid(QAbstractScrollArea):
     def _paint_tile(self, p: QPainter, rect: QRect, src: int, selected: bool, current: bool) -> None:
         pal = self.palette()
         inner = rect.adjusted(3, 3, -3, -3)
-        if selected:
-            p.fillRect(inner, pal.highlight().color().lighter(160))
+        if selected:  # the palette's selection colours (a light or a dark one alike)
+            p.fillRect(inner, pal.highlight().color())
         img = self.tiles.thumbnail(src)
         box = QRect(inner.x() + 3, inner.y() + 3, THUMB_W, THUMB_H)
-        if img is None:
-            p.fillRect(box, QColor("#e4e4e4"))
+        if img is None:  # not drawn yet: a placeholder a shade off the window's colour
+            p.fillRect(box, pal.midlight().color())
         else:
             p.drawImage(box.x() + (THUMB_W - img.width()) // 2, box.y() + (THUMB_H - img.height()) // 2, img)
         x = box.right() - 2
@@ -214,7 +214,7 @@ class GalleryGrid(QAbstractScrollArea):
             p.setPen(QColor("white"))
             p.drawText(badge, Qt.AlignmentFlag.AlignCenter, glyph)
             x -= 20
-        p.setPen(pal.text().color())
+        p.setPen(pal.highlightedText().color() if selected else pal.text().color())
         text_box = QRect(inner.x() + 3, box.bottom() + 2, THUMB_W, inner.bottom() - box.bottom() - 2)
         p.drawText(text_box, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignVCenter,
                    self._caption(src, p.fontMetrics()))
