@@ -428,8 +428,17 @@ class CorrectionTool(QObject):
         # available (no reason given): an instance of a loaded ground truth is being edited
         assert s is not None and s.instance is not None and sample is not None
         current = category_ids(sample.gts[s.gt_key])[s.instance]
-        chosen = self.ask_category(self.window.window(), current, self.category_choices())
-        if chosen is None or chosen == current:
+        choices = self.category_choices()
+        if [cid for cid, _ in choices] == [current]:  # nothing else to pick: said, not an empty dialog
+            self._say(f"Change category: this benchmark has one category ({choices[0][1]}); nothing to "
+                      "change it to", "warning")
+            return
+        chosen = self.ask_category(self.window.window(), current, choices)
+        if chosen is None:
+            return
+        if chosen == current:
+            self._say(f"Change category: the instance already is {category_label(self.window.state.benchmark, current)}"
+                      "; nothing recorded", "info")
             return
         sample_id, gt_key, instance = s.sample_id, s.gt_key, s.instance
         self.end()
