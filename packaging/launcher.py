@@ -41,7 +41,7 @@ def c_string(text: str) -> str:
     out = []
     for byte in text.encode():
         char = chr(byte)
-        out.append("\\" + char if char in '"\\' else char if 32 <= byte < 127 else f"\\{byte:03o}")
+        out.append("\\" + char if char in '"\\?' else char if 32 <= byte < 127 else f"\\{byte:03o}")
     return '"' + "".join(out) + '"'
 
 
@@ -72,9 +72,6 @@ def install_in_venv(venv: Path) -> Path:
     """VENV/bin/masklens made the launcher of pip's console script (see the module docstring)."""
     entry = venv / "bin" / "masklens"
     script = (entry.parent / VENV_TARGET).resolve()
-    if is_launcher(entry) and not script.is_file():
-        raise NoLauncher(f"{entry} is a launcher without its script {script}: reinstall masklens "
-                         "(pip install -e .), then run this again")
     built = compile_launcher(entry.with_name("masklens.launcher"), VENV_TARGET)
     if not is_launcher(entry):  # pip's script, new: it becomes the launcher's target
         script.parent.mkdir(exist_ok=True)
@@ -92,8 +89,14 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("out", type=Path)
     build.add_argument("target")
     args = parser.parse_args(argv)
+    entry = args.venv / "bin" / "masklens" if args.what == "venv" else None
+    if entry is not None and is_launcher(entry) and not (entry.parent / VENV_TARGET).is_file():
+        print(f"masklens launcher: {entry} is a launcher without its script "
+              f"{(entry.parent / VENV_TARGET).resolve()}: reinstall "
+              "masklens (pip install -e .), then run this again", file=sys.stderr)
+        return 1
     try:
-        if args.what == "venv":
+        if entry is not None:
             install_in_venv(args.venv)
         else:
             compile_launcher(args.out, args.target)
@@ -101,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.what == "build":
             print(f"masklens launcher: {exc}", file=sys.stderr)
             return 1
-        entry = args.venv / "bin" / "masklens"
+        assert entry is not None
         kept = "keeps the launcher built before" if is_launcher(entry) else (
             "stays pip's console script (a Ctrl+C in the interpreter's first milliseconds is Python's)")
         print(f"masklens launcher: {exc}; {entry} {kept}", file=sys.stderr)
