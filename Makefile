@@ -3,10 +3,11 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.masklens-installed
+LAUNCHER_STAMP := $(VENV)/.masklens-launcher
 
 .PHONY: setup run test test-fast test-bundle bundle bench bench-gpu bench-models lint fuzz demo docs clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(LAUNCHER_STAMP)
 
 # torch/torchvision first (the index has no CPU-only torchvision; the regular build
 # runs on CPU too), then Meta's sam2 built against that torch, then the project with every
@@ -22,6 +23,16 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps 'sam3==0.1.4'
 	@touch $(STAMP)
 
+# `.venv/bin/masklens` is a small C launcher (packaging/launcher.c) in front of pip's console
+# script, which moves to .venv/libexec/masklens: it blocks SIGINT before the Python interpreter
+# starts, so that a Ctrl+C in the interpreter's first milliseconds (before any masklens code
+# runs) is still masklens' "interrupted", exit 130, not a KeyboardInterrupt traceback.
+# Redone after every pip install above (pip rewrites the script); without a C compiler one line
+# says so and pip's script stays.
+$(LAUNCHER_STAMP): $(STAMP) packaging/launcher.c packaging/launcher.py
+	$(BIN)/python packaging/launcher.py venv $(VENV)
+	@touch $(LAUNCHER_STAMP)
+
 run: setup
 	$(BIN)/masklens gui --demo
 
@@ -35,7 +46,8 @@ test-fast: setup
 	  if [ $$rc -eq 5 ]; then echo "make test-fast: pytest collected no tests — that is a failure" >&2; fi; exit $$rc
 
 # the desktop bundle (packaging/bundle.py): a PyInstaller one-folder build of the core and the
-# window (no torch), packed with the desktop files into build/bundle/masklens-VERSION-linux-ARCH.tar.gz
+# window (no torch), its `masklens` the launcher above, packed with the desktop files into
+# build/bundle/masklens-VERSION-linux-ARCH.tar.gz
 bundle: setup
 	$(BIN)/python packaging/bundle.py
 

@@ -9,7 +9,9 @@ the workspace MIME type and the AppStream metainfo into ``DIR/masklens-VERSION-l
 
 The tarball unpacks to ``masklens-VERSION/``::
 
-    masklens/masklens          the program (`masklens gui`, `masklens score` …)
+    masklens/masklens          the program (`masklens gui`, `masklens score` …): the launcher
+                               (packaging/launcher.c) of masklens/masklens-bin, PyInstaller's
+                               executable (without a C compiler: that executable itself)
     share/…                    the desktop entry, icons, MIME type and metainfo, as installed
     INSTALL.txt                how to add it to the application menu
 
@@ -20,12 +22,15 @@ The tarball unpacks to ``masklens-VERSION/``::
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import shutil
 import sys
 import tarfile
 import time
 from pathlib import Path
+
+from launcher import NoLauncher, compile_launcher
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "packaging" / "masklens.spec"
@@ -47,15 +52,34 @@ def folder_size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
 
+#: PyInstaller's executable (packaging/masklens.spec), run by the launcher
+FROZEN = "masklens-bin"
+
+
 def build(out: Path) -> Path:
-    """Run PyInstaller; the one-folder bundle is ``out/dist/masklens``."""
+    """Run PyInstaller, then put the launcher in front of its executable; the one-folder
+    bundle is ``out/dist/masklens``."""
     import PyInstaller.__main__
 
     PyInstaller.__main__.run([
         "--noconfirm", "--log-level", "WARN",
         "--distpath", str(out / "dist"), "--workpath", str(out / "work"), str(SPEC),
     ])
-    return out / "dist" / "masklens"
+    bundle = out / "dist" / "masklens"
+    add_launcher(bundle)
+    return bundle
+
+
+def add_launcher(bundle: Path) -> None:
+    """``bundle/masklens``: the launcher of PyInstaller's executable, or, where no launcher
+    can be built here, that executable renamed (a Ctrl+C in its first milliseconds is then
+    Python's)."""
+    try:
+        compile_launcher(bundle / "masklens", FROZEN)
+    except NoLauncher as exc:
+        print(f"bundle: {exc}; masklens/masklens is PyInstaller's executable itself (a Ctrl+C "
+              "in its first milliseconds is Python's)", file=sys.stderr)
+        os.replace(bundle / FROZEN, bundle / "masklens")
 
 
 def pack(bundle: Path, out: Path) -> Path:

@@ -23,11 +23,23 @@ def _install_early_handler() -> None:
     """The first thing the ``masklens`` program does: Ctrl+C while it starts says "interrupted"
     (not a KeyboardInterrupt traceback). Only for the program itself (not a library user's or
     a test's process), only over Python's default handler, only from the main thread (where
-    ``signal.signal`` works at all). Nothing is imported before it."""
+    ``signal.signal`` works at all). Nothing is imported before it.
+
+    The program is recognised by its script's name (pip's console script, the script the
+    launcher runs), by ``python -m``, or as the desktop bundle's executable (a frozen
+    interpreter named ``masklens``, or ``masklens-bin`` behind the bundle's launcher).
+
+    The launcher (packaging/launcher.c: the ``masklens`` of ``make setup`` and of the bundle)
+    blocks SIGINT before the interpreter starts; once the handler is in place SIGINT is
+    unblocked, and a Ctrl+C from the interpreter's start-up, pending until now, is delivered
+    to it. A SIGINT blocked by whoever started the program is unblocked too: the program
+    itself always answers Ctrl+C."""
     global _program
     main_module = getattr(sys.modules.get("__main__"), "__spec__", None)
     program = os.path.basename(sys.argv[0] if sys.argv else "").removesuffix(".exe") == "masklens" \
-        or getattr(main_module, "name", "") in ("masklens", "masklens.__main__", "masklens.core.__main__")
+        or getattr(main_module, "name", "") in ("masklens", "masklens.__main__", "masklens.core.__main__") \
+        or (getattr(sys, "frozen", False)
+            and os.path.basename(sys.executable).removesuffix(".exe") in ("masklens", "masklens-bin"))
     if not program or _signal.getsignal(_signal.SIGINT) is not _signal.default_int_handler:
         return
     try:
@@ -35,6 +47,8 @@ def _install_early_handler() -> None:
     except ValueError:  # not the main thread: nothing to take over
         return
     _program = True
+    if hasattr(_signal, "pthread_sigmask"):  # POSIX
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGINT})
 
 
 #: this process is the ``masklens`` program (not a library user's or a test's process)

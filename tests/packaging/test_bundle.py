@@ -7,6 +7,7 @@ writes a report; it stays within 600 MB. `make test-bundle` builds the bundle an
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import tarfile
 from pathlib import Path
@@ -41,14 +42,18 @@ def _has_python(folder: str) -> bool:
     return (d.parent / "pyvenv.cfg").exists() or any(d.glob("python*"))
 
 
+def _environment(home: Path) -> dict[str, str]:
+    """The environment of a user without Python, at home in ``home``."""
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and not _has_python(p))
+    assert not any(_has_python(p) for p in path.split(os.pathsep) if p)
+    return {"PATH": path, "HOME": str(home), "LANG": "C.UTF-8", "QT_QPA_PLATFORM": "offscreen",
+            "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
+            "XDG_CACHE_HOME": str(home / "cache"), "XDG_STATE_HOME": str(home / "state")}
+
+
 def _run(unpacked: Path, home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     """The bundled program, as a user without Python starts it."""
-    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and not _has_python(p))
-    env = {"PATH": path, "HOME": str(home), "LANG": "C.UTF-8", "QT_QPA_PLATFORM": "offscreen",
-           "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
-           "XDG_CACHE_HOME": str(home / "cache"), "XDG_STATE_HOME": str(home / "state")}
-    assert not any(_has_python(p) for p in path.split(os.pathsep) if p)
-    return subprocess.run([str(unpacked / "masklens" / "masklens"), *argv], env=env, cwd=home,
+    return subprocess.run([str(unpacked / "masklens" / "masklens"), *argv], env=_environment(home), cwd=home,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -94,3 +99,34 @@ def test_within_the_size_target(unpacked):
     shared = {p.relative_to(unpacked).as_posix() for p in (unpacked / "share").rglob("*") if p.is_file()}
     assert {"share/applications/masklens.desktop", "share/icons/hicolor/256x256/apps/masklens.png",
             "share/mime/packages/masklens-workspace.xml"} <= shared
+
+
+def _sigint_taken_over(pid: int) -> bool:
+    """The process ``pid`` blocks or catches SIGINT (its program's first instruction has run)."""
+    bit = 1 << (signal.SIGINT - 1)
+    status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
+    fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+    return bool((int(fields["SigBlk"], 16) | int(fields["SigCgt"], 16)) & bit)
+
+
+def test_ctrl_c_at_any_moment_of_the_bundled_program(unpacked, tmp_path):
+    """The bundle's `masklens` is the launcher (packaging/launcher.c) of PyInstaller's executable:
+    SIGINT at every millisecond of its first 60 from the launcher's first instruction (its
+    bootloader and interpreter starting included) ends as "masklens: interrupted", exit 130, or
+    the command finished; never a traceback or a process killed by the signal."""
+    import time
+
+    seen: dict[str, int] = {}
+    for ms in range(0, 60):
+        p = subprocess.Popen([str(unpacked / "masklens" / "masklens"), "score", "cafe", "--demo"],
+                             env=_environment(tmp_path), cwd=tmp_path, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        while p.poll() is None and not _sigint_taken_over(p.pid):
+            pass
+        time.sleep(ms / 1000)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=300)
+        assert (p.returncode, err.strip()) in {
+            (130, "masklens: interrupted; finished work is kept, re-run to continue"), (0, "")}, (ms, p.returncode, err)
+        seen[p.returncode] = seen.get(p.returncode, 0) + 1
+    assert seen.get(130, 0) >= 20, seen
