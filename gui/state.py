@@ -22,7 +22,6 @@ Attributes (read them; change them through the methods so that views follow):
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -82,6 +81,9 @@ class AppState(QObject):
         self.active: str | None = None
         self.params: dict[str, float] = {}
         self.readouts: dict[str, Records] = {}
+        #: counts the times the readouts' inputs changed (benchmark, ground truth, values, samples'
+        #: measured figures): readouts derived elsewhere are taken only at the count they began at
+        self.derivation = 0
         self.index = 0
         self.live: list[LiveResult] = []
         self.review_store: Any = None
@@ -94,6 +96,7 @@ class AppState(QObject):
         argv: list[str] | None = None, params: dict[str, float] | None = None,
     ) -> None:
         self.kind, self.benchmark = kind, benchmark
+        self.derivation += 1
         self.namespace, self.argv = namespace, list(argv or [])
         self.prediction_sets, self.scorers, self.readouts, self.set_argv = {}, {}, {}, {}
         self.active, self.index, self.live = None, 0, []
@@ -111,6 +114,7 @@ class AppState(QObject):
         readouts are derived again, and the sample shown is drawn again. The kind, sets, index,
         parameters and typed prompts stay; ``benchmarkChanged`` is not emitted."""
         self.benchmark = benchmark
+        self.derivation += 1
         self.scorers.update(scorers)
         self.readouts = ({self.active: self.scorers[self.active].readouts(self.params)}
                          if self.active in self.scorers else {})
@@ -127,16 +131,16 @@ class AppState(QObject):
 
     def add_predictions(self, name: str, predictions: PredictionSet, scorer: Scorer, *,
                         argv: list[str] | None = None,
-                        readouts: tuple[Mapping[str, float], Records] | None = None) -> None:
+                        readouts: tuple[int, Records] | None = None) -> None:
         """Attach a scored prediction set (becomes active) and derive its readouts; ``argv``: the
         prediction arguments it was read from (remembered with the session); ``readouts``: its
-        readouts already derived (in the worker pool) at those values, used if they are still
-        the sliders'."""
+        readouts already derived (in the worker pool) when :attr:`derivation` was this count,
+        used only if nothing they depend on changed since (else derived again here)."""
         if argv:
             self.set_argv[name] = list(argv)
         self.prediction_sets[name] = predictions
         self.scorers[name] = scorer
-        ready = readouts is not None and dict(readouts[0]) == self.params
+        ready = readouts is not None and readouts[0] == self.derivation
         self.readouts[name] = readouts[1] if readouts is not None and ready else scorer.readouts(self.params)
         self.active = name
         for r in self.live:
@@ -180,6 +184,7 @@ class AppState(QObject):
         if self.kind is None:
             return
         self.params = self.kind.resolve_params(params)
+        self.derivation += 1
         self.readouts = ({self.active: self.scorers[self.active].readouts(self.params)}
                          if self.active in self.scorers else {})
         for r in self.live:

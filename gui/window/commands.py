@@ -222,10 +222,12 @@ class WindowCommands:
         while name in self.state.prediction_sets:
             name, i = f"{base} ({i})", i + 1
 
+        derivation = self.state.derivation  # the readouts below are derived for the inputs of now
+
         def done(value: tasks.Scored) -> None:
             if self.state.benchmark is bench:
                 self.state.add_predictions(name, value.predictions, value.scorer, argv=argv,  # argv: kept with the session
-                                           readouts=(value.params, value.readouts))
+                                           readouts=(derivation, value.readouts))
                 self.message_bar.show_message(f"predictions '{name}' scored", "info")
 
         return self.start("score predictions", tasks.score_predictions, kind, bench, namespace,
