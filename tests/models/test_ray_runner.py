@@ -38,9 +38,13 @@ def local_ray():
 
 
 def tree(path: Path) -> dict[str, bytes]:
+    """The files of an output, without its output-folder marker (which names the folder itself)."""
+    from masklens.core.files.output_dirs import MARKER
+
     if path.is_file():
         return {"": path.read_bytes()}
-    return {str(f.relative_to(path)): f.read_bytes() for f in sorted(path.rglob("*")) if f.is_file()}
+    return {str(f.relative_to(path)): f.read_bytes() for f in sorted(path.rglob("*"))
+            if f.is_file() and f.name != MARKER}
 
 
 def out_path(tmp_path: Path, kind: str, name: str) -> Path:
