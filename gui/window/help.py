@@ -61,7 +61,10 @@ FILTER_SYNTAX = (
 FIXED_COLUMNS = {
     "sample": "the sample's id",
     "group": "the benchmark's group of the sample (edit type, split, category …)",
-    "verdict": "your review verdict on the sample (empty: not reviewed)",
+    "verdict": "your review verdicts on the sample — the reviewer named in the Review dock "
+               "(empty: not reviewed by you; the “unreviewed” preset and N go by it)",
+    "others": "the other reviewers' verdicts on the sample, as reviewer: verdict (e.g. "
+              "others ~ ben)",
 }
 
 
