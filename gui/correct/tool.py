@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QMessageBox, QWidget
 
 from masklens.gui.correct.assist import AssistPrompt, fit_to, propose
 from masklens.gui.correct.category import (
@@ -94,7 +95,8 @@ class CorrectionTool(QObject):
         act.setToolTip("correct the ground truth: select an instance, brush, erase, polygon, model assist (C)")
         act.triggered.connect(lambda: vt.set_tool("correct"))
         act.toggled.connect(lambda on: self.toolbar.setVisible(on))  # its toolbar only in Correct mode
-        vt.add_tool("correct", act)
+        vt.add_tool("correct", act, may_leave=lambda: self.settle("leaving Correct mode"),
+                    escape=self.close_edit)
         self.correct_action = act
         tb = self.toolbar
         for name, a in tb.subtools.items():
@@ -117,6 +119,8 @@ class CorrectionTool(QObject):
         c["discard"].triggered.connect(lambda: self.end(say="edit discarded"))
         self.view.editMouse.connect(self._mouse)
         window.tabs.installEventFilter(self)  # Ctrl+Z / Ctrl+Shift+Z on the canvas while editing
+        # another sample, benchmark, or quitting: an unaccepted edit is asked about first
+        window.state.add_leave_check(self.settle)
         window.state.sampleChanged.connect(lambda _: self.end(say="edit discarded: another sample"))
         window.state.benchmarkChanged.connect(lambda: self.end())
         self.toolbar.setVisible(False)
@@ -139,7 +143,8 @@ class CorrectionTool(QObject):
         self._show()
 
     def _say(self, text: str, level: str = "info") -> None:
-        self.window.message_bar.show_message(text, level)
+        # one topic: a confirmation (accepted, deleted) replaces a warning about the edit
+        self.window.message_bar.show_message(text, level, topic="correction")
 
     def _show(self) -> None:
         s = self.session
@@ -195,6 +200,38 @@ class CorrectionTool(QObject):
         canvas.scene().addItem(item)
         self._items["edit"] = item
         self._show()
+        return True
+
+    def unaccepted(self) -> bool:
+        """Whether an edit with changes (or a polygon being clicked) is open."""
+        return self.session is not None and (self.session.changed or bool(self.polygon))
+
+    def settle(self, what: str) -> bool:
+        """Before ``what`` ("moving to another sample", "quitting", "leaving Correct mode" …)
+        would close an unaccepted edit: Accept / Discard / Cancel is asked. True: go on (the edit
+        was accepted, discarded, or had nothing to lose); False: stay with the edit."""
+        s = self.session
+        if s is None or not self.unaccepted():
+            return True
+        where = "a new instance" if s.instance is None else f"instance {s.instance + 1}"
+        edit = f"{s.gt_key} {where} ({s.area} px, {len(s.undo_stack)} step{'s' * (len(s.undo_stack) != 1)})"
+        answer = ask_unaccepted(self.window.window(), edit, what)
+        if answer == "accept":
+            self.accept()
+            return True
+        if answer == "discard":
+            self.end()
+            self._say(f"edit discarded: {edit}")
+            return True
+        return False
+
+    def close_edit(self) -> bool:
+        """Esc with an edit open: close it — at once when nothing changed, else after Accept /
+        Discard / Cancel; Correct mode stays on. False when no edit is open (Esc is Clear)."""
+        if self.session is None:
+            return False
+        if self.settle("closing it"):
+            self.end()
         return True
 
     def end(self, say: str = "") -> None:
@@ -452,6 +489,23 @@ class CorrectionTool(QObject):
         if kind == QEvent.Type.KeyPress:
             self.toolbar.commands["redo" if redo else "undo"].trigger()
         return True
+
+
+def ask_unaccepted(parent: QWidget, edit: str, what: str) -> str:
+    """Accept / Discard / Cancel for an unaccepted edit before ``what``: "accept", "discard" or
+    "cancel" (Enter accepts, Esc cancels)."""
+    box = QMessageBox(QMessageBox.Icon.Question, "Unaccepted edit",
+                      f"The edit of {edit} is not accepted.", parent=parent)
+    box.setObjectName("unaccepted-edit")
+    box.setInformativeText(f"Accept it before {what}, discard it, or cancel and go on editing.")
+    accept = box.addButton("Accept edit", QMessageBox.ButtonRole.AcceptRole)
+    discard = box.addButton("Discard edit", QMessageBox.ButtonRole.DestructiveRole)
+    cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(accept)
+    box.setEscapeButton(cancel)
+    box.exec()
+    clicked = box.clickedButton()
+    return "accept" if clicked is accept else "discard" if clicked is discard else "cancel"
 
 
 def _is(event: QKeyEvent, text: str) -> bool:

@@ -183,7 +183,10 @@ class ShortcutSheet(QDialog):
         self.rows = shortcut_rows(window)
         self.table = _table(["keys", "action", "where"], self.rows)
         note = QLabel("Single letters act while the canvas or the sample list has the focus (a blue "
-                      "frame). A focused slider takes ←/→, PgUp/PgDn, Home/End; Tab leaves a field.")
+                      "frame). A focused slider takes ←/→, PgUp/PgDn, Home/End; Tab leaves a field. "
+                      "Esc with a correction open closes the edit (Correct mode stays on); an edit with "
+                      "changes is never dropped unasked: closing it, another sample or benchmark, "
+                      "another tool or quitting asks Accept / Discard / Cancel.")
         note.setWordWrap(True)
         lay = QVBoxLayout(self)
         lay.addWidget(self.table, 1)

@@ -281,6 +281,7 @@ class MainWindow(QMainWindow):
         s.paramsShown.connect(lambda: self.renderer.render())
         s.liveChanged.connect(self.live_dock.raise_)
         self.browser.sampleActivated.connect(self.state.set_index)
+        s.sampleKept.connect(self.browser.select_source_row)  # a refused switch: the row goes back
         self.browser.message.connect(lambda t: self.message_bar.show_message(t, "warning"))
         self.readout_panel.sliders.paramsChanged.connect(self.set_params)
         self.readout_panel.bind(self.state, lambda: [self.sample_view, self.compare_view])
@@ -389,6 +390,9 @@ class MainWindow(QMainWindow):
             self.message_bar.show_message(f"settings not saved: {exc}", "warning")
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        if not self.state.may_leave("quitting"):  # e.g. an unaccepted edit the user keeps
+            event.ignore()
+            return
         self.jobs.cancel_all()
         self.rescoring.runner.cancel_all()
         self.save_settings()
