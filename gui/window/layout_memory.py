@@ -88,7 +88,7 @@ def reset_layout(window: MainWindow) -> None:
         window.showNormal()
     for dock in window.dock_widths.docks:
         dock.setFloating(False)
-    window.restoreState(window.default_state)
+    window.restore_layout(window.default_state)
     for dock in window.dock_widths.docks:
         dock.show()
     window.resize(fitted_size(window))

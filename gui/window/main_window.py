@@ -130,7 +130,7 @@ class MainWindow(QMainWindow):
         self.default_state = self.saveState()  # View › Reset layout goes back to it
         layout_memory.restore_geometry(self, settings)
         if settings.window_state:
-            self.restoreState(QByteArray.fromBase64(settings.window_state.encode()))
+            self.restore_layout(QByteArray.fromBase64(settings.window_state.encode()))
         if warn:
             self.message_bar.show_message(warn, "warning")
 
@@ -182,9 +182,15 @@ class MainWindow(QMainWindow):
         self._docks_sized = True
         if self.settings.window_state:  # again once the window has its size: dock widths come back exact
             state = QByteArray.fromBase64(self.settings.window_state.encode())
-            QTimer.singleShot(0, lambda: self.restoreState(state))
+            QTimer.singleShot(0, lambda: self.restore_layout(state))
         else:
             QTimer.singleShot(0, lambda: layout_memory.size_docks(self))
+
+    def restore_layout(self, state: QByteArray) -> None:
+        """The docks and toolbars of a saved ``state``; the Correction toolbar is shown in Correct
+        mode only (it follows the tool, not a layout saved while Correct mode was on)."""
+        self.restoreState(state)
+        self.correction.toolbar.setVisible(self.correction.correct_action.isChecked())
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
