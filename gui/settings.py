@@ -48,6 +48,7 @@ class Settings:
     pred_opacity: float = 0.55
     outlines: bool = True
     prompt_history: list[str] = field(default_factory=list)
+    reviewer: str = ""  # the Review dock's reviewer name ("": the login name)
     #: per benchmark: attached prediction files, compared sets, failure filter, tab (compare_sets.py)
     sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
 

@@ -33,6 +33,9 @@ class ReviewStoreLink:
         self.message_bar = message_bar
         browser.model.set_verdict_labels({k: vt.label for k, vt in VERDICT_TYPES.items()})
         panel.verdictsChanged.connect(self.refresh_verdicts)  # only those samples' verdicts are read again
+        # another reviewer name, or another process' writes: every row's verdicts are read again
+        panel.reviewerChanged.connect(lambda _: self.refresh_verdicts())
+        panel.storeChanged.connect(self.refresh_verdicts)
         panel.nextUnreviewedRequested.connect(self.goto_sample)
         panel.confirmed.connect(lambda text: message_bar.show_message(text, "info"))
 

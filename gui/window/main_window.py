@@ -164,6 +164,8 @@ class MainWindow(QMainWindow):
         self.readout_panel = ReadoutPanel(original_for=lambda index: self.corrected_view.original_readout(index))
         self.live_list = LiveList()
         self.review_panel = ReviewPanel()
+        self.review_panel.reviewer.setText(self.settings.reviewer)  # "": the store's (login) name
+        self.review_panel.reviewerChanged.connect(self._reviewer_named)
         self.browser_dock = self._dock("Samples", self.browser, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.readout_dock = self._dock("Readout", self.readout_panel, Qt.DockWidgetArea.RightDockWidgetArea)
         self.live_dock = self._dock("Typed prompts", self.live_list, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -174,6 +176,10 @@ class MainWindow(QMainWindow):
         self.setStatusBar(self.status)
         self.view_toolbar.scope_keys(self.tabs, self.browser.table)
         self.review_link = ReviewStoreLink(self.state, self.browser, self.review_panel, self.message_bar)
+
+    def _reviewer_named(self, name: str) -> None:
+        """The Review dock's reviewer name, kept for the next start."""
+        self.settings.reviewer = name
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
