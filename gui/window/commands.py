@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QDialog, QMenu, QTabWidget, QWidget
 
 from masklens.core.errors import Cancelled, MasklensError
@@ -354,6 +354,9 @@ class WindowCommands:
         self._serial += 1
         serial = self._serial
         options = dict(self.settings.model_options.get(req.model, {}))
+        focus = QApplication.focusWidget()
+        if focus is not None and self.prompt_bar.isAncestorOf(focus):  # Enter in the prompt, Run
+            self.browser.table.setFocus(Qt.FocusReason.OtherFocusReason)  # the arrows walk the list again
         return self.start(f"run {req.model}", tasks.run_prompt, self.models, req.model, options, rgb, kind, sample,
                           req.text, req.role, req.level, image_key, dict(self.state.params),
                           self.state.predictions(), serial, req.replaces, self.prediction_caches.open, visual,

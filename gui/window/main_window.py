@@ -225,13 +225,16 @@ class MainWindow(QMainWindow):
         m.addAction(_action("Open &predictions…", self, c.open_predictions_dialog, "Ctrl+Shift+O"))
         self.demo_menu = m.addMenu("Open &demo")
         c.fill_demo_menu(self.demo_menu)
-        self.recent_menu = m.addMenu("Open &recent")
-        self.recent_menu.aboutToShow.connect(lambda: c.fill_recent(self.recent_menu))
         m.addSeparator()
         m.addAction(self._dialog_action("Export report…", "Ctrl+Shift+E",
                                        lambda: report_dialog.open_report_dialog(self, self.state)))
         m.addSeparator()
         slots.open("file.corrections", m)  # apply / export the review store's corrections
+        # Quit last, with the recent benchmarks (a submenu: nothing a slipped click triggers)
+        # between it and the exports; it asks first when an edit would be lost (closeEvent)
+        self.recent_menu = m.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(lambda: c.fill_recent(self.recent_menu))
+        m.addSeparator()
         quit_ = _action("&Quit", self, self.close)  # the platform's key, else Ctrl+Q
         quit_.setShortcuts(QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")])
         m.addAction(quit_)
