@@ -25,6 +25,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QLabel, QToolBar
 
+from masklens.gui.widgets.glyph_icon import glyph_icon
 from masklens.gui.window.context import WindowPart
 
 if TYPE_CHECKING:
@@ -89,23 +90,25 @@ class VisualPromptTool(QObject):
         self.toolbar.setObjectName("prompt-tools-toolbar")
         group = QActionGroup(self)
         self.tool_actions: dict[str, QAction] = {}
-        for tool, label, key, tip in (
-            ("pan", "Pan", "H", "drag pans the image"),
-            ("box", "Box", "B", "drag to draw a box prompt (SAM 3 exemplar, SAM 2 box, demo)"),
-            ("point", "Points", "P", "click a positive point; right click or Shift+click a negative one"),
+        self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)  # names in tooltips
+        for tool, label, key, tip, glyph in (
+            ("pan", "Pan", "H", "drag pans the image", ("✥", "Pan")),
+            ("box", "Box", "B", "drag to draw a box prompt (SAM 3 exemplar, SAM 2 box, demo)", ("▭", "Box")),
+            ("point", "Points", "P", "click a positive point; right click or Shift+click a negative one",
+             ("∴", "Pt")),
         ):
-            act = QAction(label, self.toolbar, checkable=True)
+            act = QAction(glyph_icon(*glyph), label, self.toolbar, checkable=True)
             act.setShortcut(key)
-            act.setToolTip(f"{tip} ({key})")
+            act.setToolTip(f"{label} ({key}): {tip}")
             act.setChecked(tool == "pan")
             act.triggered.connect(lambda _=False, t=tool: self.set_tool(t))
             group.addAction(act)
             self.toolbar.addAction(act)
             self.tool_actions[tool] = act
-        self.clear_action = QAction("Clear (in an edit: close the edit)", self.toolbar)
+        self.clear_action = QAction(glyph_icon("⌫", "Clr"), "Clear (in an edit: close the edit)", self.toolbar)
         self.clear_action.setShortcut(QKeySequence(Qt.Key.Key_Escape))
         self.clear_action.setToolTip(
-            "Esc: cancel the box being drawn, else clear the drawn prompt and go back to Pan. In "
+            "Clear (Esc): cancel the box being drawn, else clear the drawn prompt and go back to Pan. In "
             "Correct mode with an edit open, Esc closes the edit instead (asking Accept / Discard / "
             "Cancel when it has changes) and Correct mode stays on")
         # Esc only from the canvas area: elsewhere it keeps its usual meaning
@@ -113,9 +116,10 @@ class VisualPromptTool(QObject):
         self.clear_action.triggered.connect(self.cancel)
         self.toolbar.addAction(self.clear_action)
         window.tabs.addAction(self.clear_action)
-        self.run_action = QAction("Run drawn", self.toolbar)
+        self.run_action = QAction(glyph_icon("▶", "Run"), "Run drawn", self.toolbar)
         self.run_action.setShortcut("Ctrl+Return")
-        self.run_action.setToolTip("run the drawn prompt (with the text, if any) on the selected model (Ctrl+Return)")
+        self.run_action.setToolTip("Run drawn (Ctrl+Return): run the drawn prompt (with the text, if any) on the "
+                                   "selected model")
         self.run_action.triggered.connect(lambda: window.prompt_bar.request_run())
         self.toolbar.addAction(self.run_action)
         self.summary = QLabel("")

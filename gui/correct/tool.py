@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 from masklens.gui.correct.assist import AssistPrompt, fit_to, propose
 from masklens.gui.correct.category import (
@@ -28,7 +28,8 @@ from masklens.gui.correct.category import (
 )
 from masklens.gui.correct.overlay import MaskItem, brush_item, polyline_item
 from masklens.gui.correct.session import EditSession
-from masklens.gui.correct.toolbar import COMMANDS, CorrectionToolbar
+from masklens.gui.correct.toolbar import COMMANDS, CorrectionToolbar, tip
+from masklens.gui.widgets.glyph_icon import glyph_icon
 from masklens.gui.window.context import WindowPart
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from masklens.gui.widgets.quiet_tabs import QuietTabWidget
     from masklens.gui.window.commands import WindowCommands
     from masklens.gui.window.message_bar import MessageBar
+    from masklens.gui.window.status import StatusBar
 
 MIN_RADIUS, MAX_RADIUS = 1, 256
 EDIT_COLOUR, PROPOSAL_COLOUR = "#F0E442", "#56B4E9"
@@ -61,6 +63,7 @@ class CorrectionContext(WindowPart, Protocol):
     prompt_bar: PromptBar
     commands: WindowCommands
     message_bar: MessageBar
+    status: StatusBar
 
 
 class CorrectionTool(QObject):
@@ -90,11 +93,19 @@ class CorrectionTool(QObject):
         self._drag: tuple[float, float] | None = None
         self._category_label = ""  # " · category 2 circle" for the instance edited
         vt = window.visual_tool  # "Correct" joins Pan / Box / Points
-        act = QAction("Correct", vt.toolbar, checkable=True)
+        act = QAction(glyph_icon("✎", "Cor"), "Correct", vt.toolbar, checkable=True)
         act.setShortcut("C")
-        act.setToolTip("correct the ground truth: select an instance, brush, erase, polygon, model assist (C)")
+        act.setToolTip("Correct (C): correct the ground truth — select an instance, brush, erase, polygon, "
+                       "model assist (its toolbar row appears)")
         act.triggered.connect(lambda: vt.set_tool("correct"))
         act.toggled.connect(lambda on: self.toolbar.setVisible(on))  # its toolbar only in Correct mode
+        # the edit's instance, area, steps and brush: in the status bar, always in view in Correct mode
+        self.edit_status = QLabel("")
+        self.edit_status.setObjectName("correct-edit-status")
+        self.edit_status.setToolTip("the edit: ground truth and instance, its area, the undo steps, the brush size")
+        self.edit_status.setVisible(False)
+        window.status.addWidget(self.edit_status)
+        act.toggled.connect(self.edit_status.setVisible)
         vt.add_tool("correct", act, may_leave=lambda: self.settle("leaving Correct mode"),
                     escape=self.close_edit)
         self.correct_action = act
@@ -151,8 +162,8 @@ class CorrectionTool(QObject):
         what = "no instance selected" if s is None else (
             f"{s.gt_key} {'new instance' if s.instance is None else f'instance {s.instance + 1}'}"
             f"{self._category_label} · {s.area} px · {len(s.undo_stack)} step{'s' * (len(s.undo_stack) != 1)}")
-        self.toolbar.info.setText(f" {what} · brush {self.radius:g} px"
-                                  + (" · proposal ready" if self.proposal is not None else ""))
+        self.edit_status.setText(f"Correct: {what} · brush {self.radius:g} px"
+                                 + (" · proposal ready" if self.proposal is not None else ""))
         editing = s is not None
         c = self.toolbar.commands
         for name in ("fill", "accept", "discard", "new", "delete"):
@@ -163,7 +174,8 @@ class CorrectionTool(QObject):
             c[name].setEnabled(editing and self.proposal is not None)
         why = self._no_category_why()
         c["category"].setEnabled(not why)
-        c["category"].setToolTip(f"{COMMANDS['category'][2]} (Shift+C)" + (f": unavailable, {why}" if why else ""))
+        label, key, what_it_does = COMMANDS["category"]
+        c["category"].setToolTip(tip(label, key, what_it_does) + (f": unavailable, {why}" if why else ""))
         self.changed.emit()
 
     def _canvas(self, panel: int | None = None) -> Any:

@@ -117,9 +117,11 @@ class MainWindow(QMainWindow):
             sample_view=self.sample_view, compare_view=self.compare_view, live_list=self.live_list,
             readout_panel=self.readout_panel, browser=self.browser, status=self.status,
             message_bar=self.message_bar, set_comparison=self.set_comparison, gallery=self.gallery)
+        # a second row: the drawing tools, and beside them the Correction toolbar in Correct mode
+        # (one row beside the view switches overflowed into » at 1440 px)
+        self.addToolBarBreak()
         self.addToolBar(self.visual_tool.toolbar)
         self.correction = CorrectionTool(self)  # Correct mode: ground-truth edits (docs/gui.md)
-        self.addToolBarBreak()  # a row of its own, shown in Correct mode only
         self.addToolBar(self.correction.toolbar)
         self.edit_check = EditCheck(self)  # image pairs: edit leakage, Edit difference view
         self._build_review()  # corrections: store, corrected switch, apply/export; team review

@@ -51,7 +51,7 @@ def test_change_category_recorded_undone_applied_and_rescored(window, qtbot, no_
     gt_key = w.correction.session.gt_key
     gt = w.state.sample.gts[gt_key]
     assert gt.meta["category_ids"][0] == 1
-    assert " · category 1 object · " in w.correction.toolbar.info.text()
+    assert " · category 1 object · " in w.correction.edit_status.text()
     choices = w.correction.category_choices()
     assert choices == [(1, "1 object"), (2, "2 circle")]  # every category of the files, named
     asked = []
@@ -79,7 +79,7 @@ def test_change_category_recorded_undone_applied_and_rescored(window, qtbot, no_
     w.corrected_view.action.trigger()
     enter_correct_and_select(w, qtbot)
     assert w.state.sample.gts[gt_key].meta["category_ids"][0] == 2
-    assert " · category 2 circle · " in w.correction.toolbar.info.text()
+    assert " · category 2 circle · " in w.correction.edit_status.text()
     w.correction.end()
     out = tmp_path / "applied"
     masklens("review", "apply", "pcs", *gt_args(files["gt"]), "--images", str(files["images"]),

@@ -54,7 +54,7 @@ def test_gallery_shows_the_lists_rows_in_its_order(cafe, qtbot):
     grid.viewport().repaint()
     assert len(grid.painted) == len(grid.visible_range()) and painted_ids(w) == list_order(w)[: len(grid.painted)]
     header = w.browser.table.horizontalHeader()  # sort by a column of the list: the tiles follow
-    col = w.browser.model.columns.index("neg_max_score") + 5
+    col = w.browser.model.columns.index("neg_max_score") + w.browser.model.FIXED_COLUMNS
     qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton,
                      pos=QPoint(header.sectionViewportPosition(col) + 5, header.height() // 2))
     grid.viewport().repaint()
