@@ -39,6 +39,8 @@ class Settings:
     window_rect: list[int] = field(default_factory=list)  # x, y, width, height of the window itself
     maximized: bool = False
     window_state: str = ""  # QMainWindow.saveState() (docks, toolbars) as base64
+    #: the side docks' chosen widths (dock name → px): they come back when the window widens
+    dock_widths: dict[str, int] = field(default_factory=dict)
     recent: list[dict[str, Any]] = field(default_factory=list)  # {"kind", "argv", "label"}
     model: str = "demo"
     model_options: dict[str, dict[str, Any]] = field(default_factory=dict)

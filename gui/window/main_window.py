@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea, QVBoxLayout, QWidget
 
 from masklens.core.errors import MasklensError
 from masklens.core.models import remote
@@ -51,6 +51,16 @@ from masklens.gui.window.status import StatusBar
 from masklens.gui.window.view_toolbar import ViewToolbar
 
 log = logging.getLogger(__name__)
+
+
+def scrolled(widget: QWidget) -> QScrollArea:
+    """``widget`` in a frameless scroll area that fits it to its width where it can (else scrolls)."""
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+    return area
 
 
 def _action(text: str, parent: QObject, slot: Callable[[], object],
@@ -149,6 +159,7 @@ class MainWindow(QMainWindow):
         self.tabs = QuietTabWidget()  # a new panel title does not repaint the whole page
         self.tabs.addTab(self.sample_view, "Sample")
         self.tabs.addTab(self.compare_view, "Compare typed prompts")
+        self.tabs.tabBar().setUsesScrollButtons(True)  # a narrow window scrolls the tab titles
         central = QWidget()
         lay = QVBoxLayout(central)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -171,7 +182,9 @@ class MainWindow(QMainWindow):
         self.browser_dock = self._dock("Samples", self.browser, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.readout_dock = self._dock("Readout", self.readout_panel, Qt.DockWidgetArea.RightDockWidgetArea)
         self.live_dock = self._dock("Typed prompts", self.live_list, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.review_dock = self._dock("Review", self.review_panel, Qt.DockWidgetArea.RightDockWidgetArea)
+        # scrolled, not squeezed: the window's minimum size stays within a 1920×1080 screen at a
+        # scale factor of 2 (960×540 logical pixels) — the Review dock's buttons set 380 px of it
+        self.review_dock = self._dock("Review", scrolled(self.review_panel), Qt.DockWidgetArea.RightDockWidgetArea)
         self.tabifyDockWidget(self.live_dock, self.review_dock)
         self.dock_widths = DockWidths(self, [self.browser_dock, self.readout_dock, self.live_dock, self.review_dock])
         self.status = StatusBar(self, model_host=self.model_host)
@@ -190,7 +203,13 @@ class MainWindow(QMainWindow):
         self._docks_sized = True
         if self.settings.window_state:  # again once the window has its size: dock widths come back exact
             state = QByteArray.fromBase64(self.settings.window_state.encode())
-            QTimer.singleShot(0, lambda: self.restore_layout(state))
+            chosen = {k: v for k, v in self.settings.dock_widths.items() if isinstance(v, int)}
+
+            def restore() -> None:
+                self.restore_layout(state)
+                self.dock_widths.choose(chosen)  # a window narrower than then: they come back on widening
+
+            QTimer.singleShot(0, restore)
         else:
             QTimer.singleShot(0, lambda: layout_memory.size_docks(self))
 
@@ -398,6 +417,7 @@ class MainWindow(QMainWindow):
             return
         s = self.settings
         layout_memory.save_geometry(self, s)
+        s.dock_widths = dict(self.dock_widths.wanted)
         s.gt_opacity, s.pred_opacity = self.toggles.gt_opacity, self.toggles.pred_opacity
         s.outlines, s.colours = self.toggles.outlines, dict(self.toggles.colours)
         s.model = self.prompt_bar.model.currentData() or s.model
