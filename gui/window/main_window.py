@@ -60,6 +60,7 @@ def scrolled(widget: QWidget) -> QScrollArea:
     area.setWidgetResizable(True)
     area.setFrameShape(QScrollArea.Shape.NoFrame)
     area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+    area.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a click on a button in it leaves the focus where it was
     return area
 
 
