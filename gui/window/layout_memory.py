@@ -81,6 +81,9 @@ def restore_geometry(window: MainWindow, settings: Any) -> None:
         window.resize(min(window.width(), area.width()), min(window.height(), area.height()))
 
 
+#: a right dock column shorter than twice this (pixels) gives its lower docks LOWER_DOCKS_SHORT
+SHORT_COLUMN = 330
+LOWER_DOCKS_SHORT = 130
 #: the first-run widths of the side docks
 FIRST_RUN_WIDTHS = {"dock-samples": 520, "dock-readout": 360, "dock-typed-prompts": 360, "dock-review": 360}
 
@@ -91,7 +94,12 @@ def size_docks(window: MainWindow) -> None:
     window.dock_widths.choose(FIRST_RUN_WIDTHS)
     window.resizeDocks([window.browser_dock, window.readout_dock],
                        [FIRST_RUN_WIDTHS["dock-samples"], FIRST_RUN_WIDTHS["dock-readout"]], Qt.Orientation.Horizontal)
-    window.resizeDocks([window.readout_dock, window.live_dock], [620, 330], Qt.Orientation.Vertical)
+    # the Readout dock first: the tabbed Typed prompts / Review docks below get a third of the
+    # column, at most 330 px, and in a short window only what a few of their lines need
+    lower = window.review_dock if window.review_dock.isVisible() and not window.live_dock.isVisible() else window.live_dock
+    column = window.centralWidget().height()  # as tall as the right dock column
+    below = min(330, column // 3) if column >= 2 * SHORT_COLUMN else LOWER_DOCKS_SHORT
+    window.resizeDocks([window.readout_dock, lower], [max(column - below, 1), below], Qt.Orientation.Vertical)
 
 
 def fitted_size(window: MainWindow) -> QSize:
