@@ -111,6 +111,9 @@ class GalleryGrid(QAbstractScrollArea):
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
         self.relayout()
+        current = self.current()
+        if 0 <= current < self.count():  # other columns: the tile with the frame stays in view
+            self.ensure_visible(current)
 
     def tile_rect(self, i: int) -> QRect:
         cols = self.columns()

@@ -287,3 +287,16 @@ def test_keys_in_the_list_itself_scroll_it_at_once(big, qtbot):
     assert table.currentIndex().row() == N - 1 and shows_row(w.browser, N - 1)
     qtbot.keyClick(table, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
     assert table.currentIndex().row() == 0 and shows_row(w.browser, 0)
+
+
+def test_the_current_tile_stays_in_view_when_the_window_is_resized(big, qtbot):
+    w = big
+    grid = w.gallery.grid
+    w.resize(1440, 900)
+    qtbot.keyClick(grid.viewport(), Qt.Key.Key_End)  # the last sample
+    last = N - 1
+    qtbot.waitUntil(lambda: grid.viewport().rect().contains(grid.tile_rect(last)), timeout=5000)
+    w.resize(1000, 650)
+    qtbot.waitUntil(lambda: w.width() == 1000 and grid.current() == last, timeout=5000)
+    qtbot.waitUntil(lambda: grid.viewport().rect().intersects(grid.tile_rect(last)), timeout=3000)
+    assert grid.viewport().rect().contains(grid.tile_rect(last))
