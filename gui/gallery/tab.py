@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from masklens.gui.gallery.grid import THUMB_H, THUMB_W, GalleryGrid
 from masklens.gui.gallery.thumbnails import (
@@ -134,6 +134,10 @@ class GalleryTiles:
             self.loader.want(jobs)
 
 
+#: the batch verdict buttons per line of the gallery's header
+BATCH_COLUMNS = 3
+
+
 class GalleryTab(QWidget):
     """The grid over the sample list's rows, with batch verdicts."""
 
@@ -148,20 +152,24 @@ class GalleryTab(QWidget):
         legend = QLabel(" ".join(
             f"<span style='background:{QColor(*c).name()}'>&nbsp;&nbsp;&nbsp;</span> {t}"
             for c, t in ((TP, "both"), (FP, "prediction only"), (FN, "ground truth only"))))
-        legend.setMinimumWidth(1)  # clipped rather than widening the centre
         legend.setToolTip("thumbnails: the first panel of each sample, instances scored ≥ t")
-        top = QHBoxLayout()
+        self.legend = legend
+        # each on a line of its own, wrapped: a narrow centre (1440 px with both docks) cut them
+        self.summary.setWordWrap(True)
+        legend.setWordWrap(True)
+        top = QVBoxLayout()
         top.setContentsMargins(4, 2, 4, 2)
-        top.addWidget(self.summary, 1)
+        top.setSpacing(2)
+        top.addWidget(self.summary)
         top.addWidget(legend)
-        self.batch_row = QHBoxLayout()
+        # the verdict buttons in a grid of BATCH_COLUMNS: every label whole at that width
+        self.batch_row = QGridLayout()
         self.batch_row.setContentsMargins(4, 0, 4, 2)
         self.batch_label = QLabel("Selected:")
-        self.batch_label.setMinimumWidth(1)
-        self.batch_row.addWidget(self.batch_label)
+        self.batch_row.addWidget(self.batch_label, 0, 0)
         self.batch_buttons: dict[str, QPushButton] = {}
         self._build_batch_buttons()
-        self.batch_row.addStretch(1)
+        self.batch_row.setColumnStretch(BATCH_COLUMNS + 1, 1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
@@ -198,10 +206,8 @@ class GalleryTab(QWidget):
             b.setToolTip(f"{vt.description} — for every selected sample (one row each; Ctrl+Z undoes all)")
             b.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # a click leaves the keys in the grid
             b.clicked.connect(lambda _=False, k=vt.key: self.batch_verdict(k))
-            # the row may be narrower than its texts: buttons shrink (text clipped, tooltip whole)
-            # instead of widening the centre and squeezing the docks
-            b.setMinimumWidth(b.fontMetrics().horizontalAdvance(f"[{vt.shortcut}]") + 16)
-            self.batch_row.addWidget(b)
+            n = len(self.batch_buttons)
+            self.batch_row.addWidget(b, n // BATCH_COLUMNS, 1 + n % BATCH_COLUMNS)
             self.batch_buttons[vt.key] = b
         self._by_shortcut = {vt.shortcut.lower(): vt.key for vt in verdict_types.values()}
         self.grid.batch_keys = set(self._by_shortcut)
@@ -262,8 +268,9 @@ class GalleryTab(QWidget):
             parts.append(f"search: “{proxy.search}”")
         col = proxy.sortColumn()
         if 0 <= col < proxy.columnCount():
-            arrow = "↓" if proxy.sortOrder() == Qt.SortOrder.DescendingOrder else "↑"
-            parts.append(f"sorted by {proxy.headerData(col, Qt.Orientation.Horizontal)} {arrow}")
+            # in words: an arrow read the other way round than the list header's (▼ = ascending there)
+            order = "descending" if proxy.sortOrder() == Qt.SortOrder.DescendingOrder else "ascending"
+            parts.append(f"sorted by {proxy.headerData(col, Qt.Orientation.Horizontal)}, {order}")
         self.summary.setText(" · ".join([*parts, f"{k} selected"]))
         self.summary.setToolTip("the sample list's rows, filter and sort; Shift/Ctrl+click or "
                                 "Shift+arrows select several, a verdict key or button records it for all")

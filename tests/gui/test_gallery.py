@@ -62,7 +62,23 @@ def test_gallery_shows_the_lists_rows_in_its_order(cafe, qtbot):
     assert len(grid.painted) == len(grid.visible_range()) and painted_ids(w) == list_order(w)[: len(grid.painted)]
     said = w.gallery.summary.text()  # what the grid shows, in words
     assert said.startswith(f"{grid.count()} of 18 samples · filter: negative prompt is TA-FP"), said
-    assert "sorted by neg_max_score ↑" in said
+    assert "sorted by neg_max_score, ascending" in said  # in words (the list's ▼ means ascending)
+    assert w.browser.proxy.sortOrder() == Qt.SortOrder.AscendingOrder
+
+
+def test_at_1440_px_the_gallery_header_shows_every_label_whole(cafe, qtbot):
+    w = cafe
+    w.resize(1440, 900)
+    show_gallery(w, qtbot)
+    qtbot.waitUntil(lambda: w.width() == 1440 and w.gallery.isVisible(), timeout=3000)
+    g = w.gallery
+    for b in [*g.batch_buttons.values()]:
+        assert b.isVisible() and b.width() >= b.sizeHint().width(), (b.text(), b.width(), b.sizeHint().width())
+    for label in (g.legend, g.summary, g.batch_label):
+        # a wrapped label is as tall as its text at its width (nothing cut on the right)
+        assert label.width() >= label.minimumSizeHint().width()
+        assert label.height() >= label.heightForWidth(label.width()) if label.wordWrap() else \
+            label.width() >= label.sizeHint().width()
 
 
 def test_selection_is_shared_with_the_list_and_keys_move_in_the_grid(cafe, qtbot):
