@@ -206,8 +206,9 @@ class FilterReference(QDialog):
         from masklens.gui.cards import card_for
 
         kind = window.state.kind
-        # the kind's metric definitions, then its card's words for the record's fields
-        help_ = {**card_for(kind.name).HELP, **dict(kind.metric_help)} if kind is not None else {}
+        # the card's words for the record's fields (each per sample, as the column is), else the
+        # kind's metric definitions (some of those define the whole benchmark's figure)
+        help_ = {**dict(kind.metric_help), **card_for(kind.name).HELP} if kind is not None else {}
 
         self.rows: list[tuple[str, str]] = []
         for name in window.browser.model.filter_columns():
@@ -234,6 +235,9 @@ class FilterReference(QDialog):
         before = "" if at == 0 or text[at - 1] == " " else " "
         edit.setText(f"{text[:at]}{before}{name} {text[at:]}")
         edit.setCursorPosition(at + len(before) + len(name) + 1)
+        main = edit.window()  # typing goes on in the field: the window comes before this sheet
+        main.raise_()
+        main.activateWindow()
         edit.setFocus(Qt.FocusReason.OtherFocusReason)
 
 
