@@ -189,6 +189,12 @@ class Canvas(QGraphicsView):
         w, h = self._size
         return QPointF(min(max(p.x(), 0.0), float(w)), min(max(p.y(), 0.0), float(h)))
 
+    def _on_image(self, event) -> bool:
+        """Whether the mouse is over the image itself (not the margin around it)."""
+        p = self.mapToScene(event.position().toPoint())
+        w, h = self._size
+        return 0.0 <= p.x() <= w and 0.0 <= p.y() <= h
+
     def _edit(self, phase: str, event) -> bool:
         if self.tool != "correct":
             return False
@@ -215,6 +221,9 @@ class Canvas(QGraphicsView):
             return
         if self.tool == "point" and event.button() in (Qt.MouseButton.LeftButton, Qt.MouseButton.RightButton):
             self.setFocus(Qt.FocusReason.MouseFocusReason)
+            if not self._on_image(event):  # the dark margin: no point (it was put on the image's edge)
+                event.accept()
+                return
             p = self._image_point(event)
             negative = (event.button() == Qt.MouseButton.RightButton
                         or bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier))

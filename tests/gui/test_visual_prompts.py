@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtWidgets import QApplication
 
 demo = pytest.importorskip("masklens.core.kinds.demo")
@@ -223,3 +223,26 @@ def test_a_box_drawn_on_the_counterfactual_runs_on_that_image(window, qtbot):
     r = run_drawn(w, qtbot, canvas)
     assert r.prompt.image == specs[other].image
     assert np.allclose(r.prompt.meta["boxes"][0], (10, 10, 60, 60), atol=1.5)
+
+
+def test_a_points_click_in_the_margin_outside_the_image_adds_no_point(cafe, qtbot):
+    w = cafe
+    canvas = w.sample_view.panels[0].canvas
+    qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton)
+    qtbot.keyClick(canvas, Qt.Key.Key_P)
+    iw, ih = canvas._size
+    left = view_pos(canvas, 0, ih / 2)
+    assert left.x() > 6  # the panel is wider than the image: a dark margin on its left
+    margin = left - QPoint(5, 0)
+    qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=margin)
+    assert w.visual_tool.prompt.points == []  # not a point clamped to the image's edge
+    qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=view_pos(canvas, iw / 2, ih / 2))
+    assert len(w.visual_tool.prompt.points) == 1
+
+
+def test_the_docs_known_limits_do_not_deny_the_box_and_point_tools():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "gui.md").read_text()
+    limits = text.split("## Known limits", 1)[1]
+    assert "canvas tool" not in limits and "Box (`B`" in text and "Points (`P`" in text
