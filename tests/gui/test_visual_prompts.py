@@ -245,4 +245,4 @@ def test_the_docs_known_limits_do_not_deny_the_box_and_point_tools():
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "gui.md").read_text()
     limits = text.split("## Known limits", 1)[1]
-    assert "canvas tool" not in limits and "Box (`B`" in text and "Points (`P`" in text
+    assert "canvas tool" not in limits and "**Box** (`B`" in text and "**Points** (`P`" in text
