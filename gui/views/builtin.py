@@ -25,7 +25,19 @@ class CafeView(SampleView):
         if side is None:
             return None
         return (f"{readout[f'{side}_class']} · max s {_f(readout[f'{side}_max_score'], 2)}"
-                f" · max IoU {_f(readout[f'{side}_max_iou'])}" + (" · swap" if readout.get("SoftSwap") else ""))
+                f" · max IoU {_f(readout[f'{side}_max_iou'])}{_iou_owner(readout.get(f'{side}_instances') or [])}"
+                + (" · swap" if readout.get("SoftSwap") else ""))
+
+
+def _iou_owner(instances: list[Mapping[str, Any]]) -> str:
+    """" (its s 0.43)" when the max IoU is another instance's than the max s (as the card says):
+    the two figures are never read as one instance's."""
+    try:
+        by_s = max(range(len(instances)), key=lambda k: float(instances[k]["score"]))
+        by_iou = max(range(len(instances)), key=lambda k: float(instances[k]["iou"]))
+    except ValueError:  # no instances
+        return ""
+    return "" if by_s == by_iou else f" (its s {float(instances[by_iou]['score']):.2f})"
 
 
 def _f(value: Any, digits: int = 3) -> str:
