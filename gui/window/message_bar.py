@@ -33,6 +33,9 @@ _STYLE = {
     "warning": "background: #fdf3d0; color: #5a4a00; border: 1px solid #E69F00;",
     "info": "background: #dcecf7; color: #0b3a5c; border: 1px solid #56B4E9;",
 }
+#: the text on each level's background, also for the label and buttons inside the bar (they draw
+#: with the palette's text colour otherwise: light on the light bar under a dark palette)
+_TEXT = {"error": "#6b2a00", "warning": "#5a4a00", "info": "#0b3a5c"}
 
 
 def one_line(text: str) -> str:
@@ -140,7 +143,9 @@ class MessageBar(QFrame):
         self.full.setText(text)
         self.setToolTip("")
         style = _STYLE.get(level, _STYLE["info"])
-        self.setStyleSheet(f"#message-bar {{ {style} }}")
+        text_colour = _TEXT.get(level, _TEXT["info"])
+        self.setStyleSheet(f"#message-bar {{ {style} }} "
+                           f"#message-bar QLabel, #message-bar QToolButton {{ color: {text_colour}; }}")
         self.full.setStyleSheet(f"#message-full {{ {style} }}")
         self.more.setChecked(False)
         self.show()
