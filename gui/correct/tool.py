@@ -461,7 +461,9 @@ class CorrectionTool(QObject):
     # ------------------------------------------------------------ category
     def _no_category_why(self) -> str:
         """Why Change category is unavailable now ("" when it is available)."""
-        return no_category_reason(self.session, self.window.state.sample, self.window.state.kind)
+        sample = self.window.state.sample
+        choices = self.category_choices() if sample is not None and self.session is not None else None
+        return no_category_reason(self.session, sample, self.window.state.kind, choices)
 
     def category_choices(self) -> list[tuple[Any, str]]:
         """The benchmark's categories as (id, label) (:func:`~.category.benchmark_categories`)."""
@@ -479,6 +481,8 @@ class CorrectionTool(QObject):
         current = category_ids(sample.gts[s.gt_key])[s.instance]
         chosen = self.ask_category(self.window.window(), current, self.category_choices())
         if chosen is None or chosen == current:
+            self._say(f"category unchanged ({category_label(self.window.state.benchmark, current)}): "
+                      "nothing recorded")
             return
         sample_id, gt_key, instance = s.sample_id, s.gt_key, s.instance
         self.end()

@@ -150,3 +150,14 @@ def test_the_category_combo_picks_by_keys_and_cancel_picks_nothing(qtbot):
     assert ask_category(None, 2, choices) == 7
     answer([Qt.Key.Key_Escape])
     assert ask_category(None, 2, choices) is None
+
+
+def test_on_the_bundled_demo_change_category_says_why_it_is_empty(window, qtbot, no_internal_errors):
+    """The SA-Co/Gold demo's files name one category: Shift+C offers nothing to pick, says why."""
+    w = window
+    open_demo(w, qtbot, "pcs")
+    enter_correct_and_select(w, qtbot)
+    act = w.correction.toolbar.commands["category"]
+    assert not act.isEnabled() and "one category (1 object)" in act.toolTip()
+    key(w, qtbot, Qt.Key.Key_C, SHIFT)  # disabled: no empty choice is offered, the edit stays open
+    assert w.correction.session is not None and w.state.review_store.corrections() == []
