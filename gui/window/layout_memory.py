@@ -97,7 +97,8 @@ def size_docks(window: MainWindow) -> None:
     # the Readout dock first: the tabbed Typed prompts / Review docks below get a third of the
     # column, at most 330 px, and in a short window only what a few of their lines need
     lower = window.review_dock if window.review_dock.isVisible() and not window.live_dock.isVisible() else window.live_dock
-    column = window.centralWidget().height()  # as tall as the right dock column
+    central = window.centralWidget()
+    column = central.height() if central is not None else window.height()  # as tall as the right dock column
     below = min(330, column // 3) if column >= 2 * SHORT_COLUMN else LOWER_DOCKS_SHORT
     window.resizeDocks([window.readout_dock, lower], [max(column - below, 1), below], Qt.Orientation.Vertical)
 
