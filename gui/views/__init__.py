@@ -60,11 +60,18 @@ class SampleView:
         """The benchmark's own words for this prompt's panel (None: the generic IoU caption)."""
         return None
 
-    def safe_caption(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any] | None) -> str | None:
+    def caption_at(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any],
+                   params: Mapping[str, float]) -> str | None:
+        """The caption at the scoring parameters ``params`` (e.g. ``score_threshold``): a view
+        whose words depend on them (what is drawn at t) overrides this; by default :meth:`caption`."""
+        return self.caption(sample, prompt, readout)
+
+    def safe_caption(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any] | None,
+                     params: Mapping[str, float] | None = None) -> str | None:
         if readout is None:
             return None
         try:
-            return self.caption(sample, prompt, readout)
+            return self.caption_at(sample, prompt, readout, params or {})
         except (KeyError, TypeError, ValueError, IndexError):  # a readout without these fields
             return None
 

@@ -21,23 +21,31 @@ class CafeView(SampleView):
         return sorted(sample.prompts, key=lambda p: _ROLE_ORDER[p.role])
 
     def caption(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any]) -> str | None:
+        return self.caption_at(sample, prompt, readout, {})
+
+    def caption_at(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any],
+                   params: Mapping[str, float]) -> str | None:
         side = {Role.POSITIVE: "pos", Role.NEGATIVE: "neg"}.get(prompt.role)
         if side is None:
             return None
+        owner = _iou_owner(readout.get(f"{side}_instances") or [], params.get("score_threshold"))
         return (f"{readout[f'{side}_class']} · max s {_f(readout[f'{side}_max_score'], 2)}"
-                f" · max IoU {_f(readout[f'{side}_max_iou'])}{_iou_owner(readout.get(f'{side}_instances') or [])}"
+                f" · max IoU {_f(readout[f'{side}_max_iou'])}{owner}"
                 + (" · swap" if readout.get("SoftSwap") else ""))
 
 
-def _iou_owner(instances: list[Mapping[str, Any]]) -> str:
-    """" (its s 0.43)" when the max IoU is another instance's than the max s (as the card says):
-    the two figures are never read as one instance's."""
+def _iou_owner(instances: list[Mapping[str, Any]], t: float | None) -> str:
+    """" (its s 0.43 < t, not drawn)" when the max IoU is another instance's than the max s, as
+    the card says: the two figures are never read as one instance's."""
     try:
         by_s = max(range(len(instances)), key=lambda k: float(instances[k]["score"]))
         by_iou = max(range(len(instances)), key=lambda k: float(instances[k]["iou"]))
     except ValueError:  # no instances
         return ""
-    return "" if by_s == by_iou else f" (its s {float(instances[by_iou]['score']):.2f})"
+    if by_s == by_iou:
+        return ""
+    s = float(instances[by_iou]["score"])
+    return f" (its s {s:.2f}{' < t, not drawn' if t is not None and s < t else ''})"
 
 
 def _f(value: Any, digits: int = 3) -> str:

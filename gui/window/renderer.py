@@ -170,7 +170,7 @@ class Renderer:
             if own_prompt is None and spec.prompt_id not in live:  # a layer of another sample
                 return ""
             if own_prompt is not None and view is not None:  # the benchmark's own words first
-                own = view.safe_caption(sample, own_prompt, readout)
+                own = view.safe_caption(sample, own_prompt, readout, self.state.params)
                 if own:
                     return own
             if pred is None:

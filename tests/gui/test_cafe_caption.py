@@ -17,6 +17,6 @@ def test_the_negative_caption_names_the_score_of_the_max_iou_instance(window, qt
     qtbot.waitUntil(lambda: w.state.index == 5, timeout=3000)
     neg = w.sample_view.panels[1]
     qtbot.waitUntil(lambda: neg.caption.text().startswith("UA-FP"), timeout=5000)
-    assert neg.caption.text().startswith("UA-FP · max s 0.99 · max IoU 0.993 (its s 0.43)"), neg.caption.text()
+    assert neg.caption.text().startswith("UA-FP · max s 0.99 · max IoU 0.993 (its s 0.43 < t, not drawn)"), neg.caption.text()
     pos = w.sample_view.panels[0]
     assert "(its s" not in pos.caption.text()  # one instance gives both figures there
