@@ -39,6 +39,8 @@ class Settings:
     window_rect: list[int] = field(default_factory=list)  # x, y, width, height of the window itself
     maximized: bool = False
     window_state: str = ""  # QMainWindow.saveState() (docks, toolbars) as base64
+    #: the side docks' chosen widths (dock name → px): they come back when the window widens
+    dock_widths: dict[str, int] = field(default_factory=dict)
     recent: list[dict[str, Any]] = field(default_factory=list)  # {"kind", "argv", "label"}
     model: str = "demo"
     model_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -51,6 +53,7 @@ class Settings:
     #: the Python of the environment the torch models run in (window/model_environment.py); "":
     #: the model_python setting, else the window's own
     model_python: str = ""
+    reviewer: str = ""  # the Review dock's reviewer name ("": the login name)
     #: per benchmark: attached prediction files, compared sets, failure filter, tab (compare_sets.py)
     sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
 

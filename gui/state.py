@@ -22,6 +22,7 @@ Attributes (read them; change them through the methods so that views follow):
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -68,6 +69,8 @@ class AppState(QObject):
     readoutsChanged = Signal()
     liveChanged = Signal()
     paramsShown = Signal()  # new parameters derived for the sample shown only (set_params_shown)
+    #: a sample switch was refused by a leave check (the index kept): views put their selection back
+    sampleKept = Signal(int)
 
     def __init__(self) -> None:
         super().__init__()
@@ -89,6 +92,18 @@ class AppState(QObject):
         self.review_store: Any = None
         self.model = "demo"
         self._live_ids = 0
+        self._leave_checks: list[Callable[[str], bool]] = []
+
+    # ------------------------------------------------------------ leaving
+    def add_leave_check(self, check: Callable[[str], bool]) -> None:
+        """``check(what)`` is asked before the sample shown is left — for another sample, another
+        benchmark or quitting (``what`` says which, in words) — and answers whether that may
+        happen (e.g. an unaccepted edit the user chose to keep: False)."""
+        self._leave_checks.append(check)
+
+    def may_leave(self, what: str) -> bool:
+        """Whether every leave check lets the sample shown go for ``what`` (see add_leave_check)."""
+        return all(check(what) for check in self._leave_checks)
 
     # ------------------------------------------------------------ benchmark
     def set_benchmark(
@@ -241,9 +256,13 @@ class AppState(QObject):
         if self.benchmark is None or not self.benchmark.samples:
             return
         index = max(0, min(index, len(self.benchmark.samples) - 1))
-        if index != self.index:
-            self.index = index
-            self.sampleChanged.emit(index)
+        if index == self.index:
+            return
+        if not self.may_leave("moving to another sample"):
+            self.sampleKept.emit(self.index)
+            return
+        self.index = index
+        self.sampleChanged.emit(index)
 
     def predictions(self) -> PredictionSet | None:
         return self.prediction_sets.get(self.active) if self.active else None

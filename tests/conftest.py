@@ -22,6 +22,13 @@ from masklens.core.runtime import config
 ROOT = Path(__file__).resolve().parents[1]
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+if os.environ["QT_QPA_PLATFORM"] == "offscreen":
+    # the offscreen plugin's own screen is 800×800: the windows under test get a desktop's
+    # 1920×1080 (restored geometry is cut to the screen, and 1440–1910 px layouts are checked)
+    _screen = Path(tempfile.gettempdir()) / f"masklens-offscreen-1920x1080-{os.getuid()}.json"
+    _screen.write_text('{"screens": [{"name": "desktop", "x": 0, "y": 0, "width": 1920, "height": 1080, '
+                       '"logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}')
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_screen}"
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

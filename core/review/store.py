@@ -143,6 +143,13 @@ class ReviewStore:
         with self._lock, self._guard("reading"):
             return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
+    def data_version(self) -> int:
+        """SQLite's ``data_version`` of this store's connection: it changes when another
+        connection — another process, e.g. ``masklens review assign`` or ``merge`` — commits to
+        the file, and stays when this process writes (what a window polls to see others' work)."""
+        with self._lock, self._guard("reading"):
+            return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
     def close(self) -> None:
         """Give this use of the file's connection back (the last use closes it); idempotent."""
         self._release()

@@ -43,3 +43,22 @@ def where(**conds: str | None) -> tuple[str, tuple[str, ...]]:
     if not parts:
         return "", ()
     return "WHERE " + " AND ".join(p for p, _ in parts), tuple(v for _, v in parts)
+
+
+def whose_verdicts(current: Iterable[Verdict], reviewer: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Current verdicts (``ReviewStore.current`` / ``sample_current``) split by whose they are:
+    sample id → ``reviewer``'s verdict keys (``"fine, gt_wrong"``; what "reviewed" means for
+    this reviewer), and sample id → the other reviewers' (``"ben: fine; eve: gt_wrong"``,
+    reviewers in name order). A sample without a verdict of that side is absent."""
+    mine: dict[str, set[str]] = {}
+    theirs: dict[str, dict[str, set[str]]] = {}
+    for v in current:
+        if not v.verdict:
+            continue
+        if v.reviewer == reviewer:
+            mine.setdefault(v.sample_id, set()).add(v.verdict)
+        else:
+            theirs.setdefault(v.sample_id, {}).setdefault(v.reviewer, set()).add(v.verdict)
+    return ({sid: ", ".join(sorted(keys)) for sid, keys in mine.items()},
+            {sid: "; ".join(f"{who}: {', '.join(sorted(keys))}" for who, keys in sorted(per.items()))
+             for sid, per in theirs.items()})

@@ -170,6 +170,7 @@ class BulkColumns:
     samples: list[Any]
     readouts: Sequence[Mapping[str, Any]]
     verdicts: dict[str, str]
+    others: dict[str, str]
     columns: list[str]
     _reader: KeyReader
     _bulk: dict[Any, Any]
@@ -205,7 +206,7 @@ class BulkColumns:
             values = self._kept(("key", key), lambda: self._readout_column(key))
         else:
             values = [None] * n
-        if key in ("sample", "group", "verdict"):  # the record's own key wins, as in row_of
+        if key in ("sample", "group", "verdict", "others"):  # the record's own key wins, as in row_of
             fixed = self._fixed_column(key)
             values = [f if v is None else v for v, f in zip(values, fixed, strict=True)]
         return values
@@ -223,6 +224,8 @@ class BulkColumns:
     def _fixed_column(self, key: str) -> list[Any]:
         if key == "verdict":
             return self._kept(("verdict",), lambda: [self.verdicts.get(s.id) or "" for s in self.samples])
+        if key == "others":
+            return self._kept(("others",), lambda: [self.others.get(s.id) or "" for s in self.samples])
         attr = "id" if key == "sample" else "group"
         return self._kept(("fixed", key), lambda: [getattr(s, attr) for s in self.samples])
 

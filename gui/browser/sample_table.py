@@ -18,10 +18,15 @@ from masklens.gui.browser.lookup import KeyReader, RowValues
 from masklens.gui.browser.row_proxy import RowPlan
 from masklens.gui.window.disposal import release_later
 
-FIXED = ("#", "sample", "group", "prompts", "verdict")
+#: ``verdict``: the reviewer's own verdicts (the Review dock's name); ``others``: the other
+#: reviewers' ("ben: Fine"), apart, so that "unreviewed" and N mean the same samples
+FIXED = ("#", "sample", "group", "prompts", "verdict", "others")
 MAX_METRIC_COLUMNS = 60
 #: the widest a fixed column starts (pixels); the user may widen it
-COLUMN_MAX = {"#": 44, "sample": 130, "group": 70, "prompts": 120, "verdict": 100}
+COLUMN_MAX = {"#": 44, "sample": 130, "group": 70, "prompts": 120, "verdict": 100, "others": 120}
+#: what the verdict columns' headers say when pointed at
+FIXED_TIPS = {"verdict": "your verdicts on the sample (the reviewer named in the Review dock)",
+              "others": "the other reviewers' verdicts on the sample (reviewer: verdict)"}
 
 
 def verdict_labels() -> list[str]:
@@ -92,7 +97,8 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
         self.readouts: Sequence[dict[str, Any]] = []
         self._flat: dict[int, dict[str, Any]] = {}  # flattened lazily: only rows that are looked at
         self.columns: list[str] = []
-        self.verdicts: dict[str, str] = {}
+        self.verdicts: dict[str, str] = {}  # sample id → this reviewer's verdict keys
+        self.others: dict[str, str] = {}  # sample id → the other reviewers' ("ben: fine; eve: gt_wrong")
         self.help: dict[str, str] = {}
         self._prompt_text: dict[int, str] = {}
         #: a readout key → the header it is shown under (names told apart, e.g. CAFE's TA_FN)
@@ -171,18 +177,32 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
         """Verdict key → the words the verdict column shows."""
         self.verdict_words = dict(words)
 
-    def set_verdicts(self, verdicts: dict[str, str]) -> None:
-        if verdicts == self.verdicts:
+    def set_verdicts(self, verdicts: dict[str, str], others: dict[str, str] | None = None) -> None:
+        """Sample id → this reviewer's verdict keys, and (``others``, when given) → the other
+        reviewers' (:func:`masklens.core.review.verdicts.whose_verdicts`)."""
+        others = self.others if others is None else others
+        if verdicts == self.verdicts and others == self.others:
             return
-        self.verdicts = verdicts
+        self.verdicts, self.others = verdicts, others
         self.forget()
         if self.samples:
-            col = FIXED.index("verdict")
-            self.dataChanged.emit(self.index(0, col), self.index(len(self.samples) - 1, col))
+            first, last = FIXED.index("verdict"), FIXED.index("others")
+            self.dataChanged.emit(self.index(0, first), self.index(len(self.samples) - 1, last))
+
+    def others_text(self, sample_id: str) -> str:
+        """The other reviewers' verdicts on a sample in words: ``ben: Fine; eve: Ground truth wrong``."""
+        text = self.others.get(sample_id, "")
+        if not text:
+            return ""
+        parts = []
+        for part in text.split("; "):
+            who, _, keys = part.partition(": ")
+            parts.append(f"{who}: " + ", ".join(self.verdict_label(k) for k in keys.split(", ")))
+        return "; ".join(parts)
 
     def filter_columns(self) -> list[str]:
-        """Keys a filter expression may use: sample, group, verdict and the metric columns."""
-        return ["sample", "group", "verdict", *self.columns]
+        """Keys a filter expression may use: sample, group, verdict, others and the metric columns."""
+        return ["sample", "group", "verdict", "others", *self.columns]
 
     def column_named(self, name: str | None, columns: list[str] | None = None) -> int:
         """The column (in ``columns``, by default the table's) whose header reads ``name``; -1."""
@@ -199,7 +219,7 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
     def row_of(self, i: int) -> Row:
         s = self.samples[i]
         verdict = self.verdicts.get(s.id)
-        fixed = {"sample": s.id, "group": s.group, "verdict": verdict or ""}
+        fixed = {"sample": s.id, "group": s.group, "verdict": verdict or "", "others": self.others.get(s.id, "")}
         return Row(s, self._values(i, fixed), verdict)
 
     def _values(self, i: int, fixed: dict[str, Any]) -> Any:
@@ -229,6 +249,8 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
         if col == 4:
             keys = self.verdicts.get(s.id, "")
             return ", ".join(self.verdict_label(k) for k in keys.split(", ")) if keys else ""
+        if col == 5:
+            return self.others_text(s.id)
         k = col - len(FIXED)
         return self._metric(row, self.columns[k]) if k < len(self.columns) else None
 
@@ -271,7 +293,7 @@ class SampleTableModel(BulkColumns, QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self.labels.get(name, name)
         if role == Qt.ItemDataRole.ToolTipRole:
-            tip = metric_tooltip(name, self.help)
+            tip = FIXED_TIPS.get(name) if section < len(FIXED) else metric_tooltip(name, self.help)
             shown = self.labels.get(name, name)
             return f"{shown} (key {name}) — {tip}" if shown != name and tip else tip
         return None
@@ -287,10 +309,12 @@ class RowSnapshot(BulkColumns):
     _values = SampleTableModel._values
     _metric = SampleTableModel._metric
     verdict_label = SampleTableModel.verdict_label
+    others_text = SampleTableModel.others_text
 
     def __init__(self, model: SampleTableModel, readouts: list[dict[str, Any]]) -> None:
         self.samples, self.readouts = model.samples, readouts
         self.verdicts, self.verdict_words = dict(model.verdicts), dict(model.verdict_words)
+        self.others = dict(model.others)
         self.columns = metric_columns(readouts)
         self._prompt_text = dict(model._prompt_text)
         self._flat: dict[int, dict[str, Any]] = {}

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QGraphicsScene,
     QGraphicsView,
     QSizePolicy,
-    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -24,8 +23,6 @@ from masklens.gui.widgets.elided_label import OwnBackground
 from masklens.gui.window.key_scope import show_focus
 
 MIN_SCALE, MAX_SCALE = 0.02, 64.0
-#: said where a Points click falls beside the image (no point is added)
-OUTSIDE_IMAGE = "outside the image: no point added (click on the image)"
 
 
 class Canvas(QGraphicsView):
@@ -187,16 +184,16 @@ class Canvas(QGraphicsView):
             self.scene().removeItem(self._rubber)
         self._rubber, self._drag_start = None, None
 
-    def _on_image(self, event) -> bool:
-        """Whether the event's position lies on the image (not the margin around it)."""
-        p = self.mapToScene(event.position().toPoint())
-        w, h = self._size
-        return 0.0 <= p.x() < w and 0.0 <= p.y() < h
-
     def _image_point(self, event) -> QPointF:
         p = self.mapToScene(event.position().toPoint())
         w, h = self._size
         return QPointF(min(max(p.x(), 0.0), float(w)), min(max(p.y(), 0.0), float(h)))
+
+    def _on_image(self, event) -> bool:
+        """Whether the mouse is over the image itself (not the margin around it)."""
+        p = self.mapToScene(event.position().toPoint())
+        w, h = self._size
+        return 0.0 <= p.x() <= w and 0.0 <= p.y() <= h
 
     def _edit(self, phase: str, event) -> bool:
         if self.tool != "correct":
@@ -224,8 +221,7 @@ class Canvas(QGraphicsView):
             return
         if self.tool == "point" and event.button() in (Qt.MouseButton.LeftButton, Qt.MouseButton.RightButton):
             self.setFocus(Qt.FocusReason.MouseFocusReason)
-            if not self._on_image(event):  # the margin around the image: no point, and said so
-                QToolTip.showText(event.globalPosition().toPoint(), OUTSIDE_IMAGE, self)
+            if not self._on_image(event):  # the dark margin: no point (it was put on the image's edge)
                 event.accept()
                 return
             p = self._image_point(event)

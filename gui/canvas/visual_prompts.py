@@ -17,7 +17,7 @@ prediction-cache key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -25,6 +25,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QLabel, QToolBar
 
+from masklens.gui.widgets.glyph_icon import glyph_icon
 from masklens.gui.window.context import WindowPart
 
 if TYPE_CHECKING:
@@ -89,30 +90,36 @@ class VisualPromptTool(QObject):
         self.toolbar.setObjectName("prompt-tools-toolbar")
         group = QActionGroup(self)
         self.tool_actions: dict[str, QAction] = {}
-        for tool, label, key, tip in (
-            ("pan", "Pan", "H", "drag pans the image"),
-            ("box", "Box", "B", "drag to draw a box prompt (SAM 3 exemplar, SAM 2 box, demo)"),
-            ("point", "Points", "P", "click a positive point; right click or Shift+click a negative one"),
+        self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)  # names in tooltips
+        for tool, label, key, tip, glyph in (
+            ("pan", "Pan", "H", "drag pans the image", ("✥", "Pan")),
+            ("box", "Box", "B", "drag to draw a box prompt (SAM 3 exemplar, SAM 2 box, demo)", ("▭", "Box")),
+            ("point", "Points", "P", "click a positive point; right click or Shift+click a negative one",
+             ("∴", "Pt")),
         ):
-            act = QAction(label, self.toolbar, checkable=True)
+            act = QAction(glyph_icon(*glyph), label, self.toolbar, checkable=True)
             act.setShortcut(key)
-            act.setToolTip(f"{tip} ({key})")
+            act.setToolTip(f"{label} ({key}): {tip}")
             act.setChecked(tool == "pan")
             act.triggered.connect(lambda _=False, t=tool: self.set_tool(t))
             group.addAction(act)
             self.toolbar.addAction(act)
             self.tool_actions[tool] = act
-        self.clear_action = QAction("Clear", self.toolbar)
+        self.clear_action = QAction(glyph_icon("⌫", "Clr"), "Clear (in an edit: close the edit)", self.toolbar)
         self.clear_action.setShortcut(QKeySequence(Qt.Key.Key_Escape))
-        self.clear_action.setToolTip("cancel the box being drawn, else clear the drawn prompt (Esc)")
+        self.clear_action.setToolTip(
+            "Clear (Esc): cancel the box being drawn, else clear the drawn prompt and go back to Pan. In "
+            "Correct mode with an edit open, Esc closes the edit instead (asking Accept / Discard / "
+            "Cancel when it has changes) and Correct mode stays on")
         # Esc only from the canvas area: elsewhere it keeps its usual meaning
         self.clear_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.clear_action.triggered.connect(self.cancel)
         self.toolbar.addAction(self.clear_action)
         window.tabs.addAction(self.clear_action)
-        self.run_action = QAction("Run drawn", self.toolbar)
+        self.run_action = QAction(glyph_icon("▶", "Run"), "Run drawn", self.toolbar)
         self.run_action.setShortcut("Ctrl+Return")
-        self.run_action.setToolTip("run the drawn prompt (with the text, if any) on the selected model (Ctrl+Return)")
+        self.run_action.setToolTip("Run drawn (Ctrl+Return): run the drawn prompt (with the text, if any) on the "
+                                   "selected model")
         self.run_action.triggered.connect(lambda: window.prompt_bar.request_run())
         self.toolbar.addAction(self.run_action)
         self.summary = QLabel("")
@@ -123,14 +130,25 @@ class VisualPromptTool(QObject):
             view.pointClicked.connect(lambda image, point: self.add(image, point=point))
         window.state.sampleChanged.connect(lambda _: self.clear())
         window.state.benchmarkChanged.connect(self.clear)
+        #: tool name → asked before that tool is left (False: it stays): :meth:`add_tool`
+        self._may_leave: dict[str, Callable[[], bool]] = {}
+        #: tool name → what Esc does first in it (True: done, no clearing): :meth:`add_tool`
+        self._escape: dict[str, Callable[[], bool]] = {}
 
-    def add_tool(self, name: str, action: QAction) -> None:
+    def add_tool(self, name: str, action: QAction, *, may_leave: Callable[[], bool] | None = None,
+                 escape: Callable[[], bool] | None = None) -> None:
         """Another tool (e.g. Correct) beside Pan / Box / Points: its checkable ``action`` joins
-        their exclusive group, the toolbar (before Clear) and :meth:`set_tool`."""
+        their exclusive group, the toolbar (before Clear) and :meth:`set_tool`; ``may_leave()``
+        is asked before another tool replaces it (False keeps it, e.g. an edit not let go);
+        ``escape()`` is Esc in that tool, before Clear (True: Esc was used, e.g. an edit closed)."""
         self.tool_actions["pan"].actionGroup().addAction(action)
         self.toolbar.insertAction(self.clear_action, action)
         self.tool_actions[name] = action
         self.actions.append(action)
+        if may_leave is not None:
+            self._may_leave[name] = may_leave
+        if escape is not None:
+            self._escape[name] = escape
 
     def has_prompt(self) -> bool:
         """Whether a box or point is drawn (a drawn prompt runs without text)."""
@@ -142,6 +160,11 @@ class VisualPromptTool(QObject):
         return self.views[0].tool
 
     def set_tool(self, tool: str) -> None:
+        current = self.tool
+        leave = self._may_leave.get(current)
+        if tool != current and leave is not None and not leave():
+            self.tool_actions[current].setChecked(True)  # the button clicked goes back
+            return
         self.tool_actions[tool].setChecked(True)
         for view in self.views:
             view.set_tool(tool)
@@ -164,7 +187,11 @@ class VisualPromptTool(QObject):
         self._show()
 
     def cancel(self) -> None:
-        """Esc: a box being dragged is dropped; otherwise the drawn prompt is cleared and Pan is back."""
+        """Esc: a box being dragged is dropped; otherwise the drawn prompt is cleared and Pan is back
+        (in a tool with an Esc of its own, e.g. an edit open in Correct mode, that comes first)."""
+        escape = self._escape.get(self.tool)
+        if escape is not None and escape():
+            return
         drawing = [p.canvas for v in self.views for p in v.panels if p.canvas._rubber is not None]
         for canvas in drawing:
             canvas.cancel_drawing()

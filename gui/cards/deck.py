@@ -179,12 +179,14 @@ class CardDeck(QScrollArea):
                 self.main_card = _make(entry)
                 self.main_card.hovered.connect(self._hover_benchmark)
                 widgets.append(self.main_card)
-                if self._before is not None:  # a corrected sample: the original ground truth's card beside it
+                if self._before is not None:  # a corrected sample: the original ground truth's card above it
                     cls, _rec, ctx, focus, title = entry
                     octx = dataclasses.replace(ctx, sample=self._before[1])
                     self.original_card = cls(self._before[0], octx, focus=focus,
                                              title="original · " + title.removeprefix("corrected · "))
-                    widgets[-1] = _side_by_side([self.original_card, self.main_card])
+                    # one above the other: side by side, the corrected card needed a sideways
+                    # scroll in the dock's width and the switch widened the dock
+                    widgets[-1:] = [self.original_card, self.main_card]
                 continue
             r, original_spec, typed_spec = entry
             original = _make(original_spec) if original_spec is not None else None

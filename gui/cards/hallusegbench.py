@@ -37,24 +37,24 @@ class HalluCard(ReadoutCard):
         "IoU_visual": "IoU of the prediction for c on the counterfactual image I′ against M′_c′: "
                       "the object was replaced (↓)",
         "IoU_counterfact": "IoU of c′ on I′ against M′_c′ (not in the paper)",
-        "dIoU_textual": "ΔIoU_textual = IoU_fact − IoU_textual for this item (↑; null when a "
-                        "prediction is missing)",
-        "dIoU_visual": "ΔIoU_visual = IoU_fact − IoU_visual for this item (↑)",
+        "dIoU_textual": "ΔIoU_textual of this item: its IoU_fact − IoU_textual (↑; null when a "
+                        "prediction is missing; the benchmark's ΔIoU is their mean)",
+        "dIoU_visual": "ΔIoU_visual of this item: its IoU_fact − IoU_visual (↑; the benchmark's "
+                       "ΔIoU is their mean)",
+        "ann_id": "the item's annotation id in the benchmark file (with the factual image's name it "
+                  "names the prediction PNGs)",
+        "factual_label": "c: the object's class on the factual image I",
+        "counterfactual_label": "c′: the class that replaces c on the counterfactual image I′",
+        "size": "COCO size of the object's mask M_c: S (< 32² px), M (< 96² px), L",
+        "area_factual": "area of the ground truth M_c on I, in pixels",
+        "area_counterfactual": "area of the ground truth M′_c′ on I′, in pixels",
+        "CCMS_item": "this item's CMS_fact / CMS_counterfact, each rounded to 4 decimals as the "
+                     "official script does (null when a CMS is missing or CMS_counterfact rounds to "
+                     "0); the benchmark's CCMS (script) is their mean",
         "CMS_fact": "CMS_fact = (α|C| + |N|)/(α|M_c|) of c′ on I, C = P ∩ M_c, N = P \\ M_c; "
                     "0 = no hallucination (↓, unbounded; the bar stops at 1)",
         "CMS_counterfact": "CMS_counterfact = (α|C| + |N|)/(α|M′_c′|) of c on I′; 0 = no "
                            "hallucination (↓, unbounded; the bar stops at 1)",
-        "ann_id": "the item's annotation id in data.json (its predictions are "
-                  "{factual image stem}_{ann_id}_mask.png)",
-        "factual_label": "c: the label of the object in the factual image I",
-        "counterfactual_label": "c′: the label of the object that replaces it in the counterfactual "
-                                "image I′",
-        "size": "the item's size group by the factual mask's area |M_c|: S < 32², M < 96², L otherwise",
-        "area_factual": "|M_c|: pixels of the factual mask",
-        "area_counterfactual": "|M′_c′|: pixels of the counterfactual mask",
-        "CCMS_item": "this item's CMS_fact / CMS_counterfact, each rounded to 4 decimals as the "
-                     "official get_hallucination.py does (null when CMS_counterfact rounds to 0: "
-                     "the script drops the item); CCMS_item_mean is their mean",
         "textual": "query c′ on the factual image I: a CMS_fact of 0 means no mask was produced "
                    "(no hallucination)",
         "visual": "query c on the counterfactual image I′: a CMS_counterfact of 0 means no mask "

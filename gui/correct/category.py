@@ -21,12 +21,19 @@ def category_ids(gt: Any) -> list[Any]:
     return cats if any(c is not None for c in cats) else []
 
 
-def no_category_reason(session: Any, sample: Any, kind: Any) -> str:
-    """Why Change category is unavailable for the edit ``session`` ("" when it is available)."""
+def no_category_reason(session: Any, sample: Any, kind: Any,
+                       choices: list[tuple[Any, str]] | None = None) -> str:
+    """Why Change category is unavailable for the edit ``session`` ("" when it is available);
+    ``choices``: the benchmark's categories (:func:`benchmark_categories`) — with one only, there
+    is no other to change to."""
     if session is None or session.instance is None:
         return "select a loaded ground-truth instance first"
     gt = sample.gts.get(session.gt_key) if sample is not None else None
     if gt is not None and category_ids(gt):
+        if choices is not None and len(choices) < 2:
+            named = f" ({choices[0][1]})" if choices else ""
+            return (f"the benchmark's files name one category{named}: there is no other to change it to "
+                    "(add it to their `categories` list)")
         return ""
     name = kind.name if kind is not None else "this kind"
     if name == "ovs":

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 from masklens.gui.correct.assist import AssistPrompt, fit_to, propose
 from masklens.gui.correct.category import (
@@ -27,7 +28,8 @@ from masklens.gui.correct.category import (
 )
 from masklens.gui.correct.overlay import MaskItem, brush_item, polyline_item
 from masklens.gui.correct.session import EditSession
-from masklens.gui.correct.toolbar import COMMANDS, CorrectionToolbar
+from masklens.gui.correct.toolbar import COMMANDS, CorrectionToolbar, tip
+from masklens.gui.widgets.glyph_icon import glyph_icon
 from masklens.gui.window.context import WindowPart
 
 if TYPE_CHECKING:
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from masklens.gui.widgets.quiet_tabs import QuietTabWidget
     from masklens.gui.window.commands import WindowCommands
     from masklens.gui.window.message_bar import MessageBar
+    from masklens.gui.window.status import StatusBar
 
 MIN_RADIUS, MAX_RADIUS = 1, 256
 EDIT_COLOUR, PROPOSAL_COLOUR = "#F0E442", "#56B4E9"
@@ -60,6 +63,7 @@ class CorrectionContext(WindowPart, Protocol):
     prompt_bar: PromptBar
     commands: WindowCommands
     message_bar: MessageBar
+    status: StatusBar
 
 
 class CorrectionTool(QObject):
@@ -89,12 +93,21 @@ class CorrectionTool(QObject):
         self._drag: tuple[float, float] | None = None
         self._category_label = ""  # " · category 2 circle" for the instance edited
         vt = window.visual_tool  # "Correct" joins Pan / Box / Points
-        act = QAction("Correct", vt.toolbar, checkable=True)
+        act = QAction(glyph_icon("✎", "Cor"), "Correct", vt.toolbar, checkable=True)
         act.setShortcut("C")
-        act.setToolTip("correct the ground truth: select an instance, brush, erase, polygon, model assist (C)")
+        act.setToolTip("Correct (C): correct the ground truth — select an instance, brush, erase, polygon, "
+                       "model assist (its toolbar row appears)")
         act.triggered.connect(lambda: vt.set_tool("correct"))
         act.toggled.connect(lambda on: self.toolbar.setVisible(on))  # its toolbar only in Correct mode
-        vt.add_tool("correct", act)
+        # the edit's instance, area, steps and brush: in the status bar, always in view in Correct mode
+        self.edit_status = QLabel("")
+        self.edit_status.setObjectName("correct-edit-status")
+        self.edit_status.setToolTip("the edit: ground truth and instance, its area, the undo steps, the brush size")
+        self.edit_status.setVisible(False)
+        window.status.addWidget(self.edit_status)
+        act.toggled.connect(self.edit_status.setVisible)
+        vt.add_tool("correct", act, may_leave=lambda: self.settle("leaving Correct mode"),
+                    escape=self.close_edit)
         self.correct_action = act
         tb = self.toolbar
         for name, a in tb.subtools.items():
@@ -117,6 +130,8 @@ class CorrectionTool(QObject):
         c["discard"].triggered.connect(lambda: self.end(say="edit discarded"))
         self.view.editMouse.connect(self._mouse)
         window.tabs.installEventFilter(self)  # Ctrl+Z / Ctrl+Shift+Z on the canvas while editing
+        # another sample, benchmark, or quitting: an unaccepted edit is asked about first
+        window.state.add_leave_check(self.settle)
         window.state.sampleChanged.connect(lambda _: self.end(say="edit discarded: another sample"))
         window.state.benchmarkChanged.connect(lambda: self.end())
         self.toolbar.setVisible(False)
@@ -139,15 +154,16 @@ class CorrectionTool(QObject):
         self._show()
 
     def _say(self, text: str, level: str = "info") -> None:
-        self.window.message_bar.show_message(text, level)
+        # one topic: a confirmation (accepted, deleted) replaces a warning about the edit
+        self.window.message_bar.show_message(text, level, topic="correction")
 
     def _show(self) -> None:
         s = self.session
         what = "no instance selected" if s is None else (
             f"{s.gt_key} {'new instance' if s.instance is None else f'instance {s.instance + 1}'}"
             f"{self._category_label} · {s.area} px · {len(s.undo_stack)} step{'s' * (len(s.undo_stack) != 1)}")
-        self.toolbar.info.setText(f" {what} · brush {self.radius:g} px"
-                                  + (" · proposal ready" if self.proposal is not None else ""))
+        self.edit_status.setText(f"Correct: {what} · brush {self.radius:g} px"
+                                 + (" · proposal ready" if self.proposal is not None else ""))
         editing = s is not None
         c = self.toolbar.commands
         for name in ("fill", "accept", "discard", "new", "delete"):
@@ -158,7 +174,8 @@ class CorrectionTool(QObject):
             c[name].setEnabled(editing and self.proposal is not None)
         why = self._no_category_why()
         c["category"].setEnabled(not why)
-        c["category"].setToolTip(f"{COMMANDS['category'][2]} (Shift+C)" + (f": unavailable, {why}" if why else ""))
+        label, key, what_it_does = COMMANDS["category"]
+        c["category"].setToolTip(tip(label, key, what_it_does) + (f": unavailable, {why}" if why else ""))
         self.changed.emit()
 
     def _canvas(self, panel: int | None = None) -> Any:
@@ -195,6 +212,38 @@ class CorrectionTool(QObject):
         canvas.scene().addItem(item)
         self._items["edit"] = item
         self._show()
+        return True
+
+    def unaccepted(self) -> bool:
+        """Whether an edit with changes (or a polygon being clicked) is open."""
+        return self.session is not None and (self.session.changed or bool(self.polygon))
+
+    def settle(self, what: str) -> bool:
+        """Before ``what`` ("moving to another sample", "quitting", "leaving Correct mode" …)
+        would close an unaccepted edit: Accept / Discard / Cancel is asked. True: go on (the edit
+        was accepted, discarded, or had nothing to lose); False: stay with the edit."""
+        s = self.session
+        if s is None or not self.unaccepted():
+            return True
+        where = "a new instance" if s.instance is None else f"instance {s.instance + 1}"
+        edit = f"{s.gt_key} {where} ({s.area} px, {len(s.undo_stack)} step{'s' * (len(s.undo_stack) != 1)})"
+        answer = ask_unaccepted(self.window.window(), edit, what)
+        if answer == "accept":
+            self.accept()
+            return True
+        if answer == "discard":
+            self.end()
+            self._say(f"edit discarded: {edit}")
+            return True
+        return False
+
+    def close_edit(self) -> bool:
+        """Esc with an edit open: close it — at once when nothing changed, else after Accept /
+        Discard / Cancel; Correct mode stays on. False when no edit is open (Esc is Clear)."""
+        if self.session is None:
+            return False
+        if self.settle("closing it"):
+            self.end()
         return True
 
     def end(self, say: str = "") -> None:
@@ -412,7 +461,9 @@ class CorrectionTool(QObject):
     # ------------------------------------------------------------ category
     def _no_category_why(self) -> str:
         """Why Change category is unavailable now ("" when it is available)."""
-        return no_category_reason(self.session, self.window.state.sample, self.window.state.kind)
+        sample = self.window.state.sample
+        choices = self.category_choices() if sample is not None and self.session is not None else None
+        return no_category_reason(self.session, sample, self.window.state.kind, choices)
 
     def category_choices(self) -> list[tuple[Any, str]]:
         """The benchmark's categories as (id, label) (:func:`~.category.benchmark_categories`)."""
@@ -428,17 +479,10 @@ class CorrectionTool(QObject):
         # available (no reason given): an instance of a loaded ground truth is being edited
         assert s is not None and s.instance is not None and sample is not None
         current = category_ids(sample.gts[s.gt_key])[s.instance]
-        choices = self.category_choices()
-        if [cid for cid, _ in choices] == [current]:  # nothing else to pick: said, not an empty dialog
-            self._say(f"Change category: this benchmark has one category ({choices[0][1]}); nothing to "
-                      "change it to", "warning")
-            return
-        chosen = self.ask_category(self.window.window(), current, choices)
-        if chosen is None:
-            return
-        if chosen == current:
-            self._say(f"Change category: the instance already is {category_label(self.window.state.benchmark, current)}"
-                      "; nothing recorded", "info")
+        chosen = self.ask_category(self.window.window(), current, self.category_choices())
+        if chosen is None or chosen == current:
+            self._say(f"category unchanged ({category_label(self.window.state.benchmark, current)}): "
+                      "nothing recorded")
             return
         sample_id, gt_key, instance = s.sample_id, s.gt_key, s.instance
         self.end()
@@ -461,6 +505,23 @@ class CorrectionTool(QObject):
         if kind == QEvent.Type.KeyPress:
             self.toolbar.commands["redo" if redo else "undo"].trigger()
         return True
+
+
+def ask_unaccepted(parent: QWidget, edit: str, what: str) -> str:
+    """Accept / Discard / Cancel for an unaccepted edit before ``what``: "accept", "discard" or
+    "cancel" (Enter accepts, Esc cancels)."""
+    box = QMessageBox(QMessageBox.Icon.Question, "Unaccepted edit",
+                      f"The edit of {edit} is not accepted.", parent=parent)
+    box.setObjectName("unaccepted-edit")
+    box.setInformativeText(f"Accept it before {what}, discard it, or cancel and go on editing.")
+    accept = box.addButton("Accept edit", QMessageBox.ButtonRole.AcceptRole)
+    discard = box.addButton("Discard edit", QMessageBox.ButtonRole.DestructiveRole)
+    cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(accept)
+    box.setEscapeButton(cancel)
+    box.exec()
+    clicked = box.clickedButton()
+    return "accept" if clicked is accept else "discard" if clicked is discard else "cancel"
 
 
 def _is(event: QKeyEvent, text: str) -> bool:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import QLabel, QToolBar, QWidget
+from PySide6.QtWidgets import QToolBar, QWidget
+
+from masklens.gui.widgets.glyph_icon import glyph_icon
 
 #: sub-tool -> (label, key, tip)
 SUBTOOLS = {
@@ -36,37 +38,51 @@ COMMANDS = {
 }
 
 
+#: name → (glyph, fallback letters) of each button's icon (the name and key are in its tooltip)
+ICONS = {
+    "select": ("↖", "Sel"), "brush": ("●", "Br"), "erase": ("◌", "Er"), "polygon": ("⬠", "Pg"),
+    "model": ("✦", "AI"), "smaller": ("−", "−"), "larger": ("+", "+"), "close": ("↵", "Cl"),
+    "fill": ("◉", "Fi"), "add": ("⊕", "A+"), "subtract": ("⊖", "A−"), "replace": ("⇄", "A="),
+    "new": ("✚", "New"), "delete": ("✖", "Del"), "category": ("#", "#"), "undo": ("↶", "Un"),
+    "redo": ("↷", "Re"), "accept": ("✔", "OK"), "discard": ("✘", "X"),
+}
+
+
+def tip(label: str, key: str, what: str) -> str:
+    """A button's tooltip: its name, its key, what it does."""
+    return f"{label} ({key}): {what}" if key else f"{label}: {what}"
+
+
 class CorrectionToolbar(QToolBar):
     """Actions only; :class:`~masklens.gui.correct.tool.CorrectionTool` connects them."""
 
     def __init__(self, parent: QWidget, scope: QWidget) -> None:
         super().__init__("Correction", parent)
         self.setObjectName("correction-toolbar")
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)  # fits 1440 px; names in tooltips
         group = QActionGroup(self)
         self.subtools: dict[str, QAction] = {}
-        for name, (label, key, tip) in SUBTOOLS.items():
-            act = QAction(label, self, checkable=True)
+        for name, (label, key, what) in SUBTOOLS.items():
+            act = QAction(glyph_icon(*ICONS[name]), label, self, checkable=True)
             act.setShortcut(key)
-            act.setToolTip(f"{tip} ({key})")
+            act.setToolTip(tip(label, key, what))
             act.setChecked(name == "select")
             group.addAction(act)
             self.addAction(act)
             self.subtools[name] = act
         self.addSeparator()
         self.commands: dict[str, QAction] = {}
-        for name, (label, key, tip) in COMMANDS.items():
-            act = QAction(label, self)
+        for name, (label, key, what) in COMMANDS.items():
+            act = QAction(glyph_icon(*ICONS[name]), label, self)
             if key:
                 act.setShortcut(key)
-            act.setToolTip(f"{tip} ({key})" if key else tip)
+            act.setToolTip(tip(label, key, what))
             self.commands[name] = act
             if name in ("larger", "fill", "replace", "category", "redo"):
                 self.addAction(act)
                 self.addSeparator()
             else:
                 self.addAction(act)
-        self.info = QLabel("")
-        self.addWidget(self.info)
         for act in [*self.subtools.values(), *self.commands.values()]:
             if not act.shortcut().isEmpty():  # the canvas area only: never while typing elsewhere
                 act.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)

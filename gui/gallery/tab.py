@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from masklens.gui.gallery.grid import THUMB_H, THUMB_W, GalleryGrid
 from masklens.gui.gallery.thumbnails import (
@@ -134,6 +134,10 @@ class GalleryTiles:
             self.loader.want(jobs)
 
 
+#: the batch verdict buttons per line of the gallery's header
+BATCH_COLUMNS = 3
+
+
 class GalleryTab(QWidget):
     """The grid over the sample list's rows, with batch verdicts."""
 
@@ -145,28 +149,27 @@ class GalleryTab(QWidget):
         self.tiles = GalleryTiles(window, self.loader, self.cache)
         self.grid = GalleryGrid(self.tiles)
         self.summary = QLabel("")
-        self.summary.setMinimumWidth(1)
-        swatch = "<span style='background:{}'>&nbsp;&nbsp;&nbsp;</span> {}"
-        words = ((TP, "both", "both"), (FP, "prediction only", "pred."), (FN, "ground truth only", "GT"))
-        #: the legend's words, whole and short (a narrow gallery: the short ones, whole in the tooltip)
-        self._legend_texts = tuple(" ".join(swatch.format(QColor(*rgb).name(), names[i]) for rgb, *names in words)
-                                   for i in (0, 1))
-        self.legend = QLabel(self._legend_texts[0])
-        self.legend.setMinimumWidth(1)  # never widening the centre
-        self.legend.setToolTip("thumbnails: the first panel of each sample, instances scored ≥ t; colours: "
-                               "both (prediction and ground truth), prediction only, ground truth only")
-        top = QHBoxLayout()
+        legend = QLabel(" ".join(
+            f"<span style='background:{QColor(*c).name()}'>&nbsp;&nbsp;&nbsp;</span> {t}"
+            for c, t in ((TP, "both"), (FP, "prediction only"), (FN, "ground truth only"))))
+        legend.setToolTip("thumbnails: the first panel of each sample, instances scored ≥ t")
+        self.legend = legend
+        # each on a line of its own, wrapped: a narrow centre (1440 px with both docks) cut them
+        self.summary.setWordWrap(True)
+        legend.setWordWrap(True)
+        top = QVBoxLayout()
         top.setContentsMargins(4, 2, 4, 2)
-        top.addWidget(self.summary, 1)
-        top.addWidget(self.legend)
-        self.batch_row = QHBoxLayout()
+        top.setSpacing(2)
+        top.addWidget(self.summary)
+        top.addWidget(legend)
+        # the verdict buttons in a grid of BATCH_COLUMNS: every label whole at that width
+        self.batch_row = QGridLayout()
         self.batch_row.setContentsMargins(4, 0, 4, 2)
         self.batch_label = QLabel("Selected:")
-        self.batch_label.setMinimumWidth(1)
-        self.batch_row.addWidget(self.batch_label)
+        self.batch_row.addWidget(self.batch_label, 0, 0)
         self.batch_buttons: dict[str, QPushButton] = {}
         self._build_batch_buttons()
-        self.batch_row.addStretch(1)
+        self.batch_row.setColumnStretch(BATCH_COLUMNS + 1, 1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
@@ -198,17 +201,13 @@ class GalleryTab(QWidget):
             verdict_types: Mapping[str, VerdictType] = {}
         else:
             verdict_types = VERDICT_TYPES
-        self._button_texts: dict[str, tuple[str, str]] = {}  # key -> (whole, short)
         for vt in verdict_types.values():
-            glyph = VERDICT_GLYPHS.get(vt.key, (vt.label[:1].upper(), ""))[0]
-            self._button_texts[vt.key] = (f"{vt.label} [{vt.shortcut}]", f"{glyph} {vt.shortcut}")
-            b = QPushButton(self._button_texts[vt.key][0])
-            b.setToolTip(f"{vt.label} [{vt.shortcut}]: {vt.description} — for every selected sample "
-                         "(one row each; Ctrl+Z undoes all)")
+            b = QPushButton(f"{vt.label} [{vt.shortcut}]")
+            b.setToolTip(f"{vt.description} — for every selected sample (one row each; Ctrl+Z undoes all)")
             b.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # a click leaves the keys in the grid
             b.clicked.connect(lambda _=False, k=vt.key: self.batch_verdict(k))
-            b.setMinimumWidth(1)  # never widening the centre: a narrow row shows the short texts
-            self.batch_row.addWidget(b)
+            n = len(self.batch_buttons)
+            self.batch_row.addWidget(b, n // BATCH_COLUMNS, 1 + n % BATCH_COLUMNS)
             self.batch_buttons[vt.key] = b
         self._by_shortcut = {vt.shortcut.lower(): vt.key for vt in verdict_types.values()}
         self.grid.batch_keys = set(self._by_shortcut)
@@ -232,36 +231,6 @@ class GalleryTab(QWidget):
         verdict = self._by_shortcut.get(key)
         if verdict is not None:
             self.batch_verdict(verdict)
-
-    # ------------------------------------------------------------ fitting the width
-    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        super().resizeEvent(event)
-        self._fit()
-
-    def _fit(self) -> None:
-        """Whole words where the gallery is wide enough for them, else the short ones (the
-        verdict's glyph and key, "pred."/"GT"), so that no text is cut off; the tooltips say
-        everything."""
-        room = self.width() - 8
-        margins = self.batch_row.spacing() * (len(self.batch_buttons) + 1)
-        label = self.batch_label.sizeHint().width()
-        whole = label + margins + sum(self._hint(b, self._button_texts[k][0]) for k, b in self.batch_buttons.items())
-        short = whole > room
-        for key, b in self.batch_buttons.items():
-            b.setText(self._button_texts[key][1 if short else 0])
-        legend_room = room - self.summary.sizeHint().width() - 12
-        self.legend.setText(self._legend_texts[0])
-        if self.legend.sizeHint().width() > legend_room:
-            self.legend.setText(self._legend_texts[1])
-
-    @staticmethod
-    def _hint(button: QPushButton, text: str) -> int:
-        """The width ``button`` would want for ``text``."""
-        shown = button.text()
-        button.setText(text)
-        width = button.sizeHint().width()
-        button.setText(shown)
-        return width
 
     # ------------------------------------------------------------ state
     def _ready(self, sid: str, variant: Any, img: QImage | None) -> None:
@@ -299,6 +268,7 @@ class GalleryTab(QWidget):
             parts.append(f"search: “{proxy.search}”")
         col = proxy.sortColumn()
         if 0 <= col < proxy.columnCount():
+            # in words: an arrow read the other way round than the list header's (▼ = ascending there)
             order = "descending" if proxy.sortOrder() == Qt.SortOrder.DescendingOrder else "ascending"
             parts.append(f"sorted by {proxy.headerData(col, Qt.Orientation.Horizontal)}, {order}")
         self.summary.setText(" · ".join([*parts, f"{k} selected"]))
@@ -306,4 +276,3 @@ class GalleryTab(QWidget):
                                 "Shift+arrows select several, a verdict key or button records it for all")
         for b in self.batch_buttons.values():
             b.setEnabled(k > 0)
-        self._fit()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
@@ -98,6 +98,10 @@ class PromptBar(QWidget):
         self.text.setToolTip("the prompt: a concept or phrase; Enter runs it")
         field.returnPressed.connect(self.request_run)
         self.model = QComboBox()
+        for combo in (self.role, self.model, self.image, self.target):
+            # a click picks an entry and leaves the focus where it was (the list's arrows keep
+            # walking the samples instead of changing the role); Tab still reaches them
+            combo.setFocusPolicy(Qt.FocusPolicy.TabFocus)
         for combo, chars in ((self.text, 14), (self.model, 14), (self.image, 8), (self.role, 8)):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(chars)

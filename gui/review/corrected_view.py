@@ -4,7 +4,7 @@ On, every prediction set is scored against the ground truth with the review stor
 corrections applied (:func:`~masklens.core.review.corrections.corrected_scorer`: only the
 corrected samples' threshold-free stage is read again), the window's benchmark is the corrected
 one (the canvas draws the corrected masks), the card of a corrected sample shows the original
-record beside the corrected one, the browser gets ``corrected.*`` columns (with
+record above the corrected one, the browser gets ``corrected.*`` columns (with
 ``corrected.changed``) and the summary (:class:`SummaryTable`) shows both. Off, the original
 scorers come back untouched.
 """

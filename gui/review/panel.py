@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -50,6 +50,10 @@ class ReviewPanel(QWidget):
     correctionRetracted = Signal(str)
     #: a short confirmation of what was recorded or undone (for the window's message bar)
     confirmed = Signal(str)
+    #: the reviewer recording here changed (typed in the Reviewer field + Enter or leaving it)
+    reviewerChanged = Signal(str)
+    #: another process wrote to the store (an assignment, merged verdicts): read it again
+    storeChanged = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -65,6 +69,10 @@ class ReviewPanel(QWidget):
         self.target.setToolTip("the verdict is about the whole sample or one of its prompts")
         self.reviewer = QLineEdit()
         self.reviewer.setPlaceholderText("your name")
+        self.reviewer.setToolTip("your name as a reviewer: your verdicts, queue and \"unreviewed\" "
+                                 "go by it (Enter applies it; kept for the next start)")
+        self.reviewer.editingFinished.connect(self._reviewer_edited)
+        self._reviewer_shown = ""  # the reviewer the dock and the list show (who())
         self.note = QLineEdit()
         self.note.setPlaceholderText("optional note; Enter records it with your verdict")
         self.note.returnPressed.connect(self.record_note)
@@ -122,6 +130,11 @@ class ReviewPanel(QWidget):
         lay.addWidget(self.status)
         self.target.currentIndexChanged.connect(lambda _: self._refresh())
         self._set_enabled(False)
+        # another process' writes (e.g. `masklens review assign` while the window is open) are
+        # seen without reopening: SQLite's data_version, read twice a second (no table is read)
+        self._store_version: int | None = None
+        self._watch = QTimer(self, interval=STORE_POLL_MS)
+        self._watch.timeout.connect(self._store_written_elsewhere)
 
     # ------------------------------------------------------------ wiring
     def add_section(self, widget: QWidget) -> None:
@@ -139,6 +152,13 @@ class ReviewPanel(QWidget):
         self.store = store
         if store is not None and not self.reviewer.text():
             self.reviewer.setText(store.reviewer)
+        self._reviewer_shown = self.who()
+        self._store_version = None
+        if store is not None:
+            self._store_written_elsewhere()  # takes the version now
+            self._watch.start()
+        else:
+            self._watch.stop()
         self._set_enabled(store is not None and bool(self.sample_id))
         self._refresh()
 
@@ -160,6 +180,29 @@ class ReviewPanel(QWidget):
         self.note.clear()
         self._set_enabled(self.store is not None)
         self._refresh()
+
+    def _reviewer_edited(self) -> None:
+        """Enter in (or leaving) the Reviewer field: the buttons, the queue line and the list's
+        verdict column follow the new name at once."""
+        who = self.who()
+        if who == self._reviewer_shown:
+            return
+        self._reviewer_shown = who
+        self._refresh()
+        self.reviewerChanged.emit(who)
+
+    def _store_written_elsewhere(self) -> None:
+        store = self.store
+        if store is None:
+            return
+        try:
+            version = store.data_version()
+        except (MasklensError, OSError):  # e.g. the file went away: said when it is next used
+            return
+        seen, self._store_version = self._store_version, version
+        if seen is not None and version != seen:
+            self._refresh()
+            self.storeChanged.emit()
 
     def prompt_name(self, prompt_id: str) -> str:
         """What a prompt is called on screen: its text (and role) when known, else its id."""
@@ -419,6 +462,8 @@ class ReviewPanel(QWidget):
         worker.start()
 
 
+#: how often the store is asked whether another process wrote to it (milliseconds)
+STORE_POLL_MS = 500
 #: up to this many rows in the store the agreement line is computed at once, beyond on a thread
 INLINE_AGREEMENT_ROWS = 2000
 

@@ -9,6 +9,7 @@ from masklens.core.errors import MasklensError
 from masklens.core.review.locations import benchmark_key, default_store_path
 from masklens.core.review.store import Role, open_store
 from masklens.core.review.verdict_types import VERDICT_TYPES
+from masklens.core.review.verdicts import whose_verdicts
 from masklens.gui.browser.filters import Expression, Filter
 from masklens.gui.browser.sample_browser import SampleBrowser
 from masklens.gui.browser.sample_table import FIXED
@@ -32,6 +33,9 @@ class ReviewStoreLink:
         self.message_bar = message_bar
         browser.model.set_verdict_labels({k: vt.label for k, vt in VERDICT_TYPES.items()})
         panel.verdictsChanged.connect(self.refresh_verdicts)  # only those samples' verdicts are read again
+        # another reviewer name, or another process' writes: every row's verdicts are read again
+        panel.reviewerChanged.connect(lambda _: self.refresh_verdicts())
+        panel.storeChanged.connect(self.refresh_verdicts)
         panel.nextUnreviewedRequested.connect(self.goto_sample)
         panel.confirmed.connect(lambda text: message_bar.show_message(text, "info"))
 
@@ -56,28 +60,30 @@ class ReviewStoreLink:
             self.refresh_verdicts()
 
     def refresh_verdicts(self, sample_ids: list[str] | None = None) -> None:
-        """Show the store's verdicts in the browser: of ``sample_ids`` only (a verdict just recorded
-        or undone: their rows, not the whole store), or of every sample."""
+        """Show the store's verdicts in the browser — the reviewer's own in the verdict column,
+        the others' in theirs (:func:`whose_verdicts`): of ``sample_ids`` only (a verdict just
+        recorded or undone: their rows, not the whole store), or of every sample."""
         store, bench = self.state.review_store, self.state.benchmark
         if store is None or bench is None:
             return
         key = benchmark_key(bench)
-        model = self.browser.model
+        model, who = self.browser.model, self.panel.who()
         if sample_ids is not None and len(sample_ids) <= FEW_SAMPLES:
-            verdicts = dict(model.verdicts)
+            verdicts, others = dict(model.verdicts), dict(model.others)
             for sid in dict.fromkeys(sample_ids):
-                keys = ", ".join(sorted({v.verdict for v in store.sample_current(key, sid) if v.verdict}))
-                if keys:
-                    verdicts[sid] = keys
-                else:
-                    verdicts.pop(sid, None)
+                mine, theirs = whose_verdicts(store.sample_current(key, sid), who)
+                for column, got in ((verdicts, mine), (others, theirs)):
+                    if sid in got:
+                        column[sid] = got[sid]
+                    else:
+                        column.pop(sid, None)
         else:
-            verdicts = {sid: ", ".join(sorted({v.verdict for v in vs if v.verdict}))
-                        for sid, vs in store.sample_verdicts(key).items()}
-        model.set_verdicts(verdicts)
+            verdicts, others = whose_verdicts(store.current(key), who)
+        model.set_verdicts(verdicts, others)
         proxy = self.browser.proxy
-        if reads_verdicts(proxy.filter) or proxy.sortColumn() == FIXED.index("verdict"):  # e.g. "unreviewed"
-            proxy.refilter()
+        sorted_by = proxy.sortColumn()
+        if reads_verdicts(proxy.filter) or sorted_by in (FIXED.index("verdict"), FIXED.index("others")):
+            proxy.refilter()  # e.g. "unreviewed"
         self.browser.update_count()
 
     def goto_sample(self, sample_id: str) -> None:
@@ -103,7 +109,7 @@ def reads_verdicts(f: Any) -> bool:
     if type(f) is Filter:
         return False
     if isinstance(f, Expression):
-        return "verdict" in f.keys
+        return "verdict" in f.keys or "others" in f.keys
     return True
 
 

@@ -73,6 +73,8 @@ class TeamView(QObject):
         panel = window.review_panel
         panel.add_section(self.box)
         panel.verdictRecorded.connect(lambda *_: self.refresh())
+        panel.storeChanged.connect(self.refresh)  # e.g. an assignment made while the window is open
+        panel.reviewerChanged.connect(lambda _: self._show_progress())
         panel.correctionRetracted.connect(lambda *_: window.corrections_link.changed())
         window.state.benchmarkChanged.connect(self.refresh)
         window.state.sampleChanged.connect(lambda *_: self._show_progress())

@@ -62,8 +62,8 @@ class SampleView:
 
     def caption_at(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any],
                    params: Mapping[str, float]) -> str | None:
-        """:meth:`caption` for a view whose words depend on the sliders' values (``params``:
-        e.g. which instance is drawn at t); by default the same as :meth:`caption`."""
+        """The caption at the scoring parameters ``params`` (e.g. ``score_threshold``): a view
+        whose words depend on them (what is drawn at t) overrides this; by default :meth:`caption`."""
         return self.caption(sample, prompt, readout)
 
     def safe_caption(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any] | None,

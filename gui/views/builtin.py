@@ -25,25 +25,27 @@ class CafeView(SampleView):
 
     def caption_at(self, sample: Sample, prompt: Prompt, readout: Mapping[str, Any],
                    params: Mapping[str, float]) -> str | None:
-        """The class, max s and max IoU of the prompt; where a max comes from another instance
-        than the one that decided the class (or from one not drawn), that instance's other
-        number, as the readout card says it ("max IoU 0.993 (its s 0.43 < t, not drawn)")."""
-        from masklens.gui.cards.cafe import decisive_instance, instance_note, owners
-
         side = {Role.POSITIVE: "pos", Role.NEGATIVE: "neg"}.get(prompt.role)
         if side is None:
             return None
-        note_s = note_iou = ""
-        instances = readout.get(f"{side}_instances") or []
-        if "score_threshold" in params and "iou_threshold" in params and instances:
-            t, tau = float(params["score_threshold"]), float(params["iou_threshold"])
-            index, _ = decisive_instance(str(readout[f"{side}_class"]), instances, t, tau)
-            by_s, by_iou = owners(instances)
-            note_s = instance_note(by_s, index, instances, t, of_score=True)
-            note_iou = instance_note(by_iou, index, instances, t, of_score=False)
-        return (f"{readout[f'{side}_class']} · max s {_f(readout[f'{side}_max_score'], 2)}{note_s}"
-                f" · max IoU {_f(readout[f'{side}_max_iou'])}{note_iou}"
+        owner = _iou_owner(readout.get(f"{side}_instances") or [], params.get("score_threshold"))
+        return (f"{readout[f'{side}_class']} · max s {_f(readout[f'{side}_max_score'], 2)}"
+                f" · max IoU {_f(readout[f'{side}_max_iou'])}{owner}"
                 + (" · swap" if readout.get("SoftSwap") else ""))
+
+
+def _iou_owner(instances: list[Mapping[str, Any]], t: float | None) -> str:
+    """" (its s 0.43 < t, not drawn)" when the max IoU is another instance's than the max s, as
+    the card says: the two figures are never read as one instance's."""
+    try:
+        by_s = max(range(len(instances)), key=lambda k: float(instances[k]["score"]))
+        by_iou = max(range(len(instances)), key=lambda k: float(instances[k]["iou"]))
+    except ValueError:  # no instances
+        return ""
+    if by_s == by_iou:
+        return ""
+    s = float(instances[by_iou]["score"])
+    return f" (its s {s:.2f}{' < t, not drawn' if t is not None and s < t else ''})"
 
 
 def _f(value: Any, digits: int = 3) -> str:

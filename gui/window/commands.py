@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QDialog, QMenu, QTabWidget, QWidget
 
 from masklens.core.errors import Cancelled, MasklensError
@@ -134,6 +134,8 @@ class WindowCommands:
 
     def open_benchmark(self, kind_name: str, argv: list[str], *, sync: bool = False, on_error: Any = None) -> bool:
         """Open ``kind_name`` with its CLI arguments; errors go to the message bar (and ``on_error``)."""
+        if not self.state.may_leave("opening another benchmark"):  # e.g. an unaccepted edit kept
+            return False
         try:
             kind = get_kind(kind_name)
             ns = parse_kind_args(kind, argv)
@@ -145,14 +147,19 @@ class WindowCommands:
         from masklens.gui.jobs import tasks
 
         def loaded(res: tasks.Loaded) -> None:
-            self._loaded(res)
+            if not self._loaded(res):
+                return
             if has_predictions(kind, ns):
                 self.attach_predictions(ns, Path(str(next(iter(self._pred_values(kind, ns).values()), "predictions"))).name, sync=sync)
 
         return self.start("open benchmark", tasks.load_benchmark, kind, ns, argv, on_done=loaded, sync=sync,
                           on_error=on_error)
 
-    def _loaded(self, res: Any) -> None:
+    def _loaded(self, res: Any) -> bool:
+        """Show a loaded benchmark; False when the sample shown was kept (an edit started
+        while it loaded, which the user chose to keep)."""
+        if not self.state.may_leave("opening another benchmark"):
+            return False
         label = f"{res.kind.title or res.kind.name}: {res.benchmark.name}"
         if res.argv:
             self.settings.add_recent(res.kind.name, res.argv, recent_label(res.kind.name, res.argv))
@@ -160,6 +167,7 @@ class WindowCommands:
         self.message_bar.show_message(f"opened {label} ({len(res.benchmark.samples)} samples)", "info")
         self.state.set_benchmark(res.kind, res.benchmark, res.namespace, res.argv,
                                  self.settings.params.get(res.kind.name))
+        return True
 
     def fill_demo_menu(self, menu: QMenu) -> None:
         """File › Open demo: one entry per bundled demo benchmark kind."""
@@ -178,6 +186,8 @@ class WindowCommands:
             act.triggered.connect(lambda _=False, k=name: self.open_demo(k))
 
     def open_demo(self, kind: str | None = None, *, sync: bool = False) -> bool:
+        if not self.state.may_leave("opening another benchmark"):  # e.g. an unaccepted edit kept
+            return False
         try:
             from masklens.core.kinds.demo import demo_kinds, demo_namespace
         except ImportError:
@@ -198,7 +208,8 @@ class WindowCommands:
         kind_obj = get_kind(name)
 
         def loaded(res: Any) -> None:
-            self._loaded(res)
+            if not self._loaded(res):
+                return
             if self._pred_values(kind_obj, ns):
                 self.attach_predictions(ns, "demo predictions", sync=sync)
 
@@ -346,6 +357,9 @@ class WindowCommands:
         self._serial += 1
         serial = self._serial
         options = dict(self.settings.model_options.get(req.model, {}))
+        focus = QApplication.focusWidget()
+        if focus is not None and self.prompt_bar.isAncestorOf(focus):  # Enter in the prompt, Run
+            self.browser.table.setFocus(Qt.FocusReason.OtherFocusReason)  # the arrows walk the list again
         return self.start(f"run {req.model}", tasks.run_prompt, self.models, req.model, options, rgb, kind, sample,
                           req.text, req.role, req.level, image_key, dict(self.state.params),
                           self.state.predictions(), serial, req.replaces, self.prediction_caches.open, visual,

@@ -45,6 +45,14 @@ class DockWidths(QObject):
                 self.wanted[name] = obj.width()
         return False
 
+    def choose(self, widths: dict[str, int]) -> None:
+        """Take ``widths`` (dock name → pixels: the first-run sizes, or those kept from the last
+        session) as the chosen ones, whatever room the window has for them now: a window too
+        narrow for them (e.g. at a scale factor of 2) squeezes the docks without that counting as
+        a choice, and they come back as it widens."""
+        self.wanted.update(widths)
+        self._asked.update(widths)
+
     def remember(self) -> None:
         """Take the docks' current widths as the chosen ones (after a layout is restored or reset)."""
         self._asked.clear()

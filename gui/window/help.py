@@ -61,7 +61,10 @@ FILTER_SYNTAX = (
 FIXED_COLUMNS = {
     "sample": "the sample's id",
     "group": "the benchmark's group of the sample (edit type, split, category …)",
-    "verdict": "your review verdict on the sample (empty: not reviewed)",
+    "verdict": "your review verdicts on the sample — the reviewer named in the Review dock "
+               "(empty: not reviewed by you; the “unreviewed” preset and N go by it)",
+    "others": "the other reviewers' verdicts on the sample, as reviewer: verdict (e.g. "
+              "others ~ ben)",
 }
 
 
@@ -180,7 +183,10 @@ class ShortcutSheet(QDialog):
         self.rows = shortcut_rows(window)
         self.table = _table(["keys", "action", "where"], self.rows)
         note = QLabel("Single letters act while the canvas or the sample list has the focus (a blue "
-                      "frame). A focused slider takes ←/→, PgUp/PgDn, Home/End; Tab leaves a field.")
+                      "frame). A focused slider takes ←/→, PgUp/PgDn, Home/End; Tab leaves a field. "
+                      "Esc with a correction open closes the edit (Correct mode stays on); an edit with "
+                      "changes is never dropped unasked: closing it, another sample or benchmark, "
+                      "another tool or quitting asks Accept / Discard / Cancel.")
         note.setWordWrap(True)
         lay = QVBoxLayout(self)
         lay.addWidget(self.table, 1)
@@ -200,8 +206,8 @@ class FilterReference(QDialog):
         from masklens.gui.cards import card_for
 
         kind = window.state.kind
-        # a column is one sample's field: its card's words for the record's fields first, then
-        # the kind's metric definitions (which describe the whole-benchmark figures)
+        # the card's words for the record's fields (each per sample, as the column is), else the
+        # kind's metric definitions (some of those define the whole benchmark's figure)
         help_ = {**dict(kind.metric_help), **card_for(kind.name).HELP} if kind is not None else {}
 
         self.rows: list[tuple[str, str]] = []
@@ -229,7 +235,7 @@ class FilterReference(QDialog):
         before = "" if at == 0 or text[at - 1] == " " else " "
         edit.setText(f"{text[:at]}{before}{name} {text[at:]}")
         edit.setCursorPosition(at + len(before) + len(name) + 1)
-        main = edit.window()  # typing goes on in the filter: its window becomes the active one
+        main = edit.window()  # typing goes on in the field: the window comes before this sheet
         main.raise_()
         main.activateWindow()
         edit.setFocus(Qt.FocusReason.OtherFocusReason)

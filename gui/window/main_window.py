@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea, QVBoxLayout, QWidget
 
 from masklens.core.errors import MasklensError
 from masklens.core.models import remote
@@ -51,6 +51,17 @@ from masklens.gui.window.status import StatusBar
 from masklens.gui.window.view_toolbar import ViewToolbar
 
 log = logging.getLogger(__name__)
+
+
+def scrolled(widget: QWidget) -> QScrollArea:
+    """``widget`` in a frameless scroll area that fits it to its width where it can (else scrolls)."""
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+    area.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a click on a button in it leaves the focus where it was
+    return area
 
 
 def _action(text: str, parent: QObject, slot: Callable[[], object],
@@ -117,9 +128,11 @@ class MainWindow(QMainWindow):
             sample_view=self.sample_view, compare_view=self.compare_view, live_list=self.live_list,
             readout_panel=self.readout_panel, browser=self.browser, status=self.status,
             message_bar=self.message_bar, set_comparison=self.set_comparison, gallery=self.gallery)
+        # a second row: the drawing tools, and beside them the Correction toolbar in Correct mode
+        # (one row beside the view switches overflowed into » at 1440 px)
+        self.addToolBarBreak()
         self.addToolBar(self.visual_tool.toolbar)
         self.correction = CorrectionTool(self)  # Correct mode: ground-truth edits (docs/gui.md)
-        self.addToolBarBreak()  # a row of its own, shown in Correct mode only
         self.addToolBar(self.correction.toolbar)
         self.edit_check = EditCheck(self)  # image pairs: edit leakage, Edit difference view
         self._build_review()  # corrections: store, corrected switch, apply/export; team review
@@ -130,7 +143,7 @@ class MainWindow(QMainWindow):
         self.default_state = self.saveState()  # View › Reset layout goes back to it
         layout_memory.restore_geometry(self, settings)
         if settings.window_state:
-            self.restoreState(QByteArray.fromBase64(settings.window_state.encode()))
+            self.restore_layout(QByteArray.fromBase64(settings.window_state.encode()))
         if warn:
             self.message_bar.show_message(warn, "warning")
 
@@ -149,6 +162,7 @@ class MainWindow(QMainWindow):
         self.tabs = QuietTabWidget()  # a new panel title does not repaint the whole page
         self.tabs.addTab(self.sample_view, "Sample")
         self.tabs.addTab(self.compare_view, "Compare typed prompts")
+        self.tabs.tabBar().setUsesScrollButtons(True)  # a narrow window scrolls the tab titles
         central = QWidget()
         lay = QVBoxLayout(central)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -166,16 +180,24 @@ class MainWindow(QMainWindow):
         self.readout_panel = ReadoutPanel(original_for=lambda index: self.corrected_view.original_readout(index))
         self.live_list = LiveList()
         self.review_panel = ReviewPanel()
+        self.review_panel.reviewer.setText(self.settings.reviewer)  # "": the store's (login) name
+        self.review_panel.reviewerChanged.connect(self._reviewer_named)
         self.browser_dock = self._dock("Samples", self.browser, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.readout_dock = self._dock("Readout", self.readout_panel, Qt.DockWidgetArea.RightDockWidgetArea)
         self.live_dock = self._dock("Typed prompts", self.live_list, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.review_dock = self._dock("Review", self.review_panel, Qt.DockWidgetArea.RightDockWidgetArea)
+        # scrolled, not squeezed: the window's minimum size stays within a 1920×1080 screen at a
+        # scale factor of 2 (960×540 logical pixels) — the Review dock's buttons set 380 px of it
+        self.review_dock = self._dock("Review", scrolled(self.review_panel), Qt.DockWidgetArea.RightDockWidgetArea)
         self.tabifyDockWidget(self.live_dock, self.review_dock)
         self.dock_widths = DockWidths(self, [self.browser_dock, self.readout_dock, self.live_dock, self.review_dock])
         self.status = StatusBar(self, model_host=self.model_host)
         self.setStatusBar(self.status)
         self.view_toolbar.scope_keys(self.tabs, self.browser.table)
         self.review_link = ReviewStoreLink(self.state, self.browser, self.review_panel, self.message_bar)
+
+    def _reviewer_named(self, name: str) -> None:
+        """The Review dock's reviewer name, kept for the next start."""
+        self.settings.reviewer = name
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
@@ -184,9 +206,21 @@ class MainWindow(QMainWindow):
         self._docks_sized = True
         if self.settings.window_state:  # again once the window has its size: dock widths come back exact
             state = QByteArray.fromBase64(self.settings.window_state.encode())
-            QTimer.singleShot(0, lambda: self.restoreState(state))
+            chosen = {k: v for k, v in self.settings.dock_widths.items() if isinstance(v, int)}
+
+            def restore() -> None:
+                self.restore_layout(state)
+                self.dock_widths.choose(chosen)  # a window narrower than then: they come back on widening
+
+            QTimer.singleShot(0, restore)
         else:
             QTimer.singleShot(0, lambda: layout_memory.size_docks(self))
+
+    def restore_layout(self, state: QByteArray) -> None:
+        """The docks and toolbars of a saved ``state``; the Correction toolbar is shown in Correct
+        mode only (it follows the tool, not a layout saved while Correct mode was on)."""
+        self.restoreState(state)
+        self.correction.toolbar.setVisible(self.correction.correct_action.isChecked())
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -215,8 +249,6 @@ class MainWindow(QMainWindow):
         m.addAction(_action("Open &predictions…", self, c.open_predictions_dialog, "Ctrl+Shift+O"))
         self.demo_menu = m.addMenu("Open &demo")
         c.fill_demo_menu(self.demo_menu)
-        self.recent_menu = m.addMenu("Open &recent")
-        self.recent_menu.aboutToShow.connect(lambda: c.fill_recent(self.recent_menu))
         m.addAction(_action("Save &workspace…", self,
                             lambda: workspace.save_workspace_dialog(self, self.state, c), "Ctrl+Shift+S"))
         m.addSeparator()
@@ -224,6 +256,11 @@ class MainWindow(QMainWindow):
                                        lambda: report_dialog.open_report_dialog(self, self.state)))
         m.addSeparator()
         slots.open("file.corrections", m)  # apply / export the review store's corrections
+        # Quit last, with the recent benchmarks (a submenu: nothing a slipped click triggers)
+        # between it and the exports; it asks first when an edit would be lost (closeEvent)
+        self.recent_menu = m.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(lambda: c.fill_recent(self.recent_menu))
+        m.addSeparator()
         quit_ = _action("&Quit", self, self.close)  # the platform's key, else Ctrl+Q
         quit_.setShortcuts(QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")])
         m.addAction(quit_)
@@ -287,6 +324,7 @@ class MainWindow(QMainWindow):
         s.paramsShown.connect(lambda: self.renderer.render())
         s.liveChanged.connect(self.live_dock.raise_)
         self.browser.sampleActivated.connect(self.state.set_index)
+        s.sampleKept.connect(self.browser.select_source_row)  # a refused switch: the row goes back
         self.browser.message.connect(lambda t: self.message_bar.show_message(t, "warning"))
         self.readout_panel.sliders.paramsChanged.connect(self.set_params)
         self.readout_panel.bind(self.state, lambda: [self.sample_view, self.compare_view])
@@ -386,6 +424,7 @@ class MainWindow(QMainWindow):
             return
         s = self.settings
         layout_memory.save_geometry(self, s)
+        s.dock_widths = dict(self.dock_widths.wanted)
         s.gt_opacity, s.pred_opacity = self.toggles.gt_opacity, self.toggles.pred_opacity
         s.outlines, s.colours = self.toggles.outlines, dict(self.toggles.colours)
         s.model = self.prompt_bar.model.currentData() or s.model
@@ -395,6 +434,9 @@ class MainWindow(QMainWindow):
             self.message_bar.show_message(f"settings not saved: {exc}", "warning")
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        if not self.state.may_leave("quitting"):  # e.g. an unaccepted edit the user keeps
+            event.ignore()
+            return
         self.jobs.cancel_all()
         self.rescoring.runner.cancel_all()
         self.save_settings()

@@ -33,6 +33,9 @@ _STYLE = {
     "warning": "background: #fdf3d0; color: #5a4a00; border: 1px solid #E69F00;",
     "info": "background: #dcecf7; color: #0b3a5c; border: 1px solid #56B4E9;",
 }
+#: the text on each level's background, also for the label and buttons inside the bar (they draw
+#: with the palette's text colour otherwise: light on the light bar under a dark palette)
+_TEXT = {"error": "#6b2a00", "warning": "#5a4a00", "info": "#0b3a5c"}
 
 
 def one_line(text: str) -> str:
@@ -73,6 +76,7 @@ class MessageBar(QFrame):
         self.full.setMargin(6)
         self.full.hide()
         self.level = ""
+        self.topic = ""  # what the message shown is about (show_message)
         self.history: list[tuple[str, str]] = []
         self._text = ""
         self._fade = QTimer(self, singleShot=True, interval=INFO_SECONDS * 1000)  # dies with the bar
@@ -123,20 +127,25 @@ class MessageBar(QFrame):
         self.more.setVisible(bool(self._text) and ("\n" in self._text.strip() or self.label.is_elided()))
 
     # ------------------------------------------------------------ messages
-    def show_message(self, text: str, level: str = "info") -> None:
-        """Show ``text``; information fades after a few seconds, warnings and errors stay."""
+    def show_message(self, text: str, level: str = "info", topic: str = "") -> None:
+        """Show ``text``; information fades after a few seconds, warnings and errors stay.
+        ``topic``: what the message is about (e.g. "correction"); an information on the topic
+        of the warning shown replaces it (what the warning was about has been settled since)."""
         self.history.append((level, text))
-        if level == "info" and self.isVisible() and SEVERITY.get(self.level, 0) > 0:
+        settles = bool(topic) and topic == self.topic
+        if level == "info" and self.isVisible() and SEVERITY.get(self.level, 0) > 0 and not settles:
             self.setToolTip(f"also: {text}")  # an information never hides a warning or an error
             self.label.setToolTip(f"also: {text}")  # what a hover over the text shows (after the text, if cut)
             return
-        self.level, self._text = level, text
+        self.level, self._text, self.topic = level, text, topic
         self.label.setText(one_line(text))
         self.label.setToolTip("")  # an elided text shows itself whole as the tooltip
         self.full.setText(text)
         self.setToolTip("")
         style = _STYLE.get(level, _STYLE["info"])
-        self.setStyleSheet(f"#message-bar {{ {style} }}")
+        text_colour = _TEXT.get(level, _TEXT["info"])
+        self.setStyleSheet(f"#message-bar {{ {style} }} "
+                           f"#message-bar QLabel, #message-bar QToolButton {{ color: {text_colour}; }}")
         self.full.setStyleSheet(f"#message-full {{ {style} }}")
         self.more.setChecked(False)
         self.show()
@@ -150,7 +159,7 @@ class MessageBar(QFrame):
         self.more.setChecked(False)
         self.full.hide()
         self.hide()
-        self.level = ""
+        self.level = self.topic = ""
 
     @property
     def text(self) -> str:

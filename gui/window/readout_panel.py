@@ -130,6 +130,7 @@ class ReadoutPanel(QWidget):
         hidden until shown: its title label and ``widget``."""
         label = QLabel(title)
         label.setStyleSheet("font-weight: 600")
+        label.setWordWrap(True)  # a long title never widens the dock
         lay = self._layout
         at = lay.indexOf(self.details)
         lay.insertWidget(at, label)

@@ -9,6 +9,22 @@ pytest.importorskip("pytestqt")
 import toykind  # noqa: E402
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item):
+    """Before pytest-qt closes the test's windows: an edit a test left open is dropped, as
+    Discard would drop it (closing would otherwise ask Accept / Discard / Cancel, modal)."""
+    import shiboken6
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is not None:
+        from masklens.gui.window.main_window import MainWindow
+
+        for w in QApplication.topLevelWidgets():
+            if isinstance(w, MainWindow) and shiboken6.isValid(w):
+                w.correction.end()
+    return (yield)
+
+
 @pytest.fixture(autouse=True)
 def _config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("MASKLENS_CONFIG_DIR", str(tmp_path / "config"))

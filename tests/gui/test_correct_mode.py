@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
+from PySide6.QtWidgets import QApplication
 from test_gui_defects import canvas, focus, open_demo
 
 pytest.importorskip("masklens.core.kinds.demo")
@@ -37,6 +38,23 @@ def drag(qtbot, c, pts, button=Qt.MouseButton.LeftButton):
     for p in pts[1:]:
         qtbot.mouseMove(vp, at(c, *p))
     qtbot.mouseRelease(vp, button, pos=at(c, *pts[-1]))
+
+
+def answer(qtbot, button: str) -> list[str]:
+    """Click ``button`` on the unaccepted-edit question as soon as it shows (it is modal, so
+    this waits from inside its event loop); the question's words are returned as it came."""
+    asked: list[str] = []
+
+    def click() -> None:
+        box = QApplication.activeModalWidget()
+        if box is None or box.objectName() != "unaccepted-edit":
+            QTimer.singleShot(10, click)  # not shown yet: look again on a later turn
+            return
+        asked.append(f"{box.text()} {box.informativeText()}")
+        qtbot.mouseClick(next(b for b in box.buttons() if b.text() == button), Qt.MouseButton.LeftButton)
+
+    QTimer.singleShot(0, click)
+    return asked
 
 
 def instance_centre(w):
@@ -174,7 +192,7 @@ def test_delete_and_new_instance(demo, qtbot):
     assert got.args[2] is None and got.args[3].area == s.area > 0
 
 
-def test_moving_to_another_sample_discards_the_edit_and_no_click_without_instance(demo, qtbot):
+def test_moving_to_another_sample_asks_and_discard_drops_the_edit_and_no_click_without_instance(demo, qtbot):
     w = demo
     key(w, qtbot, Qt.Key.Key_C)
     key(w, qtbot, Qt.Key.Key_D)
@@ -184,8 +202,9 @@ def test_moving_to_another_sample_discards_the_edit_and_no_click_without_instanc
     key(w, qtbot, Qt.Key.Key_X)
     drag(qtbot, canvas(w), [(x - 2, y), (x + 2, y)])
     assert w.correction.session.changed
+    asked = answer(qtbot, "Discard edit")  # the switch asks first (tests/gui/test_edit_never_lost.py)
     w.commands.step_sample(1)
-    assert w.correction.session is None and "edit discarded" in w.message_bar.text
+    assert asked and w.correction.session is None and "edit discarded" in w.message_bar.text
     assert all(i.scene() is None for i in w.correction._items.values())
 
 

@@ -497,7 +497,7 @@ def table(w) -> dict[str, Entry]:
         "Pan": _tool_chosen("pan"),
         "Box": _tool_chosen("box"),
         "Points": _tool_chosen("point"),
-        "Clear": Entry(before=_drawn_box, check=_cleared),
+        "Clear (in an edit: close the edit)": Entry(before=_drawn_box, check=_cleared),
         "About masklens": Entry(check=_about_shown),
         "Correct": _tool_chosen("correct"),
         "Edit difference": _edit_difference(),

@@ -58,7 +58,7 @@ def test_metric_tooltips_come_from_the_kind(toy_window):
     hit = next(pos.child(i) for i in range(pos.childCount()) if pos.child(i).text(0) == "hit")
     assert toykind.KIND.metric_help["hit"] in hit.toolTip(1)
     model = toy_window.browser.model
-    col = model.columns.index("positive.best_iou") + 5
+    col = model.columns.index("positive.best_iou") + model.FIXED_COLUMNS
     assert toykind.KIND.metric_help["best_iou"] in model.headerData(col, Qt.Orientation.Horizontal,
                                                                     Qt.ItemDataRole.ToolTipRole)
 

@@ -17,7 +17,7 @@ from masklens.core.scoring.readout import generic_readout
 
 def column(window, name):
     m = window.browser.model
-    col = m.columns.index(name) + 5
+    col = m.columns.index(name) + m.FIXED_COLUMNS
     return [m.value(r, col) for r in range(m.rowCount())]
 
 

@@ -120,7 +120,7 @@ def test_filter_reference_of_hallusegbench_gives_each_column_a_per_sample_meanin
     for name in ("ann_id", "factual_label", "counterfactual_label", "size", "area_factual",
                  "area_counterfactual", "CCMS_item"):
         assert meaning.get(name), name
-    assert "for this item" in meaning["dIoU_textual"] and "mean over" not in meaning["dIoU_textual"]
+    assert "of this item" in meaning["dIoU_textual"] and not meaning["dIoU_textual"].startswith("mean over")
     names = [r[0] for r in ref.rows]
     table = ref.table
     row = names.index("IoU_fact")

@@ -39,9 +39,8 @@ def _menu(window, title: str) -> QMenu:
 
 def test_the_features_actions_sit_in_their_slots_of_the_window(window):
     assert _texts(_menu(window, "File")) == [
-        "Open benchmark…", "Open predictions…", "Open demo", "Open recent", "Save workspace…", "—",
-        "Export report…", "—",
-        "Apply corrections…", "Export verdicts/corrections…", "—", "Quit"]
+        "Open benchmark…", "Open predictions…", "Open demo", "Save workspace…", "—", "Export report…", "—",
+        "Apply corrections…", "Export verdicts/corrections…", "—", "Open recent", "—", "Quit"]
     assert _texts(_menu(window, "Help")) == ["Keyboard shortcuts", "Filter language…", "Documentation", "—",
                                              "About masklens"]
     view = _texts(_menu(window, "View"))
