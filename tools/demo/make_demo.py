@@ -3,7 +3,9 @@
     python tools/demo/make_demo.py [--out DIR] [--seed N] [--only cafe,pcs,...]
 
 Each benchmark's folder is written to a temporary directory and swapped in
-atomically. The demo model's predictions are produced by running the `demo`
+atomically. An existing folder is replaced only when it holds exactly the files the generator
+writes (an earlier demo); a folder with anything else in it (a reviewer's store, a user's file)
+or a path that is not a folder is refused in one line, and nothing is touched. The demo model's predictions are produced by running the `demo`
 segmenter on the generated pixels (kept down to the ``DEMO_FLOOR`` score, as
 ``masklens predict KIND --model demo --score-threshold 0.05`` writes them).
 """
@@ -22,7 +24,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # tools/demo/ is a folder of scripts, not a package
 
-from masklens.core.files.io import atomic_directory  # noqa: E402
+from masklens.core.errors import MasklensError  # noqa: E402
+from masklens.core.files.io import temp_sibling_dir  # noqa: E402
 from masklens.core.models.demo import DemoSegmenter  # noqa: E402
 from masklens.resources import DEMO_DIR  # noqa: E402
 
@@ -45,34 +48,54 @@ def _generator(name: str) -> Callable[..., None]:
     return getattr(importlib.import_module(module), func)
 
 
-def _is_demo(folder: Path) -> bool:
-    """A demo folder this script wrote (it holds the kind's first file), replaced on regeneration."""
-    return any((folder / f).is_file() for f in ("ann.json", "data.json", "gold_annotator_1.json"))
+def _files(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() or p.is_symlink()}
+
+
+def _replace(target: Path, fresh: Path) -> None:
+    """Put the generated folder ``fresh`` at ``target``: a new path, or an earlier demo (exactly
+    the files the generator writes, whatever their bytes); anything else is refused untouched."""
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise MasklensError("exists and is not a folder; not replacing it", path=target,
+                            hint="give --out a folder of earlier demos, or a new one")
+    previous = None
+    if target.exists():
+        extra = sorted(_files(target) - _files(fresh)) + sorted(
+            str(p.relative_to(target)) for p in target.rglob("*") if not (p.is_file() or p.is_dir()))
+        if extra:
+            shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+            raise MasklensError(f"holds files the demo generator does not write ({shown}); not replacing it",
+                                path=target, hint="move them away, or give --out another folder")
+        previous = target.with_name(f".{target.name}.previous")
+        os.replace(target, previous)
+    try:
+        os.replace(fresh, target)
+    except OSError:
+        if previous is not None:
+            os.replace(previous, target)
+        raise
+    if previous is not None:
+        shutil.rmtree(previous)
 
 
 def make_demo(out: Path = DEMO_DIR, seed: int = SEED, only: list[str] | None = None) -> list[str]:
     """Write every demo benchmark under ``out``; returns the folders written."""
     out = Path(out)
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise MasklensError("exists and is not a folder; the demo is written into a folder", path=out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for offset, name in enumerate(GENERATORS):
         if only and name not in only:
             continue
-        # the demo's own folders (no marker: the file list is the committed demo's); an earlier
-        # demo is moved aside first and put back when the new one cannot be written
+        # the demo's own folders (no marker: the file list is the committed demo's)
         target = out / name
-        previous = target.with_name(f".{name}.previous") if _is_demo(target) else None
-        if previous is not None:
-            os.replace(target, previous)
+        fresh = temp_sibling_dir(target)
         try:
-            with atomic_directory(target, what="demo", marker=False) as tmp:
-                _generator(name)(tmp, seed + offset, DemoSegmenter(score_threshold=DEMO_FLOOR))
-        except BaseException:
-            if previous is not None:
-                os.replace(previous, target)
-            raise
-        if previous is not None:
-            shutil.rmtree(previous)
+            _generator(name)(fresh, seed + offset, DemoSegmenter(score_threshold=DEMO_FLOOR))
+            _replace(target, fresh)
+        finally:
+            shutil.rmtree(fresh, ignore_errors=True)
         written.append(name)
     for name in written:  # temp files/dirs are created private; the demo is for everyone to read
         for p in [out / name, *(out / name).rglob("*")]:
@@ -87,7 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated subset, e.g. cafe,r2sm")
     args = parser.parse_args(argv)
     only = [s for s in args.only.split(",") if s] or None
-    for name in make_demo(args.out, args.seed, only):
+    try:
+        written = make_demo(args.out, args.seed, only)
+    except MasklensError as exc:
+        print(f"make_demo: {exc}", file=sys.stderr)
+        return 2
+    for name in written:
         print(f"wrote {args.out / name}")
     return 0
 
