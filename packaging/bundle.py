@@ -6,6 +6,8 @@ Builds ``packaging/masklens.spec`` with PyInstaller (a one-folder bundle of the 
 window, the demo and replay backends; no torch) and packs it with the desktop entry, the icon,
 the workspace MIME type and the AppStream metainfo into ``DIR/masklens-VERSION-linux-ARCH.tar.gz``
 (default DIR: build/bundle). Prints the folder's and the tarball's size and the build time.
+DIR must be new, empty or written by an earlier run: a folder of anything else, a file or a
+device is refused in one line before anything is built (PyInstaller clears what it builds in).
 
 The tarball unpacks to ``masklens-VERSION/``::
 
@@ -107,11 +109,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "bundle")
     args = parser.parse_args(argv)
+    from masklens.core.errors import MasklensError
+    from masklens.core.files.output_dirs import check_replaceable, write_marker
+
+    try:  # PyInstaller clears its dist/ and work/ there: only a folder this script wrote is reused
+        check_replaceable(args.out)
+    except MasklensError as exc:
+        print(f"bundle: {exc}", file=sys.stderr)
+        return 2
     start = time.perf_counter()
     bundle = build(args.out)
     built = time.perf_counter() - start
     tarball = pack(bundle, args.out)
     total = time.perf_counter() - start
+    write_marker(args.out, "bundle")  # what this script wrote there: the next build may replace it
     mb = 1024 * 1024
     print(f"bundle: {bundle} ({folder_size(bundle) / mb:.0f} MB), built in {built:.0f} s", file=sys.stderr)
     print(f"tarball: {tarball} ({tarball.stat().st_size / mb:.0f} MB), {total:.0f} s in all", file=sys.stderr)
