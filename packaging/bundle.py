@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     built = time.perf_counter() - start
     tarball = pack(bundle, args.out)
     total = time.perf_counter() - start
+    shutil.rmtree(args.out / "work", ignore_errors=True)  # PyInstaller's scratch (links into the tree)
     write_marker(args.out, "bundle")  # what this script wrote there: the next build may replace it
     mb = 1024 * 1024
     print(f"bundle: {bundle} ({folder_size(bundle) / mb:.0f} MB), built in {built:.0f} s", file=sys.stderr)
