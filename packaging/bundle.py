@@ -122,10 +122,11 @@ def main(argv: list[str] | None = None) -> int:
     built = time.perf_counter() - start
     tarball = pack(bundle, args.out)
     total = time.perf_counter() - start
-    shutil.rmtree(args.out / "work", ignore_errors=True)  # PyInstaller's scratch (links into the tree)
-    write_marker(args.out, "bundle")  # what this script wrote there: the next build may replace it
     mb = 1024 * 1024
     print(f"bundle: {bundle} ({folder_size(bundle) / mb:.0f} MB), built in {built:.0f} s", file=sys.stderr)
+    for scratch in ("work", "dist"):  # PyInstaller's folders (links into the tree): the tarball is the bundle
+        shutil.rmtree(args.out / scratch, ignore_errors=True)
+    write_marker(args.out, "bundle")  # what this script wrote there: the next build may replace it
     print(f"tarball: {tarball} ({tarball.stat().st_size / mb:.0f} MB), {total:.0f} s in all", file=sys.stderr)
     return 0
 
