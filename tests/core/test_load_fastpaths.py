@@ -1,5 +1,5 @@
 """The fast SA-Co/Gold and CAFE loading paths (batch RLE check, masks built per file, records
-read inline) give exactly what the plain per-record forms give — same samples, masks, flags,
+read inline, later annotator files read by worker processes) give exactly what the plain per-record forms give — same samples, masks, flags,
 scores, and on hostile files the same error (file, record, field, wording)."""
 
 from __future__ import annotations
@@ -9,14 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from masklens.core.errors import DataFormatError
 from masklens.core.kinds.common.cgf1.io import exhaustive, image_path, read_results, text_of
 from masklens.core.kinds.common.coco import load_coco, load_results
+from masklens.core.kinds.pcs.annotator_files import AnnotatorDigest, AnnotatorFile, read_annotators
 from masklens.core.kinds.pcs.kind import load_pcs
 from masklens.core.masks import Mask
+from masklens.core.runtime.worker_processes import workers_available
 from masklens.core.schema import GroundTruth, ImageRef, Prompt, Role, Sample
 
 H, W = 6, 7
@@ -181,6 +184,37 @@ def test_load_pcs_equals_the_plain_loader(tmp_path, seed, faults) -> None:
         assert fast == plain
     else:
         same_samples(fast, plain)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 10**6), FAULTS)
+def test_load_pcs_in_worker_processes_equals_the_plain_loader(tmp_path, seed, faults) -> None:
+    """The later annotator files read by worker processes: the same samples, or the same error
+    (a file with a problem is read again here)."""
+    paths = write_pcs(tmp_path, seed, faults)
+    fast = outcome(lambda: load_pcs(paths, workers=True).samples)
+    plain = outcome(plain_load_pcs, paths)
+    if isinstance(plain, tuple) or isinstance(fast, tuple):
+        assert fast == plain
+    else:
+        same_samples(fast, plain)
+
+
+@pytest.mark.skipif(not workers_available(), reason="worker processes need a second CPU and a Python")
+def test_worker_processes_read_the_later_files_of_a_valid_subset(tmp_path) -> None:
+    paths = write_pcs(tmp_path, 11, {"file": 0, "ann": 0, "seg": None, "crowd": None, "image": None})
+    paths += [tmp_path / "gt1.json", tmp_path / "gt2.json"][len(paths) - 1 :]
+    for p in paths[1:]:
+        if not p.exists():
+            p.write_bytes(paths[0].read_bytes())
+    read = read_annotators(paths, workers=True)
+    assert [type(r) for r in read] == [AnnotatorFile, AnnotatorDigest, AnnotatorDigest]
+    same_samples(load_pcs(paths, workers=True).samples, plain_load_pcs(paths))
+    broken = json.loads(paths[2].read_text())
+    broken["images"][0]["is_instance_exhaustive"] = "yes"
+    paths[2].write_text(json.dumps(broken))
+    assert [type(r) for r in read_annotators(paths, workers=True)][2] is AnnotatorFile  # read again here
+    assert outcome(lambda: load_pcs(paths, workers=True)) == outcome(plain_load_pcs, paths)
 
 
 # ------------------------------------------------------------------ predictions

@@ -15,7 +15,7 @@ import pytest
 
 from masklens.core.cli import main
 from masklens.core.errors import DataFormatError
-from masklens.core.files.paths import allow_outside_root, inside_root, safe_name
+from masklens.core.files.paths import RootGuard, allow_outside_root, inside_root, safe_name
 from masklens.core.kinds.demo import DEMO_DIR
 
 demo = pytest.importorskip("masklens.core.kinds.demo")
@@ -60,6 +60,32 @@ def test_inside_root_refuses_what_leaves(tmp_path, rel, words):
         assert "allow_outside_root()" in msg  # called from Python: the context manager
         with allow_outside_root():
             assert inside_root(root, rel) == root / rel
+
+
+def test_root_guard_answers_as_inside_root(tmp_path):
+    """Many names under one root (a load's image names): the same path or the same error."""
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (root / "x.jpg").write_bytes(b"x")
+    os.symlink(tmp_path / "elsewhere", root / "out")
+    os.symlink(tmp_path / "elsewhere" / "y.jpg", root / "out.jpg")  # a file link leaving the root
+    os.symlink(root / "x.jpg", root / "in.jpg")  # a link staying inside
+    names = ["x.jpg", "missing.jpg", "sub", "sub/a.jpg", "out", "out.jpg", "out/y.jpg", "in.jpg", "..", ".",
+             "../x.jpg", "/etc/passwd", "bad\x00name", "a" * 300, "é.jpg", "x.jpg", "out.jpg"]
+
+    def outcome(fn, name):
+        try:
+            return fn(name, path="ann.json", record="image id 3", field="file_name", what="image path")
+        except DataFormatError as exc:
+            return str(exc)
+
+    guard = RootGuard(root)
+    assert [outcome(guard.inside, n) for n in names] == [
+        outcome(lambda n, **k: inside_root(root, n, **k), n) for n in names]
+    gone = RootGuard(tmp_path / "no-such-folder")  # a root that cannot be listed: every name checked
+    assert outcome(gone.inside, "x.jpg") == outcome(lambda n, **k: inside_root(tmp_path / "no-such-folder", n, **k),
+                                                    "x.jpg")
 
 
 def test_safe_name_keeps_valid_ids_and_defuses_separators():

@@ -22,12 +22,10 @@ from typing import Any, TypedDict, cast
 import numpy as np
 
 from masklens.core.errors import DataFormatError
+from masklens.core.files.paths import RootGuard
 from masklens.core.kinds.common.cgf1.io import (
     add_images_flag,
     categories_of,
-    checked_masks,
-    entry_gt,
-    exhaustive,
     image_path,
     instances_of,
     load_coco_predictions,
@@ -39,7 +37,7 @@ from masklens.core.kinds.common.cgf1.io import (
 from masklens.core.kinds.common.cgf1.matching import assignment, category_order
 from masklens.core.kinds.common.cgf1.metrics import entry_readout, summarize_groups
 from masklens.core.kinds.common.cgf1.params import PCS_HELP, SCORE_THRESHOLD
-from masklens.core.kinds.common.coco import load_coco
+from masklens.core.kinds.pcs.annotator_files import AnnotatorFile, read_annotators
 from masklens.core.kinds.pcs.bulk import stack_entries
 from masklens.core.kinds.pcs.records import EntryRecords
 from masklens.core.kinds.pcs.stage1 import PcsOverlaps, all_overlaps
@@ -63,45 +61,47 @@ __all__ = ["KIND", "PcsInstance", "PcsKind", "PcsRecord", "load_pcs"]
 
 # ---------------------------------------------------------------- PCS loader
 @gc_paused()
-def load_pcs(paths: Sequence[str | os.PathLike[str]], images: str | os.PathLike[str] | None = None) -> Benchmark:
-    """Load one SA-Co/Gold subset: one to three annotator files listing the same image entries."""
+def load_pcs(paths: Sequence[str | os.PathLike[str]], images: str | os.PathLike[str] | None = None, *,
+             workers: bool | None = None) -> Benchmark:
+    """Load one SA-Co/Gold subset: one to three annotator files listing the same image entries.
+    ``workers``: read the later annotator files in worker processes (True), here (False), or
+    by the subset's size (None; :func:`~masklens.core.kinds.pcs.annotator_files.read_annotators`)."""
     if not paths:
         raise DataFormatError("give at least one ground-truth file (--gt)")
-    datasets, caches = [], []
-    for p in paths:  # each file's masks are built (and its parsed RLE text dropped) before the next is read
-        datasets.append(load_coco(p))
-        caches.append(checked_masks(datasets[-1]))
-    base = datasets[0]
-    for ds in datasets[1:]:
-        extra = [i for i in ds.images if i not in base.images]
-        gone = [i for i in base.images if i not in ds.images]
+    annotators = read_annotators(paths, workers=workers)
+    first = annotators[0]
+    assert isinstance(first, AnnotatorFile), "the first file is read in this process"
+    base = first.dataset
+    for other in annotators[1:]:
+        extra = [i for i in other.image_ids() if i not in base.images]
+        gone = [i for i in base.images if not other.has_image(i)]
         if extra or gone:
             which = f"image id {(extra or gone)[0]!r}"
             raise DataFormatError(
                 f"{'extra' if extra else 'missing'} image entry: annotator files must list the "
                 f"same image entries as {base.path}",
-                path=ds.path,
+                path=other.path,
                 record=which,
             )
-    annotators = [(f"gt{a}", ds, ds.images, caches[a]) for a, ds in enumerate(datasets)]
-    last_path = datasets[-1].path  # (image_path names the last annotator file)
+    keyed = [(f"gt{a}", other) for a, other in enumerate(annotators)]
+    last_path = annotators[-1].path  # (image_path names the last annotator file)
     samples: list[Sample] = []
-    checked_images: dict[Any, Path] = {}
+    guard = RootGuard(images) if images is not None else None
     for img in base.images.values():
         text = text_of(img, base.path, required=False)
         is_exh = True
         gts: dict[str, GroundTruth] = {}
-        for key, ds, ds_images, cache in annotators:
-            other = ds_images[img.id]
-            if other.height != img.height or other.width != img.width:
+        for key, other in keyed:
+            h, w = other.size(img.id)
+            if h != img.height or w != img.width:
                 raise DataFormatError(
-                    f"size {other.height}x{other.width} differs from {img.height}x{img.width} in {base.path}",
-                    path=ds.path,
+                    f"size {h}x{w} differs from {img.height}x{img.width} in {base.path}",
+                    path=other.path,
                     record=f"image id {img.id}",
                 )
-            flag = exhaustive(other, ds.path)
+            flag = other.exhaustive(img.id)
             is_exh = is_exh and flag
-            gts[key] = entry_gt(ds, other, key, text, cache)
+            gts[key] = other.ground_truth(img.id, key, text)
         # entry_gt's crowd flags are bools, one per mask: a non-crowd instance is a False
         crowd = gts["gt0"].crowd
         assert crowd is not None, "entry_gt sets the crowd flags"
@@ -120,7 +120,7 @@ def load_pcs(paths: Sequence[str | os.PathLike[str]], images: str | os.PathLike[
                 id=prompt.id,
                 images={
                     "image": ImageRef(
-                        "image", image_path(images, img, last_path, checked_images), img.height, img.width, img.id
+                        "image", image_path(images, img, last_path, guard), img.height, img.width, img.id
                     )
                 },
                 gts=gts,
@@ -129,7 +129,7 @@ def load_pcs(paths: Sequence[str | os.PathLike[str]], images: str | os.PathLike[
                 meta={"exhaustive": is_exh, "file_name": img.file_name},
             )
         )
-    sources = {f"gt{a}": ds.path for a, ds in enumerate(datasets)}
+    sources = {f"gt{a}": other.path for a, other in enumerate(annotators)}
     if images is not None:
         sources["images"] = Path(images)
     return Benchmark("pcs", base.path.stem, samples, sources=sources, meta={"title": base.title})

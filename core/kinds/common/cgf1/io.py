@@ -12,7 +12,7 @@ from typing import Any
 from masklens.core.errors import DataFormatError
 from masklens.core.files import limits
 from masklens.core.files.io import read_json
-from masklens.core.files.paths import inside_root
+from masklens.core.files.paths import RootGuard, inside_root
 from masklens.core.files.rle_validation import rle_counts_problems
 from masklens.core.kinds.common.coco import CocoDataset, CocoImage, load_results, write_results
 from masklens.core.masks import Mask, resize_nearest
@@ -28,20 +28,16 @@ def add_images_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def image_path(images: str | os.PathLike[str] | None, img: CocoImage, ann: Path | None = None,
-               checked: dict[Any, Path] | None = None) -> Path | None:
+               guard: RootGuard | None = None) -> Path | None:
     """``--images`` DIR / ``file_name``; a name leaving DIR is refused (masklens.core.files.paths).
-    ``checked``: the names already resolved in this load (entries share images: SA-Co/Gold has
-    about eleven noun phrases per image), each checked against DIR once."""
+    ``guard``: this load's :class:`~masklens.core.files.paths.RootGuard` of DIR (entries share
+    images: SA-Co/Gold has about eleven noun phrases per image)."""
     if images is None or not img.file_name:
         return None
-    name = img.file_name
-    if checked is not None and type(name) is str and name in checked:
-        return checked[name]
-    path = inside_root(images, name, path=ann, record=f"image id {img.id}",
-                       field="file_name", what="image path")
-    if checked is not None and type(name) is str:
-        checked[name] = path
-    return path
+    record = f"image id {img.id}"
+    if guard is not None:
+        return guard.inside(img.file_name, path=ann, record=record, field="file_name", what="image path")
+    return inside_root(images, img.file_name, path=ann, record=record, field="file_name", what="image path")
 
 
 def exhaustive(img: CocoImage, path: Path) -> bool:

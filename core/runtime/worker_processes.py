@@ -1,0 +1,70 @@
+"""Worker processes for input reading that parallelises by file (a large SA-Co/Gold subset's
+annotator files): a fresh Python running one of masklens' modules (``python -m MODULE``), its
+answer pickled to its standard output.
+
+A fresh interpreter, not multiprocessing: no worker is forked from a process running threads
+(the window's Qt and job threads), and none imports the caller's main script again (which
+multiprocessing's spawn and fork server do, running a user's unguarded script twice). Where
+no such worker can be started — a frozen desktop bundle (its program is not a Python), one
+usable CPU — :func:`workers_available` is False and the caller reads in its own process: the
+same result, more slowly.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity, which a container's limit sets)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def workers_available() -> bool:
+    """Whether :func:`start_worker` can run a worker beside this process."""
+    return not getattr(sys, "frozen", False) and usable_cpus() >= 2 and bool(sys.executable)
+
+
+def start_worker(module: str, *args: str, env: Mapping[str, str] = {}) -> subprocess.Popen[bytes]:
+    """``python -m module args…`` in this Python, with ``env`` added to this environment;
+    :func:`answer` reads what it pickled to its standard output."""
+    return subprocess.Popen(
+        [sys.executable, "-m", module, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, env={**os.environ, **env},
+    )  # fmt: skip
+
+
+def answer(worker: subprocess.Popen[bytes]) -> Any:
+    """What the worker pickled to its standard output, once it has ended; None when it failed
+    (a non-zero exit, an answer cut short)."""
+    assert worker.stdout is not None, "start_worker pipes the standard output"
+    data = worker.stdout.read()
+    if worker.wait() != 0:
+        return None
+    try:
+        return pickle.loads(data)
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError):
+        return None
+
+
+def stop(worker: subprocess.Popen[bytes]) -> None:
+    """End a worker whose answer is no longer wanted."""
+    if worker.poll() is None:
+        worker.kill()
+    worker.wait()
+    if worker.stdout is not None:
+        worker.stdout.close()
+
+
+def reply(value: Any) -> None:
+    """(In a worker.) Pickle ``value`` to the standard output, the worker's answer."""
+    sys.stdout.buffer.write(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    sys.stdout.buffer.flush()
