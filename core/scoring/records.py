@@ -194,8 +194,8 @@ class Records(Sequence[Record]):
         return held
 
 
-#: reading one record of a :class:`MemoRows` builds the missing ones of its block of this
-#: many (one batch: reading every index one by one costs a few batches, not one per record)
+#: reading the records of a :class:`MemoRows` one by one in order builds the missing ones
+#: a block of this many at a time (one batch: a scan costs a few batches, not one per record)
 BLOCK = 256
 
 
@@ -203,10 +203,11 @@ class MemoRows(Sequence[Record]):
     """The templates of a :class:`Records` from a kind's memo: ``memo[keys[i]]``, built on
     first use. ``built[k]`` says whether ``memo[k]`` is; ``build(new)`` builds the memo's
     records at the (distinct) keys ``new`` and marks them built. Reading them all builds the
-    missing ones in one batch; reading one builds those of its :data:`BLOCK`. Never handed
-    out to callers."""
+    missing ones in one batch; reading one next to the one read before (a scan, either way)
+    builds those of its :data:`BLOCK`, reading one elsewhere (a sorted list's rows on screen,
+    scattered over the records) builds that one alone. Never handed out to callers."""
 
-    __slots__ = ("_build", "_built", "_column", "_keys", "_memo", "_sort_column")
+    __slots__ = ("_build", "_built", "_column", "_keys", "_last", "_memo", "_sort_column")
 
     def __init__(self, memo: np.ndarray, built: np.ndarray, keys: np.ndarray,
                  build: Callable[[np.ndarray], None],
@@ -218,6 +219,7 @@ class MemoRows(Sequence[Record]):
         numeric one sorts, as arrays (:meth:`Records.sort_column`)."""
         self._memo, self._built, self._keys, self._build = memo, built, keys, build
         self._column, self._sort_column = column, sort_column
+        self._last = -2  # the index read last (a read next to it builds its block)
 
     def column(self, name: str) -> list[Any] | None:
         """Every record's top-level ``name`` from the kind's columns (None: not known there)."""
@@ -240,9 +242,14 @@ class MemoRows(Sequence[Record]):
         if isinstance(index, slice):
             return self._gather(self._keys[index])
         key = self._keys[index]  # IndexError as a list's
+        at = index % len(self._keys)
         if not self._built[key]:
-            start = index % len(self._keys) // BLOCK * BLOCK
-            self._ensure(self._keys[start : start + BLOCK])
+            if abs(at - self._last) == 1:
+                start = at // BLOCK * BLOCK
+                self._ensure(self._keys[start : start + BLOCK])
+            else:
+                self._build(np.array([key]))
+        self._last = at
         return self._memo[key]
 
     def __iter__(self) -> Iterator[Record]:

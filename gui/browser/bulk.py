@@ -90,20 +90,26 @@ class NumericKeys(Sequence[tuple[int, float]]):
         return (int(self.rank[index]), float(self.value[index]))
 
 
-def order_rows(rows: list[int], keys: Sequence[Any], descending: bool,
-               kept: dict[Any, Any] | None = None) -> list[int]:
-    """``rows`` sorted by ``keys[row]`` (a column of :func:`sort_keys`), equal keys in their
-    order (as ``list.sort``, also reversed), in one numpy pass over the keys' ranks (a sort of
-    20,000 rows: ~2 ms instead of ~20). The ranks are made once per column (in ``kept``, a
-    table's column store: until its keys change); keys with NaN sort as Python sorts them."""
+def order_rows(rows: np.ndarray, keys: Sequence[Any], descending: bool,
+               kept: dict[Any, Any] | None = None) -> np.ndarray:
+    """``rows`` (an integer array) sorted by ``keys[row]`` (a column of :func:`sort_keys`),
+    equal keys in their order (as ``list.sort``, also reversed), in one stable numpy sort over
+    the keys' ranks (a sort of 20,000 rows: ~2 ms instead of ~20). The ranks are made once
+    per column (in ``kept``, a table's column store: until its keys change); keys with NaN
+    sort as Python sorts them."""
     ranked = _ranked(keys, kept)
-    if ranked is None or not rows:
-        return sorted(rows, key=keys.__getitem__, reverse=descending)
+    if ranked is None or not rows.size:
+        return np.array(sorted(rows.tolist(), key=keys.__getitem__, reverse=descending), dtype=np.intp)
     rank, value = ranked
-    idx = np.asarray(rows, dtype=np.intp)
-    r, v = rank[idx], value[idx]
-    order = np.lexsort((-v, -r) if descending else (v, r))  # lexsort is stable
-    return idx[order].tolist()
+    r, v = rank[rows], value[rows]
+    if r.size and r.min() == r.max():
+        key = v  # one rank: the values alone
+    elif r.min() >= 0 and r.max() <= 1 and not v[r == 0].any():
+        key = np.where(r == 1, v, -np.inf)  # missing (0, 0.0) before every number (finite)
+    else:
+        order = np.lexsort((-v, -r) if descending else (v, r))  # lexsort is stable
+        return rows[order]
+    return rows[np.argsort(-key if descending else key, kind="stable")]
 
 
 def _ranked(keys: Sequence[Any], kept: dict[Any, Any] | None) -> tuple[np.ndarray, np.ndarray] | None:

@@ -88,10 +88,11 @@ class CellPainter(QStyledItemDelegate):
         r = index.row()
         if not 0 <= r < len(rows):
             return
+        src = int(rows[r])
         bits = option.state.value & _BITS
         if bits & _SELECTED:
             painter.fillRect(option.rect, option.palette.brush(_GROUPS[bool(bits & _ACTIVE)], _HIGHLIGHT))
-        self.draw_text(painter, option.rect, rows[r], col, self._pen(option, bits, rows[r] == self.model.outside_row))
+        self.draw_text(painter, option.rect, src, col, self._pen(option, bits, src == self.model.outside_row))
 
     def begin(self, painter: QPainter) -> None:
         """Before drawing texts with ``painter``: another font (DPI, settings) lays them out anew."""

@@ -157,7 +157,7 @@ class SampleBrowser(QWidget):
         if not n or not table.isVisible():
             return []
         top, bottom = table.rowAt(0), table.rowAt(table.viewport().height() - 1)
-        return list(self.proxy.visible_rows()[max(top, 0): n if bottom < 0 else bottom + 1])
+        return self.proxy.visible_rows()[max(top, 0): n if bottom < 0 else bottom + 1].tolist()
 
     def planner(self, columns_key: Any = None) -> Callable[[list[dict[str, Any]], Callable[[], None]], Prepared]:
         """A function for a worker: ``(readouts, check)`` → :class:`Prepared` (their metric
@@ -382,9 +382,9 @@ class SampleBrowser(QWidget):
         cur = self.proxy.mapFromSource(self.model.index(source_row, 0))
         rows = self.proxy.visible_rows()
         if cur.isValid():
-            return rows[cur.row() + 1] if cur.row() + 1 < len(rows) else None
-        later = [r for r in rows if r > source_row]
-        return min(later) if later else None
+            return int(rows[cur.row() + 1]) if cur.row() + 1 < len(rows) else None
+        later = rows[rows > source_row]
+        return int(later.min()) if later.size else None
 
 
 def placeholder(columns: list[str], values: dict[str, Any] | None = None,

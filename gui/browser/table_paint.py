@@ -86,7 +86,7 @@ def _paint_area(view: QTableView, delegate: CellPainter, painter: QPainter, opti
         fill = highlight if selected else base_alt if alternate and r & 1 else None
         if not 0 <= r < len(rows):
             continue
-        src = rows[r]
+        src = int(rows[r])
         pen = delegate._pen(option, active | (_SELECTED if selected else 0), src == delegate.model.outside_row)
         texts = []
         for c, x, w in columns:

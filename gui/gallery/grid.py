@@ -164,7 +164,7 @@ class GalleryGrid(QAbstractScrollArea):
         picked = self._selected_in(shown) if self.held.row is None else self._held_selection(shown)
         cols, top = self.columns(), self.verticalScrollBar().value()
         x0 = max(0, (self.viewport().width() - cols * TILE_W) // 2)
-        self.painted = [rows[i] for i in shown]
+        self.painted = rows[shown.start: shown.stop].tolist()
         self._shown = {src: i for i, src in zip(shown, self.painted, strict=True)}
         for i, src in zip(shown, self.painted, strict=True):
             rect = QRect(x0 + (i % cols) * TILE_W, (i // cols) * TILE_H - top, TILE_W, TILE_H)
@@ -177,7 +177,7 @@ class GalleryGrid(QAbstractScrollArea):
         p.end()
         self._in_view = (cur in shown, shown.start)
         ahead = range(shown.stop, min(shown.stop + len(shown), len(rows)))
-        self.tiles.visible(list(self.painted), [rows[i] for i in ahead])
+        self.tiles.visible(list(self.painted), rows[ahead.start: ahead.stop].tolist())
 
     def update_source_row(self, src: int) -> None:
         """Repaint the tile of source row ``src`` if it is shown (its thumbnail arrived)."""

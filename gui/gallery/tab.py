@@ -216,7 +216,7 @@ class GalleryTab(QWidget):
         """The selected samples' ids, in the list's order."""
         rows = self.w.browser.proxy.visible_rows()
         samples = self.w.browser.model.samples
-        return [samples[rows[i]].id for i in self.grid.selected_rows() if i < len(rows)]
+        return [samples[int(rows[i])].id for i in self.grid.selected_rows() if i < len(rows)]
 
     def batch_verdict(self, verdict: str) -> list[Any]:
         panel = self.w.review_panel

@@ -126,7 +126,7 @@ class Renderer:
         if pos < 0:
             return [j for j in (i + 1, i - 1) if 0 <= j < n]
         rows = proxy.visible_rows()
-        return [rows[p] for p in (pos + 1, pos - 1) if 0 <= p < len(rows)]
+        return [int(rows[p]) for p in (pos + 1, pos - 1) if 0 <= p < len(rows)]
 
     def _prefetch_neighbours(self) -> None:
         """Queue the neighbours' images; on the Sample tab also what drawing their panels needs

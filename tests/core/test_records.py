@@ -209,11 +209,11 @@ def test_memo_rows_build_what_is_read_once() -> None:
     memo, built, calls, build = memo_of(10)
     recs = Records(MemoRows(memo, built, np.array([3, 1, 3, 7]), build))
     assert calls == [] and len(recs) == 4  # nothing built until read
-    assert recs[0] == {"key": 3} and calls == [[1, 3, 7]]  # the block around the record read
-    assert list(recs) == [{"key": 3}, {"key": 1}, {"key": 3}, {"key": 7}] and len(calls) == 1
+    assert recs[0] == {"key": 3} and calls == [[3]]  # the record read, alone
+    assert list(recs) == [{"key": 3}, {"key": 1}, {"key": 3}, {"key": 7}] and calls[1:] == [[1, 7]]
     assert recs[0] is not recs[2]  # one template, two owned copies
     assert Records(MemoRows(memo, built, np.array([7, 7]), build)) == [{"key": 7}] * 2
-    assert len(calls) == 1  # built once per key, whichever sequence reads it
+    assert len(calls) == 2  # built once per key, whichever sequence reads it
     fresh = Records(MemoRows(memo, built, np.array([9, 0, 9]), build))
     assert list(fresh)[2] == {"key": 9} and calls[-1] == [0, 9]  # a batch, each key once
     with pytest.raises(IndexError):
@@ -221,15 +221,22 @@ def test_memo_rows_build_what_is_read_once() -> None:
 
 
 def test_memo_rows_read_one_by_one_build_in_blocks() -> None:
+    """Records read one by one in order (either way) are built a block at a time; one read
+    away from the one before (a sorted list's rows on screen) is built alone."""
     from masklens.core.scoring.records import BLOCK
 
     n = 5 * BLOCK + 3
     memo, built, calls, build = memo_of(n)
     keys = np.arange(n)[::-1].copy()
     recs = Records(MemoRows(memo, built, keys, build))
-    assert recs[-1] == {"key": 0} and calls == [list(range(3))]  # the last block: 3 keys
-    assert recs[BLOCK + 1] == {"key": n - BLOCK - 2} and len(calls[-1]) == BLOCK
+    assert recs[-1] == {"key": 0} and calls == [[0]]  # a lone read: that record alone
+    assert recs[BLOCK + 1] == {"key": n - BLOCK - 2} and calls[-1] == [n - BLOCK - 2]
+    assert recs[BLOCK + 2] == {"key": n - BLOCK - 3} and len(calls[-1]) == BLOCK - 1  # next to it: its block
     assert [recs[i]["key"] for i in range(n)] == keys.tolist()
-    assert len(calls) == 6 and sorted(k for c in calls for k in c) == list(range(n))
+    assert len(calls) == 3 + 1 + 5 and sorted(k for c in calls for k in c) == list(range(n))
     sub = MemoRows(memo, built, keys, build)
-    assert sub[2:5] == [{"key": k} for k in keys[2:5].tolist()] and len(calls) == 6
+    assert sub[2:5] == [{"key": k} for k in keys[2:5].tolist()] and len(calls) == 9
+    memo, built, calls, build = memo_of(n)
+    backwards = Records(MemoRows(memo, built, keys, build))
+    assert [backwards[i]["key"] for i in range(n - 1, -1, -1)] == keys[::-1].tolist()
+    assert len(calls) == 1 + 6 and sorted(k for c in calls for k in c) == list(range(n))

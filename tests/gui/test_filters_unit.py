@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -93,8 +94,10 @@ def test_rows_sorted_in_one_pass_keep_pythons_order(values, descending, data):
     keys = sort_keys(values)
     rows = data.draw(st.permutations(range(len(values))))
     want = sorted(rows, key=keys.__getitem__, reverse=descending)
-    assert order_rows(list(rows), keys, descending) == want
+    listed = np.array(rows, dtype=np.intp)
+    assert order_rows(listed, keys, descending).tolist() == want
     kept: dict = {}  # a table's column store: the ranks made once, then reused
-    assert order_rows(list(rows), keys, descending, kept) == want
-    some = list(rows)[: len(rows) // 2]  # a filtered subset, same column
-    assert order_rows(some, keys, not descending, kept) == sorted(some, key=keys.__getitem__, reverse=not descending)
+    assert order_rows(listed, keys, descending, kept).tolist() == want
+    some = listed[: len(rows) // 2]  # a filtered subset, same column
+    assert order_rows(some, keys, not descending, kept).tolist() == sorted(some.tolist(), key=keys.__getitem__,
+                                                                           reverse=not descending)

@@ -128,3 +128,32 @@ def test_the_first_frame_is_painted_then_the_worker_starts_at_once(window, qtbot
     qtbot.waitUntil(lambda: not w.rescoring.pending, timeout=30000)
     assert w.state.readout() == w.state.kind.sample_readout(w.state.sample, w.state.scorers[w.state.active].overlaps[5],
                                                               w.state.params)
+
+
+def test_a_step_keeps_the_list_sorted_by_a_metric(window, qtbot, tmp_path, monkeypatch, no_internal_errors):
+    """Sorted by a metric column, a step re-sorts the list by the new values as Python's stable
+    sort of the records does (ties in benchmark order, missing values first when ascending,
+    last when descending); the sample shown stays the list's current row; the cells show the
+    new records."""
+    from masklens.gui.browser.bulk import sort_key
+    from masklens.gui.browser.sample_table import _fmt
+
+    w = window
+    open_async(w, qtbot, tmp_path, monkeypatch)
+    proxy, model = w.browser.proxy, w.browser.model
+    column = model.column_named("local_F1")
+    for order in (Qt.SortOrder.DescendingOrder, Qt.SortOrder.AscendingOrder):
+        w.browser.table.sortByColumn(column, order)
+        w.browser.select_source_row(5)
+        for value in (0.3, 0.7, 0.45):
+            w.readout_panel.sliders.set_value("score_threshold", value)
+            qtbot.waitUntil(lambda: not w.rescoring.pending, timeout=30000)
+            rows = w.state.readouts[w.state.active]
+            f1 = [rows[i]["local_F1"] for i in range(len(rows))]
+            want = sorted(range(len(rows)), key=lambda i: sort_key(f1[i]),
+                          reverse=order == Qt.SortOrder.DescendingOrder)
+            assert list(proxy.visible_rows()) == want
+            assert len(set(f1)) > 2 and None in f1  # ties and missing values to place
+            assert proxy.mapToSource(w.browser.table.currentIndex()).row() == 5 == w.state.index
+            shown = [proxy.data(proxy.index(p, column)) for p in range(len(want))]
+            assert shown == [_fmt(f1[i]) for i in want]

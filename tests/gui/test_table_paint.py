@@ -51,7 +51,7 @@ def test_one_call_paint_draws_what_qts_per_cell_paint_draws(long_list, qtbot):
     assert isinstance(table, SampleTableView) and isinstance(frozen, FrozenColumns)
     assert proxy.rowCount() >= 6
     table.selectRow(3)
-    model.outside_row = proxy.visible_rows()[1]  # the grey italic row (kept outside the filter)
+    model.outside_row = int(proxy.visible_rows()[1])  # the grey italic row (kept outside the filter)
     table.setColumnWidth(1, 60)  # ids elided
     qtbot.wait(20)
     full = QRegion(table.viewport().rect())
