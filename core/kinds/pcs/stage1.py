@@ -21,7 +21,7 @@ from masklens.core.kinds.common.cgf1.io import (
 from masklens.core.kinds.common.cgf1.matching import category_order
 from masklens.core.kinds.common.cgf1.tables import EntryTable, entry_table
 from masklens.core.masks import Mask, iou_matrix, resize_nearest
-from masklens.core.schema import GroundTruth, PredictionSet, Sample
+from masklens.core.schema import GroundTruth, Prediction, PredictionSet, Sample
 from masklens.core.scoring.iou_batch import IouJobs
 
 
@@ -81,6 +81,11 @@ def entry_overlaps(
 def _truths(gts: Sequence[GroundTruth]) -> list[list[Mask]]:
     """Each annotator's non-crowd masks (the IoU columns of an entry, one block each)."""
     return [non_crowd(g) if g.crowd and any(g.crowd) else g.masks for g in gts]
+
+
+def _non_crowd_count(gt: GroundTruth) -> int:
+    """How many of the annotator's instances are not crowd (``len(non_crowd(gt))``)."""
+    return len(gt.masks) - sum(map(bool, gt.crowd)) if gt.crowd else len(gt.masks)
 
 
 def arrange_overlaps(
@@ -158,23 +163,25 @@ def all_overlaps(samples: list[Sample], predictions: PredictionSet) -> list[PcsO
     each entry's values equal its own ``iou_matrix``, bit for bit) and every prediction's
     best IoU per annotator in one reduction over all entries."""
     jobs = IouJobs()
-    entries = []
+    entries: list[tuple[Sample, list[GroundTruth], Prediction | None, tuple[float, ...], tuple[int, ...]]] = []
     get = predictions.get
     for sample in samples:
         gts = list(sample.gts.values())
         pred = get(sample.prompts[0].id)
+        if pred is None or not pred.instances:  # nothing to overlap: the instance counts only
+            jobs.add([], [], 0, 0)
+            entries.append((sample, gts, pred, (), tuple([_non_crowd_count(g) for g in gts])))
+            continue
         h, w = gts[0].height, gts[0].width
         dts: list[bytes] = []
-        scores: tuple[float, ...] = ()
         fits = h > 0 and w > 0  # else the job is left to its own iou_matrix (add_masks)
-        if pred is not None and pred.instances:
-            scores = tuple([float(i.score) for i in pred.instances])
-            for inst in pred.instances:
-                rle = inst.mask.rle
-                size = rle["size"]
-                if size[0] != h or size[1] != w:  # as instances_of: resized to the entry's size
-                    rle = resize_nearest(inst.mask, h, w).rle
-                dts.append(rle["counts"])
+        scores = tuple([float(i.score) for i in pred.instances])
+        for inst in pred.instances:
+            rle = inst.mask.rle
+            size = rle["size"]
+            if size[0] != h or size[1] != w:  # as instances_of: resized to the entry's size
+                rle = resize_nearest(inst.mask, h, w).rle
+            dts.append(rle["counts"])
         truths = _truths(gts)
         flat = [m for t in truths for m in t]
         if dts and flat and fits:
@@ -197,7 +204,11 @@ def all_overlaps(samples: list[Sample], predictions: PredictionSet) -> list[PcsO
     k = 0
     for (sample, gts, pred, scores, ngt), start in zip(entries, at, strict=True):
         n, g = len(scores), sum(ngt)
-        if n and g:
+        exhaustive = bool(sample.meta.get("exhaustive", True))
+        if not n:  # (no rows: the column order changes nothing)
+            out.append(PcsOverlaps((), [()] * len(ngt), pred is None, exhaustive, (), np.zeros((0, g)), ngt))
+            continue
+        if g:
             every = values[start : start + n * g].reshape(n, g)  # type: ignore[index]
             best = [(0.0,) * n] * len(ngt)
             full = [a for a, c in enumerate(ngt) if c]
@@ -209,6 +220,5 @@ def all_overlaps(samples: list[Sample], predictions: PredictionSet) -> list[PcsO
             every = np.zeros((n, g), dtype=np.float64)
             best = [(0.0,) * n] * len(ngt)
         ordered, ious = _in_matching_order(every, scores, ngt, gts, categories_of(pred))
-        exhaustive = bool(sample.meta.get("exhaustive", True))
         out.append(PcsOverlaps(scores, best, pred is None, exhaustive, ordered, ious, ngt))
     return out
