@@ -22,6 +22,7 @@ import argparse
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +36,17 @@ class NoLauncher(Exception):
     """No launcher can be built here (no C compiler, or it failed): the reason, one line."""
 
 
+class Refused(Exception):
+    """A path that is neither absent nor what this script wrote or pip wrote: nothing is
+    changed (one line, exit 2)."""
+
+
+#: bytes only the compiled launcher.c holds (its message when it cannot start its program)
+LAUNCHER_MARK = b"masklens: cannot start "
+#: what pip's console script for masklens holds (``from masklens.core.cli import main``)
+SCRIPT_MARK = b"masklens.core.cli"
+
+
 def c_string(text: str) -> str:
     """``text`` as a C string literal (its UTF-8 bytes; quotes, backslashes and control
     characters escaped)."""
@@ -45,35 +57,70 @@ def c_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def kind_of(path: Path) -> str | None:
+    """``"launcher"`` (a launcher built here), ``"script"`` (pip's console script for masklens),
+    None where nothing is there; :class:`Refused` for anything else (a user's file or folder, a
+    symlink, a device node, a FIFO: never opened, never replaced)."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        raise Refused(f"{path} is not a regular file: it is not masklens' to replace; nothing was changed")
+    with path.open("rb") as f:
+        head = f.read(1 << 20)
+    if head.startswith(b"\x7fELF") and LAUNCHER_MARK in head:
+        return "launcher"
+    if head.startswith(b"#!") and SCRIPT_MARK in head:
+        return "script"
+    raise Refused(f"{path} is neither masklens' launcher nor pip's masklens script: it is not masklens' "
+                  "to replace; nothing was changed")
+
+
 def compile_launcher(out: Path, target: str) -> Path:
     """The launcher compiled as ``out`` (written whole, then moved into place), running
-    ``target``; :class:`NoLauncher` where that cannot be done here."""
+    ``target``; :class:`Refused` where ``out`` is something else than a launcher built before,
+    :class:`NoLauncher` where no launcher can be built here."""
+    if kind_of(out) not in (None, "launcher"):
+        raise Refused(f"{out} is pip's script, not a launcher: run `packaging/launcher.py venv` instead")
+    partial = build_partial(out, target)
+    partial.replace(out)
+    return out
+
+
+def build_partial(beside: Path, target: str) -> Path:
+    """The launcher running ``target``, compiled beside ``beside`` under a name of this process'
+    own (moved into place by the caller)."""
     cc = shlex.split(os.environ.get("CC") or "cc")
     if not cc or shutil.which(cc[0]) is None:
         raise NoLauncher(f"no C compiler ({cc[0] if cc else '$CC is blank'})")
-    partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    partial = beside.with_name(f".{beside.name}.{os.getpid()}.partial")
     run = subprocess.run([*cc, "-O2", "-Wall", f"-DTARGET={c_string(target)}", "-o", str(partial), str(SOURCE)],
                          capture_output=True, text=True, check=False)
     if run.returncode != 0:
         partial.unlink(missing_ok=True)
         lines = [line for line in run.stderr.splitlines() if "error" in line] or run.stderr.splitlines() or [""]
         raise NoLauncher(f"{cc[0]} failed: {lines[0].strip()}")
-    partial.replace(out)
-    return out
-
-
-def is_launcher(path: Path) -> bool:
-    """``path`` is a compiled program (the launcher), not a script."""
-    with path.open("rb") as f:
-        return f.read(4) == b"\x7fELF"
+    return partial
 
 
 def install_in_venv(venv: Path) -> Path:
-    """VENV/bin/masklens made the launcher of pip's console script (see the module docstring)."""
+    """VENV/bin/masklens made the launcher of pip's console script (see the module docstring).
+    Every path is checked first: VENV/bin/masklens must be the launcher or pip's script, and
+    VENV/libexec/masklens, where pip's script goes, nothing or a script moved there before."""
     entry = venv / "bin" / "masklens"
-    script = (entry.parent / VENV_TARGET).resolve()
-    built = compile_launcher(entry.with_name("masklens.launcher"), VENV_TARGET)
-    if not is_launcher(entry):  # pip's script, new: it becomes the launcher's target
+    script = Path(os.path.normpath(entry.parent / VENV_TARGET))
+    found = kind_of(entry)
+    new_script = found == "script"
+    if found is None:
+        raise Refused(f"{entry} is missing: install masklens (pip install -e .) first")
+    if new_script:
+        if script.parent.is_symlink() or (script.parent.exists() and not script.parent.is_dir()):
+            raise Refused(f"{script.parent} is not a folder of this environment; nothing was changed")
+        if kind_of(script) not in (None, "script"):
+            raise Refused(f"{script} is not pip's script moved there before; nothing was changed")
+    built = build_partial(entry, VENV_TARGET)
+    if new_script:  # pip's script, new: it becomes the launcher's target
         script.parent.mkdir(exist_ok=True)
         entry.replace(script)
     built.replace(entry)
@@ -90,22 +137,25 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("target")
     args = parser.parse_args(argv)
     entry = args.venv / "bin" / "masklens" if args.what == "venv" else None
-    if entry is not None and is_launcher(entry) and not (entry.parent / VENV_TARGET).is_file():
-        print(f"masklens launcher: {entry} is a launcher without its script "
-              f"{(entry.parent / VENV_TARGET).resolve()}: reinstall "
-              "masklens (pip install -e .), then run this again", file=sys.stderr)
-        return 1
     try:
+        if entry is not None and kind_of(entry) == "launcher" and kind_of(entry.parent / VENV_TARGET) != "script":
+            print(f"masklens launcher: {entry} is a launcher without its script "
+                  f"{os.path.normpath(entry.parent / VENV_TARGET)}: reinstall "
+                  "masklens (pip install -e .), then run this again", file=sys.stderr)
+            return 1
         if entry is not None:
             install_in_venv(args.venv)
         else:
             compile_launcher(args.out, args.target)
+    except Refused as exc:
+        print(f"masklens launcher: {exc}", file=sys.stderr)
+        return 2
     except NoLauncher as exc:
         if args.what == "build":
             print(f"masklens launcher: {exc}", file=sys.stderr)
             return 1
         assert entry is not None
-        kept = "keeps the launcher built before" if is_launcher(entry) else (
+        kept = "keeps the launcher built before" if kind_of(entry) == "launcher" else (
             "stays pip's console script (a Ctrl+C in the interpreter's first milliseconds is Python's)")
         print(f"masklens launcher: {exc}; {entry} {kept}", file=sys.stderr)
     return 0

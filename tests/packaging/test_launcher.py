@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +63,77 @@ def test_without_a_c_compiler_pips_script_stays(tmp_path):
     assert run.returncode == 0
     assert len(run.stderr.splitlines()) == 1 and "no C compiler" in run.stderr
     assert entry.read_bytes() == before and not (venv / "libexec").exists()
+
+
+def _private_node(path: Path) -> None:
+    try:
+        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers, private to the test
+    except PermissionError:
+        pytest.skip("mknod needs privileges here")
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, bytes]]:
+    """Every entry under ``root``: its mode and, for a regular file, its bytes (never opens a node)."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        st = p.lstat()
+        out[str(p.relative_to(root))] = (st.st_mode, p.read_bytes() if stat.S_ISREG(st.st_mode) else b"")
+    return out
+
+
+@pytest.mark.parametrize("what", ["user-file", "user-folder", "device-node", "symlink"])
+def test_build_never_replaces_what_it_did_not_write(tmp_path, what):
+    """`launcher.py build OUT`: OUT a user's file or folder, a private device node or a symlink
+    is refused in one line (exit 2) before anything is compiled, and stays as it was."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    out = mine / "masklens"
+    if what == "user-file":
+        out.write_text("my thesis")
+    elif what == "user-folder":
+        out.mkdir()
+        (out / "notes.txt").write_text("precious")
+    elif what == "device-node":
+        _private_node(out)
+    else:
+        (mine / "elsewhere.txt").write_text("precious")
+        out.symlink_to(mine / "elsewhere.txt")
+    before = _snapshot(mine)
+    run = subprocess.run([sys.executable, str(SCRIPT), "build", str(out), "masklens-bin"], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 2, run.stderr
+    assert len(run.stderr.splitlines()) == 1 and "nothing was changed" in run.stderr and "Traceback" not in run.stderr
+    assert _snapshot(mine) == before
+
+
+@pytest.mark.parametrize("what", ["entry-user-file", "entry-folder", "entry-device-node", "libexec-user-file",
+                                  "libexec-device-node", "libexec-a-file"])
+def test_venv_never_replaces_what_pip_or_it_did_not_write(tmp_path, what):
+    """`launcher.py venv VENV`: VENV/bin/masklens must be pip's script or the launcher, and where
+    pip's script goes (VENV/libexec/masklens) nothing or a script moved there before; a user's
+    file or folder or a private device node there is refused in one line and stays as it was."""
+    venv = tmp_path / "venv"
+    entry = _pip_script(venv, "pip's")
+    libexec = venv / "libexec"
+    if what == "entry-user-file":
+        entry.write_text("#!/bin/sh\necho my own tool\n")
+    elif what == "entry-folder":
+        entry.unlink()
+        entry.mkdir()
+        (entry / "notes.txt").write_text("precious")
+    elif what == "entry-device-node":
+        entry.unlink()
+        _private_node(entry)
+    elif what == "libexec-user-file":
+        libexec.mkdir()
+        (libexec / "masklens").write_text("my own masklens notes")
+    elif what == "libexec-device-node":
+        libexec.mkdir()
+        _private_node(libexec / "masklens")
+    else:
+        libexec.write_text("a file where the folder would go")
+    before = _snapshot(venv)
+    run = _setup(venv)
+    assert run.returncode == 2, run.stderr
+    assert len(run.stderr.splitlines()) == 1 and "Traceback" not in run.stderr, run.stderr
+    assert _snapshot(venv) == before
