@@ -4,7 +4,7 @@ The actions are enumerated from the window (menus, the window's own actions, the
 widget's shortcut actions, QShortcut objects), so an action added without an entry in ``TABLE``
 fails the test. An action with a shortcut is triggered by a real key event for each of its key
 sequences (the focus on the canvas, where a user's hands are); one without is triggered as its
-menu entry is. No exception may escape and no "internal error" may be shown (``no_internal_errors``).
+menu entry is; one on a toolbar is also clicked there with the mouse. No exception may escape and no "internal error" may be shown (``no_internal_errors``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QObject, Qt, QUrl, Slot
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QShortcut
-from PySide6.QtWidgets import QDialog
+from PySide6.QtWidgets import QDialog, QToolBar
 from test_gui_defects import canvas, focus, open_demo, type_filter
 
 pytest.importorskip("masklens.core.kinds.demo")
@@ -27,6 +27,14 @@ pytest.importorskip("masklens.core.kinds.demo")
 
 def name_of(action: QAction) -> str:
     return action.text().replace("&", "")
+
+
+def toolbar_button(w, action: QAction):
+    """The button a user clicks for ``action`` on one of the window's toolbars, else None."""
+    for bar in w.findChildren(QToolBar):
+        if action in bar.actions():
+            return bar.widgetForAction(action)
+    return None
 
 
 def registered_actions(w) -> list[QAction]:
@@ -464,6 +472,7 @@ def table(w) -> dict[str, Entry]:
     from masklens.core.kinds.demo import demo_kinds
     from masklens.core.review.verdict_types import VERDICT_TYPES
     from masklens.core.scoring.contract import get_kind
+    from masklens.gui.correct.toolbar import SUBTOOLS
 
     t: dict[str, Entry] = {
         "Open benchmark…": Entry(_dialog_shown("masklens.gui.dialogs.open_dialog.OpenDialog", predictions_only=False)),
@@ -501,8 +510,7 @@ def table(w) -> dict[str, Entry]:
         "About masklens": Entry(check=_about_shown),
         "Correct": _tool_chosen("correct"),
         "Edit difference": _edit_difference(),
-        **{label: _subtool(name) for name, (label, _k, _t) in __import__(
-            "masklens.gui.correct.toolbar", fromlist=["SUBTOOLS"]).SUBTOOLS.items()},
+        **{label: _subtool(name) for name, (label, _k, _t) in SUBTOOLS.items()},
         "Smaller brush": _brush_resized(False),
         "Larger brush": _brush_resized(True),
         "Close polygon": _edit_entry(
@@ -559,20 +567,33 @@ def test_every_action_and_shortcut_is_triggered_and_checked(window, qtbot, monke
     ran = []
     for a in sorted(actions, key=lambda a: name_of(a) == "Quit"):  # Quit last
         entry = entries[name_of(a)]
-        if w.state.kind is None or w.state.kind.name != "cafe":
-            open_demo(w, qtbot, "cafe")
-        for seq in a.shortcuts() or [None]:  # every key sequence of the action, each checked
+        # every key sequence of the action, and a mouse click on its toolbar button; each checked
+        ways: list[QKeySequence | str | None] = [*a.shortcuts()] or [None]
+        if toolbar_button(w, a) is not None:
+            ways.append("mouse")
+        for way in ways:
+            if w.state.kind is None or w.state.kind.name != "cafe":
+                open_demo(w, qtbot, "cafe")
             w.state.set_index(1)
             got = entry.before(w)
-            if seq is None:
+            if way == "mouse":
+                button = toolbar_button(w, a)
+                if not button.isVisible():  # the correction toolbar shows in Correct mode, as a user sees it
+                    w.visual_tool.set_tool("correct")
+                    w.correction._show()
+                assert button.isVisible(), f"{name_of(a)}: its button cannot be seen"
+                qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+            elif way is None:
                 a.trigger()  # as its menu entry does
             else:
                 focus(w, qtbot, canvas(w))
-                qtbot.keyClick(canvas(w), seq[0].key(), seq[0].keyboardModifiers())
+                qtbot.keyClick(canvas(w), way[0].key(), way[0].keyboardModifiers())
             entry.check(w, got)
-            ran.append((name_of(a), seq.toString() if seq is not None else "menu"))
+            ran.append((name_of(a), way.toString() if isinstance(way, QKeySequence) else way or "menu"))
     assert not w.isVisible()  # Quit ran last
     assert len(set(names)) >= 30 and ("Next sample", "Alt+Right") in ran and ("Next sample", "PgDown") in ran
+    clicked = {n for n, way in ran if way == "mouse"}
+    assert {"Pan", "Box", "Points", "Correct", "Run drawn", "Accept edit", "Brush"} <= clicked, clicked
 
 
 def test_key_sequences_are_unique(window):
