@@ -77,9 +77,9 @@ def load_predictions(kind: KindLike, benchmark: Benchmark, **files: Any) -> Pred
 
 def _local(k: BenchmarkKind[Any], files: dict[str, Any]) -> dict[str, Any]:
     """``files`` with ``hf://datasets/…`` paths fetched into the Hugging Face cache."""
-    from masklens.core.interop import hub
+    from masklens.core.interop.hub import local_files
 
-    return hub.resolve_files(files, hub.folder_arguments(k)) if hub.any_hub_path(files) else files
+    return local_files(k, files)
 
 
 def _split(k: BenchmarkKind[Any], kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -149,18 +149,17 @@ def score(
     files, params = _split(k, kwargs)
     check_keywords(k, files, params=[p.name for p in k.params])  # score_treshold= names its fix
     resolved = k.resolve_params(params)  # bad values fail before any file is read
+    given = {d: v for d, v in files.items() if v is not None}
+    local = _local(k, given)  # once: the files scored are the files the provenance names
     if out is not None:  # never over one of the files it reads (or their folders)
         from masklens.core.files.output_dirs import refuse_inputs
 
-        refuse_inputs(out, [*files.values(), *(benchmark.sources.values() if benchmark else ())])
-    result = Scorer(k, benchmark, predictions, **files).rescore(resolved)
+        refuse_inputs(out, [*given.values(), *local.values(), *(benchmark.sources.values() if benchmark else ())])
+    result = Scorer(k, benchmark, predictions, **local).rescore(resolved)
     if out is not None:
         from masklens.core.files.io import atomic_write_json_fast
-        from masklens.core.interop.hub import folder_arguments, resolve_files
         from masklens.core.scoring.provenance import score_provenance
 
-        given = {d: v for d, v in files.items() if v is not None}
-        local = resolve_files(given, folder_arguments(k))  # already in the cache: no download
         data = {**result.to_json(), "provenance": score_provenance(k.name, given, local, result.params)}
         atomic_write_json_fast(Path(out), data, pretty=pretty)
     return result

@@ -69,9 +69,7 @@ def _files(args: argparse.Namespace) -> tuple[BenchmarkKind[Any], dict[str, Any]
     kind = get_kind(args.kind)
     preds = {a.dest for a in prediction_actions(kind_parser(kind))}
     files = {k: v for k, v in kind_files(kind, args).items() if k not in preds}
-    if hub.any_hub_path(files):  # hf://datasets/… fetched into (or found in) the cache
-        files = hub.resolve_files(files, hub.folder_arguments(kind))
-    return kind, files
+    return kind, hub.local_files(kind, files)
 
 
 def _apply(args: argparse.Namespace) -> int:

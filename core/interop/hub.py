@@ -191,3 +191,9 @@ def resolve_files(files: Mapping[str, Any], folders: frozenset[str] = frozenset(
         return value
 
     return {k: one(k, v) for k, v in files.items()}
+
+
+def local_files(kind: Any, files: Mapping[str, Any]) -> dict[str, Any]:
+    """A kind's file arguments with ``hf://datasets/…`` paths fetched into (or found in) the
+    Hugging Face cache, folders with all their files; the others as given."""
+    return resolve_files(files, folder_arguments(kind)) if any_hub_path(files) else dict(files)

@@ -4,6 +4,7 @@ errors when the file is not cached or huggingface_hub is not installed."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -108,3 +109,20 @@ def test_without_huggingface_hub_one_line_names_the_extra(tmp_path):
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install 'masklens[hub]'" in lines[0], out.stderr
+
+
+def test_score_with_out_fetches_each_hub_path_once(hf_cache, tmp_path, monkeypatch):
+    """The files scored are the files the provenance names: each hf:// path is resolved once (a
+    second resolution after scoring could meet a moved branch, or the network gone)."""
+    asked: list[str] = []
+    plain = hub.resolve
+
+    def counted(path, *args, **kwargs):
+        asked.append(str(path))
+        return plain(path, *args, **kwargs)
+
+    monkeypatch.setattr(hub, "resolve", counted)
+    out = tmp_path / "s.json"
+    ml.score("cafe", ann=f"{REPO}/cafe/ann.json", pred=f"{REPO}/cafe/pred_demo.json", out=out)
+    assert sorted(asked) == [f"{REPO}/cafe/ann.json", f"{REPO}/cafe/pred_demo.json"]
+    assert f"{REPO}/cafe/ann.json" in str(json.loads(out.read_text())["provenance"]["inputs"])
