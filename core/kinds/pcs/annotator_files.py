@@ -29,6 +29,7 @@ from masklens.core.files import limits
 from masklens.core.kinds.common.cgf1.io import checked_masks, entry_gt, exhaustive
 from masklens.core.kinds.common.coco import CocoDataset, load_coco
 from masklens.core.masks import Mask
+from masklens.core.runtime import config
 from masklens.core.runtime.gc_pause import gc_paused
 from masklens.core.runtime.worker_processes import (
     answer,
@@ -166,7 +167,7 @@ def read_annotators(paths: Sequence[str | os.PathLike[str]], *, workers: bool | 
     if not workers or len(paths) < 2 or not workers_available():
         return [AnnotatorFile(p) for p in paths]
     # the limits in force here hold there (the environment beats the config file)
-    env = {f"MASKLENS_{name.upper()}": str(value) for name, value in vars(limits.current()).items()}
+    env = {config.BY_NAME[name].env: str(value) for name, value in vars(limits.current()).items()}
     started = [start_worker(__name__, os.fspath(p), env=env) for p in paths[1:]]
     try:
         out: list[Annotator] = [AnnotatorFile(paths[0])]
