@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from process_signals import sigint_taken_over
 
 import masklens.core.cli as cli
 from masklens.core.cli import main
@@ -137,15 +138,6 @@ def installed(tmp_path_factory) -> Path:
     return folder
 
 
-def _sigint_taken_over(pid: int) -> bool:
-    """The process ``pid`` blocks or catches SIGINT (its program's first instruction has run),
-    read from /proc/PID/status."""
-    bit = 1 << (signal.SIGINT - 1)
-    status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
-    fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
-    return bool((int(fields["SigBlk"], 16) | int(fields["SigCgt"], 16)) & bit)
-
-
 def _ctrl_c_every_millisecond(argv: list[str], *, after_first_instruction: bool = False) -> dict[str, int]:
     """SIGINT to ``argv`` at every millisecond of its first 60, twice over; the outcomes counted.
     ``after_first_instruction``: the milliseconds count from the program's first instruction
@@ -156,7 +148,7 @@ def _ctrl_c_every_millisecond(argv: list[str], *, after_first_instruction: bool 
     for _ in range(2):
         for ms in range(0, 60):
             p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            while after_first_instruction and p.poll() is None and not _sigint_taken_over(p.pid):
+            while after_first_instruction and p.poll() is None and not sigint_taken_over(p.pid):
                 pass
             time.sleep(ms / 1000)
             p.send_signal(signal.SIGINT)

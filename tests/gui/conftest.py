@@ -130,3 +130,26 @@ def no_internal_errors(monkeypatch, request):
         if shiboken6.isValid(w):
             seen += [t for _, t in w.message_bar.history if "internal error" in t or "Traceback" in t]
     assert not seen, seen
+
+
+#: a dark palette (as a desktop's dark theme gives Qt): colour role → colour
+DARK = {"Window": "#2b2b2b", "WindowText": "#e6e6e6", "Base": "#1e1e1e", "AlternateBase": "#262626",
+        "Text": "#e6e6e6", "Button": "#353535", "ButtonText": "#e6e6e6", "ToolTipBase": "#333333",
+        "ToolTipText": "#e6e6e6"}
+
+
+@pytest.fixture
+def dark(qapp):
+    """The application under Fusion and :data:`DARK` for the test (the palette is yielded)."""
+    from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QStyleFactory
+
+    style, palette = qapp.style().name(), qapp.palette()
+    qapp.setStyle(QStyleFactory.create("Fusion"))
+    pal = QPalette()
+    for role, colour in DARK.items():
+        pal.setColor(getattr(QPalette.ColorRole, role), QColor(colour))
+    qapp.setPalette(pal)
+    yield pal
+    qapp.setPalette(palette)
+    qapp.setStyle(QStyleFactory.create(style))

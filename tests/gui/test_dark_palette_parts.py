@@ -10,30 +10,10 @@ import re
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QDialog, QStyleFactory, QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QWidget
 from test_gui_defects import canvas, focus, open_demo
 
 pytest.importorskip("masklens.core.kinds.demo")
-
-DARK = {QPalette.ColorRole.Window: "#2b2b2b", QPalette.ColorRole.WindowText: "#e6e6e6",
-        QPalette.ColorRole.Base: "#1e1e1e", QPalette.ColorRole.AlternateBase: "#262626",
-        QPalette.ColorRole.Text: "#e6e6e6", QPalette.ColorRole.Button: "#353535",
-        QPalette.ColorRole.ButtonText: "#e6e6e6", QPalette.ColorRole.ToolTipBase: "#333333",
-        QPalette.ColorRole.ToolTipText: "#e6e6e6"}
-
-
-@pytest.fixture
-def dark(qapp):
-    style, palette = qapp.style().name(), qapp.palette()
-    qapp.setStyle(QStyleFactory.create("Fusion"))
-    pal = QPalette()
-    for role, colour in DARK.items():
-        pal.setColor(role, QColor(colour))
-    qapp.setPalette(pal)
-    yield pal
-    qapp.setPalette(palette)
-    qapp.setStyle(QStyleFactory.create(style))
-
 
 def _own_colours(widget: QWidget) -> tuple[bool, bool]:
     """(sets a text colour, sets a background) in its own style sheet."""
@@ -57,15 +37,15 @@ def _offenders(root: QWidget) -> list[str]:
 def test_window_and_dialogs_follow_a_dark_palette(window, qtbot, dark, no_internal_errors):
     w = window
     open_demo(w, qtbot, "cafe")
-    assert w.palette().color(QPalette.ColorRole.Window).name() == DARK[QPalette.ColorRole.Window]
+    assert w.palette().color(QPalette.ColorRole.Window).name() == dark.color(QPalette.ColorRole.Window).name()
     focus(w, qtbot, canvas(w))
     qtbot.keyClick(w, Qt.Key.Key_F1)  # the shortcut sheet
     qtbot.keyClick(w, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lambda: len([d for d in w.findChildren(QDialog) if d.isVisible()]) >= 2, timeout=5000)
     dialogs = [d for d in w.findChildren(QDialog) if d.isVisible()]
     for d in dialogs:  # each dialog and every widget in it draws with the dark palette
-        assert d.palette().color(QPalette.ColorRole.Window).name() == DARK[QPalette.ColorRole.Window], d
-        assert d.palette().color(QPalette.ColorRole.Base).name() == DARK[QPalette.ColorRole.Base], d
+        assert d.palette().color(QPalette.ColorRole.Window).name() == dark.color(QPalette.ColorRole.Window).name(), d
+        assert d.palette().color(QPalette.ColorRole.Base).name() == dark.color(QPalette.ColorRole.Base).name(), d
     offenders = _offenders(w)
     for d in dialogs:
         offenders += _offenders(d)

@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from file_states import snapshot
 
 from masklens.core.cli import main
 from masklens.core.files.output_dirs import MARKER
@@ -32,11 +33,7 @@ def _user_folder(path: Path) -> dict[str, bytes]:
     (path / "thesis.tex").write_text("precious")
     (path / "sub").mkdir()
     (path / "sub" / "data.csv").write_text("1,2\n")
-    return _snapshot(path)
-
-
-def _snapshot(path: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+    return snapshot(path)
 
 
 @pytest.fixture
@@ -58,7 +55,7 @@ def test_report_refuses_a_folder_of_the_users_own_files(tmp_path, capsys):
     assert _report(mine) != 0
     err = _err_line(capsys)
     assert "holds files masklens did not write there (sub/data.csv, thesis.tex)" in err and str(mine) in err
-    assert _snapshot(mine) == before
+    assert snapshot(mine) == before
 
 
 def test_report_replaces_only_what_it_wrote_in_its_own_folder(tmp_path, capsys):
@@ -67,10 +64,10 @@ def test_report_replaces_only_what_it_wrote_in_its_own_folder(tmp_path, capsys):
     assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, MARKER])
     assert _report(out) == 0, capsys.readouterr().err  # its own folder, as written: replaced
     (out / "notes.txt").write_text("mine")  # a file of the user's added: refused, kept
-    before = _snapshot(out)
+    before = snapshot(out)
     assert _report(out) != 0
     assert "masklens did not write there (notes.txt)" in _err_line(capsys)
-    assert _snapshot(out) == before
+    assert snapshot(out) == before
     (out / "notes.txt").unlink()
     (out / "report.html").write_text("edited by the user")  # a file changed since: refused
     assert _report(out) != 0
@@ -84,11 +81,11 @@ def test_a_copied_report_folder_or_marker_adopts_nothing(tmp_path, capsys):
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)  # the marker is bound to the folder it was written in
     (copy / "my-notes.md").write_text("mine")
-    before = _snapshot(copy)
+    before = snapshot(copy)
     assert _report(copy) != 0
     err = _err_line(capsys)
     assert "its .masklens-output.json belongs to another folder" in err and "my-notes.md" in err
-    assert _snapshot(copy) == before
+    assert snapshot(copy) == before
     mine = tmp_path / "mine"  # a folder of the user's own summary.json: no name is adopted
     mine.mkdir()
     (mine / "summary.json").write_text('{"mine": 1}')
@@ -102,13 +99,13 @@ def test_report_never_replaces_the_folder_holding_its_inputs(tmp_path, capsys):
     data = tmp_path / "demo"
     shutil.copytree(DEMO_DIR / "cafe", data / "cafe")
     (data / MARKER).write_text("{}")  # even a folder that looks like masklens' own
-    before = _snapshot(data)
+    before = snapshot(data)
     assert _report(data, root=data) != 0
     err = _err_line(capsys)
     assert "this run's input" in err
-    assert _snapshot(data) == before
+    assert snapshot(data) == before
     assert _report(data / "cafe" / "images", root=data) != 0  # --out is the image folder
-    assert _snapshot(data) == before
+    assert snapshot(data) == before
 
 
 def test_report_refuses_a_file_or_device_as_its_folder(tmp_path, capsys):
@@ -131,24 +128,24 @@ def _predict_hallu(hallu: Path, out: Path, *extra: str) -> int:
 
 
 def test_predict_folder_output_never_replaces_the_dataset_or_the_users_folder(hallu, tmp_path, capsys):
-    before = _snapshot(hallu)
+    before = snapshot(hallu)
     assert _predict_hallu(hallu, hallu) != 0  # --out is the dataset folder itself
     assert "this run's input" in _err_line(capsys)
-    assert _snapshot(hallu) == before
+    assert snapshot(hallu) == before
     mine = tmp_path / "mine"
     mine_before = _user_folder(mine)
     assert _predict_hallu(hallu, mine) != 0
     assert "masklens did not write" in _err_line(capsys)
-    assert _snapshot(mine) == mine_before
+    assert snapshot(mine) == mine_before
 
 
 def test_predict_replaces_its_own_folder_output(hallu, tmp_path, capsys):
     out = tmp_path / "preds"
     assert _predict_hallu(hallu, out) == 0, capsys.readouterr().err
     assert (out / MARKER).is_file()
-    first = _snapshot(out)
+    first = snapshot(out)
     assert _predict_hallu(hallu, out) == 0, capsys.readouterr().err
-    again = _snapshot(out)
+    again = snapshot(out)
     assert again.pop(MARKER) != first.pop(MARKER)  # bound to the new folder put in place
     assert again == first
     # score reads the folder back (the marker is not a prediction)
@@ -161,12 +158,12 @@ def test_merge_never_writes_over_a_shard_it_reads(hallu, tmp_path, capsys):
     shards = [tmp_path / f"s{i}" for i in range(2)]
     for i, s in enumerate(shards):
         assert _predict_hallu(hallu, s, "--shard", f"{i}/2") == 0, capsys.readouterr().err
-    before = _snapshot(shards[0])
+    before = snapshot(shards[0])
     rc = main(["merge", "hallusegbench", "--data", str(hallu / "data.json"), "--root", str(hallu),
                *(x for s in shards for x in ("--pred-dir", str(s))), "--out", str(shards[0])])
     assert rc != 0
     assert "this run's input" in _err_line(capsys)
-    assert _snapshot(shards[0]) == before
+    assert snapshot(shards[0]) == before
 
 
 def test_predict_file_output_never_overwrites_its_annotation(tmp_path, capsys):
@@ -238,10 +235,10 @@ def test_evaluate_writes_only_into_a_folder_of_its_own(tmp_path, monkeypatch, ca
     mine = tmp_path / "mine"
     before = _user_folder(mine)
     (mine / "summary.json").write_text('{"mine": true}')
-    before = _snapshot(mine)
+    before = snapshot(mine)
     assert main([*argv, "--out", str(mine)]) != 0
     assert "masklens did not write" in _err_line(capsys)
-    assert _snapshot(mine) == before
+    assert snapshot(mine) == before
     out = tmp_path / "ev"
     assert main([*argv, "--out", str(out)]) == 0, capsys.readouterr().err
     assert (out / MARKER).is_file() and (out / "summary.json").is_file()

@@ -13,6 +13,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from process_signals import sigint_taken_over
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "resources" / "demo"
@@ -101,14 +102,6 @@ def test_within_the_size_target(unpacked):
             "share/mime/packages/masklens-workspace.xml"} <= shared
 
 
-def _sigint_taken_over(pid: int) -> bool:
-    """The process ``pid`` blocks or catches SIGINT (its program's first instruction has run)."""
-    bit = 1 << (signal.SIGINT - 1)
-    status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
-    fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
-    return bool((int(fields["SigBlk"], 16) | int(fields["SigCgt"], 16)) & bit)
-
-
 def test_ctrl_c_at_any_moment_of_the_bundled_program(unpacked, tmp_path):
     """The bundle's `masklens` is the launcher (packaging/launcher.c) of PyInstaller's executable:
     SIGINT at every millisecond of its first 60 from the launcher's first instruction (its
@@ -121,7 +114,7 @@ def test_ctrl_c_at_any_moment_of_the_bundled_program(unpacked, tmp_path):
         p = subprocess.Popen([str(unpacked / "masklens" / "masklens"), "score", "cafe", "--demo"],
                              env=_environment(tmp_path), cwd=tmp_path, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
-        while p.poll() is None and not _sigint_taken_over(p.pid):
+        while p.poll() is None and not sigint_taken_over(p.pid):
             pass
         time.sleep(ms / 1000)
         p.send_signal(signal.SIGINT)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from file_states import snapshot
 
 BUNDLE = Path(__file__).resolve().parents[2] / "packaging" / "bundle.py"
 
@@ -21,23 +22,19 @@ def _run(out: Path) -> subprocess.CompletedProcess:
                           timeout=120, check=False)
 
 
-def _snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 def test_a_folder_of_the_users_files_is_refused_before_anything_is_built(tmp_path):
     mine = tmp_path / "mine"
     (mine / "dist" / "masklens").mkdir(parents=True)
     (mine / "dist" / "masklens" / "notes.txt").write_text("precious")
     (mine / "share-staging").mkdir()
     (mine / "share-staging" / "thesis.tex").write_text("precious too")
-    before = _snapshot(mine)
+    before = snapshot(mine)
     done = _run(mine)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert lines[0].startswith("bundle: ") and "masklens did not write there" in lines[0], done.stderr
     assert "Traceback" not in done.stderr and not (mine / "work").exists()
-    assert _snapshot(mine) == before
+    assert snapshot(mine) == before
 
 
 def test_a_private_device_node_is_refused(tmp_path):

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from file_states import snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "packaging" / "launcher.py"
@@ -72,15 +73,6 @@ def _private_node(path: Path) -> None:
         pytest.skip("mknod needs privileges here")
 
 
-def _snapshot(root: Path) -> dict[str, tuple[int, bytes]]:
-    """Every entry under ``root``: its mode and, for a regular file, its bytes (never opens a node)."""
-    out = {}
-    for p in sorted(root.rglob("*")):
-        st = p.lstat()
-        out[str(p.relative_to(root))] = (st.st_mode, p.read_bytes() if stat.S_ISREG(st.st_mode) else b"")
-    return out
-
-
 @pytest.mark.parametrize("what", ["user-file", "user-folder", "device-node", "symlink"])
 def test_build_never_replaces_what_it_did_not_write(tmp_path, what):
     """`launcher.py build OUT`: OUT a user's file or folder, a private device node or a symlink
@@ -98,12 +90,12 @@ def test_build_never_replaces_what_it_did_not_write(tmp_path, what):
     else:
         (mine / "elsewhere.txt").write_text("precious")
         out.symlink_to(mine / "elsewhere.txt")
-    before = _snapshot(mine)
+    before = snapshot(mine)
     run = subprocess.run([sys.executable, str(SCRIPT), "build", str(out), "masklens-bin"], capture_output=True,
                          text=True, timeout=120)
     assert run.returncode == 2, run.stderr
     assert len(run.stderr.splitlines()) == 1 and "nothing was changed" in run.stderr and "Traceback" not in run.stderr
-    assert _snapshot(mine) == before
+    assert snapshot(mine) == before
 
 
 @pytest.mark.parametrize("what", ["entry-user-file", "entry-folder", "entry-device-node", "libexec-user-file",
@@ -132,8 +124,8 @@ def test_venv_never_replaces_what_pip_or_it_did_not_write(tmp_path, what):
         _private_node(libexec / "masklens")
     else:
         libexec.write_text("a file where the folder would go")
-    before = _snapshot(venv)
+    before = snapshot(venv)
     run = _setup(venv)
     assert run.returncode == 2, run.stderr
     assert len(run.stderr.splitlines()) == 1 and "Traceback" not in run.stderr, run.stderr
-    assert _snapshot(venv) == before
+    assert snapshot(venv) == before
