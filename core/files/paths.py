@@ -196,6 +196,12 @@ def safe_name(text: str) -> str:
     return "_" * max(1, len(name)) if name in ("", ".", "..") else name
 
 
+def short_name(path: Path) -> str:
+    """A file named with its folder, as a title (``cafe/ann.json``: a stem alone, "ann", says
+    little); the name alone at a root."""
+    return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+
+
 def candidates_under(root: str | Path, names: list[str | Path]) -> list[Path]:
     """``root / name`` for each name that stays inside ``root`` (see :func:`inside_root`); the
     others are left out silently — for look-ups that try several places."""

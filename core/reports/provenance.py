@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 import platform
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from masklens.core import __version__
 from masklens.core.reports.runs import ReportContext
+from masklens.core.scoring.provenance import utc_now
 
 
 def file_sha256(path: Path, limit: int = 1 << 30) -> str | None:
@@ -30,7 +30,7 @@ def file_sha256(path: Path, limit: int = 1 << 30) -> str | None:
 def provenance(ctx: ReportContext) -> dict[str, Any]:
     return {
         "masklens_version": __version__,
-        "created_utc": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "created_utc": utc_now(),
         "python": sys.version.split()[0],
         "platform": platform.platform(terse=True),
         "benchmark": {

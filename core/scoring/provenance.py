@@ -48,8 +48,13 @@ def score_provenance(kind: str, files: Mapping[str, Any], local: Mapping[str, An
             inputs[dest] = input_record(str(given), str(local[dest]))
     return {
         "masklens_version": __version__,
-        "created_utc": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "created_utc": utc_now(),
         "kind": kind,
         "inputs": inputs,
         "params": dict(params),
     }
+
+
+def utc_now() -> str:
+    """The time now as provenance records it: UTC to the second, ``2026-11-29T01:45:00Z``."""
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

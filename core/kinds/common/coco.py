@@ -16,7 +16,7 @@ from typing import Any
 from masklens.core.errors import DataFormatError, Where
 from masklens.core.files.io import atomic_write_json, read_json
 from masklens.core.files.limits import check_mask_size, exists, is_finite_number
-from masklens.core.files.paths import inside_root
+from masklens.core.files.paths import inside_root, short_name
 from masklens.core.masks import Mask
 from masklens.core.schema import Benchmark, Instance, Prediction, PredictionSet, Prompt, Sample
 from masklens.core.scoring.prediction_check import check_foreign_fields, unmatched_message
@@ -48,7 +48,7 @@ class CocoDataset:
         described = info.get("description") if isinstance(info, dict) else None
         if isinstance(described, str) and described.strip():
             return described.strip()
-        return f"{self.path.parent.name}/{self.path.name}" if self.path.parent.name else self.path.name
+        return short_name(self.path)
 
     def mask_of(self, ann: dict[str, Any], key: str = "segmentation") -> Mask:
         """Decode an annotation's mask field (RLE or polygons) at its image's size."""

@@ -24,7 +24,7 @@ import numpy as np
 from masklens.core.errors import DataFormatError
 from masklens.core.files.io import atomic_write_bytes, read_json
 from masklens.core.files.limits import exists
-from masklens.core.files.paths import inside_root, safe_name
+from masklens.core.files.paths import inside_root, safe_name, short_name
 from masklens.core.kinds.hallusegbench import metrics as hallu
 from masklens.core.kinds.hallusegbench.leakage import META_KEY as LEAKAGE_KEY
 from masklens.core.masks import Mask, intersect_all, resize_nearest_floor, union_all
@@ -187,7 +187,7 @@ def load_hallusegbench(data: str | os.PathLike[str], root: str | os.PathLike[str
             meta={"ann_id": ann_id, "stem": stem, "index": i, "schema": ("current", "older")[schema]},
         ))
     return Benchmark("hallusegbench", p.stem, samples, sources={"data": p, "root": base},
-                     meta={"title": f"{p.parent.name}/{p.name}" if p.parent.name else p.name})
+                     meta={"title": short_name(p)})
 
 
 def load_prediction_dir(benchmark: Benchmark, pred_dir: str | os.PathLike[str]) -> PredictionSet:
