@@ -193,7 +193,19 @@ def resolve_files(files: Mapping[str, Any], folders: frozenset[str] = frozenset(
     return {k: one(k, v) for k, v in files.items()}
 
 
+#: a URL's scheme (``HF://``, ``s3://``, ``https://``): what a path given as one would start with
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
 def local_files(kind: Any, files: Mapping[str, Any]) -> dict[str, Any]:
     """A kind's file arguments with ``hf://datasets/…`` paths fetched into (or found in) the
-    Hugging Face cache, folders with all their files; the others as given."""
+    Hugging Face cache, folders with all their files; the others as given. A value with any
+    other scheme (``HF://`` in capitals, ``s3://``, ``https://``) is refused in one line: it is
+    no local path, and read as one it would name a folder that is not there (an ``--images``
+    that ``score`` never opens would pass unnoticed)."""
+    for dest, value in files.items():
+        for one in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(one, str) and _SCHEME.match(one) and not is_hub_path(one):
+                raise MasklensError(f"--{dest.replace('_', '-')} {one}: masklens reads local paths and Hugging "
+                                    f"Face paths ({PREFIX}datasets/OWNER/NAME/…, the scheme in lowercase)")
     return resolve_files(files, folder_arguments(kind)) if any_hub_path(files) else dict(files)

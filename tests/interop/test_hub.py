@@ -126,3 +126,14 @@ def test_score_with_out_fetches_each_hub_path_once(hf_cache, tmp_path, monkeypat
     ml.score("cafe", ann=f"{REPO}/cafe/ann.json", pred=f"{REPO}/cafe/pred_demo.json", out=out)
     assert sorted(asked) == [f"{REPO}/cafe/ann.json", f"{REPO}/cafe/pred_demo.json"]
     assert f"{REPO}/cafe/ann.json" in str(json.loads(out.read_text())["provenance"]["inputs"])
+
+
+@pytest.mark.parametrize("path", ["HF://datasets/acme/masklens-demo/cafe/images", "s3://bucket/images"])
+def test_a_path_with_another_scheme_is_refused_in_one_line(path, capsys):
+    """`HF://…` (capitals) or `s3://…` is no local path: read as one it names a folder that is not
+    there, which `score` (never opening --images) would let pass unnoticed."""
+    argv = ["score", "cafe", "--ann", str(D / "cafe/ann.json"), "--pred", str(D / "cafe/pred_demo.json"),
+            "--images", path]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"--images {path}" in err[0] and "hf://datasets/" in err[0]
