@@ -183,6 +183,12 @@ class ModelHost:
         self.state: dict[str, Any] = {}
 
     @property
+    def external_python(self) -> Path | None:
+        """The interpreter of the other environment the models run in: ``python``, else the
+        ``model_python`` setting; None: this process' own Python."""
+        return self.python or model_python()
+
+    @property
     def pid(self) -> int | None:
         process = self._process
         return process.pid if process is not None and process.is_alive() else None
@@ -196,7 +202,7 @@ class ModelHost:
 
         from masklens.core.models import model_process
 
-        python = self.python or model_python()
+        python = self.external_python
         if python is not None:
             external = ExternalProcess(python)
             self._process, self._conn, self._cancel = external, external.conn, external.cancel
@@ -340,7 +346,7 @@ class RemoteSegmenter(Segmenter):
         from masklens.core.models.registry import backend_info, require_extra
 
         # a missing extra is named now, as a local one would be; in another environment, there
-        self.info = backend_info(name) if host.python or model_python() else require_extra(name)
+        self.info = backend_info(name) if host.external_python else require_extra(name)
         self.host, self.name, self.options = host, name, dict(options)
         self.key = model_key(name, self.options)
         self._created = False
@@ -418,7 +424,7 @@ def prepare(host: ModelHost, backend: str) -> threading.Thread | None:
     from masklens.core.models import preload
 
     if runs_apart(backend):
-        if host.running or (importlib.util.find_spec("torch") is None and not (host.python or model_python())):
+        if host.running or (importlib.util.find_spec("torch") is None and not host.external_python):
             return None
         host.start()  # here, while the window is being built; the warm-up's thread only waits
         return host.warm(backend)

@@ -43,6 +43,11 @@ def _platform_dir(which: str, **kwargs: Any) -> Callable[[], Path]:
     return default
 
 
+def is_program(path: Path) -> bool:
+    """Whether ``path`` is an executable file (what a "program" setting must name)."""
+    return path.is_file() and os.access(path, os.X_OK)
+
+
 @dataclass(frozen=True)
 class Setting:
     """One setting: its name (the config file's key), its type, its default and what it does."""
@@ -107,7 +112,7 @@ class Setting:
             return Path(raw).expanduser()
         if self.type == "program":
             program = Path(raw.strip()).expanduser()
-            if not program.is_file() or not os.access(program, os.X_OK):
+            if not is_program(program):
                 raise bad(f"{raw!r} is not an executable file")
             return program
         choice = raw.strip().lower()

@@ -51,6 +51,12 @@ def sort_keys(values: Sequence[Any]) -> Sequence[Any]:
 _NUMBER_OR_NONE = frozenset((float, int, bool, type(None)))
 
 
+def orders_as_float(value: np.ndarray) -> bool:
+    """Whether the numbers of ``value`` order as the values they stand for: no NaN (which orders
+    with nothing) and no integer past a float's precision (2**53, where neighbours merge)."""
+    return not np.isnan(value).any() and not (value.size and np.abs(value).max() >= 2.0**53)
+
+
 class NumericKeys(Sequence[tuple[int, float]]):
     """The :func:`sort_key` of a column of numbers and missing values (a metric that is None
     where it is undefined, such as a local F1), held as two arrays: ``rank`` (0 missing,
@@ -71,7 +77,7 @@ class NumericKeys(Sequence[tuple[int, float]]):
         n = len(values)
         rank = np.fromiter((v is not None for v in values), dtype=np.int8, count=n)
         value = np.fromiter((0.0 if v is None else v for v in values), dtype=float, count=n)
-        if np.isnan(value).any() or np.abs(value).max() >= 2.0**53:
+        if not orders_as_float(value):
             return None
         return cls(rank, value)
 
@@ -153,7 +159,7 @@ def _numeric_keys(keys: Sequence[Any]) -> tuple[np.ndarray, np.ndarray] | None:
             rank = np.ones(value.size, dtype=np.int8)
     except (TypeError, ValueError):
         return None
-    if value.ndim != 1 or np.isnan(value).any() or (value.size and np.abs(value).max() >= 2.0**53):
+    if value.ndim != 1 or not orders_as_float(value):
         return None
     return rank, value
 
@@ -265,7 +271,7 @@ class BulkColumns:
             arrays = readouts.sort_column(key)
             if arrays is not None:
                 rank, value = arrays
-                if not np.isnan(value).any() and not (value.size and np.abs(value).max() >= 2.0**53):
+                if orders_as_float(value):
                     return NumericKeys(rank, value)
         return sort_keys(self.key_column(key))
 

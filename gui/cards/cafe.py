@@ -13,7 +13,8 @@ from typing import Any
 
 from masklens.core.schema import Prompt, Role
 from masklens.gui.cards import ReadoutCard
-from masklens.gui.cards.widgets import Tone, fmt, fmt_pair
+from masklens.gui.cards.widgets import Tone, fmt
+from masklens.gui.figures import instance_note, owners
 
 _CLASS_KEY = {"TA-TP": "TA_TP", "UA-P": "UA_P", "TA-FN": "TA_FN_paper", "UA-FN": "UA_FN",
               "TA-FP": "TA_FP", "UA-FP": "UA_FP", "TN": "TN"}
@@ -55,32 +56,6 @@ def decisive_instance(cls: str, instances: Sequence[Mapping[str, float]], t: flo
     if cls == "TN":
         return i, f"rejected: {_cmp('max s', s, 't', t)}"
     return i, f"{_cmp('max s', s, 't', t)}; {_cmp('max IoU', best_iou, 'τ', tau, 3)}"
-
-
-def owners(instances: Sequence[Mapping[str, float]]) -> tuple[int | None, int | None]:
-    """Indices of the instance with the highest score and of the one with the highest IoU (the
-    instances that ``max s`` and ``max IoU`` come from; the first on a tie)."""
-    if not instances:
-        return None, None
-    idx = range(len(instances))
-    return (max(idx, key=lambda k: float(instances[k]["score"])),
-            max(idx, key=lambda k: float(instances[k]["iou"])))
-
-
-def instance_note(index: int | None, decisive: int | None, instances: Sequence[Mapping[str, float]],
-                  t: float, *, of_score: bool) -> str:
-    """After a max figure that comes from another instance than the decisive one (or from one not
-    drawn), that instance's other number — "(its IoU 0.000)" after max s, "(its s 0.30 < t, not
-    drawn)" after max IoU — so it is never read as the decisive instance's figure."""
-    if index is None:
-        return ""
-    s, iou = float(instances[index]["score"]), float(instances[index]["iou"])
-    if index == decisive and s >= t:
-        return ""
-    if of_score:
-        return f"  (its IoU {iou:.3f})"
-    a, _ = fmt_pair(s, t)
-    return f"  (its s {a}{' < t, not drawn' if s < t else ''})"
 
 
 def _r(x: float) -> str:

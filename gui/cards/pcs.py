@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QVBoxLayout
 
 from masklens.core.scoring.contract import InstanceMatches
 from masklens.gui.cards import ReadoutCard
-from masklens.gui.cards.widgets import HoverFrame, Tone, fmt, fmt_pair
+from masklens.gui.cards.widgets import HoverFrame, Tone, fmt
+from masklens.gui.figures import fmt_pair
 
 _IL = {"TP": Tone.PASS, "TN": Tone.PASS, "FP": Tone.FAIL, "FN": Tone.FAIL}
 _IL_REASON = {

@@ -57,16 +57,6 @@ def fmt(value: object, digits: int = 3) -> str:
     return str(value)
 
 
-def fmt_pair(a: float, b: float, digits: int = 2) -> tuple[str, str]:
-    """Two numbers compared in a reason ("s 0.75 ≥ t 0.50"): enough decimals that unequal values
-    never print equal (0.499 vs 0.50 reads "0.499 < 0.500", not "0.50 < 0.50")."""
-    for d in range(digits, 7):
-        sa, sb = f"{a:.{d}f}", f"{b:.{d}f}"
-        if (sa == sb) == (a == b):
-            return sa, sb
-    return repr(a), repr(b)
-
-
 class Pill(QLabel):
     """A verdict or flag drawn as a rounded pill: filled in the tone's colour (a badge) or outlined
     (a chip), always with the tone's glyph before the text."""

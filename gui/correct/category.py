@@ -76,9 +76,31 @@ def benchmark_categories(bench: Any) -> list[tuple[Any, str]]:
     return [(cid, f"{cid} {name}".strip()) for cid, name in sorted(names.items(), key=lambda kv: str(kv[0]))]
 
 
-def category_label(bench: Any, cid: Any) -> str:
-    """``cid`` with its name where the files give one ("2 circle")."""
-    return next((label for c, label in benchmark_categories(bench) if c == cid), str(cid))
+class CategoryChoices:
+    """The categories of the benchmark open, found once per benchmark object (a pass over every
+    ground truth and a read of their files is too slow to repeat on every edit): another
+    benchmark, or the same one with its ground truth replaced (the corrected view installs a
+    new benchmark object), is looked at again."""
+
+    def __init__(self) -> None:
+        self._benchmark: Any = None
+        self._choices: list[tuple[Any, str]] = []
+
+    def of(self, bench: Any) -> list[tuple[Any, str]]:
+        """:func:`benchmark_categories` of ``bench``, remembered until another benchmark is asked about."""
+        if bench is None:
+            return []
+        if bench is not self._benchmark:
+            self._benchmark, self._choices = bench, benchmark_categories(bench)
+        return self._choices
+
+    def forget(self) -> None:
+        """Drop the benchmark remembered (it was closed or replaced)."""
+        self._benchmark, self._choices = None, []
+
+    def label(self, bench: Any, cid: Any) -> str:
+        """``cid`` with its name where the files give one ("2 circle")."""
+        return next((label for c, label in self.of(bench) if c == cid), str(cid))
 
 
 def ask_category(parent: Any, current: Any, choices: list[tuple[Any, str]]) -> Any:

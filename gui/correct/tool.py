@@ -20,10 +20,9 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 from masklens.gui.correct.assist import AssistPrompt, fit_to, propose
 from masklens.gui.correct.category import (
+    CategoryChoices,
     ask_category,
-    benchmark_categories,
     category_ids,
-    category_label,
     no_category_reason,
 )
 from masklens.gui.correct.overlay import MaskItem, brush_item, polyline_item
@@ -92,6 +91,7 @@ class CorrectionTool(QObject):
         self._painting = False
         self._drag: tuple[float, float] | None = None
         self._category_label = ""  # " · category 2 circle" for the instance edited
+        self.categories = CategoryChoices()  # the benchmark's, found once (not on every brush move)
         vt = window.visual_tool  # "Correct" joins Pan / Box / Points
         act = QAction(glyph_icon("✎", "Cor"), "Correct", vt.toolbar, checkable=True)
         act.setShortcut("C")
@@ -133,6 +133,7 @@ class CorrectionTool(QObject):
         # another sample, benchmark, or quitting: an unaccepted edit is asked about first
         window.state.add_leave_check(self.settle)
         window.state.sampleChanged.connect(lambda _: self.end(say="edit discarded: another sample"))
+        window.state.benchmarkChanged.connect(self.categories.forget)
         window.state.benchmarkChanged.connect(lambda: self.end())
         self.toolbar.setVisible(False)
         self._show()
@@ -204,7 +205,7 @@ class CorrectionTool(QObject):
                 else np.zeros((gt.height, gt.width), bool))
         self.session = EditSession(mask, sample_id=sample.id, gt_key=gt_key, instance=instance)
         cats = category_ids(gt) if instance is not None else []
-        self._category_label = (f" · category {category_label(self.window.state.benchmark, cats[instance])}"
+        self._category_label = (f" · category {self.categories.label(self.window.state.benchmark, cats[instance])}"
                                 if cats and instance is not None else "")
         self.panel, self.image_key = panel, self.view.specs[panel].image
         canvas = self._canvas()
@@ -466,8 +467,9 @@ class CorrectionTool(QObject):
         return no_category_reason(self.session, sample, self.window.state.kind, choices)
 
     def category_choices(self) -> list[tuple[Any, str]]:
-        """The benchmark's categories as (id, label) (:func:`~.category.benchmark_categories`)."""
-        return benchmark_categories(self.window.state.benchmark)
+        """The benchmark's categories as (id, label) (:func:`~.category.benchmark_categories`, found
+        once per benchmark)."""
+        return self.categories.of(self.window.state.benchmark)
 
     def change_category(self) -> None:
         """Shift+C: ask for another category of the instance edited; recorded at once, mask unchanged."""
@@ -481,7 +483,7 @@ class CorrectionTool(QObject):
         current = category_ids(sample.gts[s.gt_key])[s.instance]
         chosen = self.ask_category(self.window.window(), current, self.category_choices())
         if chosen is None or chosen == current:
-            self._say(f"category unchanged ({category_label(self.window.state.benchmark, current)}): "
+            self._say(f"category unchanged ({self.categories.label(self.window.state.benchmark, current)}): "
                       "nothing recorded")
             return
         sample_id, gt_key, instance = s.sample_id, s.gt_key, s.instance

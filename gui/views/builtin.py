@@ -7,6 +7,7 @@ from typing import Any
 
 from masklens.core.schema import Prompt, Role, Sample
 from masklens.core.scoring.readout import implied_gt
+from masklens.gui.figures import instance_note, owners
 from masklens.gui.views import SampleView
 
 _ROLE_ORDER = {r: i for i, r in enumerate(Role)}
@@ -28,24 +29,13 @@ class CafeView(SampleView):
         side = {Role.POSITIVE: "pos", Role.NEGATIVE: "neg"}.get(prompt.role)
         if side is None:
             return None
-        owner = _iou_owner(readout.get(f"{side}_instances") or [], params.get("score_threshold"))
+        instances = readout.get(f"{side}_instances") or []
+        by_s, by_iou = owners(instances)
+        t = params.get("score_threshold")  # not given: no instance is said to be below it
+        owner = instance_note(by_iou, by_s, instances, float("-inf") if t is None else t, of_score=False, gap=" ")
         return (f"{readout[f'{side}_class']} · max s {_f(readout[f'{side}_max_score'], 2)}"
                 f" · max IoU {_f(readout[f'{side}_max_iou'])}{owner}"
                 + (" · swap" if readout.get("SoftSwap") else ""))
-
-
-def _iou_owner(instances: list[Mapping[str, Any]], t: float | None) -> str:
-    """" (its s 0.43 < t, not drawn)" when the max IoU is another instance's than the max s, as
-    the card says: the two figures are never read as one instance's."""
-    try:
-        by_s = max(range(len(instances)), key=lambda k: float(instances[k]["score"]))
-        by_iou = max(range(len(instances)), key=lambda k: float(instances[k]["iou"]))
-    except ValueError:  # no instances
-        return ""
-    if by_s == by_iou:
-        return ""
-    s = float(instances[by_iou]["score"])
-    return f" (its s {s:.2f}{' < t, not drawn' if t is not None and s < t else ''})"
 
 
 def _f(value: Any, digits: int = 3) -> str:

@@ -132,8 +132,11 @@ class WindowCommands:
 
         return self.open_benchmark(kind_name, dlg.result_argv(), on_error=failed)
 
-    def open_benchmark(self, kind_name: str, argv: list[str], *, sync: bool = False, on_error: Any = None) -> bool:
-        """Open ``kind_name`` with its CLI arguments; errors go to the message bar (and ``on_error``)."""
+    def open_benchmark(self, kind_name: str, argv: list[str], *, sync: bool = False, on_error: Any = None,
+                       on_loaded: Callable[[], None] | None = None) -> bool:
+        """Open ``kind_name`` with its CLI arguments; errors go to the message bar (and ``on_error``).
+        ``on_loaded`` is called once this benchmark is shown (before its own predictions are
+        attached); never when it is not (refused, failed, cancelled, or the sample shown kept)."""
         if not self.state.may_leave("opening another benchmark"):  # e.g. an unaccepted edit kept
             return False
         try:
@@ -149,6 +152,8 @@ class WindowCommands:
         def loaded(res: tasks.Loaded) -> None:
             if not self._loaded(res):
                 return
+            if on_loaded is not None:
+                on_loaded()
             if has_predictions(kind, ns):
                 self.attach_predictions(ns, Path(str(next(iter(self._pred_values(kind, ns).values()), "predictions"))).name, sync=sync)
 

@@ -151,7 +151,7 @@ class MainWindow(QMainWindow):
     def _build_widgets(self) -> None:
         self.message_bar = MessageBar()
         self.prompt_bar = PromptBar(has_visual=lambda: self.visual_tool.has_prompt())
-        if self.model_host.python or remote.model_python():  # torch models in another environment
+        if self.model_host.external_python:  # torch models in another environment
             self.prompt_bar.refresh_models(elsewhere=True)
         self.prompt_bar.history = list(self.settings.prompt_history)
         self.prompt_bar.select_model(self.settings.model)

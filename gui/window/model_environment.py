@@ -6,13 +6,12 @@ decides, else the window's own Python."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QFileDialog
 
-from masklens.core.models import remote
+from masklens.core.runtime.config import is_program
 
 if TYPE_CHECKING:
     from masklens.gui.window.main_window import MainWindow
@@ -27,13 +26,13 @@ def set_model_environment(window: MainWindow, python: Path | None) -> bool:
     """Run the models in ``python``'s environment from the next prompt on (None: the setting's,
     else the window's own); the process of the previous one ends. False (and said) when
     ``python`` is no executable file."""
-    if python is not None and not (python.is_file() and os.access(python, os.X_OK)):
+    if python is not None and not is_program(python):
         window.message_bar.show_message(f"model environment: {python} is not an executable file", "error")
         return False
     window.model_host.stop()  # its models go with it; the next prompt loads them in the new one
     window.model_host.python = python
     window.settings.model_python = str(python or "")
-    window.prompt_bar.refresh_models(elsewhere=python is not None or remote.model_python() is not None)
+    window.prompt_bar.refresh_models(elsewhere=window.model_host.external_python is not None)
     where = str(python) if python is not None else "the default Python (the model_python setting, else this one)"
     window.message_bar.show_message(f"models run in {where} from the next prompt on", "info")
     return True

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
@@ -83,8 +82,7 @@ def open_workspace(state: AppState, commands: WindowCommands, path: str | Path, 
         commands.message_bar.show_message(f"cannot open the workspace: {exc}", "error")
         return False
 
-    def attach_sets(*_: Any) -> None:
-        state.benchmarkChanged.disconnect(attach_sets)
+    def attach_sets() -> None:
         for pset in workspace.prediction_sets:
             commands.open_predictions(pset.argv, pset.name, sync=sync)
         store = state.review_store.path if state.review_store is not None else None
@@ -94,8 +92,4 @@ def open_workspace(state: AppState, commands: WindowCommands, path: str | Path, 
                 f"benchmark is open: {store}", "warning")
         log.info("opened workspace %s", path)
 
-    def failed(message: str) -> None:
-        state.benchmarkChanged.disconnect(attach_sets)
-
-    state.benchmarkChanged.connect(attach_sets)
-    return commands.open_benchmark(workspace.kind, workspace.inputs, sync=sync, on_error=failed)
+    return commands.open_benchmark(workspace.kind, workspace.inputs, sync=sync, on_loaded=attach_sets)

@@ -179,3 +179,17 @@ def test_the_pages_example_file_is_a_valid_config_file(folder):
         assert found[key].source == "file" and found[key].origin == str(path)
         assert str(found[key].value) == str(value)
     assert config.example_toml() in config.markdown_page()
+
+
+def test_the_models_python_is_the_one_chosen_else_the_setting_else_this_one(folder, monkeypatch, tmp_path):
+    import sys
+
+    from masklens.core.models.remote import ModelHost
+
+    assert ModelHost().external_python is None  # nothing set: this process' own Python
+    monkeypatch.setenv("MASKLENS_MODEL_PYTHON", sys.executable)
+    assert ModelHost().external_python == Path(sys.executable)
+    chosen = tmp_path / "venv" / "bin" / "python"
+    assert ModelHost(chosen).external_python == chosen  # the window's choice wins over the setting
+    assert config.is_program(Path(sys.executable)) and not config.is_program(chosen)
+    assert not config.is_program(tmp_path)  # a folder is no program

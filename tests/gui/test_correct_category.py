@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from test_correct_mode import enter_correct_and_select, key
+from test_correct_mode import drag, enter_correct_and_select, key
 from test_gui_defects import canvas, focus, open_demo
 from test_review_corrections import bkey, brush_and_accept, masklens, store_of
 
@@ -95,6 +95,36 @@ def test_change_category_recorded_undone_applied_and_rescored(window, qtbot, no_
     old = score(files, files["gt"], tmp_path / "old.json")
     new = score(files, [out / p.name for p in files["gt"]], tmp_path / "new.json")
     assert old["summary"] == new["summary"] and old["samples"] == new["samples"]
+
+
+def test_a_brush_stroke_does_not_look_through_the_benchmark_again(window, qtbot, no_internal_errors, tmp_path,
+                                                                  monkeypatch):
+    """The categories are found once per benchmark, not on every mouse move of a stroke (a pass
+    over every ground truth); another benchmark's are found afresh."""
+    from masklens.gui.correct import category
+
+    scans = []
+    real = category.benchmark_categories
+    monkeypatch.setattr(category, "benchmark_categories", lambda bench: (scans.append(bench), real(bench))[1])
+    w = window
+    files = pcs_with_two_categories(tmp_path)
+    assert w.commands.open_benchmark("pcs", [*gt_args(files["gt"]), "--pred", str(files["pred"])])
+    qtbot.waitUntil(lambda: bool(w.state.readouts) and not w.jobs.busy, timeout=20000)
+    focus(w, qtbot, canvas(w))
+    enter_correct_and_select(w, qtbot)
+    assert w.correction.category_choices() == [(1, "1 object"), (2, "2 circle")]
+    before = len(scans)
+    key(w, qtbot, Qt.Key.Key_D)
+    drag(qtbot, canvas(w), [(5, 5), (10, 6), (15, 8), (20, 9), (30, 10)])
+    s = w.correction.session
+    assert s is not None and len(s.undo_stack) == 1 and s.mask[5:8, 5:8].any()  # the stroke was drawn
+    assert w.correction.toolbar.commands["category"].isEnabled()
+    assert len(scans) == before
+    w.correction.end()
+    open_demo(w, qtbot, "pcs")  # the bundled demo's files name one category only
+    assert w.correction.category_choices() == [(1, "1 object")]
+    enter_correct_and_select(w, qtbot)
+    assert not w.correction.toolbar.commands["category"].isEnabled()
 
 
 def test_change_category_disabled_with_the_reason_on_ovs(window, qtbot, no_internal_errors):

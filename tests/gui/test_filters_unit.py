@@ -101,3 +101,22 @@ def test_rows_sorted_in_one_pass_keep_pythons_order(values, descending, data):
     some = listed[: len(rows) // 2]  # a filtered subset, same column
     assert order_rows(some, keys, not descending, kept).tolist() == sorted(some.tolist(), key=keys.__getitem__,
                                                                            reverse=not descending)
+
+
+@pytest.mark.parametrize(("values", "numeric"), [
+    ([0.5, None, 3], True),
+    ([0.5, float("nan")], False),  # NaN orders with nothing
+    ([1, 2**53], False),  # past a float's integer precision neighbours merge
+    ([1, -(2**53)], False),
+    ([1, 2**53 - 1], True),
+])
+def test_a_column_is_sorted_by_its_floats_only_where_they_order_as_its_values(values, numeric):
+    from masklens.gui.browser.bulk import NumericKeys, order_rows, orders_as_float
+
+    floats = np.array([0.0 if v is None else v for v in values], dtype=float)
+    assert orders_as_float(floats) is numeric and orders_as_float(np.empty(0))
+    assert (NumericKeys.of(values) is not None) is numeric
+    if numeric:  # the float keys give the order of the values themselves
+        rows = np.arange(len(values))
+        keys = NumericKeys.of(values)
+        assert order_rows(rows, keys, False).tolist() == sorted(rows.tolist(), key=keys.__getitem__)

@@ -42,6 +42,37 @@ def test_a_saved_workspace_opens_the_same_benchmark_sets_and_store(qtbot, tmp_pa
     assert second.state.review_store.path == first.state.review_store.path
 
 
+def _workspace_with_a_second_set(tmp_path):
+    ws = tmp_path / "cafe.masklens"
+    files = demo_files("cafe")
+    ws.write_text(json.dumps({"masklens_workspace": 1, "kind": "cafe", "inputs": ["--ann", str(files["ann"])],
+                              "prediction_sets": [{"name": "workspace set", "argv": ["--pred", str(files["pred"])]}],
+                              "store": None}))
+    return ws
+
+
+def test_a_cancelled_workspace_attaches_no_sets_to_the_next_benchmark(qtbot, tmp_path):
+    w = _window(qtbot)
+    with qtbot.waitSignal(w.commands.jobs.cancelled, timeout=20000):
+        assert open_workspace(w.state, w.commands, _workspace_with_a_second_set(tmp_path))
+        w.commands.jobs.cancel_all()  # the load is cancelled: its benchmark never shows
+    qtbot.waitUntil(lambda: not w.commands.jobs.busy, timeout=20000)
+    assert w.state.benchmark is None
+    assert w.commands.open_demo("cafe", sync=True)
+    qtbot.waitUntil(lambda: not w.commands.jobs.busy, timeout=20000)  # a set attached would be read by now
+    assert w.state.benchmark is not None and list(w.state.prediction_sets) == ["demo predictions"]
+
+
+def test_a_workspace_whose_opening_was_refused_attaches_no_sets_to_the_next_benchmark(qtbot, tmp_path):
+    w = _window(qtbot)
+    leaving = []
+    w.state.add_leave_check(lambda what: bool(leaving))  # e.g. an unaccepted edit the user keeps
+    assert not open_workspace(w.state, w.commands, _workspace_with_a_second_set(tmp_path), sync=True)
+    leaving.append("now allowed")
+    assert w.commands.open_demo("cafe", sync=True)
+    assert w.state.benchmark is not None and list(w.state.prediction_sets) == ["demo predictions"]
+
+
 def test_save_workspace_is_in_the_file_menu(qtbot):
     w = _window(qtbot)
     file_menu = w.menuBar().actions()[0].menu()
