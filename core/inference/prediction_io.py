@@ -71,9 +71,10 @@ def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out:
     import shutil
 
     from masklens.core.files.io import (
-        _cannot_write,
+        cannot_write,
         is_special_file,
         named_after_output,
+        replace_folder,
         temp_sibling_dir,
         write_into_special,
     )
@@ -95,13 +96,7 @@ def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out:
             write_into_special(out, staged.read_bytes())
             return [out]
         if staged.is_dir() and out.is_dir():
-            old = tmp / ".previous"
-            os.replace(out, old)
-            try:
-                os.replace(staged, out)
-            except OSError:
-                os.replace(old, out)  # put the previous output back before tmp is removed
-                raise
+            replace_folder(staged, out)
         elif staged.exists():
             if out.is_dir() and not staged.is_dir():
                 raise MasklensError("the output is a folder but this benchmark writes a file", path=out)
@@ -111,7 +106,7 @@ def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out:
     except MasklensError as exc:
         raise named_after_output(exc, tmp, out) from None
     except OSError as exc:
-        raise _cannot_write(out, exc) from None
+        raise cannot_write(out, exc) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -25,7 +24,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # tools/demo/ is a folder of scripts, not a package
 
 from masklens.core.errors import MasklensError  # noqa: E402
-from masklens.core.files.io import temp_sibling_dir  # noqa: E402
+from masklens.core.files.io import replace_folder, temp_sibling_dir  # noqa: E402
 from masklens.core.models.demo import DemoSegmenter  # noqa: E402
 from masklens.resources import DEMO_DIR  # noqa: E402
 
@@ -54,11 +53,11 @@ def _files(folder: Path) -> set[str]:
 
 def _replace(target: Path, fresh: Path) -> None:
     """Put the generated folder ``fresh`` at ``target``: a new path, or an earlier demo (exactly
-    the files the generator writes, whatever their bytes); anything else is refused untouched."""
+    the files the generator writes, whatever their bytes; the demo carries no output marker, its
+    file list is the committed demo's); anything else is refused untouched."""
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise MasklensError("exists and is not a folder; not replacing it", path=target,
                             hint="give --out a folder of earlier demos, or a new one")
-    previous = None
     if target.exists():
         extra = sorted(_files(target) - _files(fresh)) + sorted(
             str(p.relative_to(target)) for p in target.rglob("*") if not (p.is_file() or p.is_dir()))
@@ -66,16 +65,7 @@ def _replace(target: Path, fresh: Path) -> None:
             shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
             raise MasklensError(f"holds files the demo generator does not write ({shown}); not replacing it",
                                 path=target, hint="move them away, or give --out another folder")
-        previous = target.with_name(f".{target.name}.previous")
-        os.replace(target, previous)
-    try:
-        os.replace(fresh, target)
-    except OSError:
-        if previous is not None:
-            os.replace(previous, target)
-        raise
-    if previous is not None:
-        shutil.rmtree(previous)
+    replace_folder(fresh, target)
 
 
 def make_demo(out: Path = DEMO_DIR, seed: int = SEED, only: list[str] | None = None) -> list[str]:
@@ -88,14 +78,15 @@ def make_demo(out: Path = DEMO_DIR, seed: int = SEED, only: list[str] | None = N
     for offset, name in enumerate(GENERATORS):
         if only and name not in only:
             continue
-        # the demo's own folders (no marker: the file list is the committed demo's)
         target = out / name
-        fresh = temp_sibling_dir(target)
+        staging = temp_sibling_dir(target)
         try:
+            fresh = staging / name
+            fresh.mkdir()
             _generator(name)(fresh, seed + offset, DemoSegmenter(score_threshold=DEMO_FLOOR))
             _replace(target, fresh)
         finally:
-            shutil.rmtree(fresh, ignore_errors=True)
+            shutil.rmtree(staging, ignore_errors=True)
         written.append(name)
     for name in written:  # temp files/dirs are created private; the demo is for everyone to read
         for p in [out / name, *(out / name).rglob("*")]:
