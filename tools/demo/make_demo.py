@@ -13,7 +13,6 @@ segmenter on the generated pixels (kept down to the ``DEMO_FLOOR`` score, as
 from __future__ import annotations
 
 import argparse
-import importlib
 import shutil
 import sys
 from collections.abc import Callable
@@ -23,6 +22,13 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # tools/demo/ is a folder of scripts, not a package
 
+from demo_cafe import write_cafe  # noqa: E402
+from demo_cge import write_cge  # noqa: E402
+from demo_hallu import write_hallu  # noqa: E402
+from demo_ovs import write_ovs  # noqa: E402
+from demo_pcs import write_pcs  # noqa: E402
+from demo_r2sm import write_r2sm  # noqa: E402
+
 from masklens.core.errors import MasklensError  # noqa: E402
 from masklens.core.files.io import replace_folder, temp_sibling_dir  # noqa: E402
 from masklens.core.models.demo import DemoSegmenter  # noqa: E402
@@ -31,20 +37,15 @@ from masklens.resources import DEMO_DIR  # noqa: E402
 SEED = 20260521
 #: the committed predictions keep instances down to this score, so threshold sliders have material
 DEMO_FLOOR = 0.05
-#: folder -> (generator module, function name); each writes into an empty folder
-GENERATORS: dict[str, tuple[str, str]] = {
-    "cafe": ("demo_cafe", "write_cafe"),
-    "pcs": ("demo_pcs", "write_pcs"),
-    "hallusegbench": ("demo_hallu", "write_hallu"),
-    "cgebench": ("demo_cge", "write_cge"),
-    "r2sm": ("demo_r2sm", "write_r2sm"),
-    "ovs": ("demo_ovs", "write_ovs"),
+#: folder -> its generator, which writes into an empty folder
+GENERATORS: dict[str, Callable[[Path, int, DemoSegmenter], None]] = {
+    "cafe": write_cafe,
+    "pcs": write_pcs,
+    "hallusegbench": write_hallu,
+    "cgebench": write_cge,
+    "r2sm": write_r2sm,
+    "ovs": write_ovs,
 }
-
-
-def _generator(name: str) -> Callable[..., None]:
-    module, func = GENERATORS[name]
-    return getattr(importlib.import_module(module), func)
 
 
 def _files(folder: Path) -> set[str]:
@@ -83,7 +84,7 @@ def make_demo(out: Path = DEMO_DIR, seed: int = SEED, only: list[str] | None = N
         try:
             fresh = staging / name
             fresh.mkdir()
-            _generator(name)(fresh, seed + offset, DemoSegmenter(score_threshold=DEMO_FLOOR))
+            GENERATORS[name](fresh, seed + offset, DemoSegmenter(score_threshold=DEMO_FLOOR))
             _replace(target, fresh)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
