@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import glob
+import hashlib
 import json
 import math
 import os
@@ -12,9 +13,9 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -22,6 +23,9 @@ from masklens.core.errors import DataFormatError, MasklensError
 from masklens.core.files import limits
 from masklens.core.files.json_depth import json_depth_exceeds, scan_parsed
 from masklens.core.files.temp_files import sweep_after_write
+
+if TYPE_CHECKING:
+    from masklens.core.files.output_dirs import Checked
 
 
 def read_json(path: str | Path, *, record: str | int | None = None, field: str | None = None) -> Any:
@@ -120,6 +124,18 @@ def json_safe(value: Any) -> Any:
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
         return json_safe(value.item())
     return value
+
+
+def sha256_of_file(path: str | Path, *, check: Callable[[], None] | None = None) -> str:
+    """SHA-256 (hex) of the bytes of the file at ``path``, read whole every time (no memo).
+    ``check`` is called between 4 MiB chunks (a cancel check may raise there)."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            digest.update(chunk)  # hashlib releases the GIL on large buffers
+            if check is not None:
+                check()
+    return digest.hexdigest()
 
 
 def _umask() -> int:
@@ -343,25 +359,28 @@ def replace_folder(staged: Path, target: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_directory(path: str | Path, *, what: str = "output", inputs: Iterable[Any] = ()) -> Iterator[Path]:
+def atomic_directory(path: str | Path, *, what: str = "output", inputs: Iterable[Any] = (),
+                     checked: Checked | None = None) -> Iterator[Path]:
     """Yield a temp directory beside `path`; on success it replaces `path` atomically.
 
     An existing `path` is replaced only when it holds nothing but what masklens wrote there
     (masklens.core.files.output_dirs) and none of ``inputs``; else MasklensError, before any
-    work and again just before the swap. The new folder gets the marker (``what`` wrote it).
-    On any exception the temp directory is removed and `path` is left untouched.
+    work and again just before the swap (``checked``: the caller's own check_replaceable of
+    `path` in this run, which both checks compare against instead of reading every file again).
+    The new folder gets the marker (``what`` wrote it). On any exception the temp directory is
+    removed and `path` is left untouched.
     """
     from masklens.core.files.output_dirs import check_replaceable, write_marker
 
     target = Path(path)
-    check_replaceable(target, inputs=inputs)
+    checked = check_replaceable(target, inputs=inputs, since=checked)
     tmp = temp_sibling_dir(target)
     staged = tmp / target.name
     try:
         staged.mkdir()
         yield staged
         write_marker(staged, what)
-        check_replaceable(target, inputs=inputs)  # nothing of the user's arrived meanwhile
+        check_replaceable(target, inputs=inputs, since=checked)  # nothing of the user's arrived meanwhile
         replace_folder(staged, target)
     except MasklensError as exc:
         raise named_after_output(exc, tmp, target) from None

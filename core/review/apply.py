@@ -126,8 +126,9 @@ def apply_corrections(
     out = Path(out)
     inputs: list[Any] = [*files.values(), *stores]
     refuse_inputs(out, inputs)
+    checked = None
     if out.is_dir() and not out.is_symlink():
-        check_replaceable(out, inputs=inputs)
+        checked = check_replaceable(out, inputs=inputs)
     elif out.exists() or out.is_symlink():
         _check_file_targets(out, inputs)
     original = kind.load_benchmark(**files)
@@ -157,7 +158,7 @@ def apply_corrections(
             log = changelog_path(out, folder=True)
             atomic_write_json(changelog_path(staged, folder=True), record)
             write_marker(staged, "review apply")
-            check_replaceable(out, inputs=inputs)
+            check_replaceable(out, inputs=inputs, since=checked)
             replace_folder(staged, out)
         else:
             log = _check_file_targets(out, inputs)
