@@ -11,15 +11,15 @@ never an error.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from masklens.core.files.io import sha256_of_file
+
 #: file name of the memo inside the cache folder
 MEMO_FILE = "file_hashes.sqlite3"
-_CHUNK = 1 << 22
 _memory: dict[tuple[str, int, int, int], str] = {}
 _lock = threading.Lock()
 
@@ -96,15 +96,10 @@ def file_sha256(
     known = remembered(key, cache_dir)
     if known is not None:
         return known
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            digest.update(chunk)  # hashlib releases the GIL on large buffers
-            if check is not None:
-                check()
+    digest = sha256_of_file(path, check=check)
     if file_key(path) == key:  # not changed while it was read
-        remember(key, digest.hexdigest(), cache_dir)
-    return digest.hexdigest()
+        remember(key, digest, cache_dir)
+    return digest
 
 
 def forget_in_memory() -> None:

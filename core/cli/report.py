@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     files = kind_files(kind, args)
     inputs = [*files.values(), *(getattr(args, d, None) for d in args.prediction_dests),
               args.reviews, getattr(args, "images", None)]
-    check_replaceable(args.out, inputs=inputs)  # before loading anything
+    checked = check_replaceable(args.out, inputs=inputs)  # before loading anything
     benchmark = api.load_benchmark(kind, **files)
     sets, labels = load_prediction_sets(kind, args, benchmark, args.prediction_dests)
     verdicts = load_verdicts(args.reviews, benchmark)
@@ -147,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
     opts = ReportOptions(
         title=args.title, images_dir=getattr(args, "images", None), gallery_per_kind=args.gallery,
         sweep=not args.no_sweep, command="masklens " + shlex.join(sys.argv[1:]), inputs=inputs,
+        out_checked=checked,
     )
     bar = _StageBar()
     try:

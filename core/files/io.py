@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import glob
+import hashlib
 import json
 import math
 import os
@@ -12,9 +13,9 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -22,6 +23,9 @@ from masklens.core.errors import DataFormatError, MasklensError
 from masklens.core.files import limits
 from masklens.core.files.json_depth import json_depth_exceeds, scan_parsed
 from masklens.core.files.temp_files import sweep_after_write
+
+if TYPE_CHECKING:
+    from masklens.core.files.output_dirs import Checked
 
 
 def read_json(path: str | Path, *, record: str | int | None = None, field: str | None = None) -> Any:
@@ -122,6 +126,18 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def sha256_of_file(path: str | Path, *, check: Callable[[], None] | None = None) -> str:
+    """SHA-256 (hex) of the bytes of the file at ``path``, read whole every time (no memo).
+    ``check`` is called between 4 MiB chunks (a cancel check may raise there)."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            digest.update(chunk)  # hashlib releases the GIL on large buffers
+            if check is not None:
+                check()
+    return digest.hexdigest()
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -134,7 +150,7 @@ _FILE_MODE = 0o666 & ~_UMASK
 _DIR_MODE = 0o777 & ~_UMASK
 
 
-def _cannot_write(path: Path, exc: OSError) -> MasklensError:
+def cannot_write(path: Path, exc: OSError) -> MasklensError:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return MasklensError(
             f"cannot write the output: disk full while writing it ({exc.strerror})", path=path,
@@ -216,7 +232,7 @@ def temp_sibling_dir(target: str | Path) -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=f".{t.name}.{os.getpid()}.", suffix=".tmp", dir=t.parent))
         os.chmod(tmp, _DIR_MODE)
     except OSError as exc:
-        raise _cannot_write(t, exc) from None
+        raise cannot_write(t, exc) from None
     return tmp
 
 
@@ -256,13 +272,13 @@ def write_into_special(path: str | Path, data: bytes) -> None:
         if exc.errno == errno.ENXIO:
             raise MasklensError("is a pipe that no program is reading; not waiting for one", path=p,
                                 hint="start the reader first, or give a regular file") from None
-        raise _cannot_write(p, exc) from None
+        raise cannot_write(p, exc) from None
     try:
         os.set_blocking(fd, True)  # the reader takes the data at its own pace
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
     except OSError as exc:
-        raise _cannot_write(p, exc) from None
+        raise cannot_write(p, exc) from None
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -276,12 +292,12 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         write_into_special(p, data)
         return
     if p.is_dir():
-        raise _cannot_write(p, IsADirectoryError())
+        raise cannot_write(p, IsADirectoryError())
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.{os.getpid()}.", suffix=".tmp", dir=p.parent)
     except OSError as exc:
-        raise _cannot_write(p, exc) from None
+        raise cannot_write(p, exc) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -293,7 +309,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, OSError):
-            raise _cannot_write(p, exc) from None
+            raise cannot_write(p, exc) from None
         raise
     sweep_after_write(p)  # what killed writers left beside it (masklens.core.files.temp_files)
 
@@ -322,46 +338,53 @@ def atomic_write_json_fast(path: str | Path, obj: Any, *, pretty: bool = False) 
     atomic_write_bytes(path, data)
 
 
+def replace_folder(staged: Path, target: Path) -> None:
+    """Put the folder ``staged``, written inside a staging folder of ``target``
+    (:func:`temp_sibling_dir`), at ``target`` in place of what is there: nothing, or a folder
+    the caller has checked may be replaced. The previous folder is moved into the staging folder
+    as ``.previous`` (:func:`remove_stale_temps` puts it back after a kill) and removed only once
+    ``staged`` is in place; when that rename fails it is put back. An OSError is raised as it
+    came (the caller names the output); the caller removes the staging folder."""
+    if not (target.exists() or target.is_symlink()):
+        os.replace(staged, target)
+        return
+    previous = staged.parent / ".previous"
+    os.replace(target, previous)
+    try:
+        os.replace(staged, target)
+    except OSError:
+        os.replace(previous, target)  # put the previous folder back
+        raise
+    shutil.rmtree(previous, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def atomic_directory(path: str | Path, *, what: str = "output", inputs: Iterable[Any] = (),
-                     marker: bool = True) -> Iterator[Path]:
+                     checked: Checked | None = None) -> Iterator[Path]:
     """Yield a temp directory beside `path`; on success it replaces `path` atomically.
 
     An existing `path` is replaced only when it holds nothing but what masklens wrote there
     (masklens.core.files.output_dirs) and none of ``inputs``; else MasklensError, before any
-    work and again just before the swap. The new folder gets the marker (``what`` wrote it;
-    ``marker=False``: a folder whose exact file list matters, the bundled demo). On any
-    exception the temp directory is removed and `path` is left untouched.
+    work and again just before the swap (``checked``: the caller's own check_replaceable of
+    `path` in this run, which both checks compare against instead of reading every file again).
+    The new folder gets the marker (``what`` wrote it). On any exception the temp directory is
+    removed and `path` is left untouched.
     """
     from masklens.core.files.output_dirs import check_replaceable, write_marker
 
     target = Path(path)
-    check_replaceable(target, inputs=inputs)
+    checked = check_replaceable(target, inputs=inputs, since=checked)
     tmp = temp_sibling_dir(target)
+    staged = tmp / target.name
     try:
-        yield tmp
-        if marker:
-            write_marker(tmp, what)
-        check_replaceable(target, inputs=inputs)  # nothing of the user's arrived meanwhile
+        staged.mkdir()
+        yield staged
+        write_marker(staged, what)
+        check_replaceable(target, inputs=inputs, since=checked)  # nothing of the user's arrived meanwhile
+        replace_folder(staged, target)
     except MasklensError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
         raise named_after_output(exc, tmp, target) from None
     except OSError as exc:
+        raise cannot_write(target, exc) from None
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise _cannot_write(target, exc) from None
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = None
-    try:
-        if target.exists():
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            os.replace(target, old)
-        os.replace(tmp, target)
-    except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None and not target.exists():
-            os.replace(old, target)  # put the previous output back
-        raise _cannot_write(target, exc) from None
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

@@ -13,20 +13,28 @@ file, a device node, a symbolic link, a folder without its own marker, a file ma
 write or one changed since — is refused with one MasklensError naming the folder and the files;
 nothing is ever deleted to make room. There is no name heuristic: a folder holding a
 ``summary.json`` or ``masklens-export.json`` of the user's is the user's.
+
+A command checks its ``--out`` before the work and again just before putting the new folder in
+place. :func:`check_replaceable` returns what it found (:class:`Checked`: every entry's
+``lstat`` identity, size, mtime and ctime, taken before the files were hashed); given back as
+``since``, the later check lists the folder again and hashes nothing when every entry is as it
+was, and checks the folder in full (every file's bytes) when anything differs.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import stat
+import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from masklens.core.errors import MasklensError
+from masklens.core.files.io import atomic_write_text, sha256_of_file
 
 #: the file every folder written by masklens holds (see the module doc)
 MARKER = ".masklens-output.json"
@@ -35,12 +43,54 @@ _HINT = "give a new or empty folder with --out (or move those files away yoursel
 _NAMED = 5
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+@dataclass(frozen=True)
+class Checked:
+    """What :func:`check_replaceable` accepted at ``target``: each entry below it (``.``: the
+    folder itself) with its (mode, device, inode, size, mtime_ns, ctime_ns); None: nothing was
+    there. A file rewritten since changes its ctime (which no program can set back), a file
+    renamed over it its inode. ``taken_ns``: when the listing began."""
+
+    target: Path
+    listing: dict[str, tuple[int, ...]] | None
+    taken_ns: int
+
+    def unchanged(self, listing: dict[str, tuple[int, ...]] | None) -> bool:
+        """Whether ``listing`` (of ``target``, now) shows every entry as it was. An entry changed
+        within :data:`_RACY_NS` of the first listing may change again with the same timestamps
+        (file times tick coarsely): then the answer is no, and the folder is read in full."""
+        if listing != self.listing:
+            return False
+        return all(entry[5] < self.taken_ns - _RACY_NS for entry in (self.listing or {}).values())
+
+
+#: how recent a change the listing comparison does not vouch for (file clocks tick in ms steps)
+_RACY_NS = 2_000_000_000
+
+
+def _listing(folder: Path) -> dict[str, tuple[int, ...]] | None:
+    """The :class:`Checked` listing of ``folder`` now (symbolic links not followed); None when
+    nothing is there."""
+    def identity(st: os.stat_result) -> tuple[int, ...]:
+        return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    try:
+        top = os.lstat(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    out = {".": identity(top)}
+    if not stat.S_ISDIR(top.st_mode):
+        return out
+    pending = [("", folder)]
+    while pending:
+        prefix, here = pending.pop()
+        with os.scandir(here) as entries:
+            for e in entries:
+                st = e.stat(follow_symlinks=False)
+                rel = prefix + e.name
+                out[rel] = identity(st)
+                if stat.S_ISDIR(st.st_mode):
+                    pending.append((rel + "/", Path(e.path)))
+    return out
 
 
 def _own_files(folder: Path) -> Iterator[tuple[str, Path]]:
@@ -65,15 +115,13 @@ def marker_record(folder: Path, what: str) -> dict[str, Any]:
     st = os.stat(folder)
     files: dict[str, str | None] = {}
     for rel, p in _own_files(folder):
-        files[rel] = None if rel.endswith("/") else _sha256(p)
+        files[rel] = None if rel.endswith("/") else sha256_of_file(p)
     return {"written_by": "masklens", "what": what, "folder": [st.st_dev, st.st_ino], "files": files}
 
 
 def write_marker(folder: Path, what: str) -> None:
     """Put the marker into ``folder`` (a staging folder, renamed into place whole: a rename keeps
     the folder's identity), listing what is in it now. Written last, after every other file."""
-    from masklens.core.files.io import atomic_write_text
-
     atomic_write_text(folder / MARKER, json.dumps(marker_record(folder, what), indent=1) + "\n")
 
 
@@ -93,24 +141,20 @@ def _read_marker(folder: Path) -> dict[str, Any] | None:
     return value
 
 
-def _bound(folder: Path) -> bool | None:
-    """Whether ``folder``'s marker names ``folder`` itself (None: no readable marker)."""
-    marker = _read_marker(folder)
-    if marker is None:
-        return None
+def _bound(folder: Path, marker: dict[str, Any]) -> bool:
+    """Whether ``marker`` (read from ``folder``) names ``folder`` itself."""
     st = os.stat(folder)
     return bool(marker["folder"] == [st.st_dev, st.st_ino])
 
 
-def foreign_files(folder: Path) -> list[str] | None:
-    """None when ``folder``'s own marker (bound to this folder) lists exactly what is in it,
-    unchanged; else the entries masklens did not write there or that changed since (relative
-    paths; every entry but the marker when the marker is missing or belongs to another
-    folder)."""
+def _judge(folder: Path) -> tuple[list[str] | None, bool | None]:
+    """(:func:`foreign_files` of ``folder``, whether its marker names it: None without one)."""
     marker = _read_marker(folder)
-    if marker is None or not _bound(folder):  # what no marker lists first: the user's own additions
+    bound = None if marker is None else _bound(folder, marker)
+    if marker is None or not bound:  # what no marker lists first: the user's own additions
         listed_there = marker["files"] if marker is not None else {}
-        return sorted((rel for rel, _ in _own_files(folder)), key=lambda rel: (rel in listed_there, rel))
+        foreign = sorted((rel for rel, _ in _own_files(folder)), key=lambda rel: (rel in listed_there, rel))
+        return foreign, bound  # [] too: a sub-folder's unreadable marker is not its own
     listed: dict[str, Any] = marker["files"]
     bad: list[str] = []
     for rel, p in _own_files(folder):
@@ -120,9 +164,17 @@ def foreign_files(folder: Path) -> list[str] | None:
             inner = foreign_files(p)
             if inner is not None:
                 bad += [f"{rel}{x}" for x in inner] or [rel]
-        elif p.is_symlink() or not p.is_file() or listed[rel] != _sha256(p):
+        elif p.is_symlink() or not p.is_file() or listed[rel] != sha256_of_file(p):
             bad.append(f"{rel} (changed since masklens wrote it)")
-    return bad or None
+    return bad or None, bound
+
+
+def foreign_files(folder: Path) -> list[str] | None:
+    """None when ``folder``'s own marker (bound to this folder) lists exactly what is in it,
+    unchanged; else the entries masklens did not write there or that changed since (relative
+    paths; every entry but the marker when the marker is missing or belongs to another
+    folder)."""
+    return _judge(folder)[0]
 
 
 def _named(names: list[str]) -> str:
@@ -173,16 +225,28 @@ def refuse_inputs(target: str | os.PathLike[str], inputs: Iterable[Any], *, flag
                             field=flag, hint="write the output somewhere else")
 
 
-def check_replaceable(target: str | Path, *, inputs: Iterable[Any] = ()) -> None:
+def check_replaceable(target: str | Path, *, inputs: Iterable[Any] = (),
+                      since: Checked | None = None) -> Checked:
     """Refuse (MasklensError naming ``target``) to write a folder over anything but nothing, an
     empty folder or a folder holding only what masklens wrote there (see the module doc), and
-    over a folder that is or holds one of ``inputs`` (the run's input files and folders)."""
+    over a folder that is or holds one of ``inputs`` (the run's input files and folders).
+
+    Returns what was accepted. ``since``: this run's earlier result for ``target``; when the
+    folder is listed exactly as it was then, no file is read again."""
     t = Path(target)
     refuse_inputs(t, inputs)
+    taken = time.time_ns()
+    try:
+        listing = _listing(t)
+    except OSError as exc:
+        raise MasklensError(f"cannot list this output folder ({exc.strerror})", path=t) from None
+    if since is not None and since.target == t and since.unchanged(listing):
+        return since
+    checked = Checked(t, listing, taken)
     try:
         st = os.lstat(t)
     except (FileNotFoundError, NotADirectoryError):  # nothing there (the write says why not)
-        return
+        return checked
     except OSError as exc:
         raise MasklensError(f"cannot use this output folder ({exc.strerror})", path=t) from None
     if stat.S_ISLNK(st.st_mode):
@@ -194,19 +258,18 @@ def check_replaceable(target: str | Path, *, inputs: Iterable[Any] = ()) -> None
                             path=t, hint=_HINT)
     try:
         if not any(t.iterdir()):
-            return
-        foreign = foreign_files(t)
+            return checked
+        foreign, bound = _judge(t)
     except OSError as exc:
         raise MasklensError(f"cannot list this output folder ({exc.strerror})", path=t) from None
     if not foreign:  # all masklens' own, or nothing at all but a marker
-        return
-    if _bound(t) is False:
+        return checked
+    if bound is False:
         raise MasklensError(f"its {MARKER} belongs to another folder (a copy of an output is not "
                             f"masklens' own); not replacing it or its files ({_named(foreign)})",
                             path=t, hint=_HINT)
     raise MasklensError(f"holds files masklens did not write there ({_named(foreign)}); "
                         "not replacing it", path=t, hint=_HINT)
-
 
 
 def add_to_marker(folder: Path, written: Iterable[Path]) -> None:
@@ -222,7 +285,5 @@ def add_to_marker(folder: Path, written: Iterable[Path]) -> None:
             if p.is_dir() and (p / MARKER).is_file():  # a folder of its own marker
                 marker["files"][rel + "/"] = None
             elif p.is_file():
-                marker["files"][rel] = _sha256(p)
-    from masklens.core.files.io import atomic_write_text
-
+                marker["files"][rel] = sha256_of_file(p)
     atomic_write_text(folder / MARKER, json.dumps(marker, indent=1) + "\n")

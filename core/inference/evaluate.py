@@ -20,7 +20,7 @@ from typing import Any
 
 from masklens.core.errors import Cancelled, MasklensError
 from masklens.core.files.io import atomic_write_json
-from masklens.core.files.output_dirs import check_replaceable
+from masklens.core.files.output_dirs import Checked, check_replaceable
 from masklens.core.reports.runs import ModelRun, run_provenance, unique_names
 from masklens.core.schema import Benchmark
 from masklens.core.scoring.contract import BenchmarkKind, Scorer
@@ -133,8 +133,7 @@ def evaluate(
     result = EvaluateResult([])
     root = Path(out) if out is not None else None
     inputs = [*benchmark.sources.values(), images_dir]
-    if root is not None:
-        check_replaceable(root, inputs=inputs)  # before the work
+    checked = None if root is None else check_replaceable(root, inputs=inputs)  # before the work
     for spec, label in zip(models, labels, strict=True):
         options = spec.create_options()
         if "score_threshold" not in options:  # as `predict`: files keep low-scored instances
@@ -160,18 +159,20 @@ def evaluate(
             "images": stats.images, "seconds": round(stats.seconds, 3),
         }
     if root is not None:
-        _write_evaluation(kind, benchmark, result, p, root, inputs)
+        _write_evaluation(kind, benchmark, result, p, root, inputs, checked)
     return result
 
 
 def _write_evaluation(kind: BenchmarkKind, benchmark: Benchmark, result: EvaluateResult,
-                      params: dict[str, Any], root: Path, inputs: Sequence[Any]) -> None:
+                      params: dict[str, Any], root: Path, inputs: Sequence[Any],
+                      checked: Checked | None) -> None:
     """The evaluation folder, written whole into a staging folder and put in place in one step
-    (a full disk or a Ctrl+C leaves the previous ``--out`` as it was)."""
+    (a full disk or a Ctrl+C leaves the previous ``--out`` as it was; ``checked``: ``root``
+    as it was checked before the work)."""
     from masklens.core.files.io import atomic_directory
     from masklens.core.inference.shards import write_sidecar
 
-    with atomic_directory(root, what="evaluation", inputs=inputs) as tmp:
+    with atomic_directory(root, what="evaluation", inputs=inputs, checked=checked) as tmp:
         for run in result.runs:
             pred_dir = tmp / "predictions" / safe_label(run.name)
             pred_dir.mkdir(parents=True, exist_ok=True)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from masklens.core.errors import MasklensError
 from masklens.core.scoring.contract import BenchmarkKind
+
+if TYPE_CHECKING:
+    from masklens.core.files.output_dirs import Checked
 
 #: the lowest score a prediction file keeps when no threshold is given: files keep low-scored
 #: instances, and the scorer's t (and the window's slider) applies the threshold — as SA-Co's
@@ -47,16 +50,18 @@ def keep_scored(predictions: Any, threshold: float) -> Any:
     return out
 
 
-def check_output(out: Path, inputs: Iterable[Any] = ()) -> None:
+def check_output(out: Path, inputs: Iterable[Any] = ()) -> Checked | None:
     """Refuse, before any work, an existing folder ``out`` that masklens did not write or that
-    holds ``inputs`` (masklens.core.files.output_dirs); a file or device is checked on writing."""
+    holds ``inputs`` (masklens.core.files.output_dirs); a file or device is checked on writing.
+    Returns the folder as it was accepted (None: ``out`` is no folder)."""
     from masklens.core.files.output_dirs import check_replaceable, holds_inputs
 
     if Path(out).is_dir():
-        check_replaceable(out, inputs=inputs)
-    elif (held := holds_inputs(out, inputs)) is not None:
+        return check_replaceable(out, inputs=inputs)
+    if (held := holds_inputs(out, inputs)) is not None:
         raise MasklensError(f"is this run's input {held}; not writing over it", path=out,
                             hint="write the output to another file")
+    return None
 
 
 def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out: Path,
@@ -71,17 +76,18 @@ def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out:
     import shutil
 
     from masklens.core.files.io import (
-        _cannot_write,
+        cannot_write,
         is_special_file,
         named_after_output,
+        replace_folder,
         temp_sibling_dir,
         write_into_special,
     )
-    from masklens.core.files.output_dirs import write_marker
+    from masklens.core.files.output_dirs import check_replaceable, write_marker
 
     out = out.absolute()
     inputs = [*inputs, *getattr(benchmark, "sources", {}).values()]
-    check_output(out, inputs)
+    checked = check_output(out, inputs)
     tmp = temp_sibling_dir(out)
     try:
         staged = tmp / out.name
@@ -95,13 +101,8 @@ def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out:
             write_into_special(out, staged.read_bytes())
             return [out]
         if staged.is_dir() and out.is_dir():
-            old = tmp / ".previous"
-            os.replace(out, old)
-            try:
-                os.replace(staged, out)
-            except OSError:
-                os.replace(old, out)  # put the previous output back before tmp is removed
-                raise
+            check_replaceable(out, inputs=inputs, since=checked)  # nothing of the user's arrived meanwhile
+            replace_folder(staged, out)
         elif staged.exists():
             if out.is_dir() and not staged.is_dir():
                 raise MasklensError("the output is a folder but this benchmark writes a file", path=out)
@@ -111,7 +112,7 @@ def write_atomically(kind: BenchmarkKind, benchmark: Any, predictions: Any, out:
     except MasklensError as exc:
         raise named_after_output(exc, tmp, out) from None
     except OSError as exc:
-        raise _cannot_write(out, exc) from None
+        raise cannot_write(out, exc) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

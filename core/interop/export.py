@@ -130,7 +130,7 @@ def export(
             raise MasklensError(f"{name} must be a number in [0, 1], got {value}")
     target = Path(out)
     inputs = [*kwargs.values(), reviews]
-    check_replaceable(target, inputs=inputs)
+    checked = check_replaceable(target, inputs=inputs)
     files = dict(kwargs)
     if benchmark is None:
         benchmark = api.load_benchmark(k, **files)
@@ -149,7 +149,7 @@ def export(
         verdicts = load_verdicts(list(reviews) if reviews else default_reviews(benchmark), benchmark)
     table = build_table(k, benchmark, sets, params, t, tau, verdicts)
     inputs += list(benchmark.sources.values())
-    with atomic_directory(target, what="export", inputs=inputs) as tmp:
+    with atomic_directory(target, what="export", inputs=inputs, checked=checked) as tmp:
         written = FORMATS[to](table, tmp, copy_images)
         atomic_write_json(tmp / MANIFEST, {
             "format": to, "kind": k.name, "benchmark": benchmark.name,

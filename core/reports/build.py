@@ -16,7 +16,7 @@ from masklens.core.files.io import (
     atomic_write_text,
     json_safe,
 )
-from masklens.core.files.output_dirs import check_replaceable
+from masklens.core.files.output_dirs import Checked, check_replaceable
 from masklens.core.reports.compare import differences
 from masklens.core.reports.corrections import corrections_json, corrections_section
 from masklens.core.reports.gallery import gallery
@@ -50,6 +50,9 @@ class ReportOptions:
     extra: dict[str, Any] = field(default_factory=dict)
     #: the run's input files and folders (the output folder never replaces one holding them)
     inputs: list[Any] = field(default_factory=list)
+    #: the caller's check_replaceable of ``out`` before it loaded anything: later checks compare
+    #: the folder's listing with it instead of reading every file again
+    out_checked: Checked | None = None
 
 
 def build_report(
@@ -75,7 +78,7 @@ def build_report(
     if not predictions:
         raise MasklensError("a report needs at least one prediction set (--pred)")
     inputs = [*benchmark.sources.values(), opts.images_dir, *opts.inputs]
-    check_replaceable(out, inputs=inputs)  # before the work
+    checked = check_replaceable(out, inputs=inputs, since=opts.out_checked)  # before the work
     p = kind.resolve_params(params)
     step = progress or (lambda *_: None)
     runs: list[ModelRun]
@@ -100,7 +103,7 @@ def build_report(
     step("writing", 97, STEPS)
     html = render_html(data["html"])
     out = Path(out)
-    with atomic_directory(out, what="report", inputs=inputs) as tmp:
+    with atomic_directory(out, what="report", inputs=inputs, checked=checked) as tmp:
         atomic_write_text(tmp / "report.html", html)
         write_summary_csv(tmp / "summary.csv", ctx)
         write_samples_csv(tmp / "samples.csv", ctx)

@@ -114,9 +114,10 @@ def apply_corrections(
     import shutil
 
     from masklens.core.files.io import (
-        _cannot_write,
         atomic_write_json,
+        cannot_write,
         named_after_output,
+        replace_folder,
         temp_sibling_dir,
     )
     from masklens.core.files.output_dirs import check_replaceable, refuse_inputs, write_marker
@@ -125,8 +126,9 @@ def apply_corrections(
     out = Path(out)
     inputs: list[Any] = [*files.values(), *stores]
     refuse_inputs(out, inputs)
+    checked = None
     if out.is_dir() and not out.is_symlink():
-        check_replaceable(out, inputs=inputs)
+        checked = check_replaceable(out, inputs=inputs)
     elif out.exists() or out.is_symlink():
         _check_file_targets(out, inputs)
     original = kind.load_benchmark(**files)
@@ -156,16 +158,8 @@ def apply_corrections(
             log = changelog_path(out, folder=True)
             atomic_write_json(changelog_path(staged, folder=True), record)
             write_marker(staged, "review apply")
-            check_replaceable(out, inputs=inputs)
-            old = tmp / ".previous"
-            if out.exists():
-                os.replace(out, old)
-            try:
-                os.replace(staged, out)
-            except OSError:
-                if old.exists():
-                    os.replace(old, out)
-                raise
+            check_replaceable(out, inputs=inputs, since=checked)
+            replace_folder(staged, out)
         else:
             log = _check_file_targets(out, inputs)
             atomic_write_json(log, record)
@@ -173,7 +167,7 @@ def apply_corrections(
     except MasklensError as exc:  # named after the output asked for, not the staging folder
         raise named_after_output(exc, tmp, out) from None
     except OSError as exc:
-        raise _cannot_write(out, exc) from None
+        raise cannot_write(out, exc) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return Applied(written, log, len(rows), len(changed_samples(rows)))

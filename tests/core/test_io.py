@@ -7,7 +7,7 @@ import stat
 import pytest
 
 from masklens.core.errors import DataFormatError, MasklensError
-from masklens.core.files.io import atomic_directory, atomic_write_json, read_json
+from masklens.core.files.io import atomic_directory, atomic_write_json, read_json, replace_folder
 from masklens.core.masks import Mask, intersect_all, union_all
 from masklens.core.scoring import contract as scoring
 
@@ -58,6 +58,29 @@ def test_atomic_directory_keeps_the_old_output_on_failure(tmp_path):
         raise RuntimeError("crash while writing")
     assert (target / "a.txt").read_text() == "first"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+
+
+def test_replace_folder_swaps_a_folder_in_and_leaves_nothing_beside(tmp_path):
+    target, fresh = tmp_path / "out", tmp_path / ".out.staging" / "out"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    fresh.mkdir(parents=True)
+    (fresh / "new.txt").write_text("new")
+    replace_folder(fresh, target)
+    assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
+    assert list(fresh.parent.iterdir()) == []  # the previous folder is gone, not set aside
+
+
+def test_replace_folder_puts_the_previous_folder_back_when_the_new_one_cannot_move(tmp_path):
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "a.txt").write_text("kept")
+    staging = tmp_path / ".out.staging"
+    staging.mkdir()
+    with pytest.raises(OSError):
+        replace_folder(staging / "out", target)  # nothing was staged
+    assert (target / "a.txt").read_text() == "kept"
+    assert list(staging.iterdir()) == []
 
 
 def test_read_json_errors_name_the_file(tmp_path):

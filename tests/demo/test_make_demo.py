@@ -94,3 +94,12 @@ def test_a_private_device_node_is_never_replaced(tmp_path, make_demo):
     with pytest.raises(MasklensError, match="is not a folder"):
         make_demo.make_demo(node, only=["cafe"])  # the output folder itself a device node
     assert stat.S_ISCHR(node.lstat().st_mode)
+
+
+def test_each_demo_folder_has_its_generator_function(make_demo):
+    import demo_cafe
+    import demo_r2sm
+
+    assert make_demo.GENERATORS["cafe"] is demo_cafe.write_cafe
+    assert make_demo.GENERATORS["r2sm"] is demo_r2sm.write_r2sm
+    assert set(make_demo.GENERATORS) == {"cafe", "pcs", "hallusegbench", "cgebench", "r2sm", "ovs"}

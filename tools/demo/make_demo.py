@@ -13,8 +13,6 @@ segmenter on the generated pixels (kept down to the ``DEMO_FLOOR`` score, as
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -24,28 +22,30 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # tools/demo/ is a folder of scripts, not a package
 
+from demo_cafe import write_cafe  # noqa: E402
+from demo_cge import write_cge  # noqa: E402
+from demo_hallu import write_hallu  # noqa: E402
+from demo_ovs import write_ovs  # noqa: E402
+from demo_pcs import write_pcs  # noqa: E402
+from demo_r2sm import write_r2sm  # noqa: E402
+
 from masklens.core.errors import MasklensError  # noqa: E402
-from masklens.core.files.io import temp_sibling_dir  # noqa: E402
+from masklens.core.files.io import replace_folder, temp_sibling_dir  # noqa: E402
 from masklens.core.models.demo import DemoSegmenter  # noqa: E402
 from masklens.resources import DEMO_DIR  # noqa: E402
 
 SEED = 20260521
 #: the committed predictions keep instances down to this score, so threshold sliders have material
 DEMO_FLOOR = 0.05
-#: folder -> (generator module, function name); each writes into an empty folder
-GENERATORS: dict[str, tuple[str, str]] = {
-    "cafe": ("demo_cafe", "write_cafe"),
-    "pcs": ("demo_pcs", "write_pcs"),
-    "hallusegbench": ("demo_hallu", "write_hallu"),
-    "cgebench": ("demo_cge", "write_cge"),
-    "r2sm": ("demo_r2sm", "write_r2sm"),
-    "ovs": ("demo_ovs", "write_ovs"),
+#: folder -> its generator, which writes into an empty folder
+GENERATORS: dict[str, Callable[[Path, int, DemoSegmenter], None]] = {
+    "cafe": write_cafe,
+    "pcs": write_pcs,
+    "hallusegbench": write_hallu,
+    "cgebench": write_cge,
+    "r2sm": write_r2sm,
+    "ovs": write_ovs,
 }
-
-
-def _generator(name: str) -> Callable[..., None]:
-    module, func = GENERATORS[name]
-    return getattr(importlib.import_module(module), func)
 
 
 def _files(folder: Path) -> set[str]:
@@ -54,11 +54,11 @@ def _files(folder: Path) -> set[str]:
 
 def _replace(target: Path, fresh: Path) -> None:
     """Put the generated folder ``fresh`` at ``target``: a new path, or an earlier demo (exactly
-    the files the generator writes, whatever their bytes); anything else is refused untouched."""
+    the files the generator writes, whatever their bytes; the demo carries no output marker, its
+    file list is the committed demo's); anything else is refused untouched."""
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise MasklensError("exists and is not a folder; not replacing it", path=target,
                             hint="give --out a folder of earlier demos, or a new one")
-    previous = None
     if target.exists():
         extra = sorted(_files(target) - _files(fresh)) + sorted(
             str(p.relative_to(target)) for p in target.rglob("*") if not (p.is_file() or p.is_dir()))
@@ -66,16 +66,7 @@ def _replace(target: Path, fresh: Path) -> None:
             shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
             raise MasklensError(f"holds files the demo generator does not write ({shown}); not replacing it",
                                 path=target, hint="move them away, or give --out another folder")
-        previous = target.with_name(f".{target.name}.previous")
-        os.replace(target, previous)
-    try:
-        os.replace(fresh, target)
-    except OSError:
-        if previous is not None:
-            os.replace(previous, target)
-        raise
-    if previous is not None:
-        shutil.rmtree(previous)
+    replace_folder(fresh, target)
 
 
 def make_demo(out: Path = DEMO_DIR, seed: int = SEED, only: list[str] | None = None) -> list[str]:
@@ -88,14 +79,15 @@ def make_demo(out: Path = DEMO_DIR, seed: int = SEED, only: list[str] | None = N
     for offset, name in enumerate(GENERATORS):
         if only and name not in only:
             continue
-        # the demo's own folders (no marker: the file list is the committed demo's)
         target = out / name
-        fresh = temp_sibling_dir(target)
+        staging = temp_sibling_dir(target)
         try:
-            _generator(name)(fresh, seed + offset, DemoSegmenter(score_threshold=DEMO_FLOOR))
+            fresh = staging / name
+            fresh.mkdir()
+            GENERATORS[name](fresh, seed + offset, DemoSegmenter(score_threshold=DEMO_FLOOR))
             _replace(target, fresh)
         finally:
-            shutil.rmtree(fresh, ignore_errors=True)
+            shutil.rmtree(staging, ignore_errors=True)
         written.append(name)
     for name in written:  # temp files/dirs are created private; the demo is for everyone to read
         for p in [out / name, *(out / name).rglob("*")]:
