@@ -5,6 +5,8 @@ from __future__ import annotations
 import filecmp
 from pathlib import Path
 
+from file_states import snapshot
+
 from masklens.core.kinds.demo import DEMO_DIR
 
 
@@ -43,10 +45,6 @@ def test_demo_is_small():
     assert total < 5 * 1024 * 1024, f"demo is {total / 1e6:.1f} MB"
 
 
-def _snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 def test_regenerating_over_an_earlier_demo_replaces_it(tmp_path, make_demo):
     make_demo.make_demo(tmp_path, only=["cafe"])
     (tmp_path / "cafe" / "ann.json").write_text("{}")  # an earlier demo's file, whatever its bytes
@@ -66,13 +64,13 @@ def test_a_folder_of_the_users_files_is_never_replaced(tmp_path, make_demo):
     mine.mkdir()
     (mine / "ann.json").write_text('{"mine": true}')
     (mine / "thesis.tex").write_text("precious")
-    before = _snapshot(tmp_path)
+    before = snapshot(tmp_path)
     with pytest.raises(MasklensError, match=r"holds files the demo generator does not write \(thesis.tex\)"):
         make_demo.make_demo(tmp_path, only=["cafe"])
-    assert _snapshot(tmp_path) == before
+    assert snapshot(tmp_path) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cafe"]  # no staging folder left
     assert make_demo.main(["--out", str(tmp_path), "--only", "cafe"]) == 2  # one line, exit 2
-    assert _snapshot(tmp_path) == before
+    assert snapshot(tmp_path) == before
 
 
 def test_a_private_device_node_is_never_replaced(tmp_path, make_demo):
