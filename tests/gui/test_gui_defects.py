@@ -34,6 +34,27 @@ def type_prompt(w, qtbot, text):
     qtbot.keyClick(combo, Qt.Key.Key_Return)
 
 
+def window_with_settings(qtbot, path, width, height):
+    """A window keeping its settings in ``path`` (as a user's sessions do), shown at ``width`` ×
+    ``height`` once its first-run dock sizes are set."""
+    from masklens.gui.settings import Settings
+    from masklens.gui.window.main_window import MainWindow
+
+    w = MainWindow(Settings(), settings_path=path)
+    qtbot.addWidget(w)
+    w.resize(width, height)
+    w.show()
+    qtbot.waitUntil(lambda: w.browser_dock.width() > 300, timeout=5000)  # the first-run dock sizes
+    return w
+
+
+def filter_meanings(w, qtbot) -> dict[str, str]:
+    """Help › Filter language… opened from its menu action: each column name's meaning."""
+    w.help.actions[1].trigger()
+    qtbot.waitUntil(w.help.filter_reference.isVisible, timeout=3000)
+    return dict(w.help.filter_reference.rows)
+
+
 def canvas(w):
     return w.sample_view.panels[0].canvas
 
@@ -363,15 +384,10 @@ def test_layout_is_stable_and_restored_exactly(qtbot, no_internal_errors, tmp_pa
     """Opening each demo, showing a message, widening the prompt bar: nothing moves; the window's
     geometry and dock widths come back exactly after a restart."""
     from masklens.core.kinds.demo import demo_kinds
-    from masklens.gui.settings import Settings
     from masklens.gui.window.main_window import MainWindow
 
     path = tmp_path / "settings.json"
-    w = MainWindow(Settings(), settings_path=path)
-    qtbot.addWidget(w)
-    w.resize(1500, 950)
-    w.show()
-    qtbot.waitUntil(lambda: w.browser_dock.width() > 300, timeout=5000)  # the first-run dock sizes
+    w = window_with_settings(qtbot, path, 1500, 950)
     w.resizeDocks([w.browser_dock], [430], Qt.Orientation.Horizontal)
     qtbot.wait(50)
     size, dock_w, tabs_top = w.size(), w.browser_dock.width(), w.tabs.mapTo(w, w.tabs.rect().topLeft())

@@ -50,14 +50,18 @@ def summary_counts(store: Path) -> dict[tuple[str, str, str], int]:
     return {(r[0], r[1], r[2]): int(r[3]) for r in rows}
 
 
+def _demo_as_ana(w, qtbot) -> tuple[Path, str, list[str]]:
+    """The CAFE demo open, reviewer ana typed in: (its store file, benchmark key, sample ids)."""
+    open_demo(w, qtbot, "cafe")
+    w.review_panel.reviewer.setText("ana")
+    return Path(w.state.review_store.path).resolve(), benchmark_key(w.state.benchmark), \
+        [s.id for s in w.state.benchmark.samples]
+
+
 @needs_proc
 def test_a_command_beside_the_window_sees_every_verdict_after_a_reopen(window, qtbot, no_internal_errors):
     w = window
-    open_demo(w, qtbot, "cafe")
-    w.review_panel.reviewer.setText("ana")
-    path = Path(w.state.review_store.path).resolve()
-    key = benchmark_key(w.state.benchmark)
-    ids = [s.id for s in w.state.benchmark.samples]
+    path, key, ids = _demo_as_ana(w, qtbot)
     focus(w, qtbot, canvas(w))
     qtbot.keyClick(canvas(w), Qt.Key.Key_M)  # Model wrong, on the first sample
     first = w.state.review_store
@@ -94,11 +98,7 @@ def test_verdicts_stay_visible_to_commands_beside_the_window_after_many_reopens(
     process must see it at once. A lost or invisible verdict, a deleted -wal or -shm held open,
     a second connection to the file or a "malformed" store fails the test."""
     w = window
-    open_demo(w, qtbot, "cafe")
-    w.review_panel.reviewer.setText("ana")
-    path = Path(w.state.review_store.path).resolve()
-    key = benchmark_key(w.state.benchmark)
-    ids = [s.id for s in w.state.benchmark.samples]
+    path, key, ids = _demo_as_ana(w, qtbot)
     w.state.review_store.assign(key, ids, ["ana", "bo"])
     expected: dict[tuple[str, str, str], int] = {}
     for n in range(1, reopens + 1):

@@ -9,7 +9,7 @@ import pytest
 import toykind
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication
-from test_gui_defects import open_demo
+from test_gui_defects import open_demo, window_with_settings
 
 pytest.importorskip("masklens.core.kinds.demo")
 
@@ -42,15 +42,10 @@ def _settle(qtbot, ms: int = 30) -> None:
 
 
 def test_long_sample_ids_never_widen_the_window(qtbot, tmp_path, no_internal_errors):
-    from masklens.gui.settings import Settings
     from masklens.gui.window.main_window import MainWindow
 
     path = tmp_path / "settings.json"
-    w = MainWindow(Settings(), settings_path=path)
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    qtbot.waitUntil(lambda: w.browser_dock.width() > 300, timeout=5000)
+    w = window_with_settings(qtbot, path, 1400, 900)
     size, review_w = w.size(), w.review_dock.width()
     files = _long_id_toy(tmp_path / "toy")
     assert w.commands.open_benchmark("toy", ["--ann", str(files["ann"]), "--pred", str(files["pred"])])

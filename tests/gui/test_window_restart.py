@@ -4,19 +4,14 @@ again shows the window in Pan with no Correction toolbar."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from test_gui_defects import canvas, focus, open_demo
+from test_gui_defects import canvas, focus, open_demo, window_with_settings
 
-from masklens.gui.settings import Settings
 from masklens.gui.window.main_window import MainWindow
 
 
 def test_quitting_in_correct_mode_does_not_bring_its_toolbar_back(qtbot, no_internal_errors, tmp_path):
     path = tmp_path / "settings.json"
-    w = MainWindow(Settings(), settings_path=path)
-    qtbot.addWidget(w)
-    w.resize(1500, 950)
-    w.show()
-    qtbot.waitUntil(lambda: w.browser_dock.width() > 300, timeout=5000)  # the first-run dock sizes
+    w = window_with_settings(qtbot, path, 1500, 950)
     w.resizeDocks([w.browser_dock], [333], Qt.Orientation.Horizontal)
     qtbot.waitUntil(lambda: w.browser_dock.width() == 333, timeout=3000)
     open_demo(w, qtbot, "cafe")

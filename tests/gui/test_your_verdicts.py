@@ -5,7 +5,7 @@ verdicts are in a column of their own, and Help › Filter language says so."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from test_gui_defects import canvas, focus, open_demo
+from test_gui_defects import canvas, filter_meanings, focus, open_demo
 
 from masklens.core.review.locations import benchmark_key
 from masklens.core.review.store import Role, open_store
@@ -84,9 +84,6 @@ def test_the_verdict_column_and_unreviewed_are_yours_others_in_their_own_column(
 def test_help_filter_language_says_verdict_is_yours_and_names_the_others_column(window, qtbot, no_internal_errors):
     w = window
     open_demo(w, qtbot, "cafe")
-    w.help.actions[1].trigger()  # Help › Filter language…
-    ref = w.help.filter_reference
-    qtbot.waitUntil(ref.isVisible, timeout=3000)
-    meaning = dict(ref.rows)
+    meaning = filter_meanings(w, qtbot)  # Help › Filter language…
     assert meaning["verdict"].startswith("your review verdicts") and "unreviewed" in meaning["verdict"]
     assert "other reviewers" in meaning["others"]
