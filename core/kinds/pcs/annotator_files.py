@@ -255,3 +255,4 @@ def _total_bytes(paths: Sequence[str | os.PathLike[str]]) -> int:
 if __name__ == "__main__":  # a worker of read_annotators: python -m … PATH
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl+C is the asking process' to answer
     reply(_packed_columns(sys.argv[1]))
+    os._exit(0)  # the answer is out: freeing the parsed file at exit would only delay its end

@@ -54,7 +54,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring.contract import BenchmarkKind, PathLike, Value
+from masklens.core.scoring.contract import BenchmarkKind, PathLike, Progress, Value
 from masklens.core.scoring.overlaps import Overlaps, derived
 from masklens.core.scoring.records import Records
 
@@ -257,8 +257,10 @@ class PcsKind(BenchmarkKind[PcsOverlaps]):
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> PcsOverlaps:
         return self.all_overlaps([sample], predictions)[0]
 
-    def all_overlaps(self, samples: list[Sample], predictions: PredictionSet) -> list[PcsOverlaps]:
-        return all_overlaps(samples, predictions)
+    def all_overlaps(
+        self, samples: list[Sample], predictions: PredictionSet, progress: Progress | None = None
+    ) -> list[PcsOverlaps]:
+        return all_overlaps(samples, predictions, progress)
 
     def sample_readout(
         self, sample: Sample, overlaps: PcsOverlaps, params: Mapping[str, float]

@@ -22,6 +22,7 @@ from masklens.core.kinds.common.cgf1.matching import category_order
 from masklens.core.kinds.common.cgf1.tables import EntryTable, entry_table
 from masklens.core.masks import Mask, iou_matrix, resize_nearest
 from masklens.core.schema import GroundTruth, Prediction, PredictionSet, Sample
+from masklens.core.scoring.contract import OVERLAP_CHUNK, Progress
 from masklens.core.scoring.iou_batch import IouJobs
 
 
@@ -157,18 +158,23 @@ def _best_per_block(values: np.ndarray | None, entries: Sequence[tuple[Any, ...]
     return np.maximum.reduceat(values, np.cumsum(sizes) - sizes).tolist()
 
 
-def all_overlaps(samples: list[Sample], predictions: PredictionSet) -> list[PcsOverlaps]:
+def all_overlaps(samples: list[Sample], predictions: PredictionSet, progress: Progress | None = None) -> list[PcsOverlaps]:
     """Every entry's :class:`PcsOverlaps`, equal to :func:`entry_overlaps` entry by entry:
     the IoUs of all entries in few pycocotools calls (:class:`~masklens.core.scoring.iou_batch.IouJobs`:
     each entry's values equal its own ``iou_matrix``, bit for bit) and every prediction's
     best IoU per annotator in one reduction over all entries. Entries without a predicted
-    instance share one :class:`PcsOverlaps` per (missing, exhaustive, instance counts)."""
+    instance share one :class:`PcsOverlaps` per (missing, exhaustive, instance counts).
+    ``progress(done)`` every :data:`~masklens.core.scoring.contract.OVERLAP_CHUNK` samples: an
+    entry without a predicted instance is done when met, the others once the IoUs are in."""
     jobs = IouJobs()
     out: list[PcsOverlaps | None] = [None] * len(samples)
     entries: list[tuple[int, Sample, list[GroundTruth], Prediction, tuple[float, ...], tuple[int, ...]]] = []
     empty: dict[tuple[bool, bool, tuple[int, ...]], PcsOverlaps] = {}
     get = predictions.get
+    done = 0
     for index, sample in enumerate(samples):
+        if progress is not None and index % OVERLAP_CHUNK == 0:
+            progress(done)
         gts = list(sample.gts.values())
         pred = get(sample.prompts[0].id)
         if pred is None or not pred.instances:  # nothing to overlap: the instance counts only
@@ -178,6 +184,7 @@ def all_overlaps(samples: list[Sample], predictions: PredictionSet) -> list[PcsO
             if shared is None:
                 shared = empty[key] = PcsOverlaps((), [()] * len(ngt), key[0], key[1], (), np.zeros((0, sum(ngt))), ngt)
             out[index] = shared
+            done += 1
             continue
         h, w = gts[0].height, gts[0].width
         fits = h > 0 and w > 0  # else the job is left to its own iou_matrix (add_masks)
@@ -203,7 +210,9 @@ def all_overlaps(samples: list[Sample], predictions: PredictionSet) -> list[PcsO
     del jobs  # its lists of counts
     best_flat = _best_per_block(values, [e[4:] for e in entries])
     k = 0
-    for (index, sample, gts, pred, scores, ngt), start in zip(entries, at, strict=True):
+    for count, ((index, sample, gts, pred, scores, ngt), start) in enumerate(zip(entries, at, strict=True)):
+        if progress is not None and count % OVERLAP_CHUNK == 0:
+            progress(done + count)
         n, g = len(scores), sum(ngt)
         exhaustive = bool(sample.meta.get("exhaustive", True))
         if g:
@@ -219,4 +228,6 @@ def all_overlaps(samples: list[Sample], predictions: PredictionSet) -> list[PcsO
             best = [(0.0,) * n] * len(ngt)
         ordered, ious = _in_matching_order(every, scores, ngt, gts, categories_of(pred))
         out[index] = PcsOverlaps(scores, best, False, exhaustive, ordered, ious, ngt)
+    if progress is not None and samples:
+        progress(len(samples))
     return out  # type: ignore[return-value]  (every entry is set)
