@@ -90,11 +90,10 @@ def _samples_in_bulk(base: CocoDataset, columns: list[AnnotatorColumns],
     if any(c.ids != ids or c.heights != heights or c.widths != widths for c in columns[1:]):
         return None
     entries = list(base.images.values())
-    texts = [img.raw.get("text_input") for img in entries]
-    if not all(type(t) is str for t in texts):
-        if not all(t is None or isinstance(t, str) for t in texts):
-            return None
-        texts = ["" if t is None else t for t in texts]  # as text_of
+    given = [img.raw.get("text_input") for img in entries]
+    if not all(t is None or isinstance(t, str) for t in given):
+        return None
+    texts = [t if isinstance(t, str) else "" for t in given]  # as text_of
     keys = [f"gt{a}" for a in range(len(columns))]
     gts_of = [c.ground_truths(key, texts) for key, c in zip(keys, columns, strict=True)]
     flags = [all(f) for f in zip(*(c.flags for c in columns), strict=True)] if len(columns) > 1 else columns[0].flags
@@ -102,14 +101,14 @@ def _samples_in_bulk(base: CocoDataset, columns: list[AnnotatorColumns],
     last_path = columns[-1].path  # (image_path names the last annotator file)
     paths: dict[str | None, Path | None] = {}
     samples: list[Sample] = []
-    for img, text, is_exh, gts in zip(entries, texts, flags, zip(*gts_of), strict=True):  # noqa: B905
+    for img, text, is_exh, gts in zip(entries, texts, flags, zip(*gts_of, strict=True), strict=True):
         path = paths.get(img.file_name, _UNSEEN)
         if path is _UNSEEN:
             path = paths[img.file_name] = image_path(images, img, last_path, guard)
-        role = Role.POSITIVE if False in gts[0].crowd else Role.NEGATIVE
+        role = Role.POSITIVE if False in (gts[0].crowd or ()) else Role.NEGATIVE
         prompt = Prompt(str(img.id), text, role, "image", "gt0", None, img.id, {"exhaustive": is_exh})
-        ref = ImageRef("image", path, img.height, img.width, img.id)  # type: ignore[arg-type]
-        samples.append(Sample(prompt.id, {"image": ref}, dict(zip(keys, gts)), [prompt], "all",  # noqa: B905
+        ref = ImageRef("image", path, img.height, img.width, img.id)
+        samples.append(Sample(prompt.id, {"image": ref}, dict(zip(keys, gts, strict=True)), [prompt], "all",
                               {"exhaustive": is_exh, "file_name": img.file_name}))
     return samples
 

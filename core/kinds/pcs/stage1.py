@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -230,4 +230,4 @@ def all_overlaps(samples: list[Sample], predictions: PredictionSet, progress: Pr
         out[index] = PcsOverlaps(scores, best, False, exhaustive, ordered, ious, ngt)
     if progress is not None and samples:
         progress(len(samples))
-    return out  # type: ignore[return-value]  (every entry is set)
+    return cast("list[PcsOverlaps]", out)  # (every entry is set)
