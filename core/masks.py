@@ -152,6 +152,11 @@ class Mask:
         return {"size": self._size, "counts": self._counts}
 
     @property
+    def counts(self) -> bytes:
+        """The compressed RLE counts."""
+        return self._counts
+
+    @property
     def height(self) -> int:
         return int(self._size[0])
 

@@ -20,6 +20,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -203,10 +204,19 @@ class BenchmarkKind(ABC, Generic[OverlapsT]):
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> OverlapsT:
         """Threshold-free cache for one sample; the only stage that touches masks."""
 
-    def all_overlaps(self, samples: list[Sample], predictions: PredictionSet) -> list[OverlapsT]:
+    def all_overlaps(
+        self, samples: list[Sample], predictions: PredictionSet, progress: Progress | None = None
+    ) -> list[OverlapsT]:
         """:meth:`sample_overlaps` of consecutive ``samples`` (same list, same order, same first
-        error); a kind overrides it to batch the mask work across samples."""
-        return [self.sample_overlaps(sample, predictions) for sample in samples]
+        error); a kind overrides it to batch the mask work across samples. ``progress(done)``
+        is called as the samples' overlaps are done (here after each sample; a bulk stage at
+        its own steps, the last with every sample done) and may raise to cancel."""
+        out = []
+        for done, sample in enumerate(samples, 1):
+            out.append(self.sample_overlaps(sample, predictions))
+            if progress is not None:
+                progress(done)
+        return out
 
     @abstractmethod
     def sample_readout(
@@ -298,8 +308,11 @@ class InstanceMatches(Protocol):
         ...
 
 
-#: samples per :meth:`BenchmarkKind.all_overlaps` call when progress is reported
+#: samples per run of a bulk stage 1 that reports progress after each run
 OVERLAP_CHUNK = 512
+
+#: a stage 1's progress: how many samples' overlaps are done
+Progress = Callable[[int], None]
 
 
 def overlap_chunks(n: int, size: int) -> list[tuple[int, int]]:
@@ -309,6 +322,24 @@ def overlap_chunks(n: int, size: int) -> list[tuple[int, int]]:
     if size > 1 and len(bounds) > 2 and bounds[-1] - bounds[-2] == 1:
         del bounds[-2]
     return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def in_runs(
+    bulk: Callable[[list[Sample]], list[OverlapsT]], samples: list[Sample], progress: Progress | None
+) -> list[OverlapsT]:
+    """A bulk stage 1 (``bulk(samples)``) over runs of :data:`OVERLAP_CHUNK` samples with
+    ``progress`` after each; all samples in one run without it."""
+    if progress is None:
+        return bulk(samples)
+    out: list[OverlapsT] = []
+    for start, end in overlap_chunks(len(samples), OVERLAP_CHUNK):
+        out.extend(bulk(samples[start:end]))
+        progress(end)
+    return out
+
+
+def _progress_of(progress: Callable[[int, int], None], total: int, done: int) -> None:
+    progress(done, total)
 
 
 class Scorer(Generic[OverlapsT]):
@@ -333,16 +364,9 @@ class Scorer(Generic[OverlapsT]):
         self.predictions = predictions
         samples = benchmark.samples
         n = len(samples)
-        overlaps: list[OverlapsT] = []
-        # a kind that batches stage 1 gets runs of samples (all at once without progress to
-        # report); any other kind, one sample at a time, so progress and cancel stay per sample
-        batches = type(kind).all_overlaps is not BenchmarkKind.all_overlaps
-        size = n if progress is None else OVERLAP_CHUNK if batches else 1
+        done = None if progress is None else partial(_progress_of, progress, n)
         with gc_paused():  # many small acyclic objects (see masklens.core.runtime.gc_pause)
-            for start, end in overlap_chunks(n, size):
-                overlaps.extend(kind.all_overlaps(samples[start:end], predictions))
-                if progress is not None:
-                    progress(end, n)
+            overlaps = kind.all_overlaps(samples, predictions, done)
         self._overlaps = Overlaps(overlaps)
 
     def __repr__(self) -> str:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from masklens.core.errors import DataFormatError
 from masklens.core.kinds.common.cgf1.io import exhaustive, image_path, read_results, text_of
 from masklens.core.kinds.common.coco import load_coco, load_results
-from masklens.core.kinds.pcs.annotator_files import AnnotatorDigest, AnnotatorFile, read_annotators
+from masklens.core.kinds.pcs.annotator_files import AnnotatorColumns, AnnotatorFile, read_annotators
 from masklens.core.kinds.pcs.kind import load_pcs
 from masklens.core.masks import Mask
 from masklens.core.runtime.worker_processes import workers_available
@@ -207,13 +207,12 @@ def test_worker_processes_read_the_later_files_of_a_valid_subset(tmp_path) -> No
     for p in paths[1:]:
         if not p.exists():
             p.write_bytes(paths[0].read_bytes())
-    read = read_annotators(paths, workers=True)
-    assert [type(r) for r in read] == [AnnotatorFile, AnnotatorDigest, AnnotatorDigest]
+    assert [type(r) for r in read_annotators(paths, workers=True)[1]] == [AnnotatorColumns] * 3
     same_samples(load_pcs(paths, workers=True).samples, plain_load_pcs(paths))
     broken = json.loads(paths[2].read_text())
     broken["images"][0]["is_instance_exhaustive"] = "yes"
     paths[2].write_text(json.dumps(broken))
-    assert [type(r) for r in read_annotators(paths, workers=True)][2] is AnnotatorFile  # read again here
+    assert type(read_annotators(paths, workers=True)[1][2]) is AnnotatorFile  # read again here
     assert outcome(lambda: load_pcs(paths, workers=True)) == outcome(plain_load_pcs, paths)
 
 

@@ -1,5 +1,5 @@
-"""The Scorer's stage 1 in chunks (what the window and a progress bar get) equals one bulk call,
-for every demo kind, and reports progress once per chunk up to the last sample."""
+"""The Scorer's stage 1 with progress (what the window and a progress bar get) equals one bulk
+call, for every demo kind; progress grows to the last sample, and raising from it cancels."""
 
 from __future__ import annotations
 
@@ -38,9 +38,31 @@ def test_chunked_stage_one_equals_one_bulk_call(name, monkeypatch):
     seen: list[tuple[int, int]] = []
     chunked = Scorer(kind, bench, preds, progress=lambda i, n: seen.append((i, n)))
     n = len(bench.samples)
-    batches = type(kind).all_overlaps is not scoring.BenchmarkKind.all_overlaps
-    assert seen and seen[-1] == (n, n) and len(seen) == len(overlap_chunks(n, 2 if batches else 1))
+    assert seen and seen[-1] == (n, n) and all(total == n for _, total in seen)
+    assert [i for i, _ in seen] == sorted(i for i, _ in seen)  # samples done only grow
+    if name == "cafe":  # a bulk stage in runs (masklens.core.scoring.contract.in_runs)
+        assert len(seen) == len(overlap_chunks(n, 2))
     for params in ({}, {param: value}):
         a, b = whole.rescore(params), chunked.rescore(params)
         assert a.summary == b.summary
         assert a.samples == b.samples
+
+
+class Cancelled(Exception):
+    pass
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_raising_from_progress_cancels_stage_one(name):
+    files, _, _ = CASES[name]
+    bench = ml.load_benchmark(name, **files)
+    preds = ml.load_predictions(name, bench, **files)
+    seen: list[int] = []
+
+    def cancel(done: int, total: int) -> None:
+        seen.append(done)
+        raise Cancelled
+
+    with pytest.raises(Cancelled):
+        Scorer(get_kind(name), bench, preds, progress=cancel)
+    assert seen == [seen[0]]

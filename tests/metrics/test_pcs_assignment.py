@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from masklens.core.kinds.common.cgf1.matching import assignment, match_values
+from masklens.core.kinds.common.cgf1.matching import assignment, match_values, matched_values
 from masklens.core.kinds.demo import demo_namespace
 from masklens.core.scoring.contract import Scorer, get_kind
 
@@ -66,3 +68,31 @@ def _ns(tmp_path):
     import argparse
 
     return argparse.Namespace(gt=[str(tmp_path / "gt.json")], pred=str(tmp_path / "pred.json"), images=None)
+
+
+#: IoUs from a few values, so that many matrices have assignments of equal sums
+_TIED = st.sampled_from([0.0, 0.0, 0.25, 0.5, 0.5, 0.75, 1.0, 0.1 + 0.2, 0.3])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(2, 5).flatmap(lambda r: st.integers(2, 5).flatmap(lambda c: st.lists(
+    st.lists(st.one_of(_TIED, st.floats(0, 1), st.just(float("nan"))), min_size=c, max_size=c),
+    min_size=r, max_size=r))))  # fmt: skip
+def test_the_matching_equals_scipys_assignment(rows) -> None:
+    """Beyond one row or column: the values are scipy's (as a multiset) and the pairs are
+    scipy's, whether or not the assignment was found without scipy; a NaN IoU is scipy's to
+    refuse."""
+    from scipy.optimize import linear_sum_assignment
+
+    ious = np.array(rows, dtype=np.float64)
+    try:
+        r, c = linear_sum_assignment(-ious)
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=str(exc)):
+            matched_values(ious)
+        return
+    assert assignment(ious) == list(zip(r.tolist(), c.tolist(), strict=True))
+    got = matched_values(ious)
+    assert all(type(v) is float for v in got)
+    assert sorted(got) == sorted(ious[r, c].tolist())
+    assert match_values(ious).tolist() == got

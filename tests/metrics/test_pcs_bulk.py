@@ -155,15 +155,15 @@ def test_odd_values_take_the_per_entry_path(bad) -> None:
 
 @contextmanager
 def counted_hungarian():
-    """The shapes of the matrices ``stack_entries`` hands to the Hungarian solver."""
+    """The shapes of the matrices ``stack_entries`` hands to the Hungarian matching."""
     calls: list[tuple[int, int]] = []
-    real = pcs_bulk._match_values
+    real = pcs_bulk.matched_values
 
     def counted(m):
         calls.append(m.shape)
         return real(m)
 
-    with patch.object(pcs_bulk, "_match_values", counted):
+    with patch.object(pcs_bulk, "matched_values", counted):
         yield calls
 
 
@@ -272,27 +272,3 @@ def test_summary_moving_t_with_kept_subsets_equals_accumulate(data, ts, bits) ->
             for k in a:
                 assert type(a[k]) is type(b[k]), k
                 assert a[k] == b[k] or (a[k] != a[k] and b[k] != b[k]), (k, a[k], b[k])
-
-
-#: small IoU matrices of every shape the Hungarian loop meets, ties frequent
-small_ious = st.integers(0, 5).flatmap(
-    lambda r: st.integers(0, 5).flatmap(
-        lambda c: st.lists(iou_val, min_size=r * c, max_size=r * c).map(
-            lambda v: np.array(v, dtype=float).reshape(r, c)
-        )
-    )
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(small_ious)
-def test_bulk_match_values_equal_the_tables(ious) -> None:
-    """``stack_entries``' list-valued matching gives exactly the per-entry table's values
-    (scipy's assignment, its tie-breaking included), as Python floats."""
-    from masklens.core.kinds.common.cgf1.matching import match_values
-
-    got = pcs_bulk._match_values(ious)
-    want = match_values(ious)
-    assert all(type(v) is float for v in got)
-    assert got == want.tolist()
-    assert np.array_equal(np.array(got, dtype=np.float64), want)

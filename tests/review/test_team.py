@@ -109,9 +109,9 @@ def test_corrected_scorer_rereads_only_the_corrected_samples(monkeypatch):
     seen = []
     real = type(kind).all_overlaps
 
-    def spy(self, samples, predictions):
+    def spy(self, samples, predictions, progress=None):
         seen.append([s.id for s in samples])
-        return real(self, samples, predictions)
+        return real(self, samples, predictions, progress)
 
     monkeypatch.setattr(type(kind), "all_overlaps", spy)
     new = corrected_scorer(scorer, rows)

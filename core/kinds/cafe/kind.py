@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
@@ -38,7 +39,14 @@ from masklens.core.kinds.common.cgf1.metrics import (
 from masklens.core.kinds.common.cgf1.params import PCS_HELP, SCORE_THRESHOLD
 from masklens.core.runtime.gc_pause import gc_paused
 from masklens.core.schema import Benchmark, PredictionSet, Sample
-from masklens.core.scoring.contract import BenchmarkKind, ParamSpec, PathLike, Value
+from masklens.core.scoring.contract import (
+    BenchmarkKind,
+    ParamSpec,
+    PathLike,
+    Progress,
+    Value,
+    in_runs,
+)
 from masklens.core.scoring.overlaps import Overlaps, derived
 from masklens.core.scoring.records import MemoRows, Records
 
@@ -160,9 +168,12 @@ class CafeKind(BenchmarkKind[CafeOverlaps]):
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> CafeOverlaps:
         return all_overlaps([sample], predictions)[0]
 
-    def all_overlaps(self, samples: list[Sample], predictions: PredictionSet) -> list[CafeOverlaps]:
-        """Every sample's :meth:`sample_overlaps` at once (the IoUs in few pycocotools calls)."""
-        return all_overlaps(samples, predictions)
+    def all_overlaps(
+        self, samples: list[Sample], predictions: PredictionSet, progress: Progress | None = None
+    ) -> list[CafeOverlaps]:
+        """Every sample's :meth:`sample_overlaps` in bulk (the IoUs in few pycocotools calls),
+        in runs of samples when progress is reported."""
+        return in_runs(partial(all_overlaps, predictions=predictions), samples, progress)
 
     # ---------------------------------------------------------------- stage 2
     def sample_readout(

@@ -4,11 +4,11 @@ each image entry's size, ``is_instance_exhaustive`` flag and ground truth.
 :class:`AnnotatorFile` reads a file in this process. For a large subset the second and third
 files are read in worker processes (:mod:`masklens.core.runtime.worker_processes`) while this
 one reads the first: a worker reads the file exactly as :class:`AnnotatorFile` does and hands
-back an :class:`AnnotatorDigest` — the entries' sizes and flags, and every mask's RLE counts in
-one byte string — from which this process builds the same ground truths. A worker hands back a
-digest only for a file in which nothing has a problem; for any other file (or any failure of
-the worker) it hands back None and the file is read here, so every error is the plain
-reading's, in the same order.
+back its :class:`AnnotatorColumns` — the entries' sizes and flags, and every mask's RLE counts
+in one byte string — from which this process builds the same ground truths. A file in which
+nothing has a problem is read as columns (here or in a worker); for any other file (or any
+failure of a worker) the file is read here as an :class:`AnnotatorFile`, entry by entry, so
+every error is the plain reading's, in the same order.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from dataclasses import fields as dataclass_fields
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -73,12 +73,58 @@ class AnnotatorFile:
     def ground_truth(self, image_id: Any, key: str, label: str | None) -> GroundTruth:
         return entry_gt(self.dataset, self.dataset.images[image_id], key, label, self._masks)
 
+    def columns(self) -> AnnotatorColumns | None:
+        """The file's entries as :class:`AnnotatorColumns` — each one's flag and
+        :func:`entry_gt` — or None when any of them has a problem (its own reading reports it)."""
+        ids: list[Any] = []
+        heights: list[int] = []
+        widths: list[int] = []
+        flags: list[bool] = []
+        n_annotations: list[int] = []
+        masks: list[Mask] = []
+        crowd: list[bool] = []
+        categories: list[Any] = []
+        annotations, built = self.dataset.annotations, self._masks
+        for image_id, img in self.dataset.images.items():
+            flag = img.raw.get("is_instance_exhaustive", True)
+            if type(flag) is not bool:
+                if not (isinstance(flag, bool) or flag in (0, 1)):  # as exhaustive()
+                    return None
+                flag = bool(flag)
+            h, w = img.height, img.width
+            anns = annotations.get(image_id, ())
+            if anns:
+                entry_masks = built.get(image_id)
+                if entry_masks is None:
+                    return None
+                for ann, m in zip(anns, entry_masks, strict=True):
+                    c = ann.get("iscrowd", 0)
+                    if not (isinstance(c, bool) or c in (0, 1)):  # as entry_gt()
+                        return None
+                    if m is None:  # not a compressed RLE of the batch check (a polygon, …)
+                        try:
+                            m = self.dataset.mask_of(ann)
+                        except MasklensError:
+                            return None
+                    if m.height != h or m.width != w:
+                        return None
+                    masks.append(m)
+                    crowd.append(bool(c))
+                    categories.append(ann.get("category_id"))
+            ids.append(image_id)
+            heights.append(h)
+            widths.append(w)
+            flags.append(flag)
+            n_annotations.append(len(anns))
+        return AnnotatorColumns(self.path, ids, heights, widths, flags, n_annotations, masks, crowd, categories)
+
 
 @dataclass(eq=False)
-class AnnotatorDigest:
-    """An annotator file without a problem, as a worker hands it back: per image entry (file
-    order) its id, size, flag and annotation count; per annotation (entry by entry) its RLE
-    counts (``lengths`` bytes each, one after another in ``counts``), crowd flag and category."""
+class AnnotatorColumns:
+    """An annotator file in which nothing has a problem, column by column: per image entry
+    (file order) its id, size, flag and annotation count; per annotation (entry after entry,
+    each entry's in file order) its mask, crowd flag and category. The ground truths are built
+    from it in bulk (:meth:`ground_truths`) or one entry at a time (:meth:`ground_truth`)."""
 
     path: Path
     ids: list[Any]
@@ -86,95 +132,111 @@ class AnnotatorDigest:
     widths: list[int]
     flags: list[bool]
     n_annotations: list[int]
-    counts: bytes
-    lengths: np.ndarray
-    crowd: bytes
+    masks: list[Mask]
+    crowd: list[bool]
     categories: list[Any]
 
     def __post_init__(self) -> None:
-        self._index = {image_id: i for i, image_id in enumerate(self.ids)}
-        ends = np.cumsum(self.lengths)
-        self._ends: list[int] = ends.tolist()
-        self._first: list[int] = (np.cumsum(self.n_annotations) - self.n_annotations).tolist()
-        self._sizes: dict[tuple[int, int], list[int]] = {}  # equal sizes share one [h, w] list
+        self._index: dict[Any, int] | None = None
+        self._first: list[int] = list(accumulate(self.n_annotations, initial=0))
 
     def image_ids(self) -> list[Any]:
         return self.ids
 
+    def _at(self, image_id: Any) -> int:
+        if self._index is None:
+            self._index = {image_id: i for i, image_id in enumerate(self.ids)}
+        return self._index[image_id]
+
     def has_image(self, image_id: Any) -> bool:
+        if self._index is None:
+            self._index = {image_id: i for i, image_id in enumerate(self.ids)}
         return image_id in self._index
 
     def size(self, image_id: Any) -> tuple[int, int]:
-        i = self._index[image_id]
+        i = self._at(image_id)
         return self.heights[i], self.widths[i]
 
     def exhaustive(self, image_id: Any) -> bool:
-        return self.flags[self._index[image_id]]
+        return self.flags[self._at(image_id)]
 
     def ground_truth(self, image_id: Any, key: str, label: str | None) -> GroundTruth:
-        """The entry's :func:`entry_gt`, built from the digest."""
-        i = self._index[image_id]
-        h, w = self.heights[i], self.widths[i]
-        size = self._sizes.get((h, w))
-        if size is None:
-            size = self._sizes[(h, w)] = [h, w]
-        first, n = self._first[i], self.n_annotations[i]
-        ends, counts = self._ends, self.counts
-        masks = [Mask({"size": size, "counts": counts[ends[a - 1] if a else 0 : ends[a]]})
-                 for a in range(first, first + n)]  # fmt: skip
-        return GroundTruth(
-            key, masks, h, w, label=label, crowd=[c == 1 for c in self.crowd[first : first + n]],
-            meta={"file": str(self.path), "category_ids": self.categories[first : first + n]},
-        )  # fmt: skip
+        """The entry's :func:`entry_gt`."""
+        i = self._at(image_id)
+        a, b = self._first[i], self._first[i + 1]
+        return GroundTruth(key, self.masks[a:b], self.heights[i], self.widths[i], label=label,
+                           crowd=self.crowd[a:b], meta={"file": str(self.path), "category_ids": self.categories[a:b]})
+
+    def ground_truths(self, key: str, labels: Sequence[str | None]) -> list[GroundTruth]:
+        """Every entry's :func:`entry_gt`, in file order (``labels``: one per entry)."""
+        file = str(self.path)
+        masks, crowd, categories, first = self.masks, self.crowd, self.categories, self._first
+        return [GroundTruth(key, masks[a:b], h, w, label, crowd[a:b], {"file": file, "category_ids": categories[a:b]})
+                for a, b, h, w, label in zip(first, first[1:], self.heights, self.widths, labels)]  # noqa: B905
+
+    def packed(self) -> tuple[Any, ...]:
+        """The columns as a worker hands them back (:meth:`unpacked`): the masks' counts in
+        one byte string and their lengths, the crowd flags as bytes."""
+        counts = [m.counts for m in self.masks]
+        lengths = np.fromiter(map(len, counts), dtype=np.int64, count=len(counts))
+        return (self.path, self.ids, self.heights, self.widths, self.flags, self.n_annotations,
+                b"".join(counts), lengths, bytes(self.crowd), self.categories)  # fmt: skip
+
+    @classmethod
+    def unpacked(cls, path: Path, ids: list[Any], heights: list[int], widths: list[int], flags: list[bool],
+                 n_annotations: list[int], counts: bytes, lengths: np.ndarray, crowd: bytes,
+                 categories: list[Any]) -> AnnotatorColumns:  # fmt: skip
+        """The columns of :meth:`packed`; each mask's size is its entry's (one ``[h, w]`` list
+        per size)."""
+        shared: dict[tuple[int, int], list[int]] = {}
+        sizes = [shared.setdefault((h, w), [h, w]) for h, w in zip(heights, widths)]  # noqa: B905
+        per_mask = [s for s, n in zip(sizes, n_annotations) for _ in range(n)]  # noqa: B905
+        ends = np.cumsum(lengths).tolist()
+        masks = [Mask({"size": s, "counts": counts[a:b]}) for s, a, b in zip(per_mask, [0, *ends], ends)]  # noqa: B905
+        return cls(path, ids, heights, widths, flags, n_annotations, masks, [c == 1 for c in crowd], categories)
 
 
-Annotator = AnnotatorFile | AnnotatorDigest
+Annotator = AnnotatorFile | AnnotatorColumns
 
 
 @gc_paused()
-def digest(path: str) -> AnnotatorDigest | None:
-    """(In a worker.) The file read by :class:`AnnotatorFile`, every entry's flag and ground
-    truth included; None when anything has a problem (the asking process reads the file again
-    and reports it)."""
-    ids, heights, widths, flags, n_annotations = [], [], [], [], []
-    counts: list[bytes] = []
-    crowd = bytearray()
-    categories: list[Any] = []
+def _packed_columns(path: str) -> tuple[Any, ...] | None:
+    """(In a worker.) :meth:`AnnotatorColumns.packed` of the file; None when anything has a
+    problem (the asking process reads the file again and reports it)."""
     try:
-        plain = AnnotatorFile(path)
-        for image_id in plain.image_ids():
-            flags.append(plain.exhaustive(image_id))
-            gt = plain.ground_truth(image_id, "gt", None)
-            counts.extend([m.rle["counts"] for m in gt.masks])
-            crowd.extend([1 if c else 0 for c in gt.crowd or ()])
-            categories.extend(gt.meta["category_ids"])
-            ids.append(image_id)
-            heights.append(gt.height)
-            widths.append(gt.width)
-            n_annotations.append(len(gt.masks))
+        found = AnnotatorFile(path).columns()
     except MasklensError:
         return None
-    lengths = np.fromiter(map(len, counts), dtype=np.int64, count=len(counts))
-    return AnnotatorDigest(plain.path, ids, heights, widths, flags, n_annotations, b"".join(counts), lengths,
-                           bytes(crowd), categories)  # fmt: skip
+    return None if found is None else found.packed()
 
 
-def read_annotators(paths: Sequence[str | os.PathLike[str]], *, workers: bool | None = None) -> list[Annotator]:
-    """Every annotator file in order. ``workers``: read the second and later files in worker
-    processes (True), in this process (False), or by size (None: :data:`PARALLEL_BYTES`)."""
+def _read(path: str | os.PathLike[str]) -> Annotator:
+    plain = AnnotatorFile(path)
+    return plain.columns() or plain
+
+
+def read_annotators(
+    paths: Sequence[str | os.PathLike[str]], *, workers: bool | None = None
+) -> tuple[CocoDataset, list[Annotator]]:
+    """The first annotator file's dataset (its entries' texts and file names, its title) and
+    every annotator file in order: its columns, or the file itself when something in it has a
+    problem. ``workers``: read the second and later files in worker processes (True), in this
+    process (False), or by size (None: :data:`PARALLEL_BYTES`)."""
     if workers is None:
         workers = len(paths) > 1 and _total_bytes(paths) >= PARALLEL_BYTES
     if not workers or len(paths) < 2 or not workers_available():
-        return [AnnotatorFile(p) for p in paths]
+        first = AnnotatorFile(paths[0])
+        return first.dataset, [first.columns() or first, *(_read(p) for p in paths[1:])]
     # the limits in force here hold there (the environment beats the config file)
     env = {config.BY_NAME[name].env: str(value) for name, value in vars(limits.current()).items()}
     started = [start_worker(__name__, os.fspath(p), env=env) for p in paths[1:]]
     try:
-        out: list[Annotator] = [AnnotatorFile(paths[0])]
+        first = AnnotatorFile(paths[0])
+        out: list[Annotator] = [first.columns() or first]
         for p, worker in zip(paths[1:], started, strict=True):
             fields = answer(worker)
-            out.append(AnnotatorDigest(*fields) if fields is not None else AnnotatorFile(p))
-        return out
+            out.append(AnnotatorColumns.unpacked(*fields) if fields is not None else AnnotatorFile(p))
+        return first.dataset, out
     finally:
         for worker in started:
             stop(worker)
@@ -192,5 +254,5 @@ def _total_bytes(paths: Sequence[str | os.PathLike[str]]) -> int:
 
 if __name__ == "__main__":  # a worker of read_annotators: python -m … PATH
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl+C is the asking process' to answer
-    found = digest(sys.argv[1])
-    reply(None if found is None else tuple(getattr(found, f.name) for f in dataclass_fields(found)))
+    reply(_packed_columns(sys.argv[1]))
+    os._exit(0)  # the answer is out: freeing the parsed file at exit would only delay its end

@@ -31,6 +31,7 @@ from itertools import chain
 
 import numpy as np
 
+from masklens.core.kinds.common.cgf1.matching import matched_values
 from masklens.core.kinds.common.cgf1.tables import (
     IOU_THRESHOLD_LIST,
     EntryStack,
@@ -185,7 +186,7 @@ def stack_entries(
             for k in range(k_start, sizes[ent] + 1):
                 accepted = [i for i, v in enumerate(lv) if v <= k]  # matching order
                 where.append(row0 + k * n_ann)
-                values = _match_values(m[accepted])
+                values = matched_values(m[accepted])
                 found.extend(values)
                 counts.append(len(values))
         # TP at each threshold: how many matched IoUs reach it (as tp_row; no NaN here)
@@ -195,19 +196,3 @@ def stack_entries(
         reach = np.cumsum(hist.reshape(-1, _W + 1)[:, ::-1], axis=1)[:, ::-1]
         tp.reshape(-1, _W)[where] = reach[:, 1:]
     return EntryStack(n, level_values, lv_owner, offsets, ndt, tp, ngt)
-
-
-def _match_values(ious: np.ndarray) -> list[float]:
-    """:func:`masklens.core.kinds.common.cgf1.matching.match_values` as a list of floats (the same
-    values, without an array per prefix)."""
-    rows, cols = ious.shape
-    if rows == 0 or cols == 0:
-        return []
-    if cols == 1:
-        return [float(ious[:, 0].max())]
-    if rows == 1:
-        return [float(ious[0].max())]
-    from scipy.optimize import linear_sum_assignment  # lazy: scipy.optimize takes ~0.5 s to import
-
-    r, c = linear_sum_assignment(-ious)
-    return ious[r, c].tolist()

@@ -37,7 +37,8 @@ from masklens.core.kinds.common.cgf1.io import (
 from masklens.core.kinds.common.cgf1.matching import assignment, category_order
 from masklens.core.kinds.common.cgf1.metrics import entry_readout, summarize_groups
 from masklens.core.kinds.common.cgf1.params import PCS_HELP, SCORE_THRESHOLD
-from masklens.core.kinds.pcs.annotator_files import AnnotatorFile, read_annotators
+from masklens.core.kinds.common.coco import CocoDataset
+from masklens.core.kinds.pcs.annotator_files import Annotator, AnnotatorColumns, read_annotators
 from masklens.core.kinds.pcs.bulk import stack_entries
 from masklens.core.kinds.pcs.records import EntryRecords
 from masklens.core.kinds.pcs.stage1 import PcsOverlaps, all_overlaps
@@ -53,7 +54,7 @@ from masklens.core.schema import (
     Role,
     Sample,
 )
-from masklens.core.scoring.contract import BenchmarkKind, PathLike, Value
+from masklens.core.scoring.contract import BenchmarkKind, PathLike, Progress, Value
 from masklens.core.scoring.overlaps import Overlaps, derived
 from masklens.core.scoring.records import Records
 
@@ -68,10 +69,57 @@ def load_pcs(paths: Sequence[str | os.PathLike[str]], images: str | os.PathLike[
     by the subset's size (None; :func:`~masklens.core.kinds.pcs.annotator_files.read_annotators`)."""
     if not paths:
         raise DataFormatError("give at least one ground-truth file (--gt)")
-    annotators = read_annotators(paths, workers=workers)
-    first = annotators[0]
-    assert isinstance(first, AnnotatorFile), "the first file is read in this process"
-    base = first.dataset
+    base, annotators = read_annotators(paths, workers=workers)
+    bulk = [a for a in annotators if isinstance(a, AnnotatorColumns)]
+    samples = _samples_in_bulk(base, bulk, images) if len(bulk) == len(annotators) else None
+    if samples is None:
+        samples = _samples_one_by_one(base, annotators, images)
+    sources = {f"gt{a}": other.path for a, other in enumerate(annotators)}
+    if images is not None:
+        sources["images"] = Path(images)
+    return Benchmark("pcs", base.path.stem, samples, sources=sources, meta={"title": base.title})
+
+
+def _samples_in_bulk(base: CocoDataset, columns: list[AnnotatorColumns],
+                     images: str | os.PathLike[str] | None) -> list[Sample] | None:
+    """The samples of annotator files in which nothing has a problem, listing the same
+    entries in the same order at the same sizes, every text a string or absent; None for any
+    other subset (:func:`_samples_one_by_one` reads it and reports what is wrong). The only
+    error left to meet here is an image path's, which both forms meet in entry order."""
+    ids, heights, widths = columns[0].ids, columns[0].heights, columns[0].widths
+    if any(c.ids != ids or c.heights != heights or c.widths != widths for c in columns[1:]):
+        return None
+    entries = list(base.images.values())
+    given = [img.raw.get("text_input") for img in entries]
+    if not all(t is None or isinstance(t, str) for t in given):
+        return None
+    texts = [t if isinstance(t, str) else "" for t in given]  # as text_of
+    keys = [f"gt{a}" for a in range(len(columns))]
+    gts_of = [c.ground_truths(key, texts) for key, c in zip(keys, columns, strict=True)]
+    flags = [all(f) for f in zip(*(c.flags for c in columns), strict=True)] if len(columns) > 1 else columns[0].flags
+    guard = RootGuard(images) if images is not None else None
+    last_path = columns[-1].path  # (image_path names the last annotator file)
+    paths: dict[str | None, Path | None] = {}
+    samples: list[Sample] = []
+    for img, text, is_exh, gts in zip(entries, texts, flags, zip(*gts_of, strict=True), strict=True):
+        path = paths.get(img.file_name, _UNSEEN)
+        if path is _UNSEEN:
+            path = paths[img.file_name] = image_path(images, img, last_path, guard)
+        role = Role.POSITIVE if False in (gts[0].crowd or ()) else Role.NEGATIVE
+        prompt = Prompt(str(img.id), text, role, "image", "gt0", None, img.id, {"exhaustive": is_exh})
+        ref = ImageRef("image", path, img.height, img.width, img.id)
+        samples.append(Sample(prompt.id, {"image": ref}, dict(zip(keys, gts, strict=True)), [prompt], "all",
+                              {"exhaustive": is_exh, "file_name": img.file_name}))
+    return samples
+
+
+_UNSEEN = Path()  # (a memo's miss: image_path never answers the empty path)
+
+
+def _samples_one_by_one(base: CocoDataset, annotators: list[Annotator],
+                        images: str | os.PathLike[str] | None) -> list[Sample]:
+    """The samples, entry by entry and annotator by annotator, each check where the entry
+    meets it: the first error met is the one reported."""
     for other in annotators[1:]:
         extra = [i for i in other.image_ids() if i not in base.images]
         gone = [i for i in base.images if not other.has_image(i)]
@@ -129,10 +177,7 @@ def load_pcs(paths: Sequence[str | os.PathLike[str]], images: str | os.PathLike[
                 meta={"exhaustive": is_exh, "file_name": img.file_name},
             )
         )
-    sources = {f"gt{a}": other.path for a, other in enumerate(annotators)}
-    if images is not None:
-        sources["images"] = Path(images)
-    return Benchmark("pcs", base.path.stem, samples, sources=sources, meta={"title": base.title})
+    return samples
 
 
 # ---------------------------------------------------------------- PCS kind
@@ -211,8 +256,10 @@ class PcsKind(BenchmarkKind[PcsOverlaps]):
     def sample_overlaps(self, sample: Sample, predictions: PredictionSet) -> PcsOverlaps:
         return self.all_overlaps([sample], predictions)[0]
 
-    def all_overlaps(self, samples: list[Sample], predictions: PredictionSet) -> list[PcsOverlaps]:
-        return all_overlaps(samples, predictions)
+    def all_overlaps(
+        self, samples: list[Sample], predictions: PredictionSet, progress: Progress | None = None
+    ) -> list[PcsOverlaps]:
+        return all_overlaps(samples, predictions, progress)
 
     def sample_readout(
         self, sample: Sample, overlaps: PcsOverlaps, params: Mapping[str, float]

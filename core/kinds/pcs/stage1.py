@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from masklens.core.kinds.common.cgf1.matching import category_order
 from masklens.core.kinds.common.cgf1.tables import EntryTable, entry_table
 from masklens.core.masks import Mask, iou_matrix, resize_nearest
 from masklens.core.schema import GroundTruth, Prediction, PredictionSet, Sample
+from masklens.core.scoring.contract import OVERLAP_CHUNK, Progress
 from masklens.core.scoring.iou_batch import IouJobs
 
 
@@ -143,12 +144,12 @@ def _in_matching_order(
 
 
 def _best_per_block(values: np.ndarray | None, entries: Sequence[tuple[Any, ...]]) -> list[float]:
-    """For every entry with predictions and instances (``entries[e][3]``: scores, ``[4]``: ngt),
+    """For every entry with predictions and instances (``entries[e][0]``: scores, ``[1]``: ngt),
     prediction by prediction, each annotator's (with instances) largest IoU: one
     ``maximum.reduceat`` over the jobs' values, whose (prediction, annotator) blocks tile them."""
     lengths: list[int] = []
     for entry in entries:
-        n, ngt = len(entry[3]), entry[4]
+        n, ngt = len(entry[0]), entry[1]
         if n and sum(ngt):
             lengths.extend([c for c in ngt if c] * n)
     if not lengths or values is None:
@@ -157,57 +158,63 @@ def _best_per_block(values: np.ndarray | None, entries: Sequence[tuple[Any, ...]
     return np.maximum.reduceat(values, np.cumsum(sizes) - sizes).tolist()
 
 
-def all_overlaps(samples: list[Sample], predictions: PredictionSet) -> list[PcsOverlaps]:
+def all_overlaps(samples: list[Sample], predictions: PredictionSet, progress: Progress | None = None) -> list[PcsOverlaps]:
     """Every entry's :class:`PcsOverlaps`, equal to :func:`entry_overlaps` entry by entry:
     the IoUs of all entries in few pycocotools calls (:class:`~masklens.core.scoring.iou_batch.IouJobs`:
     each entry's values equal its own ``iou_matrix``, bit for bit) and every prediction's
-    best IoU per annotator in one reduction over all entries."""
+    best IoU per annotator in one reduction over all entries. Entries without a predicted
+    instance share one :class:`PcsOverlaps` per (missing, exhaustive, instance counts).
+    ``progress(done)`` every :data:`~masklens.core.scoring.contract.OVERLAP_CHUNK` samples: an
+    entry without a predicted instance is done when met, the others once the IoUs are in."""
     jobs = IouJobs()
-    entries: list[tuple[Sample, list[GroundTruth], Prediction | None, tuple[float, ...], tuple[int, ...]]] = []
+    out: list[PcsOverlaps | None] = [None] * len(samples)
+    entries: list[tuple[int, Sample, list[GroundTruth], Prediction, tuple[float, ...], tuple[int, ...]]] = []
+    empty: dict[tuple[bool, bool, tuple[int, ...]], PcsOverlaps] = {}
     get = predictions.get
-    for sample in samples:
+    done = 0
+    for index, sample in enumerate(samples):
+        if progress is not None and index % OVERLAP_CHUNK == 0:
+            progress(done)
         gts = list(sample.gts.values())
         pred = get(sample.prompts[0].id)
         if pred is None or not pred.instances:  # nothing to overlap: the instance counts only
-            jobs.add([], [], 0, 0)
-            entries.append((sample, gts, pred, (), tuple([_non_crowd_count(g) for g in gts])))
+            ngt = tuple([_non_crowd_count(g) for g in gts])
+            key = (pred is None, bool(sample.meta.get("exhaustive", True)), ngt)
+            shared = empty.get(key)
+            if shared is None:
+                shared = empty[key] = PcsOverlaps((), [()] * len(ngt), key[0], key[1], (), np.zeros((0, sum(ngt))), ngt)
+            out[index] = shared
+            done += 1
             continue
         h, w = gts[0].height, gts[0].width
-        dts: list[bytes] = []
         fits = h > 0 and w > 0  # else the job is left to its own iou_matrix (add_masks)
         scores = tuple([float(i.score) for i in pred.instances])
+        dts: list[bytes] = []
         for inst in pred.instances:
-            rle = inst.mask.rle
-            size = rle["size"]
-            if size[0] != h or size[1] != w:  # as instances_of: resized to the entry's size
-                rle = resize_nearest(inst.mask, h, w).rle
-            dts.append(rle["counts"])
+            mask = inst.mask
+            if mask.height != h or mask.width != w:  # as instances_of: resized to the entry's size
+                mask = resize_nearest(mask, h, w)
+            dts.append(mask.counts)
         truths = _truths(gts)
         flat = [m for t in truths for m in t]
-        if dts and flat and fits:
-            cols: list[bytes] = []
-            for m in flat:
-                rle = m.rle
-                size = rle["size"]
-                fits = fits and size[0] == h and size[1] == w
-                cols.append(rle["counts"])
-        if dts and flat and fits:
+        if flat and fits:
+            cols = [m.counts for m in flat]
+            fits = all([m.height == h and m.width == w for m in flat])
+        if flat and fits:
             jobs.add(dts, cols, h, w)
         else:
-            jobs.add_masks(instances_of(pred, h, w)[0] if dts and flat else [], flat)
-        entries.append((sample, gts, pred, scores, tuple(map(len, truths))))
+            jobs.add_masks(instances_of(pred, h, w)[0] if flat else [], flat)
+        entries.append((index, sample, gts, pred, scores, tuple(map(len, truths))))
     jobs.run(as_list=False)  # the values are read from the array
     values, at = jobs.array, jobs.at
     del jobs  # its lists of counts
-    best_flat = _best_per_block(values, entries)
-    out = []
+    best_flat = _best_per_block(values, [e[4:] for e in entries])
     k = 0
-    for (sample, gts, pred, scores, ngt), start in zip(entries, at, strict=True):
+    for count, ((index, sample, gts, pred, scores, ngt), start) in enumerate(zip(entries, at, strict=True)):
+        if progress is not None and count % OVERLAP_CHUNK == 0:
+            progress(done + count)
         n, g = len(scores), sum(ngt)
         exhaustive = bool(sample.meta.get("exhaustive", True))
-        if not n:  # (no rows: the column order changes nothing)
-            out.append(PcsOverlaps((), [()] * len(ngt), pred is None, exhaustive, (), np.zeros((0, g)), ngt))
-            continue
         if g:
             every = values[start : start + n * g].reshape(n, g)  # type: ignore[index]
             best = [(0.0,) * n] * len(ngt)
@@ -220,5 +227,7 @@ def all_overlaps(samples: list[Sample], predictions: PredictionSet) -> list[PcsO
             every = np.zeros((n, g), dtype=np.float64)
             best = [(0.0,) * n] * len(ngt)
         ordered, ious = _in_matching_order(every, scores, ngt, gts, categories_of(pred))
-        out.append(PcsOverlaps(scores, best, pred is None, exhaustive, ordered, ious, ngt))
-    return out
+        out[index] = PcsOverlaps(scores, best, False, exhaustive, ordered, ious, ngt)
+    if progress is not None and samples:
+        progress(len(samples))
+    return cast("list[PcsOverlaps]", out)  # (every entry is set)

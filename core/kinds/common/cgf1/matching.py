@@ -5,34 +5,81 @@ order within a category) that decides which of two equally good assignments scip
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import permutations
+from math import isfinite, perm
 from typing import Any
 
 import numpy as np
 
+#: the most assignments of a matrix compared one by one (a 4 × 4 matrix has 24); a larger
+#: matrix goes to scipy
+_FEW_ASSIGNMENTS = 24
+#: summed IoUs this close are a tie that only scipy's own arithmetic decides
+_TIE = 1e-9
 
-def match_values(ious: np.ndarray) -> np.ndarray:
-    """IoUs of the one Hungarian assignment maximising the summed IoU (rows = predictions)."""
-    if ious.shape[0] == 0 or ious.shape[1] == 0:
-        return np.zeros(0)
-    if ious.shape[1] == 1:  # one ground truth: the assignment takes the best prediction
-        return np.array([ious[:, 0].max()])
-    if ious.shape[0] == 1:
-        return np.array([ious[0].max()])
+
+def _best_assignments(ious: np.ndarray) -> list[list[tuple[int, int]]] | None:
+    """Every assignment (pairs in row order) whose summed IoU is within :data:`_TIE` of the
+    largest — the candidates for scipy's answer — or None where they are not compared one by
+    one (too many assignments, or an IoU that is not a finite number)."""
+    r, c = ious.shape
+    if perm(max(r, c), min(r, c)) > _FEW_ASSIGNMENTS:
+        return None
+    rows = ious.tolist()
+    if not all(isfinite(v) for row in rows for v in row):
+        return None
+    if r <= c:
+        every = [list(zip(range(r), p)) for p in permutations(range(c), r)]  # noqa: B905
+    else:
+        every = [sorted(zip(p, range(c))) for p in permutations(range(r), c)]  # noqa: B905
+    sums = [sum([rows[i][j] for i, j in pairs]) for pairs in every]
+    top = max(sums)
+    return [pairs for pairs, total in zip(every, sums, strict=True) if total >= top - _TIE]
+
+
+def matched_values(ious: np.ndarray) -> list[float]:
+    """IoUs of the one Hungarian assignment maximising the summed IoU (rows = predictions), in
+    row order: scipy's ``linear_sum_assignment``, or the same values found without it where
+    every assignment that scipy could return gives them (a small matrix, no tie between
+    assignments of other values). scipy is slow to import, and a call costs more than a small
+    matrix's assignments."""
+    r, c = ious.shape
+    if r == 0 or c == 0:
+        return []
+    if c == 1:  # one ground truth: the assignment takes the best prediction
+        return [float(ious[:, 0].max())]
+    if r == 1:
+        return [float(ious[0].max())]
+    best = _best_assignments(ious)
+    if best is not None:
+        rows = ious.tolist()
+        values = [[rows[i][j] for i, j in pairs] for pairs in best]
+        if len(best) == 1 or all(sorted(v) == sorted(values[0]) for v in values[1:]):
+            return values[0]
     from scipy.optimize import linear_sum_assignment  # lazy: slow to import
 
-    rows, cols = linear_sum_assignment(-ious)
-    return ious[rows, cols]
+    picked_rows, picked_cols = linear_sum_assignment(-ious)
+    return ious[picked_rows, picked_cols].tolist()
+
+
+def match_values(ious: np.ndarray) -> np.ndarray:
+    """:func:`matched_values` as an array."""
+    return np.array(matched_values(ious), dtype=np.float64)
 
 
 def assignment(ious: np.ndarray) -> list[tuple[int, int]]:
     """The (prediction row, ground-truth column) pairs of the assignment whose IoUs
-    :func:`match_values` returns (for showing which instance matched which; same values)."""
+    :func:`match_values` returns (for showing which instance matched which; same values):
+    scipy's, or the one best assignment where a small matrix has no tie."""
     if ious.shape[0] == 0 or ious.shape[1] == 0:
         return []
     if ious.shape[1] == 1:
         return [(int(np.argmax(ious[:, 0])), 0)]
     if ious.shape[0] == 1:
         return [(0, int(np.argmax(ious[0])))]
+    best = _best_assignments(ious)
+    if best is not None and len(best) == 1:
+        return best[0]
     from scipy.optimize import linear_sum_assignment  # lazy: slow to import
 
     rows, cols = linear_sum_assignment(-ious)
