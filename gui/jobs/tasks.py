@@ -46,10 +46,10 @@ def load_benchmark(ctx: Any, kind: BenchmarkKind, namespace: argparse.Namespace,
     """Load the benchmark ``namespace`` names. ``read_ahead``: start reading its prediction
     files first, where the kind reads ahead (:meth:`BenchmarkKind.read_predictions_ahead`);
     closed here when the load fails or is cancelled."""
+    ctx.progress(0, 1, f"loading {kind.title or kind.name}…")
     files = kind_files(kind, namespace)
     ahead = kind.read_predictions_ahead(**files) if read_ahead else None
     try:
-        ctx.progress(0, 1, f"loading {kind.title or kind.name}…")
         bench = kind.load_benchmark(**files)
         if not bench.samples:
             raise MasklensError(f"{kind.title or kind.name}: the benchmark has no samples",

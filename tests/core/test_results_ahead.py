@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
+from child_processes import HAS_PROC, children_running, open_files_named
 
 import masklens.core as ml
 from masklens.core.errors import MasklensError
@@ -19,7 +19,7 @@ from masklens.core.kinds.common.cgf1.results_ahead import ResultsAhead
 from masklens.core.runtime.worker_processes import workers_available
 from masklens.core.scoring.contract import get_kind
 
-pytestmark = pytest.mark.skipif(not workers_available() or not Path("/proc/self/stat").exists(),
+pytestmark = pytest.mark.skipif(not workers_available() or not HAS_PROC,
                                 reason="worker processes need a second CPU and a Python; counted in /proc")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,34 +31,12 @@ FILES = {
 
 
 def readers_ahead() -> list[int]:
-    """This process' children that read results ahead (their command line names the module)."""
-    found = []
-    me = os.getpid()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:  # ended meanwhile
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == me and results_ahead.__name__.encode() in cmdline:
-            found.append(int(entry.name))
-    return found
+    return children_running(results_ahead.__name__)
 
 
 def answer_files() -> list[str]:
     """The open files of this process that hold a worker's answer."""
-    out = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            continue
-        if "masklens-results-" in target:
-            out.append(target)
-    return out
+    return open_files_named("masklens-results-")
 
 
 @pytest.fixture
