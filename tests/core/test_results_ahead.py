@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,17 @@ def test_small_files_and_missing_ones_are_read_in_this_process() -> None:
     assert get_kind("pcs").read_predictions_ahead(**FILES["pcs"]) is None  # a few kB
     assert get_kind("pcs").read_predictions_ahead(gt=FILES["pcs"]["gt"], pred="hf://datasets/a/b/pred.json") is None
     assert get_kind("pcs").read_predictions_ahead(gt=FILES["pcs"]["gt"]) is None
+
+
+def test_a_value_that_is_no_path_is_left_to_the_load(always_ahead) -> None:
+    assert get_kind("pcs").read_predictions_ahead(gt=FILES["pcs"]["gt"], pred=0) is None  # not file descriptor 0
+
+
+def test_without_a_temporary_folder_the_file_is_read_in_this_process(tmp_path, monkeypatch, always_ahead) -> None:
+    plain = ml.score("cafe", **FILES["cafe"]).to_json()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    assert get_kind("cafe").read_predictions_ahead(**FILES["cafe"]) is None
+    assert ml.score("cafe", **FILES["cafe"]).to_json() == plain
 
 
 def test_a_benchmark_that_fails_to_load_ends_the_worker(tmp_path, always_ahead) -> None:

@@ -24,6 +24,7 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import IO
 
+from masklens.core.errors import MasklensError
 from masklens.core.files import limits
 from masklens.core.kinds.common.cgf1.io import ResultsDigest, results_digest
 from masklens.core.runtime.worker_processes import (
@@ -37,7 +38,6 @@ from masklens.core.runtime.worker_processes import (
 #: results files of at least this many bytes are read ahead; a smaller one is read in less
 #: time than a worker takes to start
 READ_AHEAD_BYTES = 16 << 20
-
 
 
 class ResultsAhead:
@@ -85,19 +85,27 @@ def read_results_ahead(
     """``path`` read ahead when worker processes are available and it is a file of at least
     :data:`READ_AHEAD_BYTES` and at most the size of the ``benchmark_files`` together (a
     benchmark loaded in less time than the results take to read would leave the worker's
-    start as a delay); None otherwise."""
-    if path is None or not workers_available():
+    start as a delay); None otherwise, also where no worker can be started (the reading in this
+    process then reports what is wrong, as it would have)."""
+    if not isinstance(path, (str, os.PathLike)) or not workers_available():
         return None
     size = _bytes(path)
-    if size < READ_AHEAD_BYTES or size > sum(_bytes(f) for f in benchmark_files if f is not None):
+    if size < READ_AHEAD_BYTES or size > sum(_bytes(f) for f in benchmark_files):
         return None
-    return ResultsAhead(path)
+    try:
+        return ResultsAhead(path)
+    except (OSError, MasklensError):  # no process or temporary file to be had; the settings' error
+        return None
 
 
-def _bytes(path: str | os.PathLike[str]) -> int:
+def _bytes(path: object) -> int:
+    """The size of the file ``path`` names; 0 for anything else (an hf:// name, a missing file,
+    None, a value of another type)."""
+    if not isinstance(path, (str, os.PathLike)):
+        return 0
     try:
         return os.stat(path).st_size
-    except (OSError, ValueError):  # not here (an hf:// name, a missing file): its reading reports it
+    except (OSError, ValueError):
         return 0
 
 
