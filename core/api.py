@@ -21,7 +21,7 @@ from typing import Any
 
 from masklens.core.schema import Benchmark, PredictionSet
 from masklens.core.scoring import contract as scoring
-from masklens.core.scoring.contract import BenchmarkKind, ScoreResult
+from masklens.core.scoring.contract import BenchmarkKind, PredictionsAhead, ScoreResult
 from masklens.core.scoring.kind_args import check_files, check_keywords, kind_files
 
 __all__ = [
@@ -68,11 +68,29 @@ def load_benchmark(kind: KindLike, **files: Any) -> Benchmark:
     return k.load_benchmark(**_local(k, kind_files(k, files)))
 
 
-def load_predictions(kind: KindLike, benchmark: Benchmark, **files: Any) -> PredictionSet:
-    """Load a prediction set for ``benchmark`` (``pred=`` or ``pred_dir=``, as the CLI flags)."""
+def load_predictions(kind: KindLike, benchmark: Benchmark, *, ahead: PredictionsAhead | None = None,
+                     **files: Any) -> PredictionSet:
+    """Load a prediction set for ``benchmark`` (``pred=`` or ``pred_dir=``, as the CLI flags).
+    ``ahead``: what the kind's ``read_predictions_ahead`` gave for the same files (the caller
+    closes it)."""
     k = get_kind(kind)
     check_files(k, files, predictions=True)
-    return k.load_predictions(benchmark, **_local(k, kind_files(k, files)))
+    given = {"ahead": ahead} if ahead is not None else {}
+    return k.load_predictions(benchmark, **_local(k, kind_files(k, files)), **given)
+
+
+def _load_both(kind: KindLike, **files: Any) -> tuple[Benchmark, PredictionSet]:
+    """:func:`load_benchmark` and :func:`load_predictions` of the same files, the prediction
+    files read ahead while the benchmark loads where the kind does that (large files; in a
+    worker process)."""
+    k = get_kind(kind)
+    ahead = k.read_predictions_ahead(**kind_files(k, files))
+    try:
+        benchmark = load_benchmark(k, **files)
+        return benchmark, load_predictions(k, benchmark, ahead=ahead, **files)
+    finally:
+        if ahead is not None:
+            ahead.close()
 
 
 def _local(k: BenchmarkKind[Any], files: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +129,9 @@ class Scorer(scoring.Scorer[Any]):
         **files: Any,
     ) -> None:
         k = get_kind(kind)
-        if benchmark is None:
+        if benchmark is None and predictions is None:
+            benchmark, predictions = _load_both(k, **files)
+        elif benchmark is None:
             benchmark = load_benchmark(k, **files)
         if predictions is None:
             predictions = load_predictions(k, benchmark, **files)

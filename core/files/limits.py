@@ -42,6 +42,13 @@ def current() -> Limits:
     return Limits(*config.read(*_NAMES))
 
 
+def environment() -> dict[str, str]:
+    """The limits in force as the environment variables that set them: a worker process
+    started with them checks its input as this process does (the environment beats the config
+    file)."""
+    return {config.BY_NAME[name].env: str(value) for name, value in vars(current()).items()}
+
+
 def is_int(value: Any) -> bool:
     """A JSON integer: an ``int`` that is not a ``bool`` (``true`` is not the id 1)."""
     return isinstance(value, int) and not isinstance(value, bool)

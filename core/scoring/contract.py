@@ -105,6 +105,16 @@ class ScoreResult:
         return html_table(self)
 
 
+class PredictionsAhead(Protocol):
+    """Prediction files being read before their benchmark is loaded
+    (:meth:`BenchmarkKind.read_predictions_ahead`), e.g. in a worker process while this one
+    loads the ground truth. Whoever started it hands it to :meth:`BenchmarkKind.load_predictions`
+    as ``ahead=`` and closes it in any case: a load that failed or was cancelled ends the
+    reading; closing one already used does nothing."""
+
+    def close(self) -> None: ...
+
+
 class BenchmarkKind(ABC, Generic[OverlapsT]):
     """One benchmark family: how to load it, score a sample, and aggregate. Generic over the
     type of one sample's overlaps (stage 1's cache): ``class CafeKind(BenchmarkKind[CafeOverlaps])``.
@@ -154,7 +164,16 @@ class BenchmarkKind(ABC, Generic[OverlapsT]):
     @abstractmethod
     def load_predictions(self, benchmark: Benchmark, /, *args: Any, **files: Any) -> PredictionSet:
         """Load the predictions named by keyword arguments (``pred=``, ``pred_dir=``…, as for
-        :meth:`load_benchmark`; the kind declares its own), keyed by prompt id."""
+        :meth:`load_benchmark`; the kind declares its own), keyed by prompt id. A kind that
+        reads ahead (:meth:`read_predictions_ahead`) also takes ``ahead=``, the handle that
+        gave for the same files; it is passed only where there is one."""
+
+    def read_predictions_ahead(self, **files: Any) -> PredictionsAhead | None:
+        """Start reading the prediction files named in ``files`` (the keywords of
+        :meth:`load_predictions`; ground-truth ones may be there too) before the benchmark is
+        loaded, where that saves time (large files), for :meth:`load_predictions` to finish
+        once it is; None (the default) where the kind reads them only then."""
+        return None
 
     def write_predictions(
         self, benchmark: Benchmark, predictions: PredictionSet, out: Path

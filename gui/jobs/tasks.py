@@ -17,7 +17,7 @@ import numpy as np
 
 from masklens.core.errors import MasklensError
 from masklens.core.schema import Benchmark, PredictionSet, Role, Sample
-from masklens.core.scoring.contract import BenchmarkKind, Scorer
+from masklens.core.scoring.contract import BenchmarkKind, PredictionsAhead, Scorer
 from masklens.core.scoring.kind_args import kind_files
 from masklens.core.scoring.readout import (
     benchmark_overlaps,
@@ -31,20 +31,35 @@ from masklens.core.scoring.records import Records
 
 @dataclass
 class Loaded:
+    """A benchmark loaded; ``predictions_ahead``: its prediction files being read ahead, for
+    :func:`score_predictions` (whoever takes the Loaded closes it when it does not pass it on)."""
+
     kind: BenchmarkKind
     benchmark: Benchmark
     namespace: argparse.Namespace
     argv: list[str]
+    predictions_ahead: PredictionsAhead | None = None
 
 
-def load_benchmark(ctx: Any, kind: BenchmarkKind, namespace: argparse.Namespace, argv: list[str]) -> Loaded:
+def load_benchmark(ctx: Any, kind: BenchmarkKind, namespace: argparse.Namespace, argv: list[str],
+                   read_ahead: bool = False) -> Loaded:
+    """Load the benchmark ``namespace`` names. ``read_ahead``: start reading its prediction
+    files first, where the kind reads ahead (:meth:`BenchmarkKind.read_predictions_ahead`);
+    closed here when the load fails or is cancelled."""
     ctx.progress(0, 1, f"loading {kind.title or kind.name}…")
-    bench = kind.load_benchmark(**kind_files(kind, namespace))
-    if not bench.samples:
-        raise MasklensError(f"{kind.title or kind.name}: the benchmark has no samples",
-                            path=next(iter(bench.sources.values()), None))
-    ctx.progress(1, 1, f"{len(bench.samples)} samples")
-    return Loaded(kind, bench, namespace, argv)
+    files = kind_files(kind, namespace)
+    ahead = kind.read_predictions_ahead(**files) if read_ahead else None
+    try:
+        bench = kind.load_benchmark(**files)
+        if not bench.samples:
+            raise MasklensError(f"{kind.title or kind.name}: the benchmark has no samples",
+                                path=next(iter(bench.sources.values()), None))
+        ctx.progress(1, 1, f"{len(bench.samples)} samples")
+    except BaseException:
+        if ahead is not None:
+            ahead.close()
+        raise
+    return Loaded(kind, bench, namespace, argv, ahead)
 
 
 @dataclass
@@ -60,13 +75,20 @@ class Scored:
 def score_predictions(
     ctx: Any, kind: BenchmarkKind, benchmark: Benchmark, namespace: argparse.Namespace,
     params: Mapping[str, float], predictions: PredictionSet | None = None,
+    ahead: PredictionsAhead | None = None,
 ) -> Scored:
-    """Load predictions (unless given), compute every sample's overlaps, with progress, and the
-    readouts at ``params`` (the window's values: SA-Co/Gold's tables of 168,000 entries take
-    seconds to build, here rather than on the GUI thread)."""
-    if predictions is None:
-        ctx.progress(0, 1, "reading predictions…")
-        predictions = kind.load_predictions(benchmark, **kind_files(kind, namespace))
+    """Load predictions (unless given; ``ahead``: the files read ahead, closed here in any
+    case), compute every sample's overlaps, with progress, and the readouts at ``params`` (the
+    window's values: SA-Co/Gold's tables of 168,000 entries take seconds to build, here rather
+    than on the GUI thread)."""
+    try:
+        if predictions is None:
+            ctx.progress(0, 1, "reading predictions…")
+            given = {"ahead": ahead} if ahead is not None else {}
+            predictions = kind.load_predictions(benchmark, **kind_files(kind, namespace), **given)
+    finally:
+        if ahead is not None:
+            ahead.close()
     n = len(benchmark.samples)
     step = max(1, n // 200)
 

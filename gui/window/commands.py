@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QDialog, QMenu, QTabWidget, QWidget
 
 from masklens.core.errors import Cancelled, MasklensError
 from masklens.core.models import remote
-from masklens.core.scoring.contract import get_kind
+from masklens.core.scoring.contract import PredictionsAhead, get_kind
 from masklens.gui.browser.sample_browser import SampleBrowser
 from masklens.gui.canvas.image_cache import ImageStore
 from masklens.gui.canvas.sample_view import LayerToggles, SampleViewWidget
@@ -150,15 +150,23 @@ class WindowCommands:
         from masklens.gui.jobs import tasks
 
         def loaded(res: tasks.Loaded) -> None:
-            if not self._loaded(res):
-                return
-            if on_loaded is not None:
-                on_loaded()
-            if has_predictions(kind, ns):
-                self.attach_predictions(ns, Path(str(next(iter(self._pred_values(kind, ns).values()), "predictions"))).name, sync=sync)
+            ahead, res.predictions_ahead = res.predictions_ahead, None
+            try:
+                if not self._loaded(res):
+                    return
+                if on_loaded is not None:
+                    on_loaded()
+                if has_predictions(kind, ns):
+                    name = Path(str(next(iter(self._pred_values(kind, ns).values()), "predictions"))).name
+                    self.attach_predictions(ns, name, sync=sync, ahead=ahead)
+                    ahead = None  # the scoring job's
+            finally:
+                if ahead is not None:
+                    ahead.close()
 
-        return self.start("open benchmark", tasks.load_benchmark, kind, ns, argv, on_done=loaded, sync=sync,
-                          on_error=on_error)
+        # the prediction files (a large SA-Co/Gold results file) are read while the benchmark loads
+        return self.start("open benchmark", tasks.load_benchmark, kind, ns, argv, has_predictions(kind, ns),
+                          on_done=loaded, sync=sync, on_error=on_error)
 
     def _loaded(self, res: Any) -> bool:
         """Show a loaded benchmark; False when the sample shown was kept (an edit started
@@ -226,12 +234,15 @@ class WindowCommands:
                 if is_prediction_arg(a) and getattr(ns, a.dest, None)}
 
     def attach_predictions(self, namespace: argparse.Namespace, name: str, *, sync: bool = False,
-                           argv: list[str] | None = None) -> bool:
-        """Load and score a prediction set (a replay layer) named ``name``."""
+                           argv: list[str] | None = None, ahead: PredictionsAhead | None = None) -> bool:
+        """Load and score a prediction set (a replay layer) named ``name``; ``ahead``: its files
+        read ahead while the benchmark loaded (the scoring job's to close)."""
         from masklens.gui.jobs import tasks
 
         kind, bench = self.state.kind, self.state.benchmark
         if kind is None or bench is None:
+            if ahead is not None:
+                ahead.close()
             self.message_bar.show_message("open a benchmark first", "warning")
             return False
         base, i = name, 2
@@ -247,7 +258,7 @@ class WindowCommands:
                 self.message_bar.show_message(f"predictions '{name}' scored", "info")
 
         return self.start("score predictions", tasks.score_predictions, kind, bench, namespace,
-                          dict(self.state.params), on_done=done, sync=sync)
+                          dict(self.state.params), None, ahead, on_done=done, sync=sync)
 
     def open_predictions_dialog(self) -> bool:
         if self.state.kind is None or self.state.namespace is None:

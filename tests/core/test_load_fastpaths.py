@@ -1,6 +1,7 @@
 """The fast SA-Co/Gold and CAFE loading paths (batch RLE check, masks built per file, records
-read inline, later annotator files read by worker processes) give exactly what the plain per-record forms give — same samples, masks, flags,
-scores, and on hostile files the same error (file, record, field, wording)."""
+read inline, later annotator files read by worker processes, prediction files read ahead)
+give exactly what the plain per-record forms give — same samples, masks, flags, scores, and on
+hostile files the same error (file, record, field, wording)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,21 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from masklens.core.errors import DataFormatError
-from masklens.core.kinds.common.cgf1.io import exhaustive, image_path, read_results, text_of
+from masklens.core.kinds.common.cgf1.io import (
+    exhaustive,
+    image_path,
+    read_results,
+    results_digest,
+    text_of,
+)
+from masklens.core.kinds.common.cgf1.results_ahead import ResultsAhead
 from masklens.core.kinds.common.coco import load_coco, load_results
 from masklens.core.kinds.pcs.annotator_files import AnnotatorColumns, AnnotatorFile, read_annotators
 from masklens.core.kinds.pcs.kind import load_pcs
 from masklens.core.masks import Mask
 from masklens.core.runtime.worker_processes import workers_available
 from masklens.core.schema import GroundTruth, ImageRef, Prompt, Role, Sample
+from masklens.core.scoring.contract import get_kind
 
 H, W = 6, 7
 
@@ -221,14 +230,21 @@ RECORD_FAULTS = [None, None, "key-unknown", "key-bool", "key-missing", "score-na
                  "score-huge", "not-a-dict", *[s for s in SEGMENTATIONS if s]]  # fmt: skip
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.integers(0, 10**6), st.lists(st.tuples(st.integers(0, 30), st.sampled_from(RECORD_FAULTS)), max_size=3),
-       st.booleans())  # fmt: skip
-def test_read_results_equals_load_results(tmp_path, seed, faults, wrapped) -> None:
+SIZES: dict[Any, tuple[int, int]] = {1: (H, W), 2: (H, W), "y": (H, W), "x": (H + 2, W)}
+RESULTS = st.tuples(st.integers(0, 10**6), st.lists(st.tuples(st.integers(0, 30), st.sampled_from(RECORD_FAULTS)),
+                                                    max_size=3), st.booleans())  # fmt: skip
+
+
+def write_results(tmp: Path, seed: int, faults: list[tuple[int, str | None]], wrapped: bool) -> Path:
+    """A results file of up to 8 records on the images of :data:`SIZES` (integer and string ids,
+    some without a category, a few of image "x", whose size differs: resized), with ``faults``."""
     rng = np.random.default_rng(seed)
-    sizes = {1: (H, W), 2: (H, W), "x": (H + 2, W)}
-    recs: list[Any] = [{"image_id": rng.choice([1, 2]).item(), "category_id": int(rng.integers(1, 3)),
-                        "segmentation": rle(rng), "score": float(rng.random())} for _ in range(int(rng.integers(0, 8)))]
+    recs: list[Any] = []
+    for _ in range(int(rng.integers(0, 8))):
+        rec = {"image_id": [1, 2, "y"][int(rng.integers(0, 3))], "segmentation": rle(rng), "score": float(rng.random())}
+        if rng.random() < 0.7:
+            rec["category_id"] = int(rng.integers(1, 3))
+        recs.append(rec)
     for where, how in faults:
         if not recs:
             break
@@ -254,20 +270,86 @@ def test_read_results_equals_load_results(tmp_path, seed, faults, wrapped) -> No
                 rec["segmentation"] = seg
     if recs and isinstance(recs[0], dict) and rng.random() < 0.3:
         recs[0]["image_id"] = "x"  # a prediction of another size: resized
-    p = tmp_path / "pred.json"
+    p = tmp / "pred.json"
     p.write_text(json.dumps({"annotations": recs} if wrapped else recs))
+    return p
 
-    def plain() -> list[tuple[Any, tuple[int, int], bytes, float, Any]]:
+
+def read(p: Path, **digest: Any) -> list[tuple[Any, list[int], bytes, float, Any]]:
+    """:func:`read_results`, each mask as its RLE size list and counts."""
+    return [(k, m.rle["size"], m.rle["counts"], s, c) for k, m, s, c in read_results(p, SIZES, **digest)]
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(RESULTS)
+def test_read_results_equals_load_results(tmp_path, results) -> None:
+    p = write_results(tmp_path, *results)
+
+    def plain() -> list[tuple[Any, list[int], bytes, float, Any]]:
         def size_of(r):
             key = r.get("image_id")
-            return sizes.get(key) if type(key) in (int, str) else None
+            return SIZES.get(key) if type(key) in (int, str) else None
 
-        return [(r.keys["image_id"], r.mask.shape, r.mask.rle["counts"], r.score, r.raw.get("category_id"))
+        return [(r.keys["image_id"], r.mask.rle["size"], r.mask.rle["counts"], r.score, r.raw.get("category_id"))
                 for r in load_results(p, key_fields=("image_id",), size_of=size_of)]  # fmt: skip
-
-    def fast() -> list[tuple[Any, tuple[int, int], bytes, float, Any]]:
-        return [(k, m.shape, m.rle["counts"], s, c) for k, m, s, c in read_results(p, sizes)]
 
     want = outcome(plain)
     event("refused" if isinstance(want, tuple) else "read")
-    assert outcome(fast) == want
+    assert outcome(read, p) == want
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(RESULTS)
+def test_read_results_from_a_digest_equals_the_plain_read(tmp_path, results) -> None:
+    """Given the file's digest (read without the image sizes), read_results gives what it gives
+    reading the file: the same records, or the same error; a file with any problem has none."""
+    p = write_results(tmp_path, *results)
+    want = outcome(read, p)
+    digest = results_digest(p)
+    event("digest" if digest is not None else "no digest")
+    if digest is None:
+        return
+    assert outcome(lambda: read(p, digest=digest)) == want
+    if isinstance(want, tuple):  # an image id of no image: read again, the plain reading's error
+        assert any(k not in SIZES for k in digest.ids)
+
+
+@pytest.mark.skipif(not workers_available(), reason="worker processes need a second CPU and a Python")
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(RESULTS)
+def test_results_read_ahead_by_a_worker_equal_the_plain_read(tmp_path, results) -> None:
+    p = write_results(tmp_path, *results)
+    ahead = ResultsAhead(p)
+    digest = ahead.digest()
+    assert digest is None or outcome(lambda: read(p, digest=digest)) == outcome(read, p)
+    assert (digest is None) == (results_digest(p) is None)
+
+
+def pcs_predictions(bench: Any, p: Path, ahead: ResultsAhead | None) -> Any:
+    """The kind's prediction set read with ``ahead`` (or without), as plain values."""
+    given = {"ahead": ahead} if ahead is not None else {}
+    preds = get_kind("pcs").load_predictions(bench, pred=p, **given)
+    return preds.provenance, [(pid, [(i.mask.rle["size"], i.mask.rle["counts"], i.score, i.category)
+                                     for i in pr.instances]) for pid, pr in preds.by_prompt.items()]  # fmt: skip
+
+
+@pytest.mark.skipif(not workers_available(), reason="worker processes need a second CPU and a Python")
+def test_pcs_predictions_read_ahead_equal_the_plain_read_or_its_error(tmp_path) -> None:
+    """Through the kind: a valid file read ahead gives the same prediction set; one whose counts
+    run past the mask's end gives the same one-line error, naming file, record and field."""
+    bench = load_pcs(write_pcs(tmp_path, 3, {"file": 0, "ann": 0, "seg": None, "crowd": None, "image": None}))
+    rng = np.random.default_rng(4)
+    recs = [{"image_id": 1 + i % len(bench.samples), "category_id": 1, "segmentation": rle(rng),
+             "score": float(rng.random())} for i in range(6)]  # fmt: skip
+    recs[0]["segmentation"] = rle(rng, H + 3, W)  # resized to its image's size
+    p = tmp_path / "pred.json"
+    p.write_text(json.dumps(recs))
+    ahead = ResultsAhead(p)
+    assert pcs_predictions(bench, p, ahead) == pcs_predictions(bench, p, None)
+    assert ahead.digest() is None  # used once, then ended
+    recs[2]["segmentation"]["counts"] += "0"
+    p.write_text(json.dumps(recs))
+    assert ResultsAhead(p).digest() is None
+    error = outcome(pcs_predictions, bench, p, ResultsAhead(p))
+    assert error == outcome(pcs_predictions, bench, p, None)
+    assert error[0] == "error" and str(p) in error[1] and "[2]" in error[1] and "\n" not in error[1]

@@ -37,6 +37,7 @@ from masklens.core.kinds.common.cgf1.metrics import (
     summarize_groups,
 )
 from masklens.core.kinds.common.cgf1.params import PCS_HELP, SCORE_THRESHOLD
+from masklens.core.kinds.common.cgf1.results_ahead import ResultsAhead, read_results_ahead
 from masklens.core.runtime.gc_pause import gc_paused
 from masklens.core.schema import Benchmark, PredictionSet, Sample
 from masklens.core.scoring.contract import (
@@ -124,12 +125,19 @@ class CafeKind(BenchmarkKind[CafeOverlaps]):
     def load_benchmark(self, *, ann: PathLike, images: PathLike | None = None, **_: Any) -> Benchmark:
         return load_cafe(ann, images)
 
-    def load_predictions(self, benchmark: Benchmark, /, *, pred: PathLike, **_: Any) -> PredictionSet:
+    def read_predictions_ahead(self, *, pred: PathLike | None = None, ann: PathLike | None = None,
+                               **_: Any) -> ResultsAhead | None:
+        """A large results file read in a worker process while the annotation file loads."""
+        return read_results_ahead(pred, [ann])
+
+    def load_predictions(self, benchmark: Benchmark, /, *, pred: PathLike, ahead: ResultsAhead | None = None,
+                         **_: Any) -> PredictionSet:
         # records on images of the file in no scored pair are the orphan entries' (for cgF1)
         orphans = benchmark.samples[0].meta.get("orphan_entries", []) if benchmark.samples else []
         extra = {o.image_id: (o.prompt_id, (o.gt.height, o.gt.width)) for o in orphans}
         sizes = benchmark.meta.get("image_sizes", {})
-        return load_coco_predictions(pred, benchmark, ignorable=sizes, extra=extra)
+        return load_coco_predictions(pred, benchmark, ignorable=sizes, extra=extra,
+                                     digest=ahead.digest() if ahead is not None else None)
 
     def write_predictions(
         self, benchmark: Benchmark, predictions: PredictionSet, out: Path

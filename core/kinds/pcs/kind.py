@@ -37,6 +37,7 @@ from masklens.core.kinds.common.cgf1.io import (
 from masklens.core.kinds.common.cgf1.matching import assignment, category_order
 from masklens.core.kinds.common.cgf1.metrics import entry_readout, summarize_groups
 from masklens.core.kinds.common.cgf1.params import PCS_HELP, SCORE_THRESHOLD
+from masklens.core.kinds.common.cgf1.results_ahead import ResultsAhead, read_results_ahead
 from masklens.core.kinds.common.coco import CocoDataset
 from masklens.core.kinds.pcs.annotator_files import Annotator, AnnotatorColumns, read_annotators
 from masklens.core.kinds.pcs.bulk import stack_entries
@@ -231,8 +232,14 @@ class PcsKind(BenchmarkKind[PcsOverlaps]):
     def load_benchmark(self, *, gt: Sequence[PathLike], images: PathLike | None = None, **_: Any) -> Benchmark:
         return load_pcs(gt, images)
 
-    def load_predictions(self, benchmark: Benchmark, /, *, pred: PathLike, **_: Any) -> PredictionSet:
-        return load_coco_predictions(pred, benchmark)
+    def read_predictions_ahead(self, *, pred: PathLike | None = None, gt: Sequence[PathLike] = (),
+                               **_: Any) -> ResultsAhead | None:
+        """A large results file read in a worker process while the annotator files load."""
+        return read_results_ahead(pred, gt)
+
+    def load_predictions(self, benchmark: Benchmark, /, *, pred: PathLike, ahead: ResultsAhead | None = None,
+                         **_: Any) -> PredictionSet:
+        return load_coco_predictions(pred, benchmark, digest=ahead.digest() if ahead is not None else None)
 
     def write_predictions(
         self, benchmark: Benchmark, predictions: PredictionSet, out: Path

@@ -6,10 +6,13 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from masklens.core.errors import DataFormatError
+import numpy as np
+
+from masklens.core.errors import DataFormatError, MasklensError
 from masklens.core.files import limits
 from masklens.core.files.io import read_json
 from masklens.core.files.paths import RootGuard, inside_root
@@ -18,7 +21,7 @@ from masklens.core.kinds.common.coco import CocoDataset, CocoImage, load_results
 from masklens.core.masks import Mask, resize_nearest
 from masklens.core.runtime.gc_pause import gc_paused
 from masklens.core.schema import Benchmark, GroundTruth, Instance, Prediction, PredictionSet
-from masklens.core.scoring.prediction_check import check_foreign_fields
+from masklens.core.scoring.prediction_check import SAMPLE_RECORDS, check_foreign_fields
 
 
 def add_images_flag(parser: argparse.ArgumentParser) -> None:
@@ -140,13 +143,16 @@ def _compressed_rles(
 
 
 def read_results(
-    path: str | Path, sizes: Mapping[Any, tuple[int, int]]
+    path: str | Path, sizes: Mapping[Any, tuple[int, int]], *, digest: ResultsDigest | None = None
 ) -> list[tuple[Any, Mask, float, Any]]:
     """COCO results as (image_id, mask at its image's size, score, category_id or None): the
     compressed RLE of all records is checked in one batch. On any problem the file is read
     again by :func:`~masklens.core.kinds.common.coco.load_results` (so the result, or the error
     naming file, record and field, is always the plain reading's). Each record is dropped
-    from the parsed file once read, so the parsed text and the masks are not all held at once."""
+    from the parsed file once read, so the parsed text and the masks are not all held at once.
+
+    ``digest``: the same file's :func:`results_digest`, read beforehand (in a worker process,
+    while the benchmark loaded): only each record's image size is then looked up here."""
     p = Path(path)
     lim = limits.current()
     side, most = lim.max_mask_side, lim.max_mask_pixels
@@ -159,6 +165,10 @@ def read_results(
         recs = load_results(p, key_fields=("image_id",), size_of=size_of)
         return [(r.keys["image_id"], r.mask, r.score, r.raw.get("category_id")) for r in recs]
 
+    if digest is not None:
+        check_foreign_fields(p, [dict.fromkeys(names) for names in digest.head_fields], ("image_id",))
+        bound = _bind(digest, sizes)
+        return slow() if bound is None else _at_image_sizes(*bound, sizes)
     data = read_json(p)
     if isinstance(data, dict) and isinstance(data.get("annotations"), list):
         data = data["annotations"]
@@ -210,6 +220,14 @@ def read_results(
         data[i] = None
     if any(rle_counts_problems(counts_list, pixels)):
         return slow()
+    return _at_image_sizes(out, resize, sizes)
+
+
+def _at_image_sizes(
+    out: list[tuple[Any, Mask, float, Any]], resize: bool, sizes: Mapping[Any, tuple[int, int]]
+) -> list[tuple[Any, Mask, float, Any]]:
+    """``out`` with each mask resized (nearest) to its image's size, where ``resize`` says one
+    differs."""
     if not resize:
         return out
     result = []
@@ -217,6 +235,104 @@ def read_results(
         h, w = sizes[key]
         result.append((key, resize_nearest(mask, h, w), score, category))
     return result
+
+
+@dataclass(eq=False)
+class ResultsDigest:
+    """A COCO results file that :func:`read_results` reads without a problem whatever the
+    benchmark, as :func:`results_digest` hands it back: per record (file order) its image id,
+    score, category id (None where absent) and RLE size, and its RLE counts (``lengths`` bytes
+    each, one after another in ``counts``); the field names of its first records, which
+    :func:`~masklens.core.scoring.prediction_check.check_foreign_fields` looks at."""
+
+    path: Path
+    head_fields: list[list[str]]
+    ids: list[Any]
+    scores: np.ndarray
+    categories: list[Any]
+    heights: np.ndarray
+    widths: np.ndarray
+    counts: bytes
+    lengths: np.ndarray
+
+
+@gc_paused()
+def results_digest(path: str | os.PathLike[str]) -> ResultsDigest | None:
+    """The file as :func:`read_results` reads it before it looks at an image's size: a digest
+    when every record is an ``image_id`` (an integer or a string), a finite score and
+    compressed RLE with a size within the limits, and the batch check finds no problem in any
+    counts; None otherwise (:func:`read_results` then reads the file itself and says what is
+    wrong, as the plain reading does)."""
+    p = Path(path)
+    lim = limits.current()
+    side, most = lim.max_mask_side, lim.max_mask_pixels
+    try:
+        data = read_json(p)
+        if isinstance(data, dict) and isinstance(data.get("annotations"), list):
+            data = data["annotations"]
+    except MasklensError:
+        return None
+    if not isinstance(data, list):
+        return None
+    n = len(data)
+    head_fields = [list(rec) for rec in data[:SAMPLE_RECORDS] if type(rec) is dict]
+    ids: list[Any] = [None] * n
+    scores: list[float] = [0.0] * n
+    categories: list[Any] = [None] * n
+    heights: list[int] = [0] * n
+    widths: list[int] = [0] * n
+    counts: list[bytes] = [b""] * n
+    for i, rec in enumerate(data):  # read_results' tests, without the image sizes
+        if type(rec) is not dict:
+            return None
+        key = rec.get("image_id")
+        if type(key) is not int and type(key) is not str:
+            return None
+        score = rec.get("score")
+        if not (type(score) is float and -_INF < score < _INF) and not limits.is_finite_number(score):
+            return None
+        seg = rec.get("segmentation")
+        if type(seg) is not dict:
+            return None
+        c, rle_size = seg.get("counts"), seg.get("size")
+        if not (type(c) is str and type(rle_size) is list and len(rle_size) == 2 and c.isascii()):
+            return None
+        h, w = rle_size
+        if not (type(h) is int and type(w) is int and 0 < h <= side and 0 < w <= side and h * w <= most):
+            return None
+        ids[i], scores[i], categories[i] = key, float(score), rec.get("category_id")
+        heights[i], widths[i], counts[i] = h, w, c.encode("ascii")
+        data[i] = None
+    hs, ws = np.array(heights, dtype=np.int64), np.array(widths, dtype=np.int64)
+    if any(rle_counts_problems(counts, (hs * ws).tolist())):
+        return None
+    lengths = np.fromiter(map(len, counts), dtype=np.int64, count=n)
+    return ResultsDigest(p, head_fields, ids, np.array(scores, dtype=np.float64), categories, hs, ws, b"".join(counts), lengths)
+
+
+def _bind(
+    digest: ResultsDigest, sizes: Mapping[Any, tuple[int, int]]
+) -> tuple[list[tuple[Any, Mask, float, Any]], bool] | None:
+    """(the records with their masks at the RLE's size, whether any image's size differs) of a
+    digest; None when a record's image id has no size."""
+    ids, counts = digest.ids, digest.counts
+    out: list[tuple[Any, Mask, float, Any]] = [None] * len(ids)  # type: ignore[list-item]
+    shared: dict[tuple[int, int], list[int]] = {}
+    resize = False
+    start = 0
+    for i, (key, score, category, h, w, end) in enumerate(zip(
+            ids, digest.scores.tolist(), digest.categories, digest.heights.tolist(), digest.widths.tolist(),
+            np.cumsum(digest.lengths).tolist(), strict=True)):  # fmt: skip
+        size = sizes.get(key)
+        if size is None:
+            return None
+        hw = shared.get((h, w))
+        if hw is None:
+            hw = shared[(h, w)] = [h, w]
+        out[i] = (key, Mask({"size": hw, "counts": counts[start:end]}), score, category)
+        resize = resize or h != size[0] or w != size[1]
+        start = end
+    return out, resize
 
 
 _INF = float("inf")
@@ -229,11 +345,13 @@ def load_coco_predictions(
     *,
     ignorable: Mapping[Any, tuple[int, int]] | None = None,
     extra: Mapping[Any, tuple[str, tuple[int, int]]] | None = None,
+    digest: ResultsDigest | None = None,
 ) -> PredictionSet:
     """COCO results keyed by ``image_id`` = a prompt's ``source_id``; every prompt gets a
     Prediction (no record = no instance). ``extra`` adds image ids that are no prompt of a
     sample: image id -> (prediction key, (height, width)). Records of ``ignorable`` image ids
-    are read and validated, then dropped (counted in ``provenance['ignored_records']``)."""
+    are read and validated, then dropped (counted in ``provenance['ignored_records']``).
+    ``digest``: the file's :func:`results_digest`, read ahead (:func:`read_results`)."""
     p = Path(path)
     sizes: dict[Any, tuple[int, int]] = dict(ignorable or {})
     prompt_of: dict[Any, str] = {}
@@ -252,7 +370,7 @@ def load_coco_predictions(
         preds.by_prompt.setdefault(pid, Prediction(pid, []))
     instances_of_key = {key: preds.by_prompt[pid].instances for key, pid in prompt_of.items()}
     ignored = 0
-    for key, mask, score, category in read_results(p, sizes):
+    for key, mask, score, category in read_results(p, sizes, digest=digest):
         instances = instances_of_key.get(key)
         if instances is None:
             ignored += 1
