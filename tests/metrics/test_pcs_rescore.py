@@ -177,3 +177,7 @@ def test_kind_records_and_summary_equal_per_sample_path(tmp_path) -> None:
         assert res.samples == [kind.sample_readout(s, o, {"score_threshold": t})
                                for s, o in zip(bench.samples, scorer.overlaps, strict=True)]  # fmt: skip
         assert res.summary["all"] == summarize_groups(exhaustive, t, np.ones((1, exhaustive.n), bool))[0]
+        records = scorer.readouts({"score_threshold": t})
+        for key in res.samples[0]:  # every field read as a column equals the records'
+            column = records.column(key)
+            assert column is None if key == "instances" else column == [r[key] for r in res.samples], key

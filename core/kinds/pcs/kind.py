@@ -41,7 +41,7 @@ from masklens.core.kinds.common.cgf1.results_ahead import ResultsAhead, read_res
 from masklens.core.kinds.common.coco import CocoDataset
 from masklens.core.kinds.pcs.annotator_files import Annotator, AnnotatorColumns, read_annotators
 from masklens.core.kinds.pcs.bulk import stack_entries
-from masklens.core.kinds.pcs.records import EntryRecords
+from masklens.core.kinds.pcs.records import EntryFields, EntryRecords
 from masklens.core.kinds.pcs.stage1 import PcsOverlaps, all_overlaps
 from masklens.core.masks import iou_matrix
 from masklens.core.runtime.gc_pause import gc_paused
@@ -316,12 +316,7 @@ class PcsKind(BenchmarkKind[PcsOverlaps]):
                 len(overlaps), len(overlaps[0].ngt) if overlaps else 1
             ),
         )
-        static = [
-            {"id": s.id, "image_id": s.prompts[0].source_id, "text": s.prompts[0].text,
-             "exhaustive": o.exhaustive, "missing": o.missing, "n_pred": len(o.scores),
-             "max_score": max(o.scores, default=0.0)}
-            for s, o in zip(samples, overlaps, strict=True)
-        ]  # fmt: skip
+        static = EntryFields(samples, overlaps)
         records = EntryRecords(
             stack, static, [o.scores for o in overlaps], [o.best_ious for o in overlaps]
         )

@@ -13,11 +13,13 @@ built (once per row, in a batch when all are read) and copied when a caller firs
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
 from masklens.core.kinds.common.cgf1.tables import INDEX_50, INDEX_75, EntryStack, local_f1_bulk
+from masklens.core.kinds.pcs.stage1 import PcsOverlaps
+from masklens.core.schema import Sample
 from masklens.core.scoring.records import MemoRows, Records
 
 _IL = ("TN", "FP", "FN", "TP")  # index: 2 * has_gt + has_accepted
@@ -32,6 +34,48 @@ _NUMBERS: dict[str, Any] = {
     "FP@0.5": lambda ndt, ngt, best, tp50, tp75: ndt - tp50,
     "FN@0.5": lambda ndt, ngt, best, tp50, tp75: ngt - tp50,
 }
+
+
+class EntryFields(Sequence[Mapping[str, Any]]):
+    """Each entry's leading, threshold-free record fields (the entry and its predictions'
+    count and best score), built when read: the window reads only the entries it shows."""
+
+    def __init__(self, samples: Sequence[Sample], overlaps: Sequence[PcsOverlaps]) -> None:
+        self._samples, self._overlaps = samples, overlaps
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+    @overload
+    def __getitem__(self, e: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, e: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, e: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(e, slice):
+            return [self[i] for i in range(*e.indices(len(self)))]
+        sample, o = self._samples[e], self._overlaps[e]
+        prompt = sample.prompts[0]
+        return {"id": sample.id, "image_id": prompt.source_id, "text": prompt.text,
+                "exhaustive": o.exhaustive, "missing": o.missing, "n_pred": len(o.scores),
+                "max_score": max(o.scores, default=0.0)}  # fmt: skip
+
+    def column(self, key: str, entries: list[int]) -> list[Any] | None:
+        """Field ``key`` of each of ``entries`` (None: not one of these fields)."""
+        samples, overlaps = self._samples, self._overlaps
+        if key == "id":
+            return [samples[e].id for e in entries]
+        if key == "image_id":
+            return [samples[e].prompts[0].source_id for e in entries]
+        if key == "text":
+            return [samples[e].prompts[0].text for e in entries]
+        if key in ("exhaustive", "missing"):
+            return [getattr(overlaps[e], key) for e in entries]
+        if key == "n_pred":
+            return [len(overlaps[e].scores) for e in entries]
+        if key == "max_score":
+            return [max(overlaps[e].scores, default=0.0) for e in entries]
+        return None
 
 
 class EntryRecords:
@@ -100,6 +144,8 @@ class EntryRecords:
         if key == "local_F1":
             return [None if i == 0 else v for i, v in zip(il[rows].tolist(), f1[rows].tolist(), strict=True)]
         static = self._static
+        if isinstance(static, EntryFields):
+            return static.column(key, entries[rows].tolist())
         if static and key in static[0]:
             return [static[e].get(key) for e in entries[rows].tolist()]
         return None
