@@ -17,10 +17,17 @@ read). The declared width enters ``rleToBbox`` only as the initial left edge, wh
 non-empty foreground run replaces (x ≤ w - 1 < W + k), so the box of a mask with foreground
 is its true box; a mask without foreground intersects nothing (IoU 0 both ways). The runs
 themselves are untouched.
+
+A large batch (:data:`PARALLEL_JOBS`) computes part of its blocks in a worker process
+(:mod:`masklens.core.runtime.worker_processes`): the worker gets each of its blocks' inputs to
+pycocotools (declared sizes and counts), runs the same :func:`block_values`, and answers the
+values, which are placed as this process places its own. Where no worker can run or it fails,
+its blocks are computed here: the values are the same either way.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import weakref
 from collections.abc import Callable, Sequence
@@ -45,8 +52,9 @@ from masklens.core.runtime.worker_processes import (
 BLOCK = 16
 
 #: jobs a caller expects from which :class:`IouJobs` computes part of its blocks in a worker
-#: process; below it, starting the worker costs more than it saves
-PARALLEL_JOBS = 20_000
+#: process; below it, waiting for the worker's start (about 0.15 s) costs more than it saves
+#: (SA-Co/Gold-like entries break even at about 20,000)
+PARALLEL_JOBS = 30_000
 
 #: the worker's share of the blocks (this process also pickles the worker's input and places
 #: its answer)
@@ -96,9 +104,8 @@ class IouJobs:
 
     ``workers``: compute part of the blocks in a worker process (True), all here (False), or
     by the number of jobs the caller ``expected`` (None: from :data:`PARALLEL_JOBS` on). The
-    worker is started at once, so that it is ready when :meth:`run` sends it its blocks; the
-    values are the same either way, and any failure of the worker leaves its blocks to this
-    process.
+    worker is started at once, so that it is ready when :meth:`run` sends it its blocks, and
+    is ended by :meth:`run` (or when the jobs are dropped unrun).
     """
 
     __slots__ = ("at", "total", "values", "array", "_dts", "_gts", "_sizes", "_own", "_worker",
@@ -118,7 +125,10 @@ class IouJobs:
         if workers is None:
             workers = expected >= PARALLEL_JOBS
         if workers and workers_available():
-            self._worker = start_worker(__name__, stdin=True)
+            try:
+                self._worker = start_worker(__name__, stdin=True)
+            except OSError:  # no process to be had: every block here
+                return
             self._stop_worker = weakref.finalize(self, stop, self._worker)  # also when never run
 
     def add(self, dts: list[bytes], gts: list[bytes], h: int, w: int) -> int:
@@ -227,3 +237,4 @@ def iou_jobs(jobs: Sequence[tuple[Sequence[Mask], Sequence[Mask]]]) -> np.ndarra
 if __name__ == "__main__":  # the worker of IouJobs.run: python -m … (blocks on its standard input)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl+C is the asking process' to answer
     reply(blocks_values(request()))
+    os._exit(0)  # answered: its input is not torn down object by object
