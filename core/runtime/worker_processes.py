@@ -1,7 +1,7 @@
-"""Worker processes for work that parallelises (a large SA-Co/Gold subset's annotator files,
-part of a large batch of IoU blocks): a fresh Python running one of masklens' modules
-(``python -m MODULE``), its input pickled to its standard input when it takes one, its answer
-pickled to its standard output.
+"""Worker processes for work that parallelises (a large SA-Co/Gold subset's annotator files and
+predictions, part of a large batch of IoU blocks): a fresh Python running one of masklens'
+modules (``python -m MODULE``), its input pickled to its standard input when it takes one, its
+answer pickled to its standard output (or to a file).
 
 A fresh interpreter, not multiprocessing: no worker is forked from a process running threads
 (the window's Qt and job threads), and none imports the caller's main script again (which
