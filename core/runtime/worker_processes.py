@@ -1,6 +1,7 @@
-"""Worker processes for input reading that parallelises by file (a large SA-Co/Gold subset's
-annotator files): a fresh Python running one of masklens' modules (``python -m MODULE``), its
-answer pickled to its standard output.
+"""Worker processes for work that parallelises (a large SA-Co/Gold subset's annotator files and
+predictions, part of a large batch of IoU blocks): a fresh Python running one of masklens'
+modules (``python -m MODULE``), its input pickled to its standard input when it takes one, its
+answer pickled to its standard output (or to a file).
 
 A fresh interpreter, not multiprocessing: no worker is forked from a process running threads
 (the window's Qt and job threads), and none imports the caller's main script again (which
@@ -12,6 +13,7 @@ same result, more slowly.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import subprocess
@@ -33,13 +35,27 @@ def workers_available() -> bool:
     return not getattr(sys, "frozen", False) and usable_cpus() >= 2 and bool(sys.executable)
 
 
-def start_worker(module: str, *args: str, env: Mapping[str, str] = {}) -> subprocess.Popen[bytes]:
+def start_worker(module: str, *args: str, env: Mapping[str, str] = {},
+                 stdin: bool = False) -> subprocess.Popen[bytes]:  # fmt: skip
     """``python -m module args…`` in this Python, with ``env`` added to this environment;
-    :func:`answer` reads what it pickled to its standard output."""
+    ``stdin``: it takes an input, which :func:`send` pickles to it and it reads with
+    :func:`request`. :func:`answer` reads what it pickled to its standard output."""
     return subprocess.Popen(
-        [sys.executable, "-m", module, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, env={**os.environ, **env},
+        [sys.executable, "-m", module, *args], stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **env},
     )  # fmt: skip
+
+
+def send(worker: subprocess.Popen[bytes], value: Any) -> bool:
+    """Pickle ``value`` to a worker started with ``stdin=True`` and close its input; False when
+    the worker ended before reading it all (its :func:`answer` is then None)."""
+    assert worker.stdin is not None, "start_worker(…, stdin=True) pipes the standard input"
+    try:
+        with worker.stdin:
+            pickle.dump(value, worker.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError:  # a broken pipe: the worker has ended
+        return False
+    return True
 
 
 def answer(worker: subprocess.Popen[bytes]) -> Any:
@@ -56,12 +72,20 @@ def answer(worker: subprocess.Popen[bytes]) -> Any:
 
 
 def stop(worker: subprocess.Popen[bytes]) -> None:
-    """End a worker whose answer is no longer wanted."""
+    """End a worker whose answer is no longer wanted (or already read) and wait for its end."""
     if worker.poll() is None:
         worker.kill()
     worker.wait()
-    if worker.stdout is not None:
-        worker.stdout.close()
+    for pipe in (worker.stdin, worker.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):  # input left unwritten to a worker that has ended
+                pipe.close()
+
+
+def request() -> Any:
+    """(In a worker started with ``stdin=True``.) The input :func:`send` pickled, read whole
+    before the worker answers."""
+    return pickle.load(sys.stdin.buffer)
 
 
 def reply(value: Any) -> None:

@@ -17,20 +17,79 @@ read). The declared width enters ``rleToBbox`` only as the initial left edge, wh
 non-empty foreground run replaces (x ≤ w - 1 < W + k), so the box of a mask with foreground
 is its true box; a mask without foreground intersects nothing (IoU 0 both ways). The runs
 themselves are untouched.
+
+A large batch (:data:`PARALLEL_JOBS`) computes part of its blocks in a worker process
+(:mod:`masklens.core.runtime.worker_processes`): the worker gets each of its blocks' inputs to
+pycocotools (declared sizes and counts), runs the same :func:`block_values`, and answers the
+values, which are placed as this process places its own. Where no worker can run or it fails,
+its blocks are computed here: the values are the same either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import signal
+import weakref
+from collections.abc import Callable, Sequence
+from subprocess import Popen
 
 import numpy as np
 from pycocotools import mask as mask_utils
 
 from masklens.core.masks import Mask, iou_matrix
+from masklens.core.runtime.worker_processes import (
+    answer,
+    reply,
+    request,
+    send,
+    start_worker,
+    stop,
+    workers_available,
+)
 
 #: jobs per pycocotools call: the box pre-check costs (masks in block) × (ground truths in
 #: block), the call's fixed cost is paid once per block
 BLOCK = 16
+
+#: jobs a caller expects from which :class:`IouJobs` computes part of its blocks in a worker
+#: process; below it, waiting for the worker's start (about 0.15 s) costs more than it saves
+#: (SA-Co/Gold-like entries break even at about 20,000)
+PARALLEL_JOBS = 30_000
+
+#: the worker's share of the blocks (this process also pickles the worker's input and places
+#: its answer)
+WORKER_SHARE = 0.5
+
+#: a block's input to one pycocotools call: each job's declared (height, width), predictions'
+#: counts and ground truths' counts
+BlockInput = tuple[list[list[int]], list[list[bytes]], list[list[bytes]]]
+
+
+def block_values(declared: list[list[int]], dts_of: list[list[bytes]],
+                 gts_of: list[list[bytes]]) -> np.ndarray:  # fmt: skip
+    """One pycocotools call for a block of jobs: every job's (predictions × ground truths)
+    IoUs row-major, job after job (``declared``: each job's declared size, see the module)."""
+    dts = [{"size": d, "counts": c} for d, cs in zip(declared, dts_of) for c in cs]  # noqa: B905
+    gts = [{"size": d, "counts": c} for d, cs in zip(declared, gts_of) for c in cs]  # noqa: B905
+    mat = np.asarray(mask_utils.iou(dts, gts, [0] * len(gts)), dtype=np.float64)
+    mat = mat.reshape(len(dts), len(gts))
+    if len(declared) == 1:
+        return mat.ravel()
+    nr = [len(d) for d in dts_of]
+    if all(len(g) == 1 for g in gts_of):  # one ground truth per job: its column, row by row
+        k = len(declared)
+        return mat.ravel()[np.arange(len(dts)) * k + np.repeat(np.arange(k), nr)]
+    parts = []
+    r = c = 0
+    for a, g in zip(nr, gts_of, strict=True):
+        parts.append(mat[r : r + a, c : c + len(g)].ravel())
+        r, c = r + a, c + len(g)
+    return np.concatenate(parts)
+
+
+def blocks_values(blocks: Sequence[BlockInput]) -> np.ndarray:
+    """:func:`block_values` of every block, one after the other."""
+    return np.concatenate([np.zeros(0), *(block_values(*b) for b in blocks)])
 
 
 class IouJobs:
@@ -42,11 +101,17 @@ class IouJobs:
     sizes to its own ``iou_matrix`` call. ``values`` (after :meth:`run`; ``array`` as numpy) holds
     every job's (predictions × ground truths) IoUs row-major, job after job; ``at[j]`` is job
     j's first.
+
+    ``workers``: compute part of the blocks in a worker process (True), all here (False), or
+    by the number of jobs the caller ``expected`` (None: from :data:`PARALLEL_JOBS` on). The
+    worker is started at once, so that it is ready when :meth:`run` sends it its blocks, and
+    is ended by :meth:`run` (or when the jobs are dropped unrun).
     """
 
-    __slots__ = ("at", "total", "values", "array", "_dts", "_gts", "_sizes", "_own")
+    __slots__ = ("at", "total", "values", "array", "_dts", "_gts", "_sizes", "_own", "_worker",
+                 "_stop_worker", "__weakref__")  # fmt: skip
 
-    def __init__(self) -> None:
+    def __init__(self, *, workers: bool | None = None, expected: int = 0) -> None:
         self.at: list[int] = []
         self.total = 0
         self.values: list[float] = []
@@ -55,6 +120,16 @@ class IouJobs:
         self._gts: list[list[bytes]] = []
         self._sizes: list[tuple[int, int]] = []
         self._own: dict[int, tuple[Sequence[Mask], Sequence[Mask]]] = {}
+        self._worker: Popen[bytes] | None = None
+        self._stop_worker: Callable[[], object] | None = None
+        if workers is None:
+            workers = expected >= PARALLEL_JOBS
+        if workers and workers_available():
+            try:
+                self._worker = start_worker(__name__, stdin=True)
+            except OSError:  # no process to be had: every block here
+                return
+            self._stop_worker = weakref.finalize(self, stop, self._worker)  # also when never run
 
     def add(self, dts: list[bytes], gts: list[bytes], h: int, w: int) -> int:
         """A job of counts, all of size (h, w); returns its index."""
@@ -82,61 +157,72 @@ class IouJobs:
 
     def run(self, *, as_list: bool = True) -> None:
         """Compute every job; ``as_list=False`` leaves :attr:`values` empty (only :attr:`array`)."""
+        worker, self._worker = self._worker, None
+        try:
+            self._run(worker)
+        finally:
+            if self._stop_worker is not None:
+                self._stop_worker()
+        self.values = self.array.tolist() if as_list and self.array is not None else []
+
+    def _run(self, worker: Popen[bytes] | None) -> None:
         if len(self.at) == 1 and 0 not in self._own:  # one job: one plain call
             dts, gts = self._dts[0], self._gts[0]
             if dts and gts:
-                h, w = self._sizes[0]
-                mat = mask_utils.iou([{"size": [h, w], "counts": c} for c in dts],
-                                     [{"size": [h, w], "counts": c} for c in gts], [0] * len(gts))  # fmt: skip
-                self.array = np.asarray(mat, dtype=np.float64).ravel()
-                self.values = self.array.tolist() if as_list else []
+                self.array = block_values([list(self._sizes[0])], [dts], [gts])
             return
         out = np.zeros(self.total, dtype=np.float64)
+        blocks: list[list[int]] = []
         block: list[int] = []
         for j in range(len(self.at)):
-            if not (self._dts[j] and self._gts[j]):
-                continue
-            if j in self._own:
-                out[self.at[j] : self.at[j] + len(self._dts[j]) * len(self._gts[j])] = (
-                    iou_matrix(*self._own[j]).ravel()
-                )
-                continue
-            block.append(j)
-            if len(block) == BLOCK:
-                self._run_block(block, out)
-                block = []
+            if self._dts[j] and self._gts[j] and j not in self._own:
+                block.append(j)
+                if len(block) == BLOCK:
+                    blocks.append(block)
+                    block = []
         if block:
-            self._run_block(block, out)
+            blocks.append(block)
+        shared: list[list[int]] = []
+        if worker is not None and blocks:
+            shared = blocks[: max(1, round(len(blocks) * WORKER_SHARE))]
+            if not send(worker, [self._block_input(b) for b in shared]):
+                shared = []
+        for b in blocks[len(shared) :]:
+            self._place(b, block_values(*self._block_input(b)), out)
+        for j, pair in self._own.items():  # (each with predictions and ground truths)
+            mat = iou_matrix(*pair)
+            out[self.at[j] : self.at[j] + mat.size] = mat.ravel()
+        if shared:
+            assert worker is not None
+            jobs = [j for b in shared for j in b]
+            values = answer(worker)
+            n = sum(len(self._dts[j]) * len(self._gts[j]) for j in jobs)
+            if not (isinstance(values, np.ndarray) and values.dtype == np.float64
+                    and values.shape == (n,)):  # fmt: skip
+                values = blocks_values([self._block_input(b) for b in shared])  # the worker failed
+            self._place(jobs, values, out)
         self.array = out
-        self.values = out.tolist() if as_list else []
 
-    def _run_block(self, block: list[int], out: np.ndarray) -> None:
-        sizes, dts_of, gts_of = self._sizes, self._dts, self._gts
-        base = max(sizes[j][1] for j in block)  # ≥ every true width
+    def _block_input(self, block: list[int]) -> BlockInput:
+        """Each job of the block declared as (h, W + k): h its height, W the block's largest
+        width, k its index in the block (see the module)."""
+        sizes = self._sizes
+        base = max(sizes[j][1] for j in block)
         declared = [[sizes[j][0], base + k] for k, j in enumerate(block)]
-        dts = [{"size": d, "counts": c} for d, j in zip(declared, block) for c in dts_of[j]]  # noqa: B905
-        gts = [{"size": d, "counts": c} for d, j in zip(declared, block) for c in gts_of[j]]  # noqa: B905
-        nr = [len(dts_of[j]) for j in block]
-        nc = [len(gts_of[j]) for j in block]
-        mat = np.asarray(mask_utils.iou(dts, gts, [0] * len(gts)), dtype=np.float64)
-        mat = mat.reshape(len(dts), len(gts))
-        if len(block) == 1:
-            out[self.at[block[0]] : self.at[block[0]] + mat.size] = mat.ravel()
+        return declared, [self._dts[j] for j in block], [self._gts[j] for j in block]
+
+    def _place(self, jobs: list[int], values: np.ndarray, out: np.ndarray) -> None:
+        """Write the jobs' values (job after job) at their places in ``out``."""
+        at = self.at
+        a0 = at[jobs[0]]
+        if at[jobs[-1]] - a0 + len(self._dts[jobs[-1]]) * len(self._gts[jobs[-1]]) == len(values):
+            out[a0 : a0 + len(values)] = values  # the jobs' values are contiguous
             return
-        if all(c == 1 for c in nc):  # one ground truth per job: its column, row by row
-            m = len(dts)
-            vals = mat.ravel()[np.arange(m) * len(block) + np.repeat(np.arange(len(block)), nr)]
-            a0 = self.at[block[0]]
-            if self.at[block[-1]] + nr[-1] - a0 == m:  # the jobs' values are contiguous
-                out[a0 : a0 + m] = vals
-                return
-            at = np.repeat([self.at[j] for j in block], nr)
-            out[at + np.arange(m) - np.repeat(np.cumsum(nr) - nr, nr)] = vals
-            return
-        r = c = 0
-        for j, a, b in zip(block, nr, nc, strict=True):
-            out[self.at[j] : self.at[j] + a * b] = mat[r : r + a, c : c + b].ravel()
-            r, c = r + a, c + b
+        r = 0
+        for j in jobs:
+            n = len(self._dts[j]) * len(self._gts[j])
+            out[at[j] : at[j] + n] = values[r : r + n]
+            r += n
 
 
 def iou_jobs(jobs: Sequence[tuple[Sequence[Mask], Sequence[Mask]]]) -> np.ndarray:
@@ -146,3 +232,9 @@ def iou_jobs(jobs: Sequence[tuple[Sequence[Mask], Sequence[Mask]]]) -> np.ndarra
         batch.add_masks(preds, gts)
     batch.run()
     return np.array(batch.values, dtype=np.float64)
+
+
+if __name__ == "__main__":  # the worker of IouJobs.run: python -m … (blocks on its standard input)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl+C is the asking process' to answer
+    reply(blocks_values(request()))
+    os._exit(0)  # answered: its input is not torn down object by object

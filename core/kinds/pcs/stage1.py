@@ -166,7 +166,7 @@ def all_overlaps(samples: list[Sample], predictions: PredictionSet, progress: Pr
     instance share one :class:`PcsOverlaps` per (missing, exhaustive, instance counts).
     ``progress(done)`` every :data:`~masklens.core.scoring.contract.OVERLAP_CHUNK` samples: an
     entry without a predicted instance is done when met, the others once the IoUs are in."""
-    jobs = IouJobs()
+    jobs = IouJobs(expected=len(samples))  # a worker process for a large batch, started now
     out: list[PcsOverlaps | None] = [None] * len(samples)
     entries: list[tuple[int, Sample, list[GroundTruth], Prediction, tuple[float, ...], tuple[int, ...]]] = []
     empty: dict[tuple[bool, bool, tuple[int, ...]], PcsOverlaps] = {}
