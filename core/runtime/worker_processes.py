@@ -18,7 +18,7 @@ import os
 import pickle
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 
@@ -38,24 +38,12 @@ def workers_available() -> bool:
 def start_worker(module: str, *args: str, env: Mapping[str, str] = {},
                  stdin: bool = False) -> subprocess.Popen[bytes]:  # fmt: skip
     """``python -m module args…`` in this Python, with ``env`` added to this environment;
-    ``stdin``: it takes an input, which :func:`send` pickles to it and it reads with
-    :func:`request`. :func:`answer` reads what it pickled to its standard output."""
+    ``stdin``: it takes its input through a pipe, values pickled one after another that it
+    reads with :func:`requests`. :func:`answer` reads what it pickled to its standard output."""
     return subprocess.Popen(
         [sys.executable, "-m", module, *args], stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **env},
     )  # fmt: skip
-
-
-def send(worker: subprocess.Popen[bytes], value: Any) -> bool:
-    """Pickle ``value`` to a worker started with ``stdin=True`` and close its input; False when
-    the worker ended before reading it all (its :func:`answer` is then None)."""
-    assert worker.stdin is not None, "start_worker(…, stdin=True) pipes the standard input"
-    try:
-        with worker.stdin:
-            pickle.dump(value, worker.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-    except OSError:  # a broken pipe: the worker has ended
-        return False
-    return True
 
 
 def answer(worker: subprocess.Popen[bytes]) -> Any:
@@ -82,10 +70,14 @@ def stop(worker: subprocess.Popen[bytes]) -> None:
                 pipe.close()
 
 
-def request() -> Any:
-    """(In a worker started with ``stdin=True``.) The input :func:`send` pickled, read whole
-    before the worker answers."""
-    return pickle.load(sys.stdin.buffer)
+def requests() -> Iterator[Any]:
+    """(In a worker started with ``stdin=True``.) Each value pickled to it, one after another,
+    until its input is closed."""
+    while True:
+        try:
+            yield pickle.load(sys.stdin.buffer)
+        except EOFError:
+            return
 
 
 def reply(value: Any) -> None:

@@ -19,29 +19,32 @@ is its true box; a mask without foreground intersects nothing (IoU 0 both ways).
 themselves are untouched.
 
 A large batch (:data:`PARALLEL_JOBS`) computes part of its blocks in a worker process
-(:mod:`masklens.core.runtime.worker_processes`): the worker gets each of its blocks' inputs to
-pycocotools (declared sizes and counts), runs the same :func:`block_values`, and answers the
-values, which are placed as this process places its own. Where no worker can run or it fails,
-its blocks are computed here: the values are the same either way.
+(:mod:`masklens.core.runtime.worker_processes`, :class:`BlockWorker`): the worker is handed
+runs of blocks — their inputs to pycocotools, declared sizes and counts — while the jobs are
+still being added and while this process computes blocks from the other end, runs the same
+:func:`block_values`, and answers each run's values, which are placed as this process places
+its own. Where no worker can run or it fails, its blocks are computed here: the values are the
+same either way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pickle
 import signal
 import weakref
-from collections.abc import Callable, Sequence
-from subprocess import Popen
+from collections.abc import Sequence
+from queue import SimpleQueue
+from threading import Thread
 
 import numpy as np
 from pycocotools import mask as mask_utils
 
 from masklens.core.masks import Mask, iou_matrix
 from masklens.core.runtime.worker_processes import (
-    answer,
     reply,
-    request,
-    send,
+    requests,
     start_worker,
     stop,
     workers_available,
@@ -56,9 +59,16 @@ BLOCK = 16
 #: (SA-Co/Gold-like entries break even at about 20,000)
 PARALLEL_JOBS = 30_000
 
-#: the worker's share of the blocks (this process also pickles the worker's input and places
-#: its answer)
-WORKER_SHARE = 0.5
+#: blocks handed to the worker at once (at SA-Co/Gold's sizes about 20 ms of its work)
+RUN = 32
+
+#: runs handed to the worker and not yet answered, at most (it is never idle, and the blocks
+#: left here are computed here)
+AHEAD = 2
+
+#: the pipe to the worker holds this much (a run's input is about 300 KB), so that handing a
+#: run over is one write
+PIPE_BYTES = 1 << 20
 
 #: a block's input to one pycocotools call: each job's declared (height, width), predictions'
 #: counts and ground truths' counts
@@ -92,6 +102,76 @@ def blocks_values(blocks: Sequence[BlockInput]) -> np.ndarray:
     return np.concatenate([np.zeros(0), *(block_values(*b) for b in blocks)])
 
 
+class BlockWorker:
+    """A worker process computing runs of blocks as they are handed to it. A thread pickles
+    each run to it (handing one over never waits for the worker) and a thread reads its answers
+    — each run's :func:`block_values`, one after another — as they come."""
+
+    def __init__(self) -> None:
+        self.process = start_worker(__name__, stdin=True)
+        assert self.process.stdin is not None, "start_worker(…, stdin=True) pipes the standard input"
+        with contextlib.suppress(ImportError, AttributeError, OSError):  # (Linux) a run fits in the pipe
+            import fcntl
+
+            fcntl.fcntl(self.process.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        self.handed: list[list[list[int]]] = []  # each run's blocks (job indices), in order
+        self.answers: list[np.ndarray] = []  # each run's values, in the order handed
+        self._outbox: SimpleQueue[list[BlockInput] | None] = SimpleQueue()
+        self._threads = [Thread(target=self._write, daemon=True), Thread(target=self._read, daemon=True)]
+        for thread in self._threads:
+            thread.start()
+
+    @property
+    def waiting(self) -> int:
+        """Runs handed over and not yet answered."""
+        return len(self.handed) - len(self.answers)
+
+    def hand(self, blocks: list[list[int]], inputs: list[BlockInput]) -> None:
+        self.handed.append(blocks)
+        self._outbox.put(inputs)
+
+    def finish(self) -> list[np.ndarray]:
+        """The answers, once the worker has answered every run it could (a worker that
+        failed answers fewer); the worker has then ended."""
+        self._outbox.put(None)
+        for thread in self._threads:
+            thread.join()
+        stop(self.process)
+        return self.answers
+
+    def close(self) -> None:
+        """End the worker without waiting for its answers."""
+        self._outbox.put(None)
+        stop(self.process)
+        for thread in self._threads:
+            thread.join()
+
+    def _write(self) -> None:
+        pipe = self.process.stdin
+        assert pipe is not None, "start_worker(…, stdin=True) pipes the standard input"
+        try:
+            while (inputs := self._outbox.get()) is not None:
+                data = pickle.dumps(inputs, protocol=pickle.HIGHEST_PROTOCOL)
+                pipe.write(data)  # (the GIL is let go while the pipe takes it)
+                pipe.flush()
+        except (OSError, ValueError):  # the worker has ended (a broken or closed pipe)
+            pass
+        with contextlib.suppress(OSError):
+            pipe.close()
+
+    def _read(self) -> None:
+        pipe = self.process.stdout
+        assert pipe is not None, "start_worker pipes the standard output"
+        try:
+            while True:
+                values = pickle.load(pipe)
+                if not (isinstance(values, np.ndarray) and values.dtype == np.float64 and values.ndim == 1):
+                    return
+                self.answers.append(values)
+        except (EOFError, OSError, ValueError, pickle.UnpicklingError, TypeError, AttributeError, ImportError):
+            return  # the worker's end (or a failure: the runs left unanswered are computed here)
+
+
 class IouJobs:
     """IoU jobs collected one by one, computed together by :meth:`run`.
 
@@ -108,8 +188,8 @@ class IouJobs:
     is ended by :meth:`run` (or when the jobs are dropped unrun).
     """
 
-    __slots__ = ("at", "total", "values", "array", "_dts", "_gts", "_sizes", "_own", "_worker",
-                 "_stop_worker", "__weakref__")  # fmt: skip
+    __slots__ = ("at", "total", "values", "array", "_dts", "_gts", "_sizes", "_own", "_block", "_blocks",
+                 "_kept", "_worker", "_stop_worker", "__weakref__")  # fmt: skip
 
     def __init__(self, *, workers: bool | None = None, expected: int = 0) -> None:
         self.at: list[int] = []
@@ -120,19 +200,28 @@ class IouJobs:
         self._gts: list[list[bytes]] = []
         self._sizes: list[tuple[int, int]] = []
         self._own: dict[int, tuple[Sequence[Mask], Sequence[Mask]]] = {}
-        self._worker: Popen[bytes] | None = None
-        self._stop_worker: Callable[[], object] | None = None
+        self._block: list[int] = []  # jobs of the block being filled
+        self._blocks: list[list[int]] = []  # full blocks
+        self._kept = 0  # blocks before it are handed to the worker; the others are left here
+        self._worker: BlockWorker | None = None
+        self._stop_worker: weakref.finalize | None = None
         if workers is None:
             workers = expected >= PARALLEL_JOBS
         if workers and workers_available():
             try:
-                self._worker = start_worker(__name__, stdin=True)
+                self._worker = BlockWorker()
             except OSError:  # no process to be had: every block here
                 return
-            self._stop_worker = weakref.finalize(self, stop, self._worker)  # also when never run
+            self._stop_worker = weakref.finalize(self, self._worker.close)  # also when never run
 
     def add(self, dts: list[bytes], gts: list[bytes], h: int, w: int) -> int:
         """A job of counts, all of size (h, w); returns its index."""
+        j = self._append(dts, gts, h, w)
+        if dts and gts:
+            self._in_block(j)
+        return j
+
+    def _append(self, dts: list[bytes], gts: list[bytes], h: int, w: int) -> int:
         at = self.at
         at.append(self.total)
         self.total += len(dts) * len(gts)
@@ -141,9 +230,26 @@ class IouJobs:
         self._sizes.append((h, w))
         return len(at) - 1
 
+    def _in_block(self, j: int) -> None:
+        """Job ``j`` (with predictions and ground truths of one size) joins a block; a full run
+        of blocks goes to the worker when it is not behind."""
+        block = self._block
+        block.append(j)
+        if len(block) == BLOCK:
+            self._blocks.append(block)
+            self._block = []
+            worker = self._worker
+            if worker is not None and len(self._blocks) - self._kept >= RUN and worker.waiting < AHEAD:
+                self._hand(worker, self._kept, self._kept + RUN)
+
+    def _hand(self, worker: BlockWorker, start: int, end: int) -> None:
+        blocks = self._blocks[start:end]
+        worker.hand(blocks, [self._block_input(b) for b in blocks])
+        self._kept = end
+
     def add_masks(self, preds: Sequence[Mask], gts: Sequence[Mask]) -> int:
         """A job of masks: ``iou_matrix(preds, gts)``."""
-        j = self.add([m.rle["counts"] for m in preds], [m.rle["counts"] for m in gts], 0, 0)
+        j = self._append([m.rle["counts"] for m in preds], [m.rle["counts"] for m in gts], 0, 0)
         if preds and gts:
             size = gts[0].rle["size"]
             h, w = size[0], size[1]
@@ -151,6 +257,7 @@ class IouJobs:
                 m.rle["size"][0] == h and m.rle["size"][1] == w for m in (*preds, *gts)
             ):
                 self._sizes[j] = (h, w)
+                self._in_block(j)
             else:
                 self._own[j] = (preds, gts)
         return j
@@ -161,46 +268,50 @@ class IouJobs:
         try:
             self._run(worker)
         finally:
-            if self._stop_worker is not None:
-                self._stop_worker()
+            self.close(worker)
         self.values = self.array.tolist() if as_list and self.array is not None else []
 
-    def _run(self, worker: Popen[bytes] | None) -> None:
+    def close(self, worker: BlockWorker | None = None) -> None:
+        """End the worker (of jobs that will not be run: an error or a cancel while adding)."""
+        worker = worker or self._worker
+        self._worker = None
+        if self._stop_worker is not None:
+            self._stop_worker.detach()
+        if worker is not None:
+            worker.close()
+
+    def _run(self, worker: BlockWorker | None) -> None:
         if len(self.at) == 1 and 0 not in self._own:  # one job: one plain call
             dts, gts = self._dts[0], self._gts[0]
             if dts and gts:
                 self.array = block_values([list(self._sizes[0])], [dts], [gts])
             return
         out = np.zeros(self.total, dtype=np.float64)
-        blocks: list[list[int]] = []
-        block: list[int] = []
-        for j in range(len(self.at)):
-            if self._dts[j] and self._gts[j] and j not in self._own:
-                block.append(j)
-                if len(block) == BLOCK:
-                    blocks.append(block)
-                    block = []
-        if block:
-            blocks.append(block)
-        shared: list[list[int]] = []
-        if worker is not None and blocks:
-            shared = blocks[: max(1, round(len(blocks) * WORKER_SHARE))]
-            if not send(worker, [self._block_input(b) for b in shared]):
-                shared = []
-        for b in blocks[len(shared) :]:
-            self._place(b, block_values(*self._block_input(b)), out)
+        blocks = self._blocks
+        if self._block:
+            blocks.append(self._block)
+            self._block = []
+        # the blocks left: the worker takes runs from the front while this process computes
+        # blocks from the back, until they meet
+        end = len(blocks)
+        while self._kept < end:
+            left = end - self._kept
+            if worker is not None and worker.waiting < AHEAD and left > 2:
+                self._hand(worker, self._kept, self._kept + min(RUN, left // 3))
+            else:
+                end -= 1
+                self._place(blocks[end], block_values(*self._block_input(blocks[end])), out)
         for j, pair in self._own.items():  # (each with predictions and ground truths)
             mat = iou_matrix(*pair)
             out[self.at[j] : self.at[j] + mat.size] = mat.ravel()
-        if shared:
-            assert worker is not None
-            jobs = [j for b in shared for j in b]
-            values = answer(worker)
-            n = sum(len(self._dts[j]) * len(self._gts[j]) for j in jobs)
-            if not (isinstance(values, np.ndarray) and values.dtype == np.float64
-                    and values.shape == (n,)):  # fmt: skip
-                values = blocks_values([self._block_input(b) for b in shared])  # the worker failed
-            self._place(jobs, values, out)
+        if worker is not None:
+            answers = worker.finish()
+            for k, run in enumerate(worker.handed):
+                jobs = [j for b in run for j in b]
+                values = answers[k] if k < len(answers) else None
+                if values is None or values.size != sum(len(self._dts[j]) * len(self._gts[j]) for j in jobs):
+                    values = blocks_values([self._block_input(b) for b in run])  # the worker failed
+                self._place(jobs, values, out)
         self.array = out
 
     def _block_input(self, block: list[int]) -> BlockInput:
@@ -234,7 +345,8 @@ def iou_jobs(jobs: Sequence[tuple[Sequence[Mask], Sequence[Mask]]]) -> np.ndarra
     return np.array(batch.values, dtype=np.float64)
 
 
-if __name__ == "__main__":  # the worker of IouJobs.run: python -m … (blocks on its standard input)
+if __name__ == "__main__":  # a BlockWorker: python -m … (runs of blocks on its standard input)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl+C is the asking process' to answer
-    reply(blocks_values(request()))
-    os._exit(0)  # answered: its input is not torn down object by object
+    for run in requests():
+        reply(blocks_values(run))
+    os._exit(0)  # every run answered: its input is not torn down object by object

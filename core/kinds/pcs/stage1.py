@@ -172,39 +172,43 @@ def all_overlaps(samples: list[Sample], predictions: PredictionSet, progress: Pr
     empty: dict[tuple[bool, bool, tuple[int, ...]], PcsOverlaps] = {}
     get = predictions.get
     done = 0
-    for index, sample in enumerate(samples):
-        if progress is not None and index % OVERLAP_CHUNK == 0:
-            progress(done)
-        gts = list(sample.gts.values())
-        pred = get(sample.prompts[0].id)
-        if pred is None or not pred.instances:  # nothing to overlap: the instance counts only
-            ngt = tuple([_non_crowd_count(g) for g in gts])
-            key = (pred is None, bool(sample.meta.get("exhaustive", True)), ngt)
-            shared = empty.get(key)
-            if shared is None:
-                shared = empty[key] = PcsOverlaps((), [()] * len(ngt), key[0], key[1], (), np.zeros((0, sum(ngt))), ngt)
-            out[index] = shared
-            done += 1
-            continue
-        h, w = gts[0].height, gts[0].width
-        fits = h > 0 and w > 0  # else the job is left to its own iou_matrix (add_masks)
-        scores = tuple([float(i.score) for i in pred.instances])
-        dts: list[bytes] = []
-        for inst in pred.instances:
-            mask = inst.mask
-            if mask.height != h or mask.width != w:  # as instances_of: resized to the entry's size
-                mask = resize_nearest(mask, h, w)
-            dts.append(mask.counts)
-        truths = _truths(gts)
-        flat = [m for t in truths for m in t]
-        if flat and fits:
-            cols = [m.counts for m in flat]
-            fits = all([m.height == h and m.width == w for m in flat])
-        if flat and fits:
-            jobs.add(dts, cols, h, w)
-        else:
-            jobs.add_masks(instances_of(pred, h, w)[0] if flat else [], flat)
-        entries.append((index, sample, gts, pred, scores, tuple(map(len, truths))))
+    try:
+        for index, sample in enumerate(samples):
+            if progress is not None and index % OVERLAP_CHUNK == 0:
+                progress(done)
+            gts = list(sample.gts.values())
+            pred = get(sample.prompts[0].id)
+            if pred is None or not pred.instances:  # nothing to overlap: the instance counts only
+                ngt = tuple([_non_crowd_count(g) for g in gts])
+                key = (pred is None, bool(sample.meta.get("exhaustive", True)), ngt)
+                shared = empty.get(key)
+                if shared is None:
+                    shared = empty[key] = PcsOverlaps((), [()] * len(ngt), key[0], key[1], (), np.zeros((0, sum(ngt))), ngt)
+                out[index] = shared
+                done += 1
+                continue
+            h, w = gts[0].height, gts[0].width
+            fits = h > 0 and w > 0  # else the job is left to its own iou_matrix (add_masks)
+            scores = tuple([float(i.score) for i in pred.instances])
+            dts: list[bytes] = []
+            for inst in pred.instances:
+                mask = inst.mask
+                if mask.height != h or mask.width != w:  # as instances_of: resized to the entry's size
+                    mask = resize_nearest(mask, h, w)
+                dts.append(mask.counts)
+            truths = _truths(gts)
+            flat = [m for t in truths for m in t]
+            if flat and fits:
+                cols = [m.counts for m in flat]
+                fits = all([m.height == h and m.width == w for m in flat])
+            if flat and fits:
+                jobs.add(dts, cols, h, w)
+            else:
+                jobs.add_masks(instances_of(pred, h, w)[0] if flat else [], flat)
+            entries.append((index, sample, gts, pred, scores, tuple(map(len, truths))))
+    except BaseException:  # a cancel (raised by progress) or an error: the worker ends now
+        jobs.close()
+        raise
     jobs.run(as_list=False)  # the values are read from the array
     values, at = jobs.array, jobs.at
     del jobs  # its lists of counts
