@@ -189,3 +189,26 @@ def test_pcs_overlaps_of_a_large_batch_equal_those_computed_here(monkeypatch, io
     iou_calls.clear()
     assert overlaps() == here
     assert 0 < len(iou_calls) < calls_here
+
+
+def test_a_cancel_while_the_jobs_are_added_ends_the_worker_at_once(monkeypatch, no_child_left) -> None:
+    """``all_overlaps`` cancelled by its progress (as the window's Cancel does) ends its worker
+    before the cancel reaches the caller."""
+    files = demo_files("pcs")
+    bench = KIND.load_benchmark(gt=files["gt"], images=files["images"])
+    preds = KIND.load_predictions(bench, pred=files["pred"])
+    monkeypatch.setattr(iou_batch, "PARALLEL_JOBS", 1)
+    before = children()
+    started: list[set[int]] = []
+
+    class Cancelled(Exception):
+        pass
+
+    def cancel(done: int) -> None:
+        started.append(children() - before)
+        raise Cancelled
+
+    with pytest.raises(Cancelled):
+        KIND.all_overlaps(bench.samples, preds, cancel)
+    assert started and started[0]  # the worker was running when the cancel came
+    assert children() <= before
