@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -29,12 +31,11 @@ from masklens.core.files import limits
 from masklens.core.kinds.common.cgf1.io import checked_masks, entry_gt, exhaustive
 from masklens.core.kinds.common.coco import CocoDataset, load_coco
 from masklens.core.masks import Mask
-from masklens.core.runtime import config
 from masklens.core.runtime.gc_pause import gc_paused
 from masklens.core.runtime.worker_processes import (
-    answer,
+    answer_in,
     reply,
-    start_worker,
+    start_worker_answering_in,
     stop,
     workers_available,
 )
@@ -227,19 +228,23 @@ def read_annotators(
     if not workers or len(paths) < 2 or not workers_available():
         first = AnnotatorFile(paths[0])
         return first.dataset, [first.columns() or first, *(_read(p) for p in paths[1:])]
-    # the limits in force here hold there (the environment beats the config file)
-    env = {config.BY_NAME[name].env: str(value) for name, value in vars(limits.current()).items()}
-    started = [start_worker(__name__, os.fspath(p), env=env) for p in paths[1:]]
-    try:
+    with ExitStack() as cleanup:
+        # each answer goes to a file without a name (tens of MB: read at memory speed)
+        answers = [cleanup.enter_context(tempfile.TemporaryFile(prefix="masklens-annotators-")) for _ in paths[1:]]
+        started = []
+        for p, file in zip(paths[1:], answers, strict=True):
+            try:
+                worker = start_worker_answering_in(file, __name__, os.fspath(p), env=limits.environment())
+            except OSError:  # no process to be had: read here
+                break
+            started.append(worker)
+            cleanup.callback(stop, worker)
         first = AnnotatorFile(paths[0])
         out: list[Annotator] = [first.columns() or first]
-        for p, worker in zip(paths[1:], started, strict=True):
-            fields = answer(worker)
-            out.append(AnnotatorColumns.unpacked(*fields) if fields is not None else AnnotatorFile(p))
+        for k, p in enumerate(paths[1:]):
+            fields = answer_in(started[k], answers[k]) if k < len(started) else None
+            out.append(AnnotatorColumns.unpacked(*fields) if fields is not None else _read(p))
         return first.dataset, out
-    finally:
-        for worker in started:
-            stop(worker)
 
 
 def _total_bytes(paths: Sequence[str | os.PathLike[str]]) -> int:

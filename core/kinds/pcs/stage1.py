@@ -86,7 +86,8 @@ def _truths(gts: Sequence[GroundTruth]) -> list[list[Mask]]:
 
 def _non_crowd_count(gt: GroundTruth) -> int:
     """How many of the annotator's instances are not crowd (``len(non_crowd(gt))``)."""
-    return len(gt.masks) - sum(map(bool, gt.crowd)) if gt.crowd else len(gt.masks)
+    crowd = gt.crowd
+    return len(gt.masks) - len(crowd) + crowd.count(False) if crowd else len(gt.masks)
 
 
 def arrange_overlaps(
@@ -170,7 +171,7 @@ def all_overlaps(samples: list[Sample], predictions: PredictionSet, progress: Pr
     out: list[PcsOverlaps | None] = [None] * len(samples)
     entries: list[tuple[int, Sample, list[GroundTruth], Prediction, tuple[float, ...], tuple[int, ...]]] = []
     empty: dict[tuple[bool, bool, tuple[int, ...]], PcsOverlaps] = {}
-    get = predictions.get
+    get = predictions.by_prompt.get  # (PredictionSet.get, without its call)
     done = 0
     try:
         for index, sample in enumerate(samples):
@@ -179,7 +180,7 @@ def all_overlaps(samples: list[Sample], predictions: PredictionSet, progress: Pr
             gts = list(sample.gts.values())
             pred = get(sample.prompts[0].id)
             if pred is None or not pred.instances:  # nothing to overlap: the instance counts only
-                ngt = tuple([_non_crowd_count(g) for g in gts])
+                ngt = tuple(map(_non_crowd_count, gts))
                 key = (pred is None, bool(sample.meta.get("exhaustive", True)), ngt)
                 shared = empty.get(key)
                 if shared is None:
