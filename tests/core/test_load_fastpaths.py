@@ -216,12 +216,12 @@ def test_worker_processes_read_the_later_files_of_a_valid_subset(tmp_path) -> No
     for p in paths[1:]:
         if not p.exists():
             p.write_bytes(paths[0].read_bytes())
-    assert [type(r) for r in read_annotators(paths, workers=True)[1]] == [AnnotatorColumns] * 3
+    assert [type(r) for r in read_annotators(paths, workers=True)] == [AnnotatorColumns] * 3
     same_samples(load_pcs(paths, workers=True).samples, plain_load_pcs(paths))
     broken = json.loads(paths[2].read_text())
     broken["images"][0]["is_instance_exhaustive"] = "yes"
     paths[2].write_text(json.dumps(broken))
-    assert type(read_annotators(paths, workers=True)[1][2]) is AnnotatorFile  # read again here
+    assert type(read_annotators(paths, workers=True)[2]) is AnnotatorFile  # read again here
     assert outcome(lambda: load_pcs(paths, workers=True)) == outcome(plain_load_pcs, paths)
 
 

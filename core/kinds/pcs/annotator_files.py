@@ -1,15 +1,14 @@
 """SA-Co/Gold's annotator files as :func:`~masklens.core.kinds.pcs.kind.load_pcs` reads them:
 each image entry's size, ``is_instance_exhaustive`` flag and ground truth.
 
-:class:`AnnotatorFile` reads a file in this process. For a large subset the second and third
-files are read in worker processes (:mod:`masklens.core.runtime.worker_processes`) while this
-one reads the first: a worker reads the file exactly as :class:`AnnotatorFile` does and hands
-back its :class:`AnnotatorColumns` — the entries' sizes and flags, and every mask's RLE counts
-in one byte string — from which this process builds the same ground truths. A file in which
-nothing has a problem is read as columns (here or in a worker); for any other file (or any
-failure of a worker) the file is read here as an :class:`AnnotatorFile`, entry by entry, so
-every error is the plain reading's, in the same order.
-"""
+:class:`AnnotatorFile` reads a file in this process. For a large subset every file is read in
+a worker process of its own (:mod:`masklens.core.runtime.worker_processes`): a worker reads
+the file exactly as :class:`AnnotatorFile` does and hands back its :class:`AnnotatorColumns`
+— the entries' names, texts, sizes and flags, and every mask's RLE counts in one byte string —
+from which this process builds the same ground truths. A file in which nothing has a problem
+is read as columns (here or in a worker); for any other file (or any failure of a worker) the
+file is read here as an :class:`AnnotatorFile`, entry by entry, so every error is the plain
+reading's, in the same order."""
 
 from __future__ import annotations
 
@@ -58,6 +57,10 @@ class AnnotatorFile:
     def path(self) -> Path:
         return self.dataset.path
 
+    @property
+    def title(self) -> str:
+        return self.dataset.title
+
     def image_ids(self) -> list[Any]:
         return list(self.dataset.images)
 
@@ -78,6 +81,8 @@ class AnnotatorFile:
         """The file's entries as :class:`AnnotatorColumns` — each one's flag and
         :func:`entry_gt` — or None when any of them has a problem (its own reading reports it)."""
         ids: list[Any] = []
+        file_names: list[str | None] = []
+        texts: list[Any] = []
         heights: list[int] = []
         widths: list[int] = []
         flags: list[bool] = []
@@ -113,22 +118,29 @@ class AnnotatorFile:
                     crowd.append(bool(c))
                     categories.append(ann.get("category_id"))
             ids.append(image_id)
+            file_names.append(img.file_name)
+            texts.append(img.raw.get("text_input"))
             heights.append(h)
             widths.append(w)
             flags.append(flag)
             n_annotations.append(len(anns))
-        return AnnotatorColumns(self.path, ids, heights, widths, flags, n_annotations, masks, crowd, categories)
+        return AnnotatorColumns(self.path, self.title, ids, file_names, texts, heights, widths, flags, n_annotations,
+                                masks, crowd, categories)  # fmt: skip
 
 
 @dataclass(eq=False)
 class AnnotatorColumns:
-    """An annotator file in which nothing has a problem, column by column: per image entry
-    (file order) its id, size, flag and annotation count; per annotation (entry after entry,
+    """An annotator file in which nothing has a problem, column by column: its title; per image
+    entry (file order) its id, file name, ``text_input`` (None where absent), size, flag and
+    annotation count; per annotation (entry after entry,
     each entry's in file order) its mask, crowd flag and category. The ground truths are built
     from it in bulk (:meth:`ground_truths`) or one entry at a time (:meth:`ground_truth`)."""
 
     path: Path
+    title: str
     ids: list[Any]
+    file_names: list[str | None]
+    texts: list[Any]
     heights: list[int]
     widths: list[int]
     flags: list[bool]
@@ -180,13 +192,13 @@ class AnnotatorColumns:
         one byte string and their lengths, the crowd flags as bytes."""
         counts = [m.counts for m in self.masks]
         lengths = np.fromiter(map(len, counts), dtype=np.int64, count=len(counts))
-        return (self.path, self.ids, self.heights, self.widths, self.flags, self.n_annotations,
-                b"".join(counts), lengths, bytes(self.crowd), self.categories)  # fmt: skip
+        return (self.path, self.title, self.ids, self.file_names, self.texts, self.heights, self.widths,
+                self.flags, self.n_annotations, b"".join(counts), lengths, bytes(self.crowd), self.categories)  # fmt: skip
 
     @classmethod
-    def unpacked(cls, path: Path, ids: list[Any], heights: list[int], widths: list[int], flags: list[bool],
-                 n_annotations: list[int], counts: bytes, lengths: np.ndarray, crowd: bytes,
-                 categories: list[Any]) -> AnnotatorColumns:  # fmt: skip
+    def unpacked(cls, path: Path, title: str, ids: list[Any], file_names: list[str | None], texts: list[Any],
+                 heights: list[int], widths: list[int], flags: list[bool], n_annotations: list[int], counts: bytes,
+                 lengths: np.ndarray, crowd: bytes, categories: list[Any]) -> AnnotatorColumns:  # fmt: skip
         """The columns of :meth:`packed`; each mask's size is its entry's (one ``[h, w]`` list
         per size)."""
         shared: dict[tuple[int, int], list[int]] = {}
@@ -194,7 +206,8 @@ class AnnotatorColumns:
         per_mask = [s for s, n in zip(sizes, n_annotations) for _ in range(n)]  # noqa: B905
         ends = np.cumsum(lengths).tolist()
         masks = [Mask({"size": s, "counts": counts[a:b]}) for s, a, b in zip(per_mask, [0, *ends], ends)]  # noqa: B905
-        return cls(path, ids, heights, widths, flags, n_annotations, masks, [c == 1 for c in crowd], categories)
+        return cls(path, title, ids, file_names, texts, heights, widths, flags, n_annotations, masks,
+                   [c == 1 for c in crowd], categories)  # fmt: skip
 
 
 Annotator = AnnotatorFile | AnnotatorColumns
@@ -216,35 +229,31 @@ def _read(path: str | os.PathLike[str]) -> Annotator:
     return plain.columns() or plain
 
 
-def read_annotators(
-    paths: Sequence[str | os.PathLike[str]], *, workers: bool | None = None
-) -> tuple[CocoDataset, list[Annotator]]:
-    """The first annotator file's dataset (its entries' texts and file names, its title) and
-    every annotator file in order: its columns, or the file itself when something in it has a
-    problem. ``workers``: read the second and later files in worker processes (True), in this
-    process (False), or by size (None: :data:`PARALLEL_BYTES`)."""
+def read_annotators(paths: Sequence[str | os.PathLike[str]], *, workers: bool | None = None) -> list[Annotator]:
+    """Every annotator file in order: its columns, or the file itself when something in it has
+    a problem. ``workers``: read the files in worker processes (True), in this process (False),
+    or by the subset's size (None: :data:`PARALLEL_BYTES`); this process then holds no file's
+    text, and its threads (the window's) are not held up parsing it."""
     if workers is None:
         workers = len(paths) > 1 and _total_bytes(paths) >= PARALLEL_BYTES
-    if not workers or len(paths) < 2 or not workers_available():
-        first = AnnotatorFile(paths[0])
-        return first.dataset, [first.columns() or first, *(_read(p) for p in paths[1:])]
+    if not workers or not workers_available():
+        return [_read(p) for p in paths]
     with ExitStack() as cleanup:
         # each answer goes to a file without a name (tens of MB: read at memory speed)
-        answers = [cleanup.enter_context(tempfile.TemporaryFile(prefix="masklens-annotators-")) for _ in paths[1:]]
+        answers = [cleanup.enter_context(tempfile.TemporaryFile(prefix="masklens-annotators-")) for _ in paths]
         started = []
-        for p, file in zip(paths[1:], answers, strict=True):
+        for p, file in zip(paths, answers, strict=True):
             try:
                 worker = start_worker_answering_in(file, __name__, os.fspath(p), env=limits.environment())
             except OSError:  # no process to be had: read here
                 break
             started.append(worker)
             cleanup.callback(stop, worker)
-        first = AnnotatorFile(paths[0])
-        out: list[Annotator] = [first.columns() or first]
-        for k, p in enumerate(paths[1:]):
+        out: list[Annotator] = []
+        for k, p in enumerate(paths):
             fields = answer_in(started[k], answers[k]) if k < len(started) else None
             out.append(AnnotatorColumns.unpacked(*fields) if fields is not None else _read(p))
-        return first.dataset, out
+        return out
 
 
 def _total_bytes(paths: Sequence[str | os.PathLike[str]]) -> int:

@@ -38,8 +38,13 @@ from masklens.core.kinds.common.cgf1.matching import assignment, category_order
 from masklens.core.kinds.common.cgf1.metrics import entry_readout, summarize_groups
 from masklens.core.kinds.common.cgf1.params import PCS_HELP, SCORE_THRESHOLD
 from masklens.core.kinds.common.cgf1.results_ahead import ResultsAhead, read_results_ahead
-from masklens.core.kinds.common.coco import CocoDataset
-from masklens.core.kinds.pcs.annotator_files import Annotator, AnnotatorColumns, read_annotators
+from masklens.core.kinds.common.coco import CocoDataset, CocoImage
+from masklens.core.kinds.pcs.annotator_files import (
+    Annotator,
+    AnnotatorColumns,
+    AnnotatorFile,
+    read_annotators,
+)
 from masklens.core.kinds.pcs.bulk import stack_entries
 from masklens.core.kinds.pcs.records import EntryFields, EntryRecords
 from masklens.core.kinds.pcs.stage1 import PcsOverlaps, all_overlaps
@@ -70,47 +75,47 @@ def load_pcs(paths: Sequence[str | os.PathLike[str]], images: str | os.PathLike[
     by the subset's size (None; :func:`~masklens.core.kinds.pcs.annotator_files.read_annotators`)."""
     if not paths:
         raise DataFormatError("give at least one ground-truth file (--gt)")
-    base, annotators = read_annotators(paths, workers=workers)
+    annotators = read_annotators(paths, workers=workers)
     bulk = [a for a in annotators if isinstance(a, AnnotatorColumns)]
-    samples = _samples_in_bulk(base, bulk, images) if len(bulk) == len(annotators) else None
-    if samples is None:
-        samples = _samples_one_by_one(base, annotators, images)
+    samples = _samples_in_bulk(bulk, images) if len(bulk) == len(annotators) else None
+    if samples is None:  # entry by entry, the first file read here (it names what is wrong)
+        first = annotators[0] if isinstance(annotators[0], AnnotatorFile) else AnnotatorFile(paths[0])
+        samples = _samples_one_by_one(first.dataset, [first, *annotators[1:]], images)
     sources = {f"gt{a}": other.path for a, other in enumerate(annotators)}
     if images is not None:
         sources["images"] = Path(images)
-    return Benchmark("pcs", base.path.stem, samples, sources=sources, meta={"title": base.title})
+    return Benchmark("pcs", annotators[0].path.stem, samples, sources=sources, meta={"title": annotators[0].title})
 
 
-def _samples_in_bulk(base: CocoDataset, columns: list[AnnotatorColumns],
-                     images: str | os.PathLike[str] | None) -> list[Sample] | None:
+def _samples_in_bulk(columns: list[AnnotatorColumns], images: str | os.PathLike[str] | None) -> list[Sample] | None:
     """The samples of annotator files in which nothing has a problem, listing the same
     entries in the same order at the same sizes, every text a string or absent; None for any
     other subset (:func:`_samples_one_by_one` reads it and reports what is wrong). The only
     error left to meet here is an image path's, which both forms meet in entry order."""
-    ids, heights, widths = columns[0].ids, columns[0].heights, columns[0].widths
+    first = columns[0]
+    ids, heights, widths = first.ids, first.heights, first.widths
     if any(c.ids != ids or c.heights != heights or c.widths != widths for c in columns[1:]):
         return None
-    entries = list(base.images.values())
-    given = [img.raw.get("text_input") for img in entries]
-    if not all(t is None or isinstance(t, str) for t in given):
+    if not all(t is None or isinstance(t, str) for t in first.texts):
         return None
-    texts = [t if isinstance(t, str) else "" for t in given]  # as text_of
+    texts = [t if isinstance(t, str) else "" for t in first.texts]  # as text_of
     keys = [f"gt{a}" for a in range(len(columns))]
     gts_of = [c.ground_truths(key, texts) for key, c in zip(keys, columns, strict=True)]
-    flags = [all(f) for f in zip(*(c.flags for c in columns), strict=True)] if len(columns) > 1 else columns[0].flags
+    flags = [all(f) for f in zip(*(c.flags for c in columns), strict=True)] if len(columns) > 1 else first.flags
     guard = RootGuard(images) if images is not None else None
     last_path = columns[-1].path  # (image_path names the last annotator file)
     paths: dict[str | None, Path | None] = {}
     samples: list[Sample] = []
-    for img, text, is_exh, gts in zip(entries, texts, flags, zip(*gts_of, strict=True), strict=True):
-        path = paths.get(img.file_name, _UNSEEN)
+    entries = zip(ids, first.file_names, heights, widths, texts, flags, zip(*gts_of, strict=True), strict=True)
+    for image_id, file_name, h, w, text, is_exh, gts in entries:
+        path = paths.get(file_name, _UNSEEN)
         if path is _UNSEEN:
-            path = paths[img.file_name] = image_path(images, img, last_path, guard)
+            path = paths[file_name] = image_path(images, CocoImage(image_id, file_name, h, w, {}), last_path, guard)
         role = Role.POSITIVE if False in (gts[0].crowd or ()) else Role.NEGATIVE
-        prompt = Prompt(str(img.id), text, role, "image", "gt0", None, img.id, {"exhaustive": is_exh})
-        ref = ImageRef("image", path, img.height, img.width, img.id)
+        prompt = Prompt(str(image_id), text, role, "image", "gt0", None, image_id, {"exhaustive": is_exh})
+        ref = ImageRef("image", path, h, w, image_id)
         samples.append(Sample(prompt.id, {"image": ref}, dict(zip(keys, gts, strict=True)), [prompt], "all",
-                              {"exhaustive": is_exh, "file_name": img.file_name}))
+                              {"exhaustive": is_exh, "file_name": file_name}))
     return samples
 
 
