@@ -6,6 +6,7 @@ hostile files the same error (file, record, field, wording)."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -210,7 +211,7 @@ def test_load_pcs_in_worker_processes_equals_the_plain_loader(tmp_path, seed, fa
 
 
 @pytest.mark.skipif(not workers_available(), reason="worker processes need a second CPU and a Python")
-def test_worker_processes_read_the_later_files_of_a_valid_subset(tmp_path) -> None:
+def test_worker_processes_read_the_files_of_a_valid_subset(tmp_path) -> None:
     paths = write_pcs(tmp_path, 11, {"file": 0, "ann": 0, "seg": None, "crowd": None, "image": None})
     paths += [tmp_path / "gt1.json", tmp_path / "gt2.json"][len(paths) - 1 :]
     for p in paths[1:]:
@@ -223,6 +224,14 @@ def test_worker_processes_read_the_later_files_of_a_valid_subset(tmp_path) -> No
     paths[2].write_text(json.dumps(broken))
     assert type(read_annotators(paths, workers=True)[2]) is AnnotatorFile  # read again here
     assert outcome(lambda: load_pcs(paths, workers=True)) == outcome(plain_load_pcs, paths)
+
+
+@pytest.mark.skipif(not workers_available(), reason="worker processes need a second CPU and a Python")
+def test_a_subset_is_read_here_where_no_temporary_file_can_be_made(tmp_path, monkeypatch) -> None:
+    paths = write_pcs(tmp_path, 5, {"file": 0, "ann": 0, "seg": None, "crowd": None, "image": None})
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
+    assert [type(r) for r in read_annotators(paths, workers=True)] == [AnnotatorColumns] * len(paths)
+    same_samples(load_pcs(paths, workers=True).samples, plain_load_pcs(paths))
 
 
 # ------------------------------------------------------------------ predictions

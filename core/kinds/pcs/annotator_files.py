@@ -239,14 +239,15 @@ def read_annotators(paths: Sequence[str | os.PathLike[str]], *, workers: bool | 
     if not workers or not workers_available():
         return [_read(p) for p in paths]
     with ExitStack() as cleanup:
-        # each answer goes to a file without a name (tens of MB: read at memory speed)
-        answers = [cleanup.enter_context(tempfile.TemporaryFile(prefix="masklens-annotators-")) for _ in paths]
         started = []
-        for p, file in zip(paths, answers, strict=True):
-            try:
+        answers = []
+        for p in paths:
+            try:  # each answer goes to a file without a name (tens of MB: read at memory speed)
+                file = cleanup.enter_context(tempfile.TemporaryFile(prefix="masklens-annotators-"))
                 worker = start_worker_answering_in(file, __name__, os.fspath(p), env=limits.environment())
-            except OSError:  # no process to be had: read here
+            except OSError:  # no temporary file or no process to be had: read here
                 break
+            answers.append(file)
             started.append(worker)
             cleanup.callback(stop, worker)
         out: list[Annotator] = []
