@@ -344,10 +344,16 @@ def replace_folder(staged: Path, target: Path) -> None:
     the caller has checked may be replaced. The previous folder is moved into the staging folder
     as ``.previous`` (:func:`remove_stale_temps` puts it back after a kill) and removed only once
     ``staged`` is in place; when that rename fails it is put back. An OSError is raised as it
-    came (the caller names the output); the caller removes the staging folder."""
-    if not (target.exists() or target.is_symlink()):
+    came (the caller names the output); the caller removes the staging folder. Whatever is not a
+    folder itself at ``target`` — a file, a symbolic link, a device node — is never moved: an
+    OSError, and nothing is touched."""
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
         os.replace(staged, target)
         return
+    if not stat.S_ISDIR(st.st_mode):
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder; not replacing it", os.fspath(target))
     previous = staged.parent / ".previous"
     os.replace(target, previous)
     try:

@@ -108,3 +108,37 @@ def test_masks_of_different_sizes_are_refused():
         union_all([a, b], 320, 320)
     with pytest.raises(ValueError, match="resize first"):
         intersect_all([b, a])
+
+
+def _private_device(path):
+    """A private character device (1, 3), as /dev/null is; None where none can be made here."""
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    except (PermissionError, AttributeError, OSError):
+        return None
+    return path
+
+
+@pytest.mark.parametrize("what", ["file", "link to the user's folder", "device node"])
+def test_replace_folder_never_moves_what_is_not_a_folder(tmp_path, what):
+    """Its callers check the target first; if something else is there by the swap, it stays."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    target = tmp_path / "out"
+    if what == "file":
+        target.write_text("the user's file")
+    elif what == "device node":
+        if _private_device(target) is None:
+            pytest.skip("no device node can be made here")
+    else:
+        target.symlink_to(mine, target_is_directory=True)
+    before = os.lstat(target)
+    staging = tmp_path / ".out.staging"
+    (staging / "out").mkdir(parents=True)
+    with pytest.raises(NotADirectoryError):
+        replace_folder(staging / "out", target)
+    after = os.lstat(target)
+    assert (after.st_ino, after.st_mode, after.st_rdev) == (before.st_ino, before.st_mode, before.st_rdev)
+    assert (mine / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in staging.iterdir()) == ["out"]  # nothing of the user's moved in
