@@ -39,24 +39,12 @@ def start_worker(module: str, *args: str, env: Mapping[str, str] = {},
                  stdin: bool = False) -> subprocess.Popen[bytes]:  # fmt: skip
     """``python -m module args…`` in this Python, with ``env`` added to this environment;
     ``stdin``: it takes its input through a pipe, values pickled one after another that it
-    reads with :func:`requests`. :func:`answer` reads what it pickled to its standard output."""
+    reads with :func:`requests`; what it pickles to its standard output (:func:`reply`) is read
+    through the pipe ``stdout``."""
     return subprocess.Popen(
         [sys.executable, "-m", module, *args], stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **env},
     )  # fmt: skip
-
-
-def answer(worker: subprocess.Popen[bytes]) -> Any:
-    """What the worker pickled to its standard output, once it has ended; None when it failed
-    (a non-zero exit, an answer cut short)."""
-    assert worker.stdout is not None, "start_worker pipes the standard output"
-    data = worker.stdout.read()
-    if worker.wait() != 0:
-        return None
-    try:
-        return pickle.loads(data)
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError):
-        return None
 
 
 def stop(worker: subprocess.Popen[bytes]) -> None:

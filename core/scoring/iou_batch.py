@@ -264,17 +264,16 @@ class IouJobs:
 
     def run(self, *, as_list: bool = True) -> None:
         """Compute every job; ``as_list=False`` leaves :attr:`values` empty (only :attr:`array`)."""
-        worker, self._worker = self._worker, None
         try:
-            self._run(worker)
+            self._run(self._worker)
         finally:
-            self.close(worker)
+            self.close()
         self.values = self.array.tolist() if as_list and self.array is not None else []
 
-    def close(self, worker: BlockWorker | None = None) -> None:
-        """End the worker (of jobs that will not be run: an error or a cancel while adding)."""
-        worker = worker or self._worker
-        self._worker = None
+    def close(self) -> None:
+        """End the worker (:meth:`run` does; so must the caller of jobs that will not be run: an
+        error or a cancel while adding)."""
+        worker, self._worker = self._worker, None
         if self._stop_worker is not None:
             self._stop_worker.detach()
         if worker is not None:

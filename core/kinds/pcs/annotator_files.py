@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -150,20 +151,20 @@ class AnnotatorColumns:
     categories: list[Any]
 
     def __post_init__(self) -> None:
-        self._index: dict[Any, int] | None = None
         self._first: list[int] = list(accumulate(self.n_annotations, initial=0))
+
+    @cached_property
+    def _index(self) -> dict[Any, int]:
+        """Each entry's position (the entry-by-entry reading's lookups only)."""
+        return {image_id: i for i, image_id in enumerate(self.ids)}
 
     def image_ids(self) -> list[Any]:
         return self.ids
 
     def _at(self, image_id: Any) -> int:
-        if self._index is None:
-            self._index = {image_id: i for i, image_id in enumerate(self.ids)}
         return self._index[image_id]
 
     def has_image(self, image_id: Any) -> bool:
-        if self._index is None:
-            self._index = {image_id: i for i, image_id in enumerate(self.ids)}
         return image_id in self._index
 
     def size(self, image_id: Any) -> tuple[int, int]:
