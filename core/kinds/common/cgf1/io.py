@@ -146,16 +146,14 @@ def read_results(
     path: str | Path, sizes: Mapping[Any, tuple[int, int]], *, digest: ResultsDigest | None = None
 ) -> list[tuple[Any, Mask, float, Any]]:
     """COCO results as (image_id, mask at its image's size, score, category_id or None): the
-    compressed RLE of all records is checked in one batch. On any problem the file is read
-    again by :func:`~masklens.core.kinds.common.coco.load_results` (so the result, or the error
-    naming file, record and field, is always the plain reading's). Each record is dropped
-    from the parsed file once read, so the parsed text and the masks are not all held at once.
+    file's :func:`results_digest` (every record's RLE checked in one batch) bound to the image
+    sizes. On any problem the file is read again by
+    :func:`~masklens.core.kinds.common.coco.load_results` (so the result, or the error naming
+    file, record and field, is always the plain reading's).
 
-    ``digest``: the same file's :func:`results_digest`, read beforehand (in a worker process,
-    while the benchmark loaded): only each record's image size is then looked up here."""
+    ``digest``: the same file's digest, read beforehand (in a worker process, while the
+    benchmark loaded); without it the digest is read here."""
     p = Path(path)
-    lim = limits.current()
-    side, most = lim.max_mask_side, lim.max_mask_pixels
 
     def size_of(rec: dict[str, Any]) -> tuple[int, int] | None:
         key = rec.get("image_id")
@@ -165,69 +163,15 @@ def read_results(
         recs = load_results(p, key_fields=("image_id",), size_of=size_of)
         return [(r.keys["image_id"], r.mask, r.score, r.raw.get("category_id")) for r in recs]
 
-    if digest is not None:
-        check_foreign_fields(p, [dict.fromkeys(names) for names in digest.head_fields], ("image_id",))
-        bound = _bind(digest, sizes)
-        return slow() if bound is None else _at_image_sizes(*bound, sizes)
-    data = read_json(p)
-    if isinstance(data, dict) and isinstance(data.get("annotations"), list):
-        data = data["annotations"]
-    if not isinstance(data, list):
+    if digest is None:
+        digest = results_digest(p)
+    if digest is None:
         return slow()
-    check_foreign_fields(p, data, ("image_id",))
-    out: list[tuple[Any, Mask, float, Any]] = []
-    counts_list: list[bytes] = []
-    pixels: list[int] = []
-    shared: dict[tuple[int, int], list[int]] = {}
-    resize = False
-    for i, rec in enumerate(data):
-        if type(rec) is not dict:
-            return slow()
-        key = rec.get("image_id")
-        size = sizes.get(key) if type(key) is int or type(key) is str else None
-        if size is None:
-            return slow()
-        score = rec.get("score")
-        if not (type(score) is float and -_INF < score < _INF) and not limits.is_finite_number(score):
-            return slow()
-        seg = rec.get("segmentation")
-        # the test of _compressed_rles, inline (a call per record shows at 100k records)
-        if type(seg) is dict:
-            c, rle_size = seg.get("counts"), seg.get("size")
-            if type(c) is str and type(rle_size) is list and len(rle_size) == 2 and c.isascii():
-                h, w = rle_size
-                if type(h) is int and type(w) is int and 0 < h <= side and 0 < w <= side and h * w <= most:
-                    hw = shared.get((h, w))
-                    if hw is None:
-                        hw = shared[(h, w)] = [h, w]
-                    counts = c.encode("ascii")  # checked below, with all the others at once
-                    counts_list.append(counts)
-                    pixels.append(h * w)
-                    out.append((key, Mask({"size": hw, "counts": counts}), float(score), rec.get("category_id")))
-                    resize = resize or h != size[0] or w != size[1]
-                    data[i] = None  # a problem below reads the file again
-                    continue
-        if seg is None:
-            return slow()
-        try:
-            mask = Mask.from_coco(seg, size[0], size[1], path=p, record=f"[{i}] (image_id={key!r})")
-        except DataFormatError:  # the plain reading names the first faulty record of the file
-            return slow()
-        if mask.shape != tuple(size) and 0 in mask.shape:
-            return slow()
-        out.append((key, mask, float(score), rec.get("category_id")))
-        resize = resize or mask.shape != tuple(size)
-        data[i] = None
-    if any(rle_counts_problems(counts_list, pixels)):
+    check_foreign_fields(p, [dict.fromkeys(names) for names in digest.head_fields], ("image_id",))
+    bound = _bind(digest, sizes)
+    if bound is None:
         return slow()
-    return _at_image_sizes(out, resize, sizes)
-
-
-def _at_image_sizes(
-    out: list[tuple[Any, Mask, float, Any]], resize: bool, sizes: Mapping[Any, tuple[int, int]]
-) -> list[tuple[Any, Mask, float, Any]]:
-    """``out`` with each mask resized (nearest) to its image's size, where ``resize`` says one
-    differs."""
+    out, resize = bound
     if not resize:
         return out
     result = []
@@ -261,8 +205,9 @@ def results_digest(path: str | os.PathLike[str]) -> ResultsDigest | None:
     """The file as :func:`read_results` reads it before it looks at an image's size: a digest
     when every record is an ``image_id`` (an integer or a string), a finite score and
     compressed RLE with a size within the limits, and the batch check finds no problem in any
-    counts; None otherwise (:func:`read_results` then reads the file itself and says what is
-    wrong, as the plain reading does)."""
+    counts; None otherwise (:func:`read_results` then reads the file the plain way, which
+    says what is wrong). Each record is dropped from the parsed file once read, so the parsed
+    text and the counts are not all held at once."""
     p = Path(path)
     lim = limits.current()
     side, most = lim.max_mask_side, lim.max_mask_pixels
@@ -282,7 +227,7 @@ def results_digest(path: str | os.PathLike[str]) -> ResultsDigest | None:
     heights: list[int] = [0] * n
     widths: list[int] = [0] * n
     counts: list[bytes] = [b""] * n
-    for i, rec in enumerate(data):  # read_results' tests, without the image sizes
+    for i, rec in enumerate(data):
         if type(rec) is not dict:
             return None
         key = rec.get("image_id")
